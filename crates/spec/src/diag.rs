@@ -1,0 +1,154 @@
+//! Diagnostics: user mistakes in a spec, each pointing at a file, line and column.
+//!
+//! Every other module of this crate reports problems as [`Diagnostic`]s; [`Diagnostics`]
+//! collects them so that `iogate check` can report all of them at once. Rendering uses
+//! codespan-reporting (the offending line with a caret, the expected/found label, notes).
+//! The binary maps a non-empty set of diagnostics to exit code 2.
+
+use std::ops::Range;
+
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, termcolor::Buffer};
+use serde::Serialize;
+
+/// One user mistake in a spec file.
+///
+/// `span` is a byte range into the file's text; `line` and `column` are 1-based
+/// (column counted in characters) and derived from the span's start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Path of the spec file as given on the command line.
+    pub file: String,
+    /// 1-based line of the span's start.
+    pub line: usize,
+    /// 1-based column (in characters) of the span's start.
+    pub column: usize,
+    /// Byte range of the offending text.
+    pub span: Range<usize>,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// Shown under the caret: usually "expected X, found Y".
+    pub label: String,
+    /// Further hints.
+    pub notes: Vec<String>,
+}
+
+/// The text of one spec file, for locating and rendering diagnostics.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path as given by the user.
+    pub name: String,
+    /// Full UTF-8 text.
+    pub text: String,
+}
+
+impl SourceFile {
+    /// A source file from its name and text.
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        SourceFile { name: name.into(), text: text.into() }
+    }
+
+    /// 1-based (line, column) of a byte offset; offsets past the end clamp to the end.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..floor_char_boundary(&self.text, offset)];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before[line_start..].chars().count() + 1;
+        (line, column)
+    }
+
+    /// Byte offset of a 1-based (line, column) position; clamps to the text.
+    pub fn offset_of(&self, line: usize, column: usize) -> usize {
+        let mut offset = 0;
+        for (i, l) in self.text.split_inclusive('\n').enumerate() {
+            if i + 1 == line {
+                let col_bytes: usize =
+                    l.chars().take(column.saturating_sub(1)).map(char::len_utf8).sum();
+                return offset + col_bytes;
+            }
+            offset += l.len();
+        }
+        self.text.len()
+    }
+
+    /// A diagnostic at `span` of this file.
+    pub fn diagnostic(
+        &self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) -> Diagnostic {
+        let start = span.start.min(self.text.len());
+        let end = span.end.clamp(start, self.text.len());
+        let (line, column) = self.line_col(start);
+        Diagnostic {
+            file: self.name.clone(),
+            line,
+            column,
+            span: start..end,
+            message: message.into(),
+            label: label.into(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+impl Diagnostic {
+    /// Adds a note (a hint shown below the snippet).
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// All diagnostics found in one spec file, in source order.
+#[derive(Debug, Clone)]
+pub struct Diagnostics {
+    /// The file they point into.
+    pub source: SourceFile,
+    /// The mistakes, sorted by position.
+    pub items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    /// Renders every diagnostic as plain text: `error: message`, `┌─ file:line:col`,
+    /// the offending line with a caret under the span, the label and notes.
+    pub fn render(&self) -> String {
+        let file = SimpleFile::new(self.source.name.as_str(), self.source.text.as_str());
+        let config = term::Config::default();
+        let mut buffer = Buffer::no_color();
+        for d in &self.items {
+            let mut label = Label::primary((), d.span.clone());
+            if !d.label.is_empty() {
+                label = label.with_message(d.label.clone());
+            }
+            let cs = CsDiagnostic::error()
+                .with_message(format!("{}:{}:{}: {}", d.file, d.line, d.column, d.message))
+                .with_labels(vec![label])
+                .with_notes(d.notes.clone());
+            // Rendering into an in-memory buffer only fails on an out-of-range span,
+            // which `SourceFile::diagnostic` clamps away; fall back to the one-line form.
+            if term::emit(&mut buffer, &config, &file, &cs).is_err() {
+                use std::io::Write;
+                let _ = writeln!(buffer, "error: {}:{}:{}: {}", d.file, d.line, d.column, d.message);
+            }
+        }
+        let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
+        out.push_str(&format!(
+            "{}: {} error{}\n",
+            self.source.name,
+            self.items.len(),
+            if self.items.len() == 1 { "" } else { "s" }
+        ));
+        out
+    }
+}

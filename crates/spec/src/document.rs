@@ -1,0 +1,162 @@
+//! The YAML structure of a spec file (format `iogate: 1`), as written by the user.
+//!
+//! Deserialized with serde-saphyr (unknown keys and duplicate keys rejected, every error
+//! with its line and column). Scalars whose values use the unit language are kept as
+//! [`Spanned`] strings so that `compile` can parse them with `syntax` and point any
+//! mistake at the exact character. Nothing here applies defaults: that is `compile`'s job.
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+pub use serde_saphyr::Spanned;
+
+/// A spec file's top level.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSpec {
+    /// Format version; must be 1.
+    pub iogate: Spanned<u64>,
+    /// Spec name: names the results and golden directories.
+    pub name: Spanned<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// What the spec needs of its target.
+    #[serde(default)]
+    pub target: Option<Spanned<RawTarget>>,
+    /// Seed of every random choice (default 1).
+    #[serde(default)]
+    pub seed: Option<Spanned<u64>>,
+    /// Steps, run in order.
+    pub steps: Spanned<Vec<Spanned<RawStep>>>,
+    /// Assertion expressions.
+    #[serde(default, rename = "assert")]
+    pub assertions: Vec<Spanned<String>>,
+    /// Baseline rules: metric path → tolerance (`-5%`).
+    #[serde(default)]
+    pub baseline: SpannedPairs,
+}
+
+/// `target:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTarget {
+    /// Size of the region of the target to use; for a file target, its size when created.
+    #[serde(default)]
+    pub size: Option<Spanned<String>>,
+}
+
+/// One step: a single-key map naming its kind.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RawStep {
+    /// Sequential fill of the region.
+    Precondition(RawPrecondition),
+    /// An access specification run for a duration or a number of requests.
+    Workload(RawWorkload),
+}
+
+/// `precondition:` (workload-independent: sequential writes over the region).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPrecondition {
+    /// Step name (default `precondition`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// Only `sequential` for now.
+    #[serde(default)]
+    pub pattern: Option<Spanned<String>>,
+    /// Write size (default 128KiB).
+    #[serde(default)]
+    pub block_size: Option<Spanned<String>>,
+    /// Times the region is written (default 2).
+    #[serde(default)]
+    pub passes: Option<Spanned<u64>>,
+    /// Outstanding writes (default 16).
+    #[serde(default)]
+    pub queue_depth: Option<Spanned<u64>>,
+    /// Part of the target (default all of it).
+    #[serde(default)]
+    pub region: Option<RawRegion>,
+}
+
+/// `workload:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    /// Step name, used in metric paths (default `workload`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// Outstanding requests per job (default 1).
+    #[serde(default)]
+    pub queue_depth: Option<Spanned<u64>>,
+    /// Threads, each with its own ring and file descriptor (default 1).
+    #[serde(default)]
+    pub jobs: Option<Spanned<u64>>,
+    /// Run time (default 60s unless `ios` is given).
+    #[serde(default)]
+    pub duration: Option<Spanned<String>>,
+    /// Number of requests to complete, over all jobs.
+    #[serde(default)]
+    pub ios: Option<Spanned<u64>>,
+    /// Part of the target (default all of it).
+    #[serde(default)]
+    pub region: Option<RawRegion>,
+    /// The access specification.
+    pub mix: Spanned<Vec<Spanned<RawMixLine>>>,
+}
+
+/// `region: { offset, length }`, each a byte size or a share of the target.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRegion {
+    /// Start (default 0).
+    #[serde(default)]
+    pub offset: Option<Spanned<String>>,
+    /// Length (default: to the end of the target).
+    #[serde(default)]
+    pub length: Option<Spanned<String>>,
+}
+
+/// One line of an IOMeter access specification.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMixLine {
+    /// Transfer size.
+    pub block_size: Spanned<String>,
+    /// Share of requests (default 100% when the mix has one line).
+    #[serde(default)]
+    pub weight: Option<Spanned<String>>,
+    /// Share of reads (default 100%).
+    #[serde(default)]
+    pub read: Option<Spanned<String>>,
+    /// Share of random requests (default 100%).
+    #[serde(default)]
+    pub random: Option<Spanned<String>>,
+    /// Offset alignment of random requests (default: the block size, as fio's blockalign).
+    #[serde(default)]
+    pub align: Option<Spanned<String>>,
+}
+
+/// An ordered map of spanned string keys to spanned string values (for `baseline:`).
+#[derive(Debug, Default)]
+pub struct SpannedPairs(pub Vec<(Spanned<String>, Spanned<String>)>);
+
+impl<'de> Deserialize<'de> for SpannedPairs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PairsVisitor;
+        impl<'de> Visitor<'de> for PairsVisitor {
+            type Value = SpannedPairs;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of metric paths to tolerances, like `step.iops: -5%`")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<Spanned<String>, Spanned<String>>()? {
+                    out.push((k, v));
+                }
+                Ok(SpannedPairs(out))
+            }
+        }
+        deserializer.deserialize_map(PairsVisitor)
+    }
+}

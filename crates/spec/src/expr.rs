@@ -1,0 +1,548 @@
+//! Assertion expressions and the metric catalogue they address.
+//!
+//! `syntax` parses text into the AST here; `compile` resolves each [`MetricPath`] into a
+//! [`MetricRef`] against the spec's steps and checks dimensions (durations, byte sizes,
+//! bandwidths, rates, plain numbers) so that `latency.p99 < 200` (a bare number against a
+//! duration) is a diagnostic, not a silent nanosecond/second mix-up. The report crate
+//! evaluates assertions with [`Assertion::evaluate`], looking metric values up in a run
+//! result. All values are in SI base units: seconds, bytes, bytes/s, per second.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+/// Physical dimension as exponents of bytes and seconds.
+/// IOPS are `RATE` (s⁻¹); counts and percentages are `NONE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dim {
+    /// Exponent of bytes.
+    pub bytes: i8,
+    /// Exponent of seconds.
+    pub time: i8,
+}
+
+impl Dim {
+    /// A plain number (counts, ratios).
+    pub const NONE: Dim = Dim { bytes: 0, time: 0 };
+    /// A duration (seconds).
+    pub const TIME: Dim = Dim { bytes: 0, time: 1 };
+    /// A byte size.
+    pub const BYTES: Dim = Dim { bytes: 1, time: 0 };
+    /// Bytes per second.
+    pub const BANDWIDTH: Dim = Dim { bytes: 1, time: -1 };
+    /// Events per second (IOPS).
+    pub const RATE: Dim = Dim { bytes: 0, time: -1 };
+
+    /// Words for diagnostics: "a duration like 10ms".
+    pub fn describe(self) -> String {
+        match self {
+            Dim::NONE => "a plain number".into(),
+            Dim::TIME => "a duration like 10ms".into(),
+            Dim::BYTES => "a byte size like 4KiB".into(),
+            Dim::BANDWIDTH => "a bandwidth like 100MiB/s".into(),
+            Dim::RATE => "a rate per second (a plain number, like IOPS)".into(),
+            d => format!("a quantity in bytes^{}·s^{}", d.bytes, d.time),
+        }
+    }
+}
+
+/// A dotted metric path as written, each segment with its byte span (relative to the
+/// scalar it was parsed from).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricPath {
+    /// Segments, e.g. `["fileserver", "read", "latency", "p99.9"]`.
+    pub segments: Vec<(String, Range<usize>)>,
+    /// Span of the whole path.
+    pub span: Range<usize>,
+}
+
+impl fmt::Display for MetricPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.segments.iter().map(|s| s.0.as_str()).collect();
+        f.write_str(&names.join("."))
+    }
+}
+
+/// Which requests a metric covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpFilter {
+    /// Reads and writes together.
+    All,
+    /// Reads only.
+    Read,
+    /// Writes only.
+    Write,
+}
+
+/// A latency statistic. Percentiles are those stored in every result
+/// (`p50_ns`, `p90_ns`, `p95_ns`, `p99_ns`, `p99_9_ns`, `p99_99_ns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyStat {
+    /// Arithmetic mean.
+    Mean,
+    /// Standard deviation.
+    Stddev,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// 50th percentile.
+    P50,
+    /// 90th percentile.
+    P90,
+    /// 95th percentile.
+    P95,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    P99_9,
+    /// 99.99th percentile.
+    P99_99,
+}
+
+impl LatencyStat {
+    /// Names accepted in paths, in order.
+    pub const NAMES: [(&'static str, LatencyStat); 10] = [
+        ("mean", LatencyStat::Mean),
+        ("stddev", LatencyStat::Stddev),
+        ("min", LatencyStat::Min),
+        ("max", LatencyStat::Max),
+        ("p50", LatencyStat::P50),
+        ("p90", LatencyStat::P90),
+        ("p95", LatencyStat::P95),
+        ("p99", LatencyStat::P99),
+        ("p99.9", LatencyStat::P99_9),
+        ("p99.99", LatencyStat::P99_99),
+    ];
+
+    /// The percentile (0–100) for percentile stats.
+    pub fn percentile(self) -> Option<f64> {
+        match self {
+            LatencyStat::P50 => Some(50.0),
+            LatencyStat::P90 => Some(90.0),
+            LatencyStat::P95 => Some(95.0),
+            LatencyStat::P99 => Some(99.0),
+            LatencyStat::P99_9 => Some(99.9),
+            LatencyStat::P99_99 => Some(99.99),
+            _ => None,
+        }
+    }
+}
+
+/// A measured quantity of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Completed requests per second.
+    Iops,
+    /// Bytes per second.
+    Bandwidth,
+    /// Completed requests.
+    Ios,
+    /// Bytes transferred.
+    Bytes,
+    /// Failed or short requests.
+    Errors,
+    /// Total latency (submission to completion).
+    Latency(LatencyStat),
+}
+
+impl Metric {
+    /// The metric's dimension.
+    pub fn dim(self) -> Dim {
+        match self {
+            Metric::Iops => Dim::RATE,
+            Metric::Bandwidth => Dim::BANDWIDTH,
+            Metric::Ios | Metric::Errors => Dim::NONE,
+            Metric::Bytes => Dim::BYTES,
+            Metric::Latency(_) => Dim::TIME,
+        }
+    }
+
+    /// Whether a larger value is better (IOPS, bandwidth) or worse (latency, errors).
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Iops | Metric::Bandwidth | Metric::Ios | Metric::Bytes)
+    }
+}
+
+/// A resolved metric: which step, which operations, which quantity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetricRef {
+    /// Step name.
+    pub step: String,
+    /// Reads, writes or both.
+    pub op: OpFilter,
+    /// The quantity.
+    pub metric: Metric,
+}
+
+impl fmt::Display for MetricRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.step)?;
+        match self.op {
+            OpFilter::All => {}
+            OpFilter::Read => f.write_str(".read")?,
+            OpFilter::Write => f.write_str(".write")?,
+        }
+        match self.metric {
+            Metric::Iops => f.write_str(".iops"),
+            Metric::Bandwidth => f.write_str(".bandwidth"),
+            Metric::Ios => f.write_str(".ios"),
+            Metric::Bytes => f.write_str(".bytes"),
+            Metric::Errors => f.write_str(".errors"),
+            Metric::Latency(s) => {
+                let name = LatencyStat::NAMES.iter().find(|n| n.1 == s).map_or("?", |n| n.0);
+                write!(f, ".latency.{name}")
+            }
+        }
+    }
+}
+
+/// Names accepted as the quantity segment.
+pub const METRIC_NAMES: [&str; 6] = ["iops", "bandwidth", "ios", "bytes", "errors", "latency"];
+
+/// Why a metric path does not resolve: the offending segment's span and a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathError {
+    /// Span (relative to the scalar) of the offending segment.
+    pub span: Range<usize>,
+    /// What was expected.
+    pub expected: String,
+    /// What was found.
+    pub found: String,
+}
+
+impl MetricPath {
+    /// Resolves `[step.][read.|write.]quantity[.stat]` against the spec's step names.
+    /// Without a step, the path means `default_step` (the last workload step).
+    pub fn resolve(&self, steps: &[String], default_step: Option<&str>) -> Result<MetricRef, PathError> {
+        let segs = &self.segments;
+        let mut i = 0;
+        let end_span = self.span.end..self.span.end;
+        let step = match segs.first() {
+            Some((name, _)) if steps.iter().any(|s| s == name) => {
+                i = 1;
+                name.clone()
+            }
+            Some((name, span)) => {
+                let is_quantity = METRIC_NAMES.contains(&name.as_str()) || name == "read" || name == "write";
+                match (is_quantity, default_step) {
+                    (true, Some(d)) => d.to_string(),
+                    _ => {
+                        return Err(PathError {
+                            span: span.clone(),
+                            expected: format!("a step name (one of: {})", steps.join(", ")),
+                            found: format!("`{name}`"),
+                        })
+                    }
+                }
+            }
+            None => {
+                return Err(PathError { span: end_span, expected: "a metric".into(), found: "nothing".into() })
+            }
+        };
+        let mut op = OpFilter::All;
+        if let Some((name, _)) = segs.get(i) {
+            if name == "read" {
+                op = OpFilter::Read;
+                i += 1;
+            } else if name == "write" {
+                op = OpFilter::Write;
+                i += 1;
+            }
+        }
+        let Some((name, span)) = segs.get(i) else {
+            return Err(PathError {
+                span: end_span,
+                expected: format!("a metric after `{}` (one of: {})", self, METRIC_NAMES.join(", ")),
+                found: "the end of the path".into(),
+            });
+        };
+        let metric = match name.as_str() {
+            "iops" => Metric::Iops,
+            "bandwidth" => Metric::Bandwidth,
+            "ios" => Metric::Ios,
+            "bytes" => Metric::Bytes,
+            "errors" => Metric::Errors,
+            "latency" => {
+                i += 1;
+                let names: Vec<&str> = LatencyStat::NAMES.iter().map(|n| n.0).collect();
+                let Some((stat, sspan)) = segs.get(i) else {
+                    return Err(PathError {
+                        span: end_span,
+                        expected: format!("a latency statistic after `latency` (one of: {})", names.join(", ")),
+                        found: "the end of the path".into(),
+                    });
+                };
+                match LatencyStat::NAMES.iter().find(|n| n.0 == stat) {
+                    Some((_, s)) => Metric::Latency(*s),
+                    None => {
+                        return Err(PathError {
+                            span: sspan.clone(),
+                            expected: format!("a latency statistic (one of: {})", names.join(", ")),
+                            found: format!("`{stat}`"),
+                        })
+                    }
+                }
+            }
+            other => {
+                let mut expected = METRIC_NAMES.join(", ");
+                if i == 1 || (i == 2 && op != OpFilter::All) {
+                    expected = format!("{expected}, read, write");
+                }
+                return Err(PathError {
+                    span: span.clone(),
+                    expected: format!("a metric (one of: {expected})"),
+                    found: format!("`{other}`"),
+                });
+            }
+        };
+        if let Some((extra, xspan)) = segs.get(i + 1) {
+            return Err(PathError {
+                span: xspan.clone(),
+                expected: "the end of the metric path".into(),
+                found: format!("`{extra}`"),
+            });
+        }
+        Ok(MetricRef { step, op, metric })
+    }
+}
+
+/// Binary arithmetic operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+}
+
+/// Comparison operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CmpOp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+impl CmpOp {
+    /// The operator's text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+}
+
+/// An expression node with its span (relative to the assertion text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Expr {
+    /// The node.
+    pub kind: ExprKind,
+    /// Byte span in the assertion text.
+    pub span: Range<usize>,
+}
+
+/// Expression nodes. Quantities are in SI base units (seconds, bytes, bytes/s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ExprKind {
+    /// A bare number.
+    Number(f64),
+    /// A number with a unit, converted to base units.
+    Quantity(f64, Dim),
+    /// A metric path; the `MetricRef` is filled in by compilation.
+    Metric(MetricPath, Option<MetricRef>),
+    /// Negation.
+    Neg(Box<Expr>),
+    /// Arithmetic.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+}
+
+/// `lhs op rhs`, as parsed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParsedAssertion {
+    /// Left side.
+    pub lhs: Expr,
+    /// Comparison.
+    pub op: CmpOp,
+    /// Right side.
+    pub rhs: Expr,
+}
+
+/// A compiled assertion from the spec's `assert:` list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assertion {
+    /// The text as written.
+    pub expr: String,
+    /// The parsed and resolved expression.
+    pub parsed: ParsedAssertion,
+    /// Dimension of both sides (for display of values).
+    pub dim: Dim,
+}
+
+/// The outcome of evaluating one assertion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evaluation {
+    /// Left side's value, in base units.
+    pub lhs: f64,
+    /// Right side's value, in base units.
+    pub rhs: f64,
+    /// Whether the comparison holds (false when either side is NaN).
+    pub passed: bool,
+}
+
+/// Type of a sub-expression during checking: its dimension and whether it is a bare
+/// literal (a bare number adopts the dimension of counts and rates it meets).
+#[derive(Debug, Clone, Copy)]
+struct Ty {
+    dim: Dim,
+    bare: bool,
+}
+
+/// A dimension mismatch found while checking an expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeError {
+    /// Span of the offending sub-expression.
+    pub span: Range<usize>,
+    /// Message.
+    pub message: String,
+    /// Expected/found label.
+    pub label: String,
+}
+
+fn unify(l: Ty, r: Ty, span: Range<usize>, what: &str) -> Result<Ty, TypeError> {
+    let adoptable = |d: Dim| d == Dim::NONE || d == Dim::RATE;
+    if l.dim == r.dim {
+        return Ok(Ty { dim: l.dim, bare: l.bare && r.bare });
+    }
+    if l.bare && adoptable(r.dim) {
+        return Ok(r);
+    }
+    if r.bare && adoptable(l.dim) {
+        return Ok(l);
+    }
+    let found = if r.bare { "a bare number".to_string() } else { r.dim.describe() };
+    Err(TypeError {
+        span,
+        message: format!("cannot {what} {} and {}", l.dim.describe(), found),
+        label: format!("expected {}, found {}", l.dim.describe(), found),
+    })
+}
+
+impl Expr {
+    fn check(&self) -> Result<Ty, TypeError> {
+        match &self.kind {
+            ExprKind::Number(_) => Ok(Ty { dim: Dim::NONE, bare: true }),
+            ExprKind::Quantity(_, d) => Ok(Ty { dim: *d, bare: false }),
+            ExprKind::Metric(_, m) => Ok(Ty { dim: m.as_ref().map_or(Dim::NONE, |m| m.metric.dim()), bare: false }),
+            ExprKind::Neg(e) => e.check(),
+            ExprKind::Binary(op, l, r) => {
+                let (lt, rt) = (l.check()?, r.check()?);
+                match op {
+                    BinOp::Add | BinOp::Sub => unify(lt, rt, r.span.clone(), "add or subtract"),
+                    BinOp::Mul => Ok(Ty {
+                        dim: Dim { bytes: lt.dim.bytes + rt.dim.bytes, time: lt.dim.time + rt.dim.time },
+                        bare: lt.bare && rt.bare,
+                    }),
+                    BinOp::Div => Ok(Ty {
+                        dim: Dim { bytes: lt.dim.bytes - rt.dim.bytes, time: lt.dim.time - rt.dim.time },
+                        bare: lt.bare && rt.bare,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Visits every metric path, mutably (for resolution).
+    pub fn metrics_mut(&mut self, f: &mut dyn FnMut(&MetricPath, &mut Option<MetricRef>)) {
+        match &mut self.kind {
+            ExprKind::Metric(p, r) => f(p, r),
+            ExprKind::Neg(e) => e.metrics_mut(f),
+            ExprKind::Binary(_, l, r) => {
+                l.metrics_mut(f);
+                r.metrics_mut(f);
+            }
+            _ => {}
+        }
+    }
+
+    /// Evaluates with metric values from `lookup` (base units). Unknown metrics are NaN.
+    pub fn eval(&self, lookup: &dyn Fn(&MetricRef) -> Option<f64>) -> f64 {
+        match &self.kind {
+            ExprKind::Number(v) | ExprKind::Quantity(v, _) => *v,
+            ExprKind::Metric(_, m) => m.as_ref().and_then(lookup).unwrap_or(f64::NAN),
+            ExprKind::Neg(e) => -e.eval(lookup),
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (l.eval(lookup), r.eval(lookup));
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Div => a / b,
+                }
+            }
+        }
+    }
+}
+
+impl ParsedAssertion {
+    /// Checks dimensions; returns the dimension both sides share.
+    pub fn check(&self) -> Result<Dim, TypeError> {
+        let l = self.lhs.check()?;
+        let r = self.rhs.check()?;
+        unify(l, r, self.rhs.span.clone(), "compare").map(|t| t.dim)
+    }
+}
+
+impl Assertion {
+    /// Evaluates the assertion; NaN on either side fails it.
+    pub fn evaluate(&self, lookup: &dyn Fn(&MetricRef) -> Option<f64>) -> Evaluation {
+        let lhs = self.parsed.lhs.eval(lookup);
+        let rhs = self.parsed.rhs.eval(lookup);
+        let passed = match self.parsed.op {
+            CmpOp::Lt => lhs < rhs,
+            CmpOp::Le => lhs <= rhs,
+            CmpOp::Gt => lhs > rhs,
+            CmpOp::Ge => lhs >= rhs,
+            CmpOp::Eq => lhs == rhs,
+            CmpOp::Ne => lhs != rhs && !lhs.is_nan() && !rhs.is_nan(),
+        };
+        Evaluation { lhs, rhs, passed }
+    }
+}
+
+/// Formats a value of a dimension for people: durations with ns/µs/ms/s, sizes with
+/// IEC units, bandwidth in MiB/s, others with up to 2 decimals.
+pub fn format_value(v: f64, dim: Dim) -> String {
+    if v.is_nan() {
+        return "n/a".into();
+    }
+    match dim {
+        Dim::TIME => crate::units::format_ns(v * 1e9),
+        Dim::BYTES => crate::units::format_bytes(v),
+        Dim::BANDWIDTH => format!("{}/s", crate::units::format_bytes(v)),
+        _ if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
+        _ => format!("{v:.2}"),
+    }
+}

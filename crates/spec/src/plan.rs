@@ -1,0 +1,264 @@
+//! The execution plan: a spec with every default applied, every size in bytes, every
+//! time in nanoseconds, each job's seed derived, and the target region resolved.
+//!
+//! `compile` builds it from a [`RawSpec`](crate::document::RawSpec) and the target's
+//! [`Geometry`] (known from `--target`, or the spec's `target.size` for a scratch file).
+//! The runner executes a `Plan`; the report crate evaluates its assertions and baseline
+//! rules. Same spec text and geometry always give the same plan.
+
+use serde::Serialize;
+
+use crate::expr::{Assertion, MetricRef};
+use crate::units::{format_ns, ByteSize};
+
+/// Plan format version, printed by `iogate plan --json`.
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// What the compiler needs to know about the target before any I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Geometry {
+    /// Bytes the target holds now (a missing file: 0).
+    pub capacity_bytes: u64,
+    /// Logical block size in bytes: every offset and size must be a multiple of it
+    /// (O_DIRECT). 512 when unknown.
+    pub logical_block_size: u32,
+    /// A regular file can grow to `target.size`; a block device cannot.
+    pub growable: bool,
+    /// Whether these facts come from a real target (`--target`) or are assumed.
+    pub resolved: bool,
+}
+
+impl Geometry {
+    /// Geometry assumed for a scratch file that does not exist yet.
+    pub fn scratch() -> Self {
+        Geometry { capacity_bytes: 0, logical_block_size: 512, growable: true, resolved: false }
+    }
+}
+
+/// The compiled plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// [`PLAN_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Spec name (names results and golden directories).
+    pub spec_name: String,
+    /// Spec description.
+    pub description: Option<String>,
+    /// `sha256:<hex>` of the spec file's bytes.
+    pub spec_digest: String,
+    /// Spec seed (default 1).
+    pub seed: u64,
+    /// Resolved target facts.
+    pub target: PlanTarget,
+    /// Steps in run order.
+    pub steps: Vec<PlanStep>,
+    /// Assertions, in spec order.
+    pub assertions: Vec<Assertion>,
+    /// Baseline rules, in spec order.
+    pub baseline_rules: Vec<BaselineRule>,
+    /// Sum of the steps' known durations (time-bounded steps), in nanoseconds.
+    pub estimated_duration_ns: u64,
+    /// Sum of the steps' known byte counts (byte- and request-bounded steps).
+    pub estimated_bytes: u64,
+    /// False when some step's duration or bytes cannot be known before running.
+    pub estimate_complete: bool,
+}
+
+/// Target facts the plan was compiled for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanTarget {
+    /// Bytes of the target used (the spec's `target.size`, or the whole target).
+    pub size_bytes: u64,
+    /// Logical block size in bytes.
+    pub logical_block_size: u32,
+    /// Whether the geometry came from a real target.
+    pub resolved: bool,
+}
+
+/// Kind of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// Sequential fill (workload-independent preconditioning).
+    Precondition,
+    /// An access specification.
+    Workload,
+}
+
+impl StepKind {
+    /// The YAML key of the step kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Precondition => "precondition",
+            StepKind::Workload => "workload",
+        }
+    }
+}
+
+/// When a step ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Limit {
+    /// After a run time.
+    Duration {
+        /// Nanoseconds.
+        duration_ns: u64,
+    },
+    /// After a number of completed requests (over all jobs).
+    Ios {
+        /// Requests.
+        ios: u64,
+    },
+    /// After a number of bytes transferred (over all jobs).
+    Bytes {
+        /// Bytes.
+        bytes: u64,
+    },
+}
+
+/// A byte range of the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Region {
+    /// First byte, a multiple of the logical block size.
+    pub offset_bytes: u64,
+    /// Length, a multiple of the logical block size.
+    pub length_bytes: u64,
+}
+
+/// One line of an access specification (IOMeter's terms).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MixLine {
+    /// Transfer size.
+    pub block_size_bytes: u64,
+    /// Share of requests, percent (all lines sum to 100).
+    pub weight_pct: f64,
+    /// Share of reads, percent.
+    pub read_pct: f64,
+    /// Share of random requests, percent (the rest continue sequentially).
+    pub random_pct: f64,
+    /// Random offsets are multiples of this (relative to the region start).
+    pub align_bytes: u64,
+}
+
+/// One step of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanStep {
+    /// Unique name, used in metric paths.
+    pub name: String,
+    /// Kind.
+    pub kind: StepKind,
+    /// Outstanding requests per job.
+    pub queue_depth: u32,
+    /// Threads, each with its own ring and file descriptor.
+    pub jobs: u32,
+    /// When the step ends.
+    pub limit: Limit,
+    /// Part of the target used.
+    pub region: Region,
+    /// Access specification.
+    pub mix: Vec<MixLine>,
+    /// Seed of each job's random number generator, derived from the spec seed.
+    pub job_seeds: Vec<u64>,
+    /// Known run time (time-bounded steps).
+    pub estimated_duration_ns: Option<u64>,
+    /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).
+    pub estimated_bytes: Option<u64>,
+}
+
+/// A baseline rule: fail when `metric` is worse than the golden value by more than
+/// `tolerance_pct` percent (worse = lower for IOPS and bandwidth, higher for latency).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BaselineRule {
+    /// The metric as written.
+    pub path: String,
+    /// The resolved metric.
+    pub metric: MetricRef,
+    /// Allowed change in the worse direction, percent (positive).
+    pub tolerance_pct: f64,
+    /// Direction of "better".
+    pub higher_is_better: bool,
+}
+
+/// splitmix64 (Steele, Lea, Flood 2014): derives independent job seeds from the spec seed.
+pub fn derive_seed(seed: u64, step: u64, job: u64) -> u64 {
+    let mut z = seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ job.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Plan {
+    /// The plan as a plain-text table: one row per step, then assertions, baseline rules
+    /// and the estimate.
+    pub fn render_table(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("plan for {} ({})\n", self.spec_name, self.spec_digest));
+        out.push_str(&format!(
+            "target: {} used, logical block size {}B{}\n",
+            ByteSize(self.target.size_bytes),
+            self.target.logical_block_size,
+            if self.target.resolved { "" } else { " (assumed: no --target)" }
+        ));
+        out.push_str(&format!("seed: {}\n\n", self.seed));
+        out.push_str(&format!(
+            "{:<3} {:<14} {:<13} {:>4} {:>4} {:<22} {:<12} {:>10} {:>10}\n",
+            "#", "step", "kind", "qd", "jobs", "region", "limit", "est. time", "est. bytes"
+        ));
+        for (i, s) in self.steps.iter().enumerate() {
+            let limit = match s.limit {
+                Limit::Duration { duration_ns } => format_ns(duration_ns as f64),
+                Limit::Ios { ios } => format!("{ios} ios"),
+                Limit::Bytes { bytes } => ByteSize(bytes).to_string(),
+            };
+            let region = format!("{}+{}", ByteSize(s.region.offset_bytes), ByteSize(s.region.length_bytes));
+            out.push_str(&format!(
+                "{:<3} {:<14} {:<13} {:>4} {:>4} {:<22} {:<12} {:>10} {:>10}\n",
+                i + 1,
+                s.name,
+                s.kind.as_str(),
+                s.queue_depth,
+                s.jobs,
+                region,
+                limit,
+                s.estimated_duration_ns.map_or("?".into(), |d| format_ns(d as f64)),
+                s.estimated_bytes.map_or("?".into(), |b| ByteSize(b).to_string()),
+            ));
+            for m in &s.mix {
+                out.push_str(&format!(
+                    "      {:>8} weight {:>6.2}%  read {:>6.2}%  random {:>6.2}%  align {}\n",
+                    ByteSize(m.block_size_bytes).to_string(),
+                    m.weight_pct,
+                    m.read_pct,
+                    m.random_pct,
+                    ByteSize(m.align_bytes)
+                ));
+            }
+        }
+        if !self.assertions.is_empty() {
+            out.push_str("\nassertions:\n");
+            for a in &self.assertions {
+                out.push_str(&format!("  {}\n", a.expr));
+            }
+        }
+        if !self.baseline_rules.is_empty() {
+            out.push_str("\nbaseline rules:\n");
+            for r in &self.baseline_rules {
+                out.push_str(&format!(
+                    "  {}: fail when more than {}% {} the baseline\n",
+                    r.metric,
+                    r.tolerance_pct,
+                    if r.higher_is_better { "below" } else { "above" }
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "\nestimate: {}{} of timed I/O, {}{} of bounded I/O\n",
+            if self.estimate_complete { "" } else { "at least " },
+            format_ns(self.estimated_duration_ns as f64),
+            if self.estimate_complete { "" } else { "at least " },
+            ByteSize(self.estimated_bytes)
+        ));
+        out
+    }
+}
