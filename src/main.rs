@@ -1,1 +1,402 @@
-fn main(){}
+//! `iogate`: the thin binary. Parses the command line (`cli`), wires spec → runner →
+//! report, prints diagnostics and progress, and maps outcomes to exit codes (`exit`).
+
+mod cli;
+mod exit;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use clap::Parser;
+use iogate_report::baseline::{default_key, load_result, sanitize_key};
+use iogate_report::{render, Baseline, BaselineInput};
+use iogate_runner::{RunEvent, RunOptions, Target};
+use iogate_spec::units::{format_bytes, format_ns};
+use iogate_spec::{Geometry, SourceFile, StepKind};
+
+use crate::cli::{Cli, Command, RunArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Check { specs } => check(&specs),
+        Command::Plan { spec, target, json } => plan(&spec, target.as_deref(), json),
+        Command::Run(args) => run(&args),
+        Command::Bless {
+            result,
+            golden,
+            key,
+        } => bless(&result, &golden, key.as_deref()),
+    };
+    ExitCode::from(code)
+}
+
+fn read_spec(path: &Path) -> Result<SourceFile, u8> {
+    iogate_spec::read_source(path).map_err(|e| {
+        eprintln!("error: cannot read spec {}: {e}", path.display());
+        exit::USAGE
+    })
+}
+
+fn check(specs: &[PathBuf]) -> u8 {
+    let mut code = exit::PASS;
+    for path in specs {
+        let src = match read_spec(path) {
+            Ok(s) => s,
+            Err(c) => {
+                code = c;
+                continue;
+            }
+        };
+        match iogate_spec::compile(&src, &Geometry::for_check()) {
+            Ok(p) => println!(
+                "ok: {} ({}: {} steps, {} assertions, {} baseline rules)",
+                path.display(),
+                p.spec_name,
+                p.steps.len(),
+                p.assertions.len(),
+                p.baseline_rules.len()
+            ),
+            Err(d) => {
+                eprint!("{}", d.render());
+                code = exit::USAGE;
+            }
+        }
+    }
+    code
+}
+
+fn probe(target: Option<&Path>) -> Result<Option<Target>, u8> {
+    target
+        .map(|t| {
+            Target::probe(t).map_err(|e| {
+                eprintln!("error: {e}");
+                exit::TARGET
+            })
+        })
+        .transpose()
+}
+
+fn plan(spec: &Path, target: Option<&Path>, json: bool) -> u8 {
+    let src = match read_spec(spec) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let target = match probe(target) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let geometry = target
+        .as_ref()
+        .map_or(Geometry::scratch(), Target::geometry);
+    match iogate_spec::compile(&src, &geometry) {
+        Ok(p) if json => {
+            match serde_json::to_string_pretty(&p) {
+                Ok(s) => println!("{s}"),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::TARGET;
+                }
+            }
+            exit::PASS
+        }
+        Ok(p) => {
+            print!("{}", p.render_table());
+            exit::PASS
+        }
+        Err(d) => {
+            eprint!("{}", d.render());
+            exit::USAGE
+        }
+    }
+}
+
+/// Prints run events on stderr: step lines always, a progress line on a terminal.
+struct Display {
+    quiet: bool,
+    tty: bool,
+}
+
+impl Display {
+    fn event(&mut self, e: RunEvent) {
+        if self.quiet {
+            if let RunEvent::Warning(w) = e {
+                eprintln!("warning: {w}");
+            }
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = match e {
+            RunEvent::StepStarted {
+                index,
+                count,
+                name,
+                kind,
+                estimated_duration_ns,
+            } => writeln!(
+                err,
+                "[{}/{}] {} ({}){}",
+                index + 1,
+                count,
+                name,
+                kind.as_str(),
+                estimated_duration_ns
+                    .map_or(String::new(), |d| format!(", {}", format_ns(d as f64)))
+            ),
+            RunEvent::Progress {
+                elapsed_ns,
+                ios,
+                fraction,
+                ..
+            } if self.tty => write!(
+                err,
+                "\r      {:>5.1}%  {}  {} requests ",
+                fraction.unwrap_or(0.0) * 100.0,
+                format_ns(elapsed_ns as f64),
+                ios
+            ),
+            RunEvent::Progress { .. } => Ok(()),
+            RunEvent::StepFinished {
+                iops,
+                bandwidth_bytes_per_s,
+                mean_latency_ns,
+                errors,
+                ..
+            } => writeln!(
+                err,
+                "{}      {:.0} IOPS, {}/s, mean latency {}, {} errors",
+                if self.tty { "\r" } else { "" },
+                iops,
+                format_bytes(bandwidth_bytes_per_s),
+                format_ns(mean_latency_ns),
+                errors
+            ),
+            RunEvent::Warning(w) => writeln!(err, "warning: {w}"),
+        };
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), u8> {
+    std::fs::write(path, text).map_err(|e| {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        exit::TARGET
+    })
+}
+
+fn run(args: &RunArgs) -> u8 {
+    let src = match read_spec(&args.spec) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let probed = match probe(args.target.as_deref()) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let geometry = probed
+        .as_ref()
+        .map_or(Geometry::scratch(), Target::geometry);
+    let plan = match iogate_spec::compile(&src, &geometry) {
+        Ok(p) => p,
+        Err(d) => {
+            eprint!("{}", d.render());
+            return exit::USAGE;
+        }
+    };
+    // Without --target: a scratch file in a temporary directory, removed at the end.
+    let scratch_dir;
+    let mut target = match probed {
+        Some(t) => t,
+        None => {
+            scratch_dir = match tempfile::Builder::new().prefix("iogate-").tempdir() {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("error: cannot create a scratch directory: {e}");
+                    return exit::TARGET;
+                }
+            };
+            match Target::probe(&scratch_dir.path().join(format!("{}.img", plan.spec_name))) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::TARGET;
+                }
+            }
+        }
+    };
+    let writes = plan
+        .steps
+        .iter()
+        .any(|s| s.kind == StepKind::Precondition || s.mix.iter().any(|m| m.read_pct < 100.0));
+    if let Err(e) = target.prepare(plan.target.size_bytes, writes, args.allow_destructive) {
+        eprintln!("error: {e}");
+        return exit::TARGET;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    // Without the handler, Ctrl-C kills the run and no partial result is written.
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop)) {
+        eprintln!("warning: cannot handle Ctrl-C ({e}); an interrupted run writes no result");
+    }
+    let mut display = Display {
+        quiet: args.quiet,
+        tty: std::io::stderr().is_terminal(),
+    };
+    let opts = RunOptions {
+        interval_ns: 1_000_000_000,
+        stop: &stop,
+    };
+    let mut result = iogate_runner::execute(&plan, &target, &opts, &mut |e| display.event(e));
+
+    let key = args
+        .key
+        .as_deref()
+        .map_or_else(|| default_key(&result.target), sanitize_key);
+    let baseline_path = Baseline::path(&args.baseline, &plan.spec_name, &key);
+    let baseline = if baseline_path.exists() {
+        match Baseline::load(&baseline_path) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::USAGE;
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(b) = &baseline {
+        if b.spec_digest != plan.spec_digest {
+            display.event(RunEvent::Warning(format!(
+                "baseline {} was blessed from a different version of the spec ({})",
+                baseline_path.display(),
+                b.spec_digest
+            )));
+        }
+    }
+    let input = BaselineInput {
+        baseline: baseline
+            .as_ref()
+            .map(|b| (b, baseline_path.display().to_string())),
+        key,
+        required: args.require_baseline,
+    };
+    iogate_report::evaluate(&plan, &result, &input).apply(&mut result);
+
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stamp: String = result
+            .started_at
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
+        PathBuf::from("results").join(&plan.spec_name).join(stamp)
+    });
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("error: cannot create {}: {e}", out.display());
+        return exit::TARGET;
+    }
+    let json = match serde_json::to_string_pretty(&result) {
+        Ok(j) => j + "\n",
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::TARGET;
+        }
+    };
+    if let Err(c) = write_file(&out.join("result.json"), &json) {
+        return c;
+    }
+    let reports = [
+        ("report.md", render::markdown(&result)),
+        ("report.html", render::html(&result)),
+        ("junit.xml", render::junit(&result)),
+    ];
+    for (name, text) in reports {
+        match text {
+            Ok(t) => {
+                if let Err(c) = write_file(&out.join(name), &t) {
+                    return c;
+                }
+                if name == "report.md" {
+                    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+                        let appended = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&summary)
+                            .and_then(|mut f| f.write_all(t.as_bytes()));
+                        if let Err(e) = appended {
+                            eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
+                        }
+                    }
+                }
+            }
+            Err(e) => eprintln!("warning: {name} not written: {e}"),
+        }
+    }
+    for a in &result.assertions {
+        eprintln!(
+            "{} {}  ({} vs {})",
+            if a.passed { "pass" } else { "FAIL" },
+            a.expr,
+            a.value_display,
+            a.limit_display
+        );
+    }
+    if let Some(b) = &result.baseline {
+        for r in &b.rules {
+            eprintln!(
+                "{:<11} {}  change {}",
+                format!("{:?}", r.outcome).to_lowercase(),
+                r.metric,
+                r.change_pct.map_or("—".into(), |c| format!("{c:+.1}%"))
+            );
+        }
+    }
+    if let Some(e) = &result.error {
+        eprintln!("error: {e}");
+    }
+    println!(
+        "{}: {:?} → {}",
+        plan.spec_name,
+        result.outcome,
+        out.display()
+    );
+    if result.interrupted {
+        return exit::INTERRUPTED;
+    }
+    exit::of_outcome(result.outcome)
+}
+
+fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {
+    let file = if result.is_dir() {
+        result.join("result.json")
+    } else {
+        result.to_path_buf()
+    };
+    let r = match load_result(&file) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    if r.outcome == iogate_runner::Outcome::Error || r.interrupted {
+        eprintln!(
+            "error: {} is from a failed or interrupted run; it cannot be a baseline",
+            file.display()
+        );
+        return exit::USAGE;
+    }
+    let key = key.map_or_else(|| default_key(&r.target), sanitize_key);
+    let baseline = Baseline::from_result(&r, &key, iogate_runner::run::now_rfc3339());
+    let path = Baseline::path(golden, &r.spec_name, &key);
+    match baseline.save(&path) {
+        Ok(()) => {
+            println!("blessed {} as {}", file.display(), path.display());
+            exit::PASS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::TARGET
+        }
+    }
+}

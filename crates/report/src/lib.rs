@@ -1,1 +1,13 @@
-//! placeholder
+//! iogate's reports: `RunResult` (+ `Baseline`) → `Verdict` → Markdown, HTML, JUnit.
+//!
+//! [`baseline`] reads and writes golden files; [`verdict`] evaluates assertions and
+//! baseline rules; [`render`] turns a result into reports with tera templates; [`chart`]
+//! draws SVG charts with plotters. Reads results only: no device I/O.
+
+pub mod baseline;
+pub mod chart;
+pub mod render;
+pub mod verdict;
+
+pub use baseline::{Baseline, BaselineError};
+pub use verdict::{evaluate, BaselineInput, Verdict};

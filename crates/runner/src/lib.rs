@@ -1,1 +1,44 @@
-//! placeholder
+//! iogate's runner: `Plan` + `Target` → `RunResult`. The only crate that does device I/O.
+//!
+//! [`target`] probes, prepares and identifies files and block devices; [`engine`]
+//! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring`);
+//! [`run`] executes a plan's steps and merges per-job measurements into a
+//! [`result::RunResult`]; [`event`] is what the binary displays. The report crate reads
+//! results; the spec crate provides the plan.
+
+pub mod engine;
+pub mod event;
+pub mod result;
+pub mod run;
+pub mod target;
+
+use std::path::PathBuf;
+
+pub use event::RunEvent;
+pub use result::{Outcome, RunResult};
+pub use run::{execute, RunOptions};
+pub use target::{Target, TargetIdentity, TargetKind};
+
+/// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with
+/// a message saying how to proceed).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The target cannot be opened, measured or sized.
+    #[error("target {path}: {message}")]
+    Target {
+        /// The target path.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// Writing to this block device was refused because it holds data.
+    #[error(
+        "refusing to write to {path}: it holds {what}; pass --allow-destructive to overwrite it"
+    )]
+    Refused {
+        /// The device.
+        path: PathBuf,
+        /// What was found on it.
+        what: String,
+    },
+}

@@ -11,11 +11,13 @@ use std::ops::Range;
 use sha2::{Digest, Sha256};
 
 use crate::diag::{Diagnostic, Diagnostics, SourceFile};
-use crate::document::{RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned};
+use crate::document::{
+    RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned,
+};
 use crate::expr::{Assertion, Dim, ExprKind, MetricRef};
 use crate::plan::{
-    derive_seed, BaselineRule, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget, Region, StepKind,
-    PLAN_SCHEMA_VERSION,
+    derive_seed, BaselineRule, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget, Region,
+    StepKind, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
@@ -26,7 +28,16 @@ pub const MAX_JOBS: u64 = 1_024;
 /// Largest block size (one registered buffer per outstanding request).
 pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
 
-const RESERVED_NAMES: [&str; 8] = ["read", "write", "iops", "bandwidth", "ios", "bytes", "errors", "latency"];
+const RESERVED_NAMES: [&str; 8] = [
+    "read",
+    "write",
+    "iops",
+    "bandwidth",
+    "ios",
+    "bytes",
+    "errors",
+    "latency",
+];
 
 struct Ctx<'a> {
     src: &'a SourceFile,
@@ -39,7 +50,9 @@ impl<'a> Ctx<'a> {
         match (sp.byte_offset(), sp.byte_len()) {
             (Some(o), Some(l)) => o as usize..(o + l) as usize,
             _ => {
-                let o = self.src.offset_of(s.referenced.line() as usize, s.referenced.column() as usize);
+                let o = self
+                    .src
+                    .offset_of(s.referenced.line() as usize, s.referenced.column() as usize);
                 o..o
             }
         }
@@ -58,7 +71,13 @@ impl<'a> Ctx<'a> {
         self.diags.push(d);
     }
 
-    fn error_note(&mut self, span: Range<usize>, message: impl Into<String>, label: impl Into<String>, note: &str) {
+    fn error_note(
+        &mut self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        label: impl Into<String>,
+        note: &str,
+    ) {
         let d = self.src.diagnostic(span, message, label).with_note(note);
         self.diags.push(d);
     }
@@ -67,8 +86,16 @@ impl<'a> Ctx<'a> {
         let span = self.span(s);
         let start = self.value_start(&span) + e.offset;
         let end = span.end.max(start + 1);
-        let end = if self.src.text.as_bytes().get(end - 1) == Some(&b'"') { end - 1 } else { end };
-        self.error(start..end.max(start + 1), format!("invalid {what}"), format!("expected {}, found {}", e.expected, e.found));
+        let end = if self.src.text.as_bytes().get(end - 1) == Some(&b'"') {
+            end - 1
+        } else {
+            end
+        };
+        self.error(
+            start..end.max(start + 1),
+            format!("invalid {what}"),
+            format!("expected {}, found {}", e.expected, e.found),
+        );
     }
 
     fn byte_size(&mut self, s: &Spanned<String>, what: &str) -> Option<u64> {
@@ -124,8 +151,14 @@ impl<'a> Ctx<'a> {
     }
 
     fn check_name(&mut self, s: &Spanned<String>, what: &str) {
-        let ok = s.value.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let ok = s
+            .value
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
         let span = self.span(s);
         if !ok {
             self.error(
@@ -134,7 +167,11 @@ impl<'a> Ctx<'a> {
                 format!("expected a name of letters, digits and `_` (starting with a letter), found `{}`", s.value),
             );
         } else if RESERVED_NAMES.contains(&s.value.as_str()) {
-            self.error(span, format!("reserved {what}"), format!("`{}` is a metric name; choose another", s.value));
+            self.error(
+                span,
+                format!("reserved {what}"),
+                format!("`{}` is a metric name; choose another", s.value),
+            );
         }
     }
 }
@@ -155,12 +192,17 @@ pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
         if let Some(rest) = message.strip_prefix("error: ") {
             message = rest.to_string();
         }
-        let end = src.text[offset..].find(['\n', ':', ',', '}', ']']).map_or(src.text.len(), |i| offset + i.max(1));
+        let end = src.text[offset..]
+            .find(['\n', ':', ',', '}', ']'])
+            .map_or(src.text.len(), |i| offset + i.max(1));
         let mut d = src.diagnostic(offset..end, "invalid spec structure", message);
         if !line_col {
             d = d.with_note("the YAML parser gave no position for this error");
         }
-        Diagnostics { source: src.clone(), items: vec![d] }
+        Diagnostics {
+            source: src.clone(),
+            items: vec![d],
+        }
     })
 }
 
@@ -169,28 +211,49 @@ pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
 /// Errors: every user mistake found, as [`Diagnostics`] (exit code 2 in the CLI).
 pub fn compile(src: &SourceFile, geometry: &Geometry) -> Result<Plan, Diagnostics> {
     let raw = parse_document(src)?;
-    let mut cx = Ctx { src, diags: Vec::new() };
+    let mut cx = Ctx {
+        src,
+        diags: Vec::new(),
+    };
     let plan = build(&mut cx, &raw, geometry);
     let mut diags = cx.diags;
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     diags.dedup();
     match plan {
         Some(p) if diags.is_empty() => Ok(p),
-        _ => Err(Diagnostics { source: src.clone(), items: diags }),
+        _ => Err(Diagnostics {
+            source: src.clone(),
+            items: diags,
+        }),
     }
 }
 
 fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
     if raw.iogate.value != 1 {
         let span = cx.span(&raw.iogate);
-        cx.error(span, "unsupported spec format version", format!("expected `iogate: 1`, found `iogate: {}`", raw.iogate.value));
+        cx.error(
+            span,
+            "unsupported spec format version",
+            format!("expected `iogate: 1`, found `iogate: {}`", raw.iogate.value),
+        );
     }
     let name_ok = !raw.name.value.is_empty()
         && !raw.name.value.starts_with('.')
-        && raw.name.value.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        && raw
+            .name
+            .value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
     if !name_ok {
         let span = cx.span(&raw.name);
-        cx.error(span, "invalid spec name", format!("expected letters, digits, `_`, `-` or `.` (it names directories), found `{}`", raw.name.value));
+        cx.error(
+            span,
+            "invalid spec name",
+            format!(
+                "expected letters, digits, `_`, `-` or `.` (it names directories), found `{}`",
+                raw.name.value
+            ),
+        );
     }
     let lbs = u64::from(geometry.logical_block_size.max(1));
     let size = resolve_target_size(cx, raw, geometry)?;
@@ -198,7 +261,11 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
 
     if raw.steps.value.is_empty() {
         let span = cx.span(&raw.steps);
-        cx.error(span, "a spec needs at least one step", "expected a list of steps, found an empty list");
+        cx.error(
+            span,
+            "a spec needs at least one step",
+            "expected a list of steps, found an empty list",
+        );
     }
 
     let mut steps = Vec::new();
@@ -208,7 +275,9 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
             RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
             RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
         };
-        let Some((s, name_span)) = built else { continue };
+        let Some((s, name_span)) = built else {
+            continue;
+        };
         if let Some((_, first)) = names.iter().find(|(n, _)| *n == s.name) {
             let (line, _) = cx.src.line_col(first.start);
             let span = name_span.clone().unwrap_or_else(|| cx.span(step));
@@ -216,7 +285,10 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
                 span,
                 "duplicate step name",
                 format!("`{}` is already the name of another step", s.name),
-                &format!("the first step named `{}` is on line {line}; give each step a `name:`", s.name),
+                &format!(
+                    "the first step named `{}` is on line {line}; give each step a `name:`",
+                    s.name
+                ),
             );
         }
         names.push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
@@ -224,7 +296,11 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
     }
     // Default step resolution in metric paths: the last workload step.
     let step_names: Vec<String> = steps.iter().map(|s| s.name.clone()).collect();
-    let default_step = steps.iter().rev().find(|s| s.kind == StepKind::Workload).map(|s| s.name.clone());
+    let default_step = steps
+        .iter()
+        .rev()
+        .find(|s| s.kind == StepKind::Workload)
+        .map(|s| s.name.clone());
 
     let assertions = raw
         .assertions
@@ -240,14 +316,20 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
 
     let estimated_duration_ns = steps.iter().filter_map(|s| s.estimated_duration_ns).sum();
     let estimated_bytes = steps.iter().filter_map(|s| s.estimated_bytes).sum();
-    let estimate_complete = steps.iter().all(|s| s.estimated_bytes.is_some() && s.estimated_duration_ns.is_some());
+    let estimate_complete = steps
+        .iter()
+        .all(|s| s.estimated_bytes.is_some() && s.estimated_duration_ns.is_some());
     Some(Plan {
         schema_version: PLAN_SCHEMA_VERSION,
         spec_name: raw.name.value.clone(),
         description: raw.description.clone(),
         spec_digest: spec_digest(&cx.src.text),
         seed,
-        target: PlanTarget { size_bytes: size, logical_block_size: geometry.logical_block_size, resolved: geometry.resolved },
+        target: PlanTarget {
+            size_bytes: size,
+            logical_block_size: geometry.logical_block_size,
+            resolved: geometry.resolved,
+        },
         steps,
         assertions,
         baseline_rules,
@@ -272,11 +354,23 @@ fn resolve_target_size(cx: &mut Ctx<'_>, raw: &RawSpec, g: &Geometry) -> Option<
             let size = cx.byte_size(s, "target size")?;
             let span = cx.span(s);
             if size == 0 || size % lbs != 0 {
-                cx.error(span, "target size is not a multiple of the logical block size", format!("expected a non-zero multiple of {lbs}B, found {size}B"));
+                cx.error(
+                    span,
+                    "target size is not a multiple of the logical block size",
+                    format!("expected a non-zero multiple of {lbs}B, found {size}B"),
+                );
                 return None;
             }
             if !g.growable && size > g.capacity_bytes {
-                cx.error(span, "target size is larger than the target", format!("expected at most {} (the target's capacity), found {}", crate::units::ByteSize(g.capacity_bytes), s.value));
+                cx.error(
+                    span,
+                    "target size is larger than the target",
+                    format!(
+                        "expected at most {} (the target's capacity), found {}",
+                        crate::units::ByteSize(g.capacity_bytes),
+                        s.value
+                    ),
+                );
                 return None;
             }
             Some(size)
@@ -296,20 +390,33 @@ fn resolve_target_size(cx: &mut Ctx<'_>, raw: &RawSpec, g: &Geometry) -> Option<
 }
 
 fn region(cx: &mut Ctx<'_>, r: Option<&RawRegion>, size: u64, lbs: u64) -> Option<Region> {
-    let Some(r) = r else { return Some(Region { offset_bytes: 0, length_bytes: size }) };
+    let Some(r) = r else {
+        return Some(Region {
+            offset_bytes: 0,
+            length_bytes: size,
+        });
+    };
     let resolve = |cx: &mut Ctx<'_>, s: &Spanned<String>, what: &str| -> Option<u64> {
         match syntax::parse_size_or_percent(&s.value) {
             Ok(SizeOrPercent::Bytes(b)) => {
                 if b % lbs != 0 {
                     let span = cx.span(s);
-                    cx.error(span, format!("region {what} is not a multiple of the logical block size"), format!("expected a multiple of {lbs}B, found {b}B"));
+                    cx.error(
+                        span,
+                        format!("region {what} is not a multiple of the logical block size"),
+                        format!("expected a multiple of {lbs}B, found {b}B"),
+                    );
                     return None;
                 }
                 Some(b)
             }
             Ok(SizeOrPercent::Percent(p)) if p > 100.0 => {
                 let span = cx.span(s);
-                cx.error(span, format!("region {what} is over 100%"), format!("expected 0% to 100% of the target, found {}", s.value));
+                cx.error(
+                    span,
+                    format!("region {what} is over 100%"),
+                    format!("expected 0% to 100% of the target, found {}", s.value),
+                );
                 None
             }
             Ok(SizeOrPercent::Percent(p)) => {
@@ -336,14 +443,25 @@ fn region(cx: &mut Ctx<'_>, r: Option<&RawRegion>, size: u64, lbs: u64) -> Optio
         cx.error(
             span,
             "region does not fit in the target",
-            format!("expected a non-empty region within {}, found offset {offset}B + length {length}B", crate::units::ByteSize(size)),
+            format!(
+                "expected a non-empty region within {}, found offset {offset}B + length {length}B",
+                crate::units::ByteSize(size)
+            ),
         );
         return None;
     }
-    Some(Region { offset_bytes: offset, length_bytes: length })
+    Some(Region {
+        offset_bytes: offset,
+        length_bytes: length,
+    })
 }
 
-fn block_size(cx: &mut Ctx<'_>, s: &Spanned<String>, lbs: u64, region: Option<&Region>) -> Option<u64> {
+fn block_size(
+    cx: &mut Ctx<'_>,
+    s: &Spanned<String>,
+    lbs: u64,
+    region: Option<&Region>,
+) -> Option<u64> {
     let bs = cx.byte_size(s, "block size")?;
     let span = cx.span(s);
     if bs == 0 || bs % lbs != 0 {
@@ -356,19 +474,35 @@ fn block_size(cx: &mut Ctx<'_>, s: &Spanned<String>, lbs: u64, region: Option<&R
         return None;
     }
     if bs > MAX_BLOCK_SIZE {
-        cx.error(span, "block size too large", format!("expected at most 64MiB, found {}", s.value));
+        cx.error(
+            span,
+            "block size too large",
+            format!("expected at most 64MiB, found {}", s.value),
+        );
         return None;
     }
     if let Some(r) = region {
         if bs > r.length_bytes {
-            cx.error(span, "block size larger than the region", format!("expected at most {}, found {}", crate::units::ByteSize(r.length_bytes), s.value));
+            cx.error(
+                span,
+                "block size larger than the region",
+                format!(
+                    "expected at most {}, found {}",
+                    crate::units::ByteSize(r.length_bytes),
+                    s.value
+                ),
+            );
             return None;
         }
     }
     Some(bs)
 }
 
-fn step_name(cx: &mut Ctx<'_>, name: Option<&Spanned<String>>, default: &str) -> (String, Option<Range<usize>>) {
+fn step_name(
+    cx: &mut Ctx<'_>,
+    name: Option<&Spanned<String>>,
+    default: &str,
+) -> (String, Option<Range<usize>>) {
     match name {
         Some(n) => {
             cx.check_name(n, "step name");
@@ -378,12 +512,23 @@ fn step_name(cx: &mut Ctx<'_>, name: Option<&Spanned<String>>, default: &str) ->
     }
 }
 
-fn precondition(cx: &mut Ctx<'_>, p: &RawPrecondition, index: usize, size: u64, lbs: u64, seed: u64) -> Option<(PlanStep, Option<Range<usize>>)> {
+fn precondition(
+    cx: &mut Ctx<'_>,
+    p: &RawPrecondition,
+    index: usize,
+    size: u64,
+    lbs: u64,
+    seed: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
     let (name, name_span) = step_name(cx, p.name.as_ref(), "precondition");
     if let Some(pat) = &p.pattern {
         if pat.value != "sequential" {
             let span = cx.span(pat);
-            cx.error(span, "unknown precondition pattern", format!("expected `sequential`, found `{}`", pat.value));
+            cx.error(
+                span,
+                "unknown precondition pattern",
+                format!("expected `sequential`, found `{}`", pat.value),
+            );
         }
     }
     let region = region(cx, p.region.as_ref(), size, lbs);
@@ -391,8 +536,14 @@ fn precondition(cx: &mut Ctx<'_>, p: &RawPrecondition, index: usize, size: u64, 
         Some(s) => block_size(cx, s, lbs, region.as_ref()),
         None => Some(128 << 10),
     };
-    let passes = p.passes.as_ref().map_or(Some(2), |s| cx.count(s, "passes", 1, 1_000));
-    let qd = p.queue_depth.as_ref().map_or(Some(16), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
+    let passes = p
+        .passes
+        .as_ref()
+        .map_or(Some(2), |s| cx.count(s, "passes", 1, 1_000));
+    let qd = p
+        .queue_depth
+        .as_ref()
+        .map_or(Some(16), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
     let (region, bs, passes, qd) = (region?, bs?, passes?, qd?);
     if bs > region.length_bytes {
         return None;
@@ -407,7 +558,13 @@ fn precondition(cx: &mut Ctx<'_>, p: &RawPrecondition, index: usize, size: u64, 
             jobs: 1,
             limit: Limit::Bytes { bytes },
             region,
-            mix: vec![MixLine { block_size_bytes: bs, weight_pct: 100.0, read_pct: 0.0, random_pct: 0.0, align_bytes: bs }],
+            mix: vec![MixLine {
+                block_size_bytes: bs,
+                weight_pct: 100.0,
+                read_pct: 0.0,
+                random_pct: 0.0,
+                align_bytes: bs,
+            }],
             job_seeds: vec![derive_seed(seed, index as u64, 0)],
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
@@ -416,31 +573,60 @@ fn precondition(cx: &mut Ctx<'_>, p: &RawPrecondition, index: usize, size: u64, 
     ))
 }
 
-fn workload(cx: &mut Ctx<'_>, w: &RawWorkload, index: usize, size: u64, lbs: u64, seed: u64) -> Option<(PlanStep, Option<Range<usize>>)> {
+fn workload(
+    cx: &mut Ctx<'_>,
+    w: &RawWorkload,
+    index: usize,
+    size: u64,
+    lbs: u64,
+    seed: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
     let (name, name_span) = step_name(cx, w.name.as_ref(), "workload");
     let region = region(cx, w.region.as_ref(), size, lbs);
-    let qd = w.queue_depth.as_ref().map_or(Some(1), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
-    let jobs = w.jobs.as_ref().map_or(Some(1), |s| cx.count(s, "jobs", 1, MAX_JOBS));
+    let qd = w
+        .queue_depth
+        .as_ref()
+        .map_or(Some(1), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
+    let jobs = w
+        .jobs
+        .as_ref()
+        .map_or(Some(1), |s| cx.count(s, "jobs", 1, MAX_JOBS));
     let limit = match (&w.duration, &w.ios) {
         (Some(d), Some(i)) => {
             let span = cx.span(i);
-            cx.error_note(span, "a workload ends by duration or by request count, not both", "expected one of `duration` and `ios`", &format!("`duration: {}` is also given", d.value));
+            cx.error_note(
+                span,
+                "a workload ends by duration or by request count, not both",
+                "expected one of `duration` and `ios`",
+                &format!("`duration: {}` is also given", d.value),
+            );
             None
         }
         (Some(d), None) => match cx.duration(d, "duration") {
             Some(0) => {
                 let span = cx.span(d);
-                cx.error(span, "duration must be positive", format!("expected a duration above 0, found {}", d.value));
+                cx.error(
+                    span,
+                    "duration must be positive",
+                    format!("expected a duration above 0, found {}", d.value),
+                );
                 None
             }
             other => other.map(|duration_ns| Limit::Duration { duration_ns }),
         },
-        (None, Some(i)) => cx.count(i, "ios", 1, u64::MAX / 2).map(|ios| Limit::Ios { ios }),
-        (None, None) => Some(Limit::Duration { duration_ns: 60_000_000_000 }),
+        (None, Some(i)) => cx
+            .count(i, "ios", 1, u64::MAX / 2)
+            .map(|ios| Limit::Ios { ios }),
+        (None, None) => Some(Limit::Duration {
+            duration_ns: 60_000_000_000,
+        }),
     };
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
     let (region, qd, jobs, limit, mix) = (region?, qd?, jobs?, limit?, mix?);
-    let mean_bs: f64 = mix.iter().map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0).sum();
+    let mean_bs: f64 = mix
+        .iter()
+        .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
+        .sum();
     let (estimated_duration_ns, estimated_bytes) = match limit {
         Limit::Duration { duration_ns } => (Some(duration_ns), None),
         Limit::Ios { ios } => (None, Some((ios as f64 * mean_bs).round() as u64)),
@@ -455,7 +641,9 @@ fn workload(cx: &mut Ctx<'_>, w: &RawWorkload, index: usize, size: u64, lbs: u64
             limit,
             region,
             mix,
-            job_seeds: (0..jobs).map(|j| derive_seed(seed, index as u64, j)).collect(),
+            job_seeds: (0..jobs)
+                .map(|j| derive_seed(seed, index as u64, j))
+                .collect(),
             estimated_duration_ns,
             estimated_bytes,
         },
@@ -463,10 +651,19 @@ fn workload(cx: &mut Ctx<'_>, w: &RawWorkload, index: usize, size: u64, lbs: u64
     ))
 }
 
-fn mix(cx: &mut Ctx<'_>, lines: &Spanned<Vec<Spanned<RawMixLine>>>, lbs: u64, region: Option<&Region>) -> Option<Vec<MixLine>> {
+fn mix(
+    cx: &mut Ctx<'_>,
+    lines: &Spanned<Vec<Spanned<RawMixLine>>>,
+    lbs: u64,
+    region: Option<&Region>,
+) -> Option<Vec<MixLine>> {
     if lines.value.is_empty() {
         let span = cx.span(lines);
-        cx.error(span, "empty access specification", "expected at least one mix line");
+        cx.error(
+            span,
+            "empty access specification",
+            "expected at least one mix line",
+        );
         return None;
     }
     let single = lines.value.len() == 1;
@@ -481,22 +678,34 @@ fn mix(cx: &mut Ctx<'_>, lines: &Spanned<Vec<Spanned<RawMixLine>>>, lbs: u64, re
             None if single => Some(100.0),
             None => {
                 let span = cx.span(line);
-                cx.error(span, "mix line without a weight", "expected `weight:` (lines of a mix share 100% of requests)");
+                cx.error(
+                    span,
+                    "mix line without a weight",
+                    "expected `weight:` (lines of a mix share 100% of requests)",
+                );
                 None
             }
         };
         weights_known &= weight.is_some();
-        let read = l.read.as_ref().map_or(Some(100.0), |r| cx.percent(r, "read share"));
-        let random = l.random.as_ref().map_or(Some(100.0), |r| cx.percent(r, "random share"));
+        let read = l
+            .read
+            .as_ref()
+            .map_or(Some(100.0), |r| cx.percent(r, "read share"));
+        let random = l
+            .random
+            .as_ref()
+            .map_or(Some(100.0), |r| cx.percent(r, "random share"));
         let align = match (&l.align, bs) {
-            (Some(a), _) => match cx.byte_size(a, "alignment") {
-                Some(v) if v == 0 || v % lbs != 0 => {
-                    let span = cx.span(a);
-                    cx.error(span, "misaligned alignment", format!("expected a multiple of the logical block size ({lbs}B), found {v}B"));
-                    None
+            (Some(a), _) => {
+                match cx.byte_size(a, "alignment") {
+                    Some(v) if v == 0 || v % lbs != 0 => {
+                        let span = cx.span(a);
+                        cx.error(span, "misaligned alignment", format!("expected a multiple of the logical block size ({lbs}B), found {v}B"));
+                        None
+                    }
+                    other => other,
                 }
-                other => other,
-            },
+            }
             (None, bs) => bs,
         };
         match (bs, weight, read, random, align) {
@@ -514,9 +723,18 @@ fn mix(cx: &mut Ctx<'_>, lines: &Spanned<Vec<Spanned<RawMixLine>>>, lbs: u64, re
         let total: f64 = lines
             .value
             .iter()
-            .filter_map(|l| l.value.weight.as_ref().and_then(|w| syntax::parse_percent(&w.value).ok()))
+            .filter_map(|l| {
+                l.value
+                    .weight
+                    .as_ref()
+                    .and_then(|w| syntax::parse_percent(&w.value).ok())
+            })
             .sum::<f64>()
-            + if single && lines.value[0].value.weight.is_none() { 100.0 } else { 0.0 };
+            + if single && lines.value[0].value.weight.is_none() {
+                100.0
+            } else {
+                0.0
+            };
         if (total - 100.0).abs() > 1e-6 {
             let span = cx.span(lines);
             cx.error_note(
@@ -531,7 +749,12 @@ fn mix(cx: &mut Ctx<'_>, lines: &Spanned<Vec<Spanned<RawMixLine>>>, lbs: u64, re
     ok.then_some(out)
 }
 
-fn assertion(cx: &mut Ctx<'_>, a: &Spanned<String>, steps: &[String], default_step: Option<&str>) -> Option<Assertion> {
+fn assertion(
+    cx: &mut Ctx<'_>,
+    a: &Spanned<String>,
+    steps: &[String],
+    default_step: Option<&str>,
+) -> Option<Assertion> {
     let span = cx.span(a);
     let base = cx.value_start(&span);
     let mut parsed = match syntax::parse_assertion(&a.value) {
@@ -542,7 +765,9 @@ fn assertion(cx: &mut Ctx<'_>, a: &Spanned<String>, steps: &[String], default_st
         }
     };
     let mut errors = Vec::new();
-    let mut visit = |p: &crate::expr::MetricPath, slot: &mut Option<MetricRef>| match p.resolve(steps, default_step) {
+    let mut visit = |p: &crate::expr::MetricPath, slot: &mut Option<MetricRef>| match p
+        .resolve(steps, default_step)
+    {
         Ok(m) => *slot = Some(m),
         Err(e) => errors.push(e),
     };
@@ -550,32 +775,57 @@ fn assertion(cx: &mut Ctx<'_>, a: &Spanned<String>, steps: &[String], default_st
     parsed.rhs.metrics_mut(&mut visit);
     if !errors.is_empty() {
         for e in errors {
-            cx.error(base + e.span.start..base + e.span.end.max(e.span.start + 1), "unknown metric in assertion", format!("expected {}, found {}", e.expected, e.found));
+            cx.error(
+                base + e.span.start..base + e.span.end.max(e.span.start + 1),
+                "unknown metric in assertion",
+                format!("expected {}, found {}", e.expected, e.found),
+            );
         }
         return None;
     }
     match parsed.check() {
-        Ok(dim) => Some(Assertion { expr: a.value.clone(), parsed, dim }),
+        Ok(dim) => Some(Assertion {
+            expr: a.value.clone(),
+            parsed,
+            dim,
+        }),
         Err(e) => {
-            let note = if matches!(parsed.rhs.kind, ExprKind::Number(_)) && e.message.contains("bare number") {
+            let note = if matches!(parsed.rhs.kind, ExprKind::Number(_))
+                && e.message.contains("bare number")
+            {
                 "give the number a unit: durations like 200ms, sizes like 4KiB, bandwidths like 100MiB/s"
             } else {
                 "both sides of a comparison must have the same unit"
             };
-            cx.error_note(base + e.span.start..base + e.span.end, format!("mismatched units in assertion: {}", e.message), e.label, note);
+            cx.error_note(
+                base + e.span.start..base + e.span.end,
+                format!("mismatched units in assertion: {}", e.message),
+                e.label,
+                note,
+            );
             None
         }
     }
 }
 
-fn baseline_rule(cx: &mut Ctx<'_>, key: &Spanned<String>, value: &Spanned<String>, steps: &[String], default_step: Option<&str>) -> Option<BaselineRule> {
+fn baseline_rule(
+    cx: &mut Ctx<'_>,
+    key: &Spanned<String>,
+    value: &Spanned<String>,
+    steps: &[String],
+    default_step: Option<&str>,
+) -> Option<BaselineRule> {
     let kspan = cx.span(key);
     let base = cx.value_start(&kspan);
     let metric = match syntax::parse_metric_path(&key.value) {
         Ok(p) => match p.resolve(steps, default_step) {
             Ok(m) => Some(m),
             Err(e) => {
-                cx.error(base + e.span.start..base + e.span.end.max(e.span.start + 1), "unknown metric in baseline rule", format!("expected {}, found {}", e.expected, e.found));
+                cx.error(
+                    base + e.span.start..base + e.span.end.max(e.span.start + 1),
+                    "unknown metric in baseline rule",
+                    format!("expected {}, found {}", e.expected, e.found),
+                );
                 None
             }
         },
@@ -596,15 +846,27 @@ fn baseline_rule(cx: &mut Ctx<'_>, key: &Spanned<String>, value: &Spanned<String
     let worse_sign = if higher { -1 } else { 1 };
     if sign != 0 && sign != worse_sign {
         let span = cx.span(value);
-        let (dir, fix) = if higher { ("higher is better", "-") } else { ("lower is better", "+") };
+        let (dir, fix) = if higher {
+            ("higher is better", "-")
+        } else {
+            ("lower is better", "+")
+        };
         cx.error_note(
             span,
             "baseline tolerance points the wrong way",
-            format!("expected `{fix}{pct}%` ({} {dir}), found `{}`", metric, value.value),
+            format!(
+                "expected `{fix}{pct}%` ({} {dir}), found `{}`",
+                metric, value.value
+            ),
             "a tolerance is the allowed change in the worse direction",
         );
         return None;
     }
     let _ = Dim::NONE;
-    Some(BaselineRule { path: key.value.clone(), metric, tolerance_pct: pct, higher_is_better: higher })
+    Some(BaselineRule {
+        path: key.value.clone(),
+        metric,
+        tolerance_pct: pct,
+        higher_is_better: higher,
+    })
 }

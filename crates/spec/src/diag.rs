@@ -46,7 +46,10 @@ pub struct SourceFile {
 impl SourceFile {
     /// A source file from its name and text.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        SourceFile { name: name.into(), text: text.into() }
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+        }
     }
 
     /// 1-based (line, column) of a byte offset; offsets past the end clamp to the end.
@@ -64,8 +67,11 @@ impl SourceFile {
         let mut offset = 0;
         for (i, l) in self.text.split_inclusive('\n').enumerate() {
             if i + 1 == line {
-                let col_bytes: usize =
-                    l.chars().take(column.saturating_sub(1)).map(char::len_utf8).sum();
+                let col_bytes: usize = l
+                    .chars()
+                    .take(column.saturating_sub(1))
+                    .map(char::len_utf8)
+                    .sum();
                 return offset + col_bytes;
             }
             offset += l.len();
@@ -139,7 +145,11 @@ impl Diagnostics {
             // which `SourceFile::diagnostic` clamps away; fall back to the one-line form.
             if term::emit(&mut buffer, &config, &file, &cs).is_err() {
                 use std::io::Write;
-                let _ = writeln!(buffer, "error: {}:{}:{}: {}", d.file, d.line, d.column, d.message);
+                let _ = writeln!(
+                    buffer,
+                    "error: {}:{}:{}: {}",
+                    d.file, d.line, d.column, d.message
+                );
             }
         }
         let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();

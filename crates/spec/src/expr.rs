@@ -164,7 +164,10 @@ impl Metric {
 
     /// Whether a larger value is better (IOPS, bandwidth) or worse (latency, errors).
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Iops | Metric::Bandwidth | Metric::Ios | Metric::Bytes)
+        matches!(
+            self,
+            Metric::Iops | Metric::Bandwidth | Metric::Ios | Metric::Bytes
+        )
     }
 }
 
@@ -194,7 +197,10 @@ impl fmt::Display for MetricRef {
             Metric::Bytes => f.write_str(".bytes"),
             Metric::Errors => f.write_str(".errors"),
             Metric::Latency(s) => {
-                let name = LatencyStat::NAMES.iter().find(|n| n.1 == s).map_or("?", |n| n.0);
+                let name = LatencyStat::NAMES
+                    .iter()
+                    .find(|n| n.1 == s)
+                    .map_or("?", |n| n.0);
                 write!(f, ".latency.{name}")
             }
         }
@@ -218,7 +224,11 @@ pub struct PathError {
 impl MetricPath {
     /// Resolves `[step.][read.|write.]quantity[.stat]` against the spec's step names.
     /// Without a step, the path means `default_step` (the last workload step).
-    pub fn resolve(&self, steps: &[String], default_step: Option<&str>) -> Result<MetricRef, PathError> {
+    pub fn resolve(
+        &self,
+        steps: &[String],
+        default_step: Option<&str>,
+    ) -> Result<MetricRef, PathError> {
         let segs = &self.segments;
         let mut i = 0;
         let end_span = self.span.end..self.span.end;
@@ -228,7 +238,8 @@ impl MetricPath {
                 name.clone()
             }
             Some((name, span)) => {
-                let is_quantity = METRIC_NAMES.contains(&name.as_str()) || name == "read" || name == "write";
+                let is_quantity =
+                    METRIC_NAMES.contains(&name.as_str()) || name == "read" || name == "write";
                 match (is_quantity, default_step) {
                     (true, Some(d)) => d.to_string(),
                     _ => {
@@ -241,7 +252,11 @@ impl MetricPath {
                 }
             }
             None => {
-                return Err(PathError { span: end_span, expected: "a metric".into(), found: "nothing".into() })
+                return Err(PathError {
+                    span: end_span,
+                    expected: "a metric".into(),
+                    found: "nothing".into(),
+                })
             }
         };
         let mut op = OpFilter::All;
@@ -257,7 +272,11 @@ impl MetricPath {
         let Some((name, span)) = segs.get(i) else {
             return Err(PathError {
                 span: end_span,
-                expected: format!("a metric after `{}` (one of: {})", self, METRIC_NAMES.join(", ")),
+                expected: format!(
+                    "a metric after `{}` (one of: {})",
+                    self,
+                    METRIC_NAMES.join(", ")
+                ),
                 found: "the end of the path".into(),
             });
         };
@@ -273,7 +292,10 @@ impl MetricPath {
                 let Some((stat, sspan)) = segs.get(i) else {
                     return Err(PathError {
                         span: end_span,
-                        expected: format!("a latency statistic after `latency` (one of: {})", names.join(", ")),
+                        expected: format!(
+                            "a latency statistic after `latency` (one of: {})",
+                            names.join(", ")
+                        ),
                         found: "the end of the path".into(),
                     });
                 };
@@ -434,7 +456,10 @@ pub struct TypeError {
 fn unify(l: Ty, r: Ty, span: Range<usize>, what: &str) -> Result<Ty, TypeError> {
     let adoptable = |d: Dim| d == Dim::NONE || d == Dim::RATE;
     if l.dim == r.dim {
-        return Ok(Ty { dim: l.dim, bare: l.bare && r.bare });
+        return Ok(Ty {
+            dim: l.dim,
+            bare: l.bare && r.bare,
+        });
     }
     if l.bare && adoptable(r.dim) {
         return Ok(r);
@@ -442,7 +467,11 @@ fn unify(l: Ty, r: Ty, span: Range<usize>, what: &str) -> Result<Ty, TypeError> 
     if r.bare && adoptable(l.dim) {
         return Ok(l);
     }
-    let found = if r.bare { "a bare number".to_string() } else { r.dim.describe() };
+    let found = if r.bare {
+        "a bare number".to_string()
+    } else {
+        r.dim.describe()
+    };
     Err(TypeError {
         span,
         message: format!("cannot {what} {} and {}", l.dim.describe(), found),
@@ -453,20 +482,35 @@ fn unify(l: Ty, r: Ty, span: Range<usize>, what: &str) -> Result<Ty, TypeError> 
 impl Expr {
     fn check(&self) -> Result<Ty, TypeError> {
         match &self.kind {
-            ExprKind::Number(_) => Ok(Ty { dim: Dim::NONE, bare: true }),
-            ExprKind::Quantity(_, d) => Ok(Ty { dim: *d, bare: false }),
-            ExprKind::Metric(_, m) => Ok(Ty { dim: m.as_ref().map_or(Dim::NONE, |m| m.metric.dim()), bare: false }),
+            ExprKind::Number(_) => Ok(Ty {
+                dim: Dim::NONE,
+                bare: true,
+            }),
+            ExprKind::Quantity(_, d) => Ok(Ty {
+                dim: *d,
+                bare: false,
+            }),
+            ExprKind::Metric(_, m) => Ok(Ty {
+                dim: m.as_ref().map_or(Dim::NONE, |m| m.metric.dim()),
+                bare: false,
+            }),
             ExprKind::Neg(e) => e.check(),
             ExprKind::Binary(op, l, r) => {
                 let (lt, rt) = (l.check()?, r.check()?);
                 match op {
                     BinOp::Add | BinOp::Sub => unify(lt, rt, r.span.clone(), "add or subtract"),
                     BinOp::Mul => Ok(Ty {
-                        dim: Dim { bytes: lt.dim.bytes + rt.dim.bytes, time: lt.dim.time + rt.dim.time },
+                        dim: Dim {
+                            bytes: lt.dim.bytes + rt.dim.bytes,
+                            time: lt.dim.time + rt.dim.time,
+                        },
                         bare: lt.bare && rt.bare,
                     }),
                     BinOp::Div => Ok(Ty {
-                        dim: Dim { bytes: lt.dim.bytes - rt.dim.bytes, time: lt.dim.time - rt.dim.time },
+                        dim: Dim {
+                            bytes: lt.dim.bytes - rt.dim.bytes,
+                            time: lt.dim.time - rt.dim.time,
+                        },
                         bare: lt.bare && rt.bare,
                     }),
                 }

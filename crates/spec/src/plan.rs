@@ -31,7 +31,12 @@ pub struct Geometry {
 impl Geometry {
     /// Geometry assumed for a scratch file that does not exist yet.
     pub fn scratch() -> Self {
-        Geometry { capacity_bytes: 0, logical_block_size: 512, growable: true, resolved: false }
+        Geometry {
+            capacity_bytes: 0,
+            logical_block_size: 512,
+            growable: true,
+            resolved: false,
+        }
     }
 }
 
@@ -181,7 +186,8 @@ pub struct BaselineRule {
 
 /// splitmix64 (Steele, Lea, Flood 2014): derives independent job seeds from the spec seed.
 pub fn derive_seed(seed: u64, step: u64, job: u64) -> u64 {
-    let mut z = seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ job.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut z =
+        seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ job.wrapping_mul(0xD1B5_4A32_D192_ED03);
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -193,12 +199,19 @@ impl Plan {
     /// and the estimate.
     pub fn render_table(&self) -> String {
         let mut out = String::new();
-        out.push_str(&format!("plan for {} ({})\n", self.spec_name, self.spec_digest));
+        out.push_str(&format!(
+            "plan for {} ({})\n",
+            self.spec_name, self.spec_digest
+        ));
         out.push_str(&format!(
             "target: {} used, logical block size {}B{}\n",
             ByteSize(self.target.size_bytes),
             self.target.logical_block_size,
-            if self.target.resolved { "" } else { " (assumed: no --target)" }
+            if self.target.resolved {
+                ""
+            } else {
+                " (assumed: no --target)"
+            }
         ));
         out.push_str(&format!("seed: {}\n\n", self.seed));
         out.push_str(&format!(
@@ -211,7 +224,11 @@ impl Plan {
                 Limit::Ios { ios } => format!("{ios} ios"),
                 Limit::Bytes { bytes } => ByteSize(bytes).to_string(),
             };
-            let region = format!("{}+{}", ByteSize(s.region.offset_bytes), ByteSize(s.region.length_bytes));
+            let region = format!(
+                "{}+{}",
+                ByteSize(s.region.offset_bytes),
+                ByteSize(s.region.length_bytes)
+            );
             out.push_str(&format!(
                 "{:<3} {:<14} {:<13} {:>4} {:>4} {:<22} {:<12} {:>10} {:>10}\n",
                 i + 1,
@@ -221,8 +238,10 @@ impl Plan {
                 s.jobs,
                 region,
                 limit,
-                s.estimated_duration_ns.map_or("?".into(), |d| format_ns(d as f64)),
-                s.estimated_bytes.map_or("?".into(), |b| ByteSize(b).to_string()),
+                s.estimated_duration_ns
+                    .map_or("?".into(), |d| format_ns(d as f64)),
+                s.estimated_bytes
+                    .map_or("?".into(), |b| ByteSize(b).to_string()),
             ));
             for m in &s.mix {
                 out.push_str(&format!(
@@ -254,11 +273,32 @@ impl Plan {
         }
         out.push_str(&format!(
             "\nestimate: {}{} of timed I/O, {}{} of bounded I/O\n",
-            if self.estimate_complete { "" } else { "at least " },
+            if self.estimate_complete {
+                ""
+            } else {
+                "at least "
+            },
             format_ns(self.estimated_duration_ns as f64),
-            if self.estimate_complete { "" } else { "at least " },
+            if self.estimate_complete {
+                ""
+            } else {
+                "at least "
+            },
             ByteSize(self.estimated_bytes)
         ));
         out
+    }
+}
+
+impl Geometry {
+    /// Geometry assumed by `iogate check` without a target: a 1 PiB device with 512 B
+    /// logical blocks, so that specs without `target.size` can be checked.
+    pub fn for_check() -> Self {
+        Geometry {
+            capacity_bytes: 1 << 50,
+            logical_block_size: 512,
+            growable: false,
+            resolved: false,
+        }
     }
 }

@@ -73,12 +73,20 @@ fn to_value_error(text: &str, err: pest::error::Error<Rule>, whole: &str) -> Val
     ValueError {
         offset,
         expected,
-        found: if rest.is_empty() { "the end of the value".into() } else { format!("`{rest}`") },
+        found: if rest.is_empty() {
+            "the end of the value".into()
+        } else {
+            format!("`{rest}`")
+        },
     }
 }
 
 fn whole_error(text: &str, expected: &str) -> ValueError {
-    ValueError { offset: 0, expected: expected.into(), found: format!("`{text}`") }
+    ValueError {
+        offset: 0,
+        expected: expected.into(),
+        found: format!("`{text}`"),
+    }
 }
 
 fn parse_one<'a>(rule: Rule, text: &'a str, expected: &str) -> Result<Pair<'a, Rule>, ValueError> {
@@ -151,7 +159,14 @@ fn whole_units(value: f64, mult: u64, text: &str, what: &str) -> Result<u64, Val
     if (total - total.round()).abs() > 1e-6 {
         return Err(ValueError {
             offset: 0,
-            expected: format!("a whole number of {}", if what == "byte size" { "bytes" } else { "nanoseconds" }),
+            expected: format!(
+                "a whole number of {}",
+                if what == "byte size" {
+                    "bytes"
+                } else {
+                    "nanoseconds"
+                }
+            ),
             found: format!("`{text}`"),
         });
     }
@@ -160,14 +175,22 @@ fn whole_units(value: f64, mult: u64, text: &str, what: &str) -> Result<u64, Val
 
 /// Parses a byte size: `512B`, `4KiB`, `1.5GiB`, `1MB` (decimal). Returns bytes.
 pub fn parse_byte_size(text: &str) -> Result<u64, ValueError> {
-    let pair = parse_one(Rule::byte_size_value, text, "a byte size with a unit, like 4KiB or 512B")?;
+    let pair = parse_one(
+        Rule::byte_size_value,
+        text,
+        "a byte size with a unit, like 4KiB or 512B",
+    )?;
     let (v, unit, _) = number_and_unit(pair);
     whole_units(v, byte_multiplier(&unit), text, "byte size")
 }
 
 /// Parses a duration: `250us`, `10ms`, `60s`, `10m`, `1h`. Returns nanoseconds.
 pub fn parse_duration(text: &str) -> Result<u64, ValueError> {
-    let pair = parse_one(Rule::duration_value, text, "a duration with a unit, like 10ms or 60s")?;
+    let pair = parse_one(
+        Rule::duration_value,
+        text,
+        "a duration with a unit, like 10ms or 60s",
+    )?;
     let (v, unit, _) = number_and_unit(pair);
     whole_units(v, time_multiplier_ns(&unit), text, "duration")
 }
@@ -175,13 +198,21 @@ pub fn parse_duration(text: &str) -> Result<u64, ValueError> {
 /// Parses an unsigned percentage `80%`. Returns the number of percent (80.0).
 pub fn parse_percent(text: &str) -> Result<f64, ValueError> {
     let pair = parse_one(Rule::percent_value, text, "a percentage like 80%")?;
-    Ok(pair.into_inner().next().and_then(|p| p.as_str().parse().ok()).unwrap_or(0.0))
+    Ok(pair
+        .into_inner()
+        .next()
+        .and_then(|p| p.as_str().parse().ok())
+        .unwrap_or(0.0))
 }
 
 /// Parses a percentage with an optional sign: `-5%`, `+10%`, `5%`.
 /// Returns (sign: -1, 0 when absent, +1; percent).
 pub fn parse_signed_percent(text: &str) -> Result<(i8, f64), ValueError> {
-    let pair = parse_one(Rule::signed_percent_value, text, "a tolerance like -5% or +10%")?;
+    let pair = parse_one(
+        Rule::signed_percent_value,
+        text,
+        "a tolerance like -5% or +10%",
+    )?;
     let mut sign = 0;
     let mut value = 0.0;
     for p in pair.into_inner() {
@@ -205,11 +236,17 @@ pub enum SizeOrPercent {
 
 /// Parses `1GiB` or `50%`.
 pub fn parse_size_or_percent(text: &str) -> Result<SizeOrPercent, ValueError> {
-    let pair =
-        parse_one(Rule::size_or_percent_value, text, "a byte size like 1GiB or a share like 50%")?;
+    let pair = parse_one(
+        Rule::size_or_percent_value,
+        text,
+        "a byte size like 1GiB or a share like 50%",
+    )?;
     match pair.as_rule() {
         Rule::percent => Ok(SizeOrPercent::Percent(
-            pair.into_inner().next().and_then(|p| p.as_str().parse().ok()).unwrap_or(0.0),
+            pair.into_inner()
+                .next()
+                .and_then(|p| p.as_str().parse().ok())
+                .unwrap_or(0.0),
         )),
         _ => {
             let (v, unit, _) = number_and_unit(pair);
@@ -223,7 +260,12 @@ fn metric_path(pair: Pair<'_, Rule>) -> MetricPath {
     MetricPath {
         segments: pair
             .into_inner()
-            .map(|p| (p.as_str().to_string(), p.as_span().start()..p.as_span().end()))
+            .map(|p| {
+                (
+                    p.as_str().to_string(),
+                    p.as_span().start()..p.as_span().end(),
+                )
+            })
             .collect(),
         span: span.start()..span.end(),
     }
@@ -231,7 +273,11 @@ fn metric_path(pair: Pair<'_, Rule>) -> MetricPath {
 
 /// Parses a metric path (`step.read.latency.p99`), as used for baseline rule keys.
 pub fn parse_metric_path(text: &str) -> Result<MetricPath, ValueError> {
-    let pair = parse_one(Rule::metric_path_value, text, "a metric path like fileserver.iops")?;
+    let pair = parse_one(
+        Rule::metric_path_value,
+        text,
+        "a metric path like fileserver.iops",
+    )?;
     Ok(metric_path(pair))
 }
 
@@ -240,7 +286,9 @@ pub fn parse_metric_path(text: &str) -> Result<MetricPath, ValueError> {
 pub fn parse_assertion(text: &str) -> Result<ParsedAssertion, ValueError> {
     let mut pairs = ValueParser::parse(Rule::assertion, text)
         .map_err(|e| to_value_error(text, e, "an assertion like `step.iops >= 100`"))?;
-    let cmp = pairs.next().ok_or_else(|| whole_error(text, "an assertion"))?;
+    let cmp = pairs
+        .next()
+        .ok_or_else(|| whole_error(text, "an assertion"))?;
     let mut inner = cmp.into_inner();
     let (Some(lhs), Some(op), Some(rhs)) = (inner.next(), inner.next(), inner.next()) else {
         return Err(whole_error(text, "an assertion like `step.iops >= 100`"));
@@ -253,7 +301,11 @@ pub fn parse_assertion(text: &str) -> Result<ParsedAssertion, ValueError> {
         "==" => CmpOp::Eq,
         _ => CmpOp::Ne,
     };
-    Ok(ParsedAssertion { lhs: build_expr(lhs), op, rhs: build_expr(rhs) })
+    Ok(ParsedAssertion {
+        lhs: build_expr(lhs),
+        op,
+        rhs: build_expr(rhs),
+    })
 }
 
 fn build_expr(pair: Pair<'_, Rule>) -> Expr {
@@ -264,7 +316,12 @@ fn build_expr(pair: Pair<'_, Rule>) -> Expr {
             let first = inner.next().map(build_expr);
             let mut acc = match first {
                 Some(e) => e,
-                None => return Expr { kind: ExprKind::Number(0.0), span },
+                None => {
+                    return Expr {
+                        kind: ExprKind::Number(0.0),
+                        span,
+                    }
+                }
             };
             while let (Some(op), Some(rhs)) = (inner.next(), inner.next()) {
                 let op = match op.as_str() {
@@ -275,18 +332,30 @@ fn build_expr(pair: Pair<'_, Rule>) -> Expr {
                 };
                 let rhs = build_expr(rhs);
                 let s = acc.span.start..rhs.span.end;
-                acc = Expr { kind: ExprKind::Binary(op, Box::new(acc), Box::new(rhs)), span: s };
+                acc = Expr {
+                    kind: ExprKind::Binary(op, Box::new(acc), Box::new(rhs)),
+                    span: s,
+                };
             }
             acc
         }
         Rule::neg => {
             let inner = pair.into_inner().next().map(build_expr);
             match inner {
-                Some(e) => Expr { kind: ExprKind::Neg(Box::new(e)), span },
-                None => Expr { kind: ExprKind::Number(0.0), span },
+                Some(e) => Expr {
+                    kind: ExprKind::Neg(Box::new(e)),
+                    span,
+                },
+                None => Expr {
+                    kind: ExprKind::Number(0.0),
+                    span,
+                },
             }
         }
-        Rule::number => Expr { kind: ExprKind::Number(pair.as_str().parse().unwrap_or(0.0)), span },
+        Rule::number => Expr {
+            kind: ExprKind::Number(pair.as_str().parse().unwrap_or(0.0)),
+            span,
+        },
         Rule::byte_size => {
             let (v, unit, _) = number_and_unit(pair);
             Expr {
@@ -311,11 +380,24 @@ fn build_expr(pair: Pair<'_, Rule>) -> Expr {
             }
         }
         Rule::percent => {
-            let v: f64 = pair.into_inner().next().and_then(|p| p.as_str().parse().ok()).unwrap_or(0.0);
-            Expr { kind: ExprKind::Quantity(v / 100.0, Dim::NONE), span }
+            let v: f64 = pair
+                .into_inner()
+                .next()
+                .and_then(|p| p.as_str().parse().ok())
+                .unwrap_or(0.0);
+            Expr {
+                kind: ExprKind::Quantity(v / 100.0, Dim::NONE),
+                span,
+            }
         }
-        Rule::metric => Expr { kind: ExprKind::Metric(metric_path(pair), None), span },
-        _ => Expr { kind: ExprKind::Number(0.0), span },
+        Rule::metric => Expr {
+            kind: ExprKind::Metric(metric_path(pair), None),
+            span,
+        },
+        _ => Expr {
+            kind: ExprKind::Number(0.0),
+            span,
+        },
     }
 }
 
@@ -347,7 +429,10 @@ mod tests {
         assert_eq!(parse_percent("80%"), Ok(80.0));
         assert_eq!(parse_signed_percent("-5%"), Ok((-1, 5.0)));
         assert_eq!(parse_signed_percent("+10%"), Ok((1, 10.0)));
-        assert_eq!(parse_size_or_percent("50%"), Ok(SizeOrPercent::Percent(50.0)));
+        assert_eq!(
+            parse_size_or_percent("50%"),
+            Ok(SizeOrPercent::Percent(50.0))
+        );
         assert!(parse_percent("80").is_err());
     }
 

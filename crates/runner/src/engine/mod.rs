@@ -1,0 +1,259 @@
+//! The I/O engine's request generation and per-job accounting.
+//!
+//! [`Generator`] turns a plan step's access specification into a stream of requests
+//! (IOMeter semantics: each request picks a mix line by weight, then read or write by
+//! the line's read share, then a random aligned offset or the next sequential one).
+//! [`JobStats`] accumulates what one job measured: HDR latency histograms by operation,
+//! per-block-size counts, per-interval samples and error records. `uring` drives the
+//! ring; `run` merges jobs into step results.
+
+pub mod uring;
+
+use hdrhistogram::Histogram;
+use iogate_spec::{MixLine, Region};
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// A read.
+    Read,
+    /// A write.
+    Write,
+}
+
+/// One request to issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// Index of the mix line it came from.
+    pub line: u16,
+    /// Read or write.
+    pub op: Op,
+    /// Byte offset on the target.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+struct LineGen {
+    len: u32,
+    read_threshold: u64,
+    random_threshold: u64,
+    align: u64,
+    /// Number of aligned start positions for a random request in the region.
+    slots: u64,
+}
+
+/// Seeded request stream for one job. Deterministic: same plan and seed, same requests.
+pub struct Generator {
+    rng: SmallRng,
+    lines: Vec<LineGen>,
+    /// Cumulative weights scaled to 2^32.
+    cumulative: Vec<u64>,
+    region_start: u64,
+    region_end: u64,
+    next_sequential: u64,
+}
+
+/// Threshold for "x percent of the time" on a 32-bit uniform draw.
+fn threshold(pct: f64) -> u64 {
+    ((pct / 100.0) * 4_294_967_296.0).round() as u64
+}
+
+/// Uniform in `0..n` by Lemire's multiply-shift (bias below 2^-32 for our n).
+fn below(rng: &mut SmallRng, n: u64) -> u64 {
+    ((u128::from(rng.next_u64()) * u128::from(n)) >> 64) as u64
+}
+
+impl Generator {
+    /// A generator for job `job` of `jobs` over `region`. Sequential streams of
+    /// different jobs start at evenly spaced points of the region.
+    pub fn new(
+        mix: &[MixLine],
+        region: Region,
+        seed: u64,
+        job: u32,
+        jobs: u32,
+        lbs: u64,
+    ) -> Generator {
+        let mut acc = 0.0;
+        let mut cumulative = Vec::with_capacity(mix.len());
+        let lines = mix
+            .iter()
+            .map(|m| {
+                acc += m.weight_pct;
+                cumulative.push(threshold(acc));
+                let span = region.length_bytes.saturating_sub(m.block_size_bytes);
+                LineGen {
+                    len: m.block_size_bytes as u32,
+                    read_threshold: threshold(m.read_pct),
+                    random_threshold: threshold(m.random_pct),
+                    align: m.align_bytes.max(1),
+                    slots: span / m.align_bytes.max(1) + 1,
+                }
+            })
+            .collect();
+        if let Some(last) = cumulative.last_mut() {
+            *last = u64::MAX; // rounding must never leave a draw without a line
+        }
+        let stride = region.length_bytes / u64::from(jobs.max(1));
+        let start = region.offset_bytes + (stride * u64::from(job)) / lbs.max(1) * lbs.max(1);
+        Generator {
+            rng: SmallRng::seed_from_u64(seed),
+            lines,
+            cumulative,
+            region_start: region.offset_bytes,
+            region_end: region.offset_bytes + region.length_bytes,
+            next_sequential: start,
+        }
+    }
+
+    /// The next request.
+    #[inline]
+    pub fn next_request(&mut self) -> Request {
+        let draw = u64::from(self.rng.next_u32());
+        let line = if self.cumulative.len() == 1 {
+            0
+        } else {
+            self.cumulative.iter().position(|&c| draw < c).unwrap_or(0)
+        };
+        let l = &self.lines[line];
+        let op = if u64::from(self.rng.next_u32()) < l.read_threshold {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let random = l.random_threshold > 0 && u64::from(self.rng.next_u32()) < l.random_threshold;
+        let offset = if random {
+            self.region_start + below(&mut self.rng, l.slots) * l.align
+        } else {
+            if self.next_sequential + u64::from(l.len) > self.region_end {
+                self.next_sequential = self.region_start;
+            }
+            let o = self.next_sequential;
+            self.next_sequential = o + u64::from(l.len);
+            o
+        };
+        Request {
+            line: line as u16,
+            op,
+            offset,
+            len: l.len,
+        }
+    }
+
+    /// Fills a buffer with pseudo-random bytes (write payload that does not compress).
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        self.rng.fill_bytes(buf);
+    }
+}
+
+/// One interval sample of one job (merged across jobs by `index`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Interval number from the step's start.
+    pub index: u32,
+    /// Completed requests.
+    pub ios: u64,
+    /// Completed reads.
+    pub read_ios: u64,
+    /// Completed writes.
+    pub write_ios: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Sum of total latencies, nanoseconds.
+    pub latency_sum_ns: u64,
+    /// Largest total latency, nanoseconds.
+    pub latency_max_ns: u64,
+}
+
+/// A failed or short request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// Job number.
+    pub job: u32,
+    /// Read or write.
+    pub op: Op,
+    /// Byte offset.
+    pub offset: u64,
+    /// Requested length.
+    pub length: u32,
+    /// `errno` for a failed request; absent for a short one.
+    pub errno: Option<i32>,
+    /// Bytes transferred for a short request.
+    pub transferred: Option<u32>,
+    /// Completion time from the step start, ns.
+    pub time_ns: u64,
+}
+
+/// Error records kept per job; counts are always exact.
+pub const MAX_ERROR_RECORDS: usize = 100;
+
+/// Per-line request counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCount {
+    /// Completed reads.
+    pub reads: u64,
+    /// Completed writes.
+    pub writes: u64,
+}
+
+/// What one job measured.
+pub struct JobStats {
+    /// Total latency of successful reads, ns.
+    pub read_latency: Histogram<u64>,
+    /// Total latency of successful writes, ns.
+    pub write_latency: Histogram<u64>,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Failed or short reads.
+    pub read_errors: u64,
+    /// Failed or short writes.
+    pub write_errors: u64,
+    /// Counts per mix line.
+    pub lines: Vec<LineCount>,
+    /// Interval samples, in order.
+    pub intervals: Vec<Interval>,
+    /// First [`MAX_ERROR_RECORDS`] errors.
+    pub error_records: Vec<ErrorRecord>,
+    /// Time of the last completion from the step start, ns.
+    pub last_completion_ns: u64,
+    /// Whether registered buffers and files were used.
+    pub registered: bool,
+}
+
+/// Histogram range: 1 ns to 1 hour at 3 significant digits (0.1% resolution).
+pub fn new_latency_histogram() -> Histogram<u64> {
+    // Bounds are constants that satisfy the constructor's checks (low ≥ 1, high ≥ 2·low, sigfig ≤ 5).
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+        .expect("constant histogram bounds are valid")
+}
+
+impl JobStats {
+    /// Empty stats for a mix of `lines` lines.
+    pub fn new(lines: usize) -> JobStats {
+        JobStats {
+            read_latency: new_latency_histogram(),
+            write_latency: new_latency_histogram(),
+            read_bytes: 0,
+            write_bytes: 0,
+            read_errors: 0,
+            write_errors: 0,
+            lines: vec![LineCount::default(); lines],
+            intervals: Vec::new(),
+            error_records: Vec::new(),
+            last_completion_ns: 0,
+            registered: false,
+        }
+    }
+
+    /// Completed requests (successful).
+    pub fn ios(&self) -> u64 {
+        self.read_latency.len() + self.write_latency.len()
+    }
+}

@@ -1,0 +1,366 @@
+//! The io_uring engine: one ring per job, registered buffers and file, queue depth kept
+//! full, batched submission, completions reaped from the shared ring.
+//!
+//! This module and its [`BufferPool`] hold the only `unsafe` code of iogate; each block
+//! says why it is sound. `run::execute` calls [`run_job`] on one thread per job.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use super::{ErrorRecord, Generator, Interval, JobStats, Op, MAX_ERROR_RECORDS};
+
+/// Errors that stop a job.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The ring could not be created or used.
+    #[error("io_uring: {0}")]
+    Ring(std::io::Error),
+    /// The buffer pool could not be allocated.
+    #[error("cannot allocate {0} bytes of I/O buffers")]
+    Alloc(usize),
+    /// Every request failed: the target rejects this workload.
+    #[error("the first {count} requests all failed (last errno {errno}: {message})")]
+    AllFailed {
+        /// Requests that failed.
+        count: u64,
+        /// Last errno.
+        errno: i32,
+        /// Its description.
+        message: String,
+    },
+}
+
+/// `count` I/O buffers of `size` bytes each, in one allocation aligned to `align`
+/// (the logical block size or more: O_DIRECT needs aligned memory).
+pub struct BufferPool {
+    ptr: NonNull<u8>,
+    layout: Layout,
+    size: usize,
+    count: usize,
+}
+
+impl BufferPool {
+    /// Allocates zeroed buffers. Errors: [`EngineError::Alloc`] on a bad layout or no memory.
+    pub fn new(count: usize, size: usize, align: usize) -> Result<BufferPool, EngineError> {
+        let total = count
+            .checked_mul(size)
+            .ok_or(EngineError::Alloc(usize::MAX))?;
+        let layout = Layout::from_size_align(total.max(1), align.max(4096))
+            .map_err(|_| EngineError::Alloc(total))?;
+        // SAFETY: the layout has a non-zero size (max(1) above).
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or(EngineError::Alloc(total))?;
+        Ok(BufferPool {
+            ptr,
+            layout,
+            size,
+            count,
+        })
+    }
+
+    /// Pointer to buffer `i` (`i < count`).
+    fn buf(&self, i: usize) -> *mut u8 {
+        debug_assert!(i < self.count);
+        // SAFETY: i < count, so the offset stays inside the allocation.
+        unsafe { self.ptr.as_ptr().add(i * self.size) }
+    }
+
+    /// The whole pool as one mutable slice (for filling write payloads before any I/O).
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: the allocation is `count * size` bytes, initialised (zeroed), and
+        // `&mut self` guarantees no other reference to it exists now.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.count * self.size) }
+    }
+
+    fn iovecs(&self) -> Vec<libc::iovec> {
+        (0..self.count)
+            .map(|i| libc::iovec {
+                iov_base: self.buf(i).cast(),
+                iov_len: self.size,
+            })
+            .collect()
+    }
+}
+
+impl Drop for BufferPool {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout and is freed once.
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// When a job stops issuing.
+#[derive(Debug, Clone, Copy)]
+pub enum JobLimit {
+    /// At this time from the step start (ns).
+    Deadline(u64),
+    /// After issuing this many requests.
+    Ios(u64),
+    /// After issuing this many bytes.
+    Bytes(u64),
+}
+
+/// Parameters of one job.
+pub struct JobParams<'a> {
+    /// Job number within the step.
+    pub job: u32,
+    /// Outstanding requests.
+    pub queue_depth: u32,
+    /// Largest request of the mix, bytes.
+    pub max_block_size: usize,
+    /// Buffer alignment, bytes.
+    pub align: usize,
+    /// Stop condition.
+    pub limit: JobLimit,
+    /// Interval sample length, ns.
+    pub interval_ns: u64,
+    /// Set to stop early (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Completed requests, published for progress display.
+    pub progress: &'a AtomicU64,
+    /// The step's time origin, shared by all its jobs.
+    pub origin: Instant,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    start_ns: u64,
+    offset: u64,
+    len: u32,
+    op: Op,
+    line: u16,
+}
+
+fn build_ring(entries: u32) -> Result<IoUring, EngineError> {
+    // Single issuer + deferred task running (Linux 6.1+): completions are processed only
+    // when this thread enters the kernel to wait, with no interrupts of its work.
+    IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
+        .or_else(|_| IoUring::new(entries))
+        .map_err(EngineError::Ring)
+}
+
+/// Runs one job to its limit on `file`, recording into `stats`.
+///
+/// Errors: ring setup failures, or [`EngineError::AllFailed`] when the first 1000
+/// requests all fail (a failed request is otherwise counted and recorded, never fatal).
+pub fn run_job(
+    file: &File,
+    p: &JobParams<'_>,
+    gen: &mut Generator,
+    stats: &mut JobStats,
+) -> Result<(), EngineError> {
+    let qd = p.queue_depth.max(1) as usize;
+    // The pool is declared before the ring so that it is dropped after it.
+    let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
+    gen.fill(pool.as_mut_slice());
+    let mut ring = build_ring(qd.next_power_of_two() as u32)?;
+    let iovecs = pool.iovecs();
+    // SAFETY: the iovecs describe `pool`'s allocation, which outlives the ring: `pool` is
+    // dropped after `ring`, and on the one early return with requests in flight the pool
+    // is leaked rather than freed (see the submit error below).
+    let buffers_registered = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    let files_registered = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
+    stats.registered = buffers_registered && files_registered;
+    let raw_fd = types::Fd(file.as_raw_fd());
+
+    let mut slots = vec![
+        Slot {
+            start_ns: 0,
+            offset: 0,
+            len: 0,
+            op: Op::Read,
+            line: 0
+        };
+        qd
+    ];
+    let mut free: Vec<u32> = (0..qd as u32).rev().collect();
+    let mut inflight = 0usize;
+    let mut issuing = true;
+    let (mut issued_ios, mut issued_bytes) = (0u64, 0u64);
+    let mut interval = Interval::default();
+    let mut next_boundary = p.interval_ns;
+    let (mut failures_in_a_row, mut successes) = (0u64, 0u64);
+    let mut last_errno = 0;
+    let mut completed_since_publish = 0u64;
+
+    loop {
+        let now = p.origin.elapsed().as_nanos() as u64;
+        if issuing {
+            let stop = p.stop.load(Ordering::Relaxed);
+            if stop || matches!(p.limit, JobLimit::Deadline(d) if now >= d) {
+                issuing = false;
+            }
+        }
+        while issuing && inflight < qd {
+            match p.limit {
+                JobLimit::Ios(n) if issued_ios >= n => issuing = false,
+                JobLimit::Bytes(n) if issued_bytes >= n => issuing = false,
+                _ => {}
+            }
+            if !issuing {
+                break;
+            }
+            let Some(slot) = free.pop() else { break };
+            let req = gen.next_request();
+            let buf = pool.buf(slot as usize);
+            let entry = match (req.op, buffers_registered, files_registered) {
+                (Op::Read, true, true) => {
+                    opcode::ReadFixed::new(types::Fixed(0), buf, req.len, slot as u16)
+                        .offset(req.offset)
+                        .build()
+                }
+                (Op::Write, true, true) => {
+                    opcode::WriteFixed::new(types::Fixed(0), buf, req.len, slot as u16)
+                        .offset(req.offset)
+                        .build()
+                }
+                (Op::Read, _, _) => opcode::Read::new(raw_fd, buf, req.len)
+                    .offset(req.offset)
+                    .build(),
+                (Op::Write, _, _) => opcode::Write::new(raw_fd, buf, req.len)
+                    .offset(req.offset)
+                    .build(),
+            };
+            let entry: squeue::Entry = entry.user_data(u64::from(slot));
+            slots[slot as usize] = Slot {
+                start_ns: now,
+                offset: req.offset,
+                len: req.len,
+                op: req.op,
+                line: req.line,
+            };
+            // SAFETY: the buffer `slot` belongs to this request alone until its completion
+            // returns the slot to `free`; the pool and the registered file outlive the ring's
+            // use of them (we drain every in-flight request before returning).
+            if unsafe { ring.submission().push(&entry) }.is_err() {
+                free.push(slot);
+                break;
+            }
+            inflight += 1;
+            issued_ios += 1;
+            issued_bytes += u64::from(req.len);
+        }
+        if inflight == 0 {
+            break;
+        }
+        match ring.submit_and_wait(1) {
+            Ok(_) => {}
+            Err(e)
+                if e.raw_os_error() == Some(libc::EINTR)
+                    || e.raw_os_error() == Some(libc::EBUSY) => {}
+            Err(e) => {
+                if inflight > 0 {
+                    // The kernel may still write into these buffers: never free them.
+                    std::mem::forget(pool);
+                }
+                return Err(EngineError::Ring(e));
+            }
+        }
+        let done = p.origin.elapsed().as_nanos() as u64;
+        while done >= next_boundary {
+            interval.index = (next_boundary / p.interval_ns - 1) as u32;
+            stats.intervals.push(interval);
+            interval = Interval::default();
+            next_boundary += p.interval_ns;
+        }
+        for cqe in ring.completion() {
+            let slot_index = cqe.user_data() as usize;
+            let Some(s) = slots.get(slot_index).copied() else {
+                continue;
+            };
+            free.push(slot_index as u32);
+            inflight -= 1;
+            let res = cqe.result();
+            let latency = done.saturating_sub(s.start_ns).max(1);
+            if res == s.len as i32 {
+                successes += 1;
+                failures_in_a_row = 0;
+                let (hist, bytes) = match s.op {
+                    Op::Read => (&mut stats.read_latency, &mut stats.read_bytes),
+                    Op::Write => (&mut stats.write_latency, &mut stats.write_bytes),
+                };
+                // Values above the histogram's 1 h ceiling are clamped, never dropped.
+                hist.saturating_record(latency);
+                *bytes += u64::from(s.len);
+                let line = &mut stats.lines[usize::from(s.line)];
+                match s.op {
+                    Op::Read => {
+                        line.reads += 1;
+                        interval.read_ios += 1;
+                    }
+                    Op::Write => {
+                        line.writes += 1;
+                        interval.write_ios += 1;
+                    }
+                }
+                interval.ios += 1;
+                interval.bytes += u64::from(s.len);
+                interval.latency_sum_ns += latency;
+                interval.latency_max_ns = interval.latency_max_ns.max(latency);
+            } else {
+                failures_in_a_row += 1;
+                match s.op {
+                    Op::Read => stats.read_errors += 1,
+                    Op::Write => stats.write_errors += 1,
+                }
+                if res < 0 {
+                    last_errno = -res;
+                }
+                if stats.error_records.len() < MAX_ERROR_RECORDS {
+                    stats.error_records.push(ErrorRecord {
+                        job: p.job,
+                        op: s.op,
+                        offset: s.offset,
+                        length: s.len,
+                        errno: (res < 0).then_some(-res),
+                        transferred: (res >= 0).then_some(res as u32),
+                        time_ns: done,
+                    });
+                }
+            }
+            completed_since_publish += 1;
+        }
+        stats.last_completion_ns = done;
+        if completed_since_publish >= 256 {
+            p.progress
+                .fetch_add(completed_since_publish, Ordering::Relaxed);
+            completed_since_publish = 0;
+        }
+        if successes == 0 && failures_in_a_row >= 1000 {
+            issuing = false;
+            if inflight == 0 {
+                return Err(EngineError::AllFailed {
+                    count: failures_in_a_row,
+                    errno: last_errno,
+                    message: std::io::Error::from_raw_os_error(last_errno).to_string(),
+                });
+            }
+        }
+    }
+    p.progress
+        .fetch_add(completed_since_publish, Ordering::Relaxed);
+    if interval.ios > 0 || stats.intervals.is_empty() {
+        interval.index = (next_boundary / p.interval_ns - 1) as u32;
+        stats.intervals.push(interval);
+    }
+    if successes == 0 && failures_in_a_row > 0 && failures_in_a_row == issued_ios {
+        return Err(EngineError::AllFailed {
+            count: failures_in_a_row,
+            errno: last_errno,
+            message: std::io::Error::from_raw_os_error(last_errno).to_string(),
+        });
+    }
+    drop(ring);
+    drop(pool);
+    Ok(())
+}

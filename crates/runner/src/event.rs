@@ -1,0 +1,50 @@
+//! Run events: the only interface from the runner to whatever displays progress
+//! (the binary prints them, or stays quiet in CI).
+
+use iogate_spec::StepKind;
+
+/// Something that happened during a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// A step started.
+    StepStarted {
+        /// Step number, from 0.
+        index: usize,
+        /// Total steps.
+        count: usize,
+        /// Step name.
+        name: String,
+        /// Step kind.
+        kind: StepKind,
+        /// Known duration, ns.
+        estimated_duration_ns: Option<u64>,
+    },
+    /// Periodic progress (about every 500 ms).
+    Progress {
+        /// Step number.
+        index: usize,
+        /// Time since the step started, ns.
+        elapsed_ns: u64,
+        /// Requests completed so far.
+        ios: u64,
+        /// Fraction done (0–1) when the step's end is known.
+        fraction: Option<f64>,
+    },
+    /// A step finished.
+    StepFinished {
+        /// Step number.
+        index: usize,
+        /// Step name.
+        name: String,
+        /// Requests per second.
+        iops: f64,
+        /// Bytes per second.
+        bandwidth_bytes_per_s: f64,
+        /// Mean total latency, ns.
+        mean_latency_ns: f64,
+        /// Failed or short requests.
+        errors: u64,
+    },
+    /// Something the user should know that does not stop the run.
+    Warning(String),
+}

@@ -1,0 +1,389 @@
+//! `RunResult`: what a run measured, as written to `result.json` (versioned by
+//! [`SCHEMA_VERSION`]).
+//!
+//! The runner fills targets, steps and metrics; the report crate fills `outcome`,
+//! `assertions` and `baseline` from its verdict. Field names carry their units (`_ns`,
+//! `_bytes`, `_pct`, `_per_s`). Latency is total latency (fio's `clat` + `slat`: from the
+//! request's preparation to the observation of its completion), per operation.
+
+use hdrhistogram::Histogram;
+use iogate_spec::{LatencyStat, Metric, MetricRef, OpFilter, StepKind};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::ErrorRecord;
+use crate::target::TargetIdentity;
+
+/// Version of the `result.json` format.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The overall outcome of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every assertion held and no baseline rule regressed.
+    Pass,
+    /// An assertion failed.
+    Fail,
+    /// A baseline rule regressed.
+    Regressed,
+    /// No verdict could be reached (a required baseline is missing).
+    Inconclusive,
+    /// The target or engine failed.
+    Error,
+}
+
+/// The host a run ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// Host name.
+    pub hostname: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu: String,
+    /// Online CPUs.
+    pub cpus: usize,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// iogate's version.
+    pub iogate_version: String,
+    /// Spec name.
+    pub spec_name: String,
+    /// `sha256:` digest of the spec text.
+    pub spec_digest: String,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// End, RFC 3339 UTC.
+    pub finished_at: String,
+    /// The host.
+    pub host: Host,
+    /// The target's identity.
+    pub target: TargetIdentity,
+    /// Overall outcome.
+    pub outcome: Outcome,
+    /// Why the run failed, when `outcome` is `error`.
+    pub error: Option<String>,
+    /// Whether the run was interrupted (Ctrl-C) before its end.
+    pub interrupted: bool,
+    /// Steps in run order (a failed run holds the steps it finished).
+    pub steps: Vec<StepResult>,
+    /// Assertion results (filled by the report crate).
+    pub assertions: Vec<AssertionResult>,
+    /// Baseline comparison (filled by the report crate).
+    pub baseline: Option<BaselineComparison>,
+}
+
+/// One step's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    /// Step name.
+    pub name: String,
+    /// Step kind.
+    pub kind: StepKind,
+    /// Outstanding requests per job.
+    pub queue_depth: u32,
+    /// Jobs.
+    pub jobs: u32,
+    /// Time from the step's start to its last completion, ns.
+    pub duration_ns: u64,
+    /// Whether registered buffers and files were used by every job.
+    pub registered_buffers: bool,
+    /// Measurements.
+    pub metrics: StepMetrics,
+    /// Per-interval samples, merged over jobs.
+    pub intervals: Vec<IntervalSample>,
+    /// Interval length, ns.
+    pub interval_ns: u64,
+    /// First failed or short requests (at most 100 per job).
+    pub error_records: Vec<ErrorRecord>,
+    /// Why the step stopped early, if it did.
+    pub error: Option<String>,
+}
+
+/// Measurements of a step (all operations), with `read` and `write` parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepMetrics {
+    /// Completed requests.
+    pub ios: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Requests per second.
+    pub iops: f64,
+    /// Bytes per second.
+    pub bandwidth_bytes_per_s: f64,
+    /// Failed or short requests.
+    pub errors: u64,
+    /// Total latency.
+    pub latency: LatencySummary,
+    /// Latency distribution for charts: log-spaced buckets (4 per power of two).
+    pub latency_histogram: Vec<HistogramBucket>,
+    /// Reads only.
+    pub read: OpMetrics,
+    /// Writes only.
+    pub write: OpMetrics,
+    /// Counts per block size.
+    pub block_sizes: Vec<BlockSizeCount>,
+}
+
+/// Measurements of one operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpMetrics {
+    /// Completed requests.
+    pub ios: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Requests per second.
+    pub iops: f64,
+    /// Bytes per second.
+    pub bandwidth_bytes_per_s: f64,
+    /// Failed or short requests.
+    pub errors: u64,
+    /// Total latency.
+    pub latency: LatencySummary,
+}
+
+/// Latency statistics from an HDR histogram (3 significant digits), nanoseconds.
+/// All zero when there were no requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Mean.
+    pub mean_ns: f64,
+    /// Standard deviation.
+    pub stddev_ns: f64,
+    /// Minimum.
+    pub min_ns: u64,
+    /// Maximum.
+    pub max_ns: u64,
+    /// 50th percentile.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 95th percentile.
+    pub p95_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p99_9_ns: u64,
+    /// 99.99th percentile.
+    pub p99_99_ns: u64,
+}
+
+/// One bucket of a latency distribution: requests with latency in `(lower_ns, upper_ns]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HistogramBucket {
+    /// Exclusive lower bound, ns.
+    pub lower_ns: u64,
+    /// Inclusive upper bound, ns.
+    pub upper_ns: u64,
+    /// Requests.
+    pub count: u64,
+}
+
+/// Requests of one block size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSizeCount {
+    /// Transfer size, bytes.
+    pub block_size_bytes: u64,
+    /// Completed requests.
+    pub ios: u64,
+    /// Completed reads.
+    pub reads: u64,
+    /// Completed writes.
+    pub writes: u64,
+}
+
+/// One interval, merged over jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// Interval start from the step start, ns.
+    pub start_ns: u64,
+    /// Requests per second in the interval.
+    pub iops: f64,
+    /// Bytes per second in the interval.
+    pub bandwidth_bytes_per_s: f64,
+    /// Mean total latency in the interval, ns.
+    pub mean_latency_ns: f64,
+    /// Largest total latency in the interval, ns.
+    pub max_latency_ns: u64,
+    /// Reads completed.
+    pub read_ios: u64,
+    /// Writes completed.
+    pub write_ios: u64,
+}
+
+/// One assertion's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssertionResult {
+    /// The expression as written.
+    pub expr: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// Left side's value, in base units (seconds, bytes, per second).
+    pub value: f64,
+    /// Right side's value, in base units.
+    pub limit: f64,
+    /// Left side formatted with its unit.
+    pub value_display: String,
+    /// Right side formatted with its unit.
+    pub limit_display: String,
+}
+
+/// The comparison with a golden baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineComparison {
+    /// Baseline file used, if one was found.
+    pub path: Option<String>,
+    /// Baseline key (device model, `file`, or `--key`).
+    pub key: String,
+    /// Firmware revision recorded in the baseline.
+    pub baseline_firmware_revision: Option<String>,
+    /// One entry per rule.
+    pub rules: Vec<RuleResult>,
+}
+
+/// Verdict of one baseline rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleOutcome {
+    /// Within tolerance.
+    Pass,
+    /// Worse than the baseline by more than the tolerance.
+    Regressed,
+    /// Better than the baseline by more than the tolerance.
+    Improved,
+    /// No baseline value for this metric.
+    NoBaseline,
+}
+
+/// One baseline rule's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleResult {
+    /// The metric as written in the spec.
+    pub metric: String,
+    /// Allowed change in the worse direction, percent.
+    pub tolerance_pct: f64,
+    /// Baseline value (base units), when known.
+    pub baseline: Option<f64>,
+    /// This run's value (base units).
+    pub value: f64,
+    /// Relative change, percent (positive = larger).
+    pub change_pct: Option<f64>,
+    /// Verdict.
+    pub outcome: RuleOutcome,
+}
+
+impl LatencySummary {
+    /// Summary of an HDR histogram of nanoseconds.
+    pub fn from_histogram(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            mean_ns: h.mean(),
+            stddev_ns: h.stdev(),
+            min_ns: h.min(),
+            max_ns: h.max(),
+            p50_ns: h.value_at_quantile(0.50),
+            p90_ns: h.value_at_quantile(0.90),
+            p95_ns: h.value_at_quantile(0.95),
+            p99_ns: h.value_at_quantile(0.99),
+            p99_9_ns: h.value_at_quantile(0.999),
+            p99_99_ns: h.value_at_quantile(0.9999),
+        }
+    }
+
+    /// One statistic, ns.
+    pub fn get(&self, stat: LatencyStat) -> f64 {
+        match stat {
+            LatencyStat::Mean => self.mean_ns,
+            LatencyStat::Stddev => self.stddev_ns,
+            LatencyStat::Min => self.min_ns as f64,
+            LatencyStat::Max => self.max_ns as f64,
+            LatencyStat::P50 => self.p50_ns as f64,
+            LatencyStat::P90 => self.p90_ns as f64,
+            LatencyStat::P95 => self.p95_ns as f64,
+            LatencyStat::P99 => self.p99_ns as f64,
+            LatencyStat::P99_9 => self.p99_9_ns as f64,
+            LatencyStat::P99_99 => self.p99_99_ns as f64,
+        }
+    }
+}
+
+/// Log-spaced buckets (4 per power of two) of a histogram, empty buckets omitted.
+pub fn histogram_buckets(h: &Histogram<u64>) -> Vec<HistogramBucket> {
+    let mut out: Vec<HistogramBucket> = Vec::new();
+    for v in h.iter_recorded() {
+        let value = v.value_iterated_to().max(1);
+        // Bucket k covers (2^((k-1)/4), 2^(k/4)].
+        let k = ((value as f64).log2() * 4.0).ceil() as i32;
+        let upper = 2f64.powf(f64::from(k) / 4.0).round() as u64;
+        let lower = 2f64.powf(f64::from(k - 1) / 4.0).round() as u64;
+        match out.last_mut() {
+            Some(b) if b.upper_ns == upper => b.count += v.count_at_value(),
+            _ => out.push(HistogramBucket {
+                lower_ns: lower,
+                upper_ns: upper,
+                count: v.count_at_value(),
+            }),
+        }
+    }
+    out
+}
+
+impl RunResult {
+    /// A step by name.
+    pub fn step(&self, name: &str) -> Option<&StepResult> {
+        self.steps.iter().find(|s| s.name == name)
+    }
+
+    /// A metric's value in SI base units (seconds, bytes, per second), for assertions and
+    /// baseline rules. None when the step is missing from the result.
+    pub fn metric(&self, m: &MetricRef) -> Option<f64> {
+        let metrics = &self.step(&m.step)?.metrics;
+        let (ios, bytes, iops, bw, errors, lat) = match m.op {
+            OpFilter::All => (
+                metrics.ios,
+                metrics.bytes,
+                metrics.iops,
+                metrics.bandwidth_bytes_per_s,
+                metrics.errors,
+                &metrics.latency,
+            ),
+            OpFilter::Read => {
+                let o = &metrics.read;
+                (
+                    o.ios,
+                    o.bytes,
+                    o.iops,
+                    o.bandwidth_bytes_per_s,
+                    o.errors,
+                    &o.latency,
+                )
+            }
+            OpFilter::Write => {
+                let o = &metrics.write;
+                (
+                    o.ios,
+                    o.bytes,
+                    o.iops,
+                    o.bandwidth_bytes_per_s,
+                    o.errors,
+                    &o.latency,
+                )
+            }
+        };
+        Some(match m.metric {
+            Metric::Iops => iops,
+            Metric::Bandwidth => bw,
+            Metric::Ios => ios as f64,
+            Metric::Bytes => bytes as f64,
+            Metric::Errors => errors as f64,
+            Metric::Latency(s) => lat.get(s) / 1e9,
+        })
+    }
+}

@@ -1,0 +1,362 @@
+//! Executes a [`Plan`] on a prepared [`Target`]: one thread and one ring per job, steps
+//! in order, progress as [`RunEvent`]s, and a [`RunResult`] that is returned even when a
+//! step fails (the failure is recorded in it).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use iogate_spec::{Limit, Plan, PlanStep, StepKind};
+
+use crate::engine::uring::{run_job, JobLimit, JobParams};
+use crate::engine::{new_latency_histogram, Generator, Interval, JobStats};
+use crate::event::RunEvent;
+use crate::result::{
+    histogram_buckets, BlockSizeCount, Host, IntervalSample, LatencySummary, OpMetrics, Outcome,
+    RunResult, StepMetrics, StepResult, SCHEMA_VERSION,
+};
+use crate::target::Target;
+
+/// Options of a run.
+pub struct RunOptions<'a> {
+    /// Interval sample length, ns (default 1 s).
+    pub interval_ns: u64,
+    /// Set (e.g. by a SIGINT handler) to stop the run; the partial result is returned.
+    pub stop: &'a AtomicBool,
+}
+
+/// RFC 3339 UTC time, seconds precision.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+fn read_trim(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Facts about this host, recorded in every result.
+pub fn host() -> Host {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    Host {
+        hostname: read_trim("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
+        kernel: read_trim("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
+        cpu,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
+}
+
+/// Runs every step of `plan` on `target` (already prepared). Never panics on I/O
+/// failures: a failing step ends the run with `outcome: error` and the steps so far.
+pub fn execute(
+    plan: &Plan,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> RunResult {
+    let started_at = now_rfc3339();
+    let mut result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        iogate_version: env!("CARGO_PKG_VERSION").to_string(),
+        spec_name: plan.spec_name.clone(),
+        spec_digest: plan.spec_digest.clone(),
+        started_at,
+        finished_at: String::new(),
+        host: host(),
+        target: target.identity(),
+        outcome: Outcome::Pass,
+        error: None,
+        interrupted: false,
+        steps: Vec::new(),
+        assertions: Vec::new(),
+        baseline: None,
+    };
+    if !target.direct_io {
+        on_event(RunEvent::Warning(format!(
+            "{} does not support O_DIRECT: requests go through the page cache, so results measure memory, not the drive",
+            target.path.display()
+        )));
+    }
+    for (index, step) in plan.steps.iter().enumerate() {
+        if opts.stop.load(Ordering::Relaxed) {
+            result.interrupted = true;
+            break;
+        }
+        on_event(RunEvent::StepStarted {
+            index,
+            count: plan.steps.len(),
+            name: step.name.clone(),
+            kind: step.kind,
+            estimated_duration_ns: step.estimated_duration_ns,
+        });
+        let r = run_step(step, index, target, opts, on_event);
+        on_event(RunEvent::StepFinished {
+            index,
+            name: r.name.clone(),
+            iops: r.metrics.iops,
+            bandwidth_bytes_per_s: r.metrics.bandwidth_bytes_per_s,
+            mean_latency_ns: r.metrics.latency.mean_ns,
+            errors: r.metrics.errors,
+        });
+        let failed = r.error.clone();
+        result.steps.push(r);
+        if let Some(e) = failed {
+            result.outcome = Outcome::Error;
+            result.error = Some(format!("step `{}`: {e}", step.name));
+            break;
+        }
+    }
+    if opts.stop.load(Ordering::Relaxed) {
+        result.interrupted = true;
+    }
+    result.finished_at = now_rfc3339();
+    result
+}
+
+fn job_limit(step: &PlanStep, job: u32) -> JobLimit {
+    let share = |total: u64| {
+        total / u64::from(step.jobs) + u64::from(u64::from(job) < total % u64::from(step.jobs))
+    };
+    match step.limit {
+        Limit::Duration { duration_ns } => JobLimit::Deadline(duration_ns),
+        Limit::Ios { ios } => JobLimit::Ios(share(ios)),
+        Limit::Bytes { bytes } => JobLimit::Bytes(share(bytes)),
+    }
+}
+
+fn run_step(
+    step: &PlanStep,
+    index: usize,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> StepResult {
+    let writes = step.kind == StepKind::Precondition || step.mix.iter().any(|m| m.read_pct < 100.0);
+    let max_bs = step
+        .mix
+        .iter()
+        .map(|m| m.block_size_bytes)
+        .max()
+        .unwrap_or(4096) as usize;
+    let lbs = u64::from(target.logical_block_size);
+    let progress: Vec<AtomicU64> = (0..step.jobs).map(|_| AtomicU64::new(0)).collect();
+    let origin = Instant::now();
+    let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..step.jobs)
+            .map(|job| {
+                let progress = &progress[job as usize];
+                scope.spawn(move || -> Result<JobStats, String> {
+                    let file = target.open_job(writes).map_err(|e| e.to_string())?;
+                    let seed = step
+                        .job_seeds
+                        .get(job as usize)
+                        .copied()
+                        .unwrap_or(u64::from(job));
+                    let mut gen = Generator::new(&step.mix, step.region, seed, job, step.jobs, lbs);
+                    let mut stats = JobStats::new(step.mix.len());
+                    let params = JobParams {
+                        job,
+                        queue_depth: step.queue_depth,
+                        max_block_size: max_bs,
+                        align: target.logical_block_size as usize,
+                        limit: job_limit(step, job),
+                        interval_ns: opts.interval_ns,
+                        stop: opts.stop,
+                        progress,
+                        origin,
+                    };
+                    run_job(&file, &params, &mut gen, &mut stats).map_err(|e| e.to_string())?;
+                    Ok(stats)
+                })
+            })
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(100));
+            let elapsed_ns = origin.elapsed().as_nanos() as u64;
+            if elapsed_ns / 500_000_000 != (elapsed_ns.saturating_sub(100_000_000)) / 500_000_000 {
+                let ios: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+                let fraction = match step.limit {
+                    Limit::Duration { duration_ns } => Some(elapsed_ns as f64 / duration_ns as f64),
+                    Limit::Ios { ios: total } => Some(ios as f64 / total as f64),
+                    Limit::Bytes { bytes } => {
+                        let mean: f64 = step
+                            .mix
+                            .iter()
+                            .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
+                            .sum();
+                        Some(ios as f64 * mean / bytes as f64)
+                    }
+                };
+                on_event(RunEvent::Progress {
+                    index,
+                    elapsed_ns,
+                    ios,
+                    fraction: fraction.map(|f| f.clamp(0.0, 1.0)),
+                });
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a job thread panicked".to_string()))
+            })
+            .collect()
+    });
+    let mut jobs = Vec::new();
+    let mut error = None;
+    for o in outcomes {
+        match o {
+            Ok(s) => jobs.push(s),
+            Err(e) => error = Some(e),
+        }
+    }
+    let mut r = merge(step, &jobs, opts.interval_ns);
+    r.error = error;
+    r
+}
+
+fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
+    OpMetrics {
+        ios: h.len(),
+        bytes,
+        iops: if secs > 0.0 {
+            h.len() as f64 / secs
+        } else {
+            0.0
+        },
+        bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+        errors,
+        latency: LatencySummary::from_histogram(h),
+    }
+}
+
+/// Merges jobs into a step result. Histograms are added exactly (same bounds).
+fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64) -> StepResult {
+    let (mut read, mut write, mut all) = (
+        new_latency_histogram(),
+        new_latency_histogram(),
+        new_latency_histogram(),
+    );
+    let (mut read_bytes, mut write_bytes, mut read_errors, mut write_errors) = (0, 0, 0, 0);
+    let mut duration_ns = 0;
+    let mut lines = vec![(0u64, 0u64); step.mix.len()];
+    let mut intervals: Vec<Interval> = Vec::new();
+    let mut error_records = Vec::new();
+    for j in jobs {
+        // Same bounds on every histogram: `add` cannot fail.
+        let _ = read.add(&j.read_latency);
+        let _ = write.add(&j.write_latency);
+        read_bytes += j.read_bytes;
+        write_bytes += j.write_bytes;
+        read_errors += j.read_errors;
+        write_errors += j.write_errors;
+        duration_ns = duration_ns.max(j.last_completion_ns);
+        for (acc, l) in lines.iter_mut().zip(&j.lines) {
+            acc.0 += l.reads;
+            acc.1 += l.writes;
+        }
+        for iv in &j.intervals {
+            let i = iv.index as usize;
+            if intervals.len() <= i {
+                intervals.resize(i + 1, Interval::default());
+            }
+            let m = &mut intervals[i];
+            m.ios += iv.ios;
+            m.read_ios += iv.read_ios;
+            m.write_ios += iv.write_ios;
+            m.bytes += iv.bytes;
+            m.latency_sum_ns += iv.latency_sum_ns;
+            m.latency_max_ns = m.latency_max_ns.max(iv.latency_max_ns);
+        }
+        error_records.extend(j.error_records.iter().cloned());
+    }
+    let _ = all.add(&read);
+    let _ = all.add(&write);
+    let secs = duration_ns as f64 / 1e9;
+    let bytes = read_bytes + write_bytes;
+    let mut block_sizes: Vec<BlockSizeCount> = Vec::new();
+    for (m, (r, w)) in step.mix.iter().zip(&lines) {
+        match block_sizes
+            .iter_mut()
+            .find(|b| b.block_size_bytes == m.block_size_bytes)
+        {
+            Some(b) => {
+                b.reads += r;
+                b.writes += w;
+                b.ios += r + w;
+            }
+            None => block_sizes.push(BlockSizeCount {
+                block_size_bytes: m.block_size_bytes,
+                ios: r + w,
+                reads: *r,
+                writes: *w,
+            }),
+        }
+    }
+    let last = intervals.len().saturating_sub(1);
+    let samples = intervals
+        .iter()
+        .enumerate()
+        .map(|(i, iv)| {
+            let start_ns = i as u64 * interval_ns;
+            // The last interval is partial: it ends at the last completion.
+            let len_ns = if i == last {
+                duration_ns.saturating_sub(start_ns).max(1)
+            } else {
+                interval_ns
+            };
+            let s = len_ns as f64 / 1e9;
+            IntervalSample {
+                start_ns,
+                iops: iv.ios as f64 / s,
+                bandwidth_bytes_per_s: iv.bytes as f64 / s,
+                mean_latency_ns: if iv.ios > 0 {
+                    iv.latency_sum_ns as f64 / iv.ios as f64
+                } else {
+                    0.0
+                },
+                max_latency_ns: iv.latency_max_ns,
+                read_ios: iv.read_ios,
+                write_ios: iv.write_ios,
+            }
+        })
+        .collect();
+    StepResult {
+        name: step.name.clone(),
+        kind: step.kind,
+        queue_depth: step.queue_depth,
+        jobs: step.jobs,
+        duration_ns,
+        registered_buffers: !jobs.is_empty() && jobs.iter().all(|j| j.registered),
+        metrics: StepMetrics {
+            ios: all.len(),
+            bytes,
+            iops: if secs > 0.0 {
+                all.len() as f64 / secs
+            } else {
+                0.0
+            },
+            bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+            errors: read_errors + write_errors,
+            latency: LatencySummary::from_histogram(&all),
+            latency_histogram: histogram_buckets(&all),
+            read: op_metrics(&read, read_bytes, read_errors, secs),
+            write: op_metrics(&write, write_bytes, write_errors, secs),
+            block_sizes,
+        },
+        intervals: samples,
+        interval_ns,
+        error_records,
+        error: None,
+    }
+}

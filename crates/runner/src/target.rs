@@ -1,0 +1,373 @@
+//! Targets: a regular file or a block device, probed, identified and guarded.
+//!
+//! [`Target::probe`] reads geometry (capacity, logical block size) without writing, for
+//! `iogate plan`; [`Target::prepare`] creates or grows a file target and checks that a
+//! block device may be written ([`check_destructive`]); [`Target::identity`] collects
+//! what every result records (model, serial, firmware revision from sysfs). The engine
+//! opens the target once per job with [`Target::open_job`].
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use iogate_spec::Geometry;
+use serde::{Deserialize, Serialize};
+
+use crate::RunError;
+
+/// Kind of target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A regular file (created and sized when missing).
+    File,
+    /// A block device.
+    BlockDevice,
+}
+
+/// Identity of a target as recorded in every result (`result.json` → `target`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetIdentity {
+    /// Path as given.
+    pub path: String,
+    /// File or block device.
+    pub kind: TargetKind,
+    /// Bytes the target holds.
+    pub capacity_bytes: u64,
+    /// Logical block size in bytes (O_DIRECT alignment).
+    pub logical_block_size: u32,
+    /// Physical block size in bytes, when known.
+    pub physical_block_size: Option<u32>,
+    /// Device model (sysfs `device/model`), for block devices that report one.
+    pub model: Option<String>,
+    /// Serial number (sysfs `device/serial`), when reported.
+    pub serial: Option<String>,
+    /// Firmware revision (sysfs `device/firmware_rev` or `device/rev`), when reported.
+    pub firmware_revision: Option<String>,
+    /// Whether the device is rotational (sysfs `queue/rotational`).
+    pub rotational: Option<bool>,
+    /// Active I/O scheduler (sysfs `queue/scheduler`).
+    pub scheduler: Option<String>,
+    /// Kernel device name (`nvme0n1`, `loop3`), for block devices.
+    pub device_name: Option<String>,
+    /// Whether requests bypass the page cache (O_DIRECT). False only for file targets on
+    /// file systems without direct I/O (tmpfs), where results measure memory, not a drive.
+    pub direct_io: bool,
+}
+
+/// A target ready to be probed or run on.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Path of the file or device.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: TargetKind,
+    /// Capacity in bytes now (0 for a missing file).
+    pub capacity_bytes: u64,
+    /// Logical block size.
+    pub logical_block_size: u32,
+    /// Whether O_DIRECT works on it (checked by `prepare`).
+    pub direct_io: bool,
+}
+
+fn sysfs_read(path: &Path) -> Option<String> {
+    let s = std::fs::read_to_string(path).ok()?;
+    let s = s.trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+/// sysfs directory of the whole disk holding block device `rdev` (a partition's parent).
+fn sysfs_disk_dir(rdev: u64) -> Option<PathBuf> {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let dir = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    if dir.join("partition").exists() {
+        dir.parent().map(Path::to_path_buf)
+    } else {
+        Some(dir)
+    }
+}
+
+impl Target {
+    /// Probes a path without writing. A missing path is a file target of capacity 0.
+    ///
+    /// Errors: the path exists but is neither a regular file nor a block device, or
+    /// cannot be opened or measured.
+    pub fn probe(path: &Path) -> Result<Target, RunError> {
+        let io = |e: std::io::Error| RunError::Target {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let lbs = dio_align(dir).unwrap_or(512);
+                return Ok(Target {
+                    path: path.to_path_buf(),
+                    kind: TargetKind::File,
+                    capacity_bytes: 0,
+                    logical_block_size: lbs,
+                    direct_io: true,
+                });
+            }
+            Err(e) => return Err(io(e)),
+        };
+        if meta.file_type().is_block_device() {
+            let mut f = File::open(path).map_err(io)?;
+            let capacity = f.seek(SeekFrom::End(0)).map_err(io)?;
+            let lbs = rustix::fs::ioctl_blksszget(&f).map_err(|e| io(e.into()))?;
+            Ok(Target {
+                path: path.to_path_buf(),
+                kind: TargetKind::BlockDevice,
+                capacity_bytes: capacity,
+                logical_block_size: lbs,
+                direct_io: true,
+            })
+        } else if meta.file_type().is_file() {
+            let lbs = dio_align(path).unwrap_or(512);
+            Ok(Target {
+                path: path.to_path_buf(),
+                kind: TargetKind::File,
+                capacity_bytes: meta.len(),
+                logical_block_size: lbs,
+                direct_io: true,
+            })
+        } else {
+            Err(RunError::Target {
+                path: path.to_path_buf(),
+                message: "not a regular file or a block device".into(),
+            })
+        }
+    }
+
+    /// What the spec compiler needs to know.
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            capacity_bytes: self.capacity_bytes,
+            logical_block_size: self.logical_block_size,
+            growable: self.kind == TargetKind::File,
+            resolved: true,
+        }
+    }
+
+    /// Makes the target ready for a run that uses `size` bytes: creates or grows a file
+    /// target; for a block device that the plan writes, refuses one holding data unless
+    /// `allow_destructive`. Checks that O_DIRECT works (files on tmpfs fall back to
+    /// buffered I/O, recorded as `direct_io: false`). Nothing is written before the check.
+    pub fn prepare(
+        &mut self,
+        size: u64,
+        writes: bool,
+        allow_destructive: bool,
+    ) -> Result<(), RunError> {
+        let io = |e: std::io::Error| RunError::Target {
+            path: self.path.clone(),
+            message: e.to_string(),
+        };
+        match self.kind {
+            TargetKind::BlockDevice => {
+                if writes && !allow_destructive {
+                    check_destructive(&self.path)?;
+                }
+            }
+            TargetKind::File => {
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&self.path)
+                    .map_err(io)?;
+                if f.metadata().map_err(io)?.len() < size {
+                    f.set_len(size).map_err(io)?;
+                }
+                self.capacity_bytes = self.capacity_bytes.max(size);
+            }
+        }
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&self.path)
+        {
+            Ok(_) => self.direct_io = true,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && self.kind == TargetKind::File => {
+                self.direct_io = false
+            }
+            Err(e) => return Err(io(e)),
+        }
+        Ok(())
+    }
+
+    /// Opens the target for one job: read-write (or read-only when the step only
+    /// reads), O_DIRECT when supported.
+    pub fn open_job(&self, write: bool) -> Result<File, RunError> {
+        let mut o = OpenOptions::new();
+        o.read(true).write(write);
+        if self.direct_io {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(&self.path).map_err(|e| RunError::Target {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Identity recorded in results: sysfs facts for block devices.
+    pub fn identity(&self) -> TargetIdentity {
+        let mut id = TargetIdentity {
+            path: self.path.display().to_string(),
+            kind: self.kind,
+            capacity_bytes: self.capacity_bytes,
+            logical_block_size: self.logical_block_size,
+            physical_block_size: None,
+            model: None,
+            serial: None,
+            firmware_revision: None,
+            rotational: None,
+            scheduler: None,
+            device_name: None,
+            direct_io: self.direct_io,
+        };
+        if self.kind != TargetKind::BlockDevice {
+            return id;
+        }
+        let Some(disk) = std::fs::metadata(&self.path)
+            .ok()
+            .and_then(|m| sysfs_disk_dir(m.rdev()))
+        else {
+            return id;
+        };
+        let dev = disk.join("device");
+        id.device_name = disk.file_name().map(|n| n.to_string_lossy().into_owned());
+        id.model = sysfs_read(&dev.join("model"));
+        id.serial = sysfs_read(&dev.join("serial")).or_else(|| sysfs_read(&disk.join("serial")));
+        id.firmware_revision =
+            sysfs_read(&dev.join("firmware_rev")).or_else(|| sysfs_read(&dev.join("rev")));
+        id.physical_block_size =
+            sysfs_read(&disk.join("queue/physical_block_size")).and_then(|s| s.parse().ok());
+        id.rotational = sysfs_read(&disk.join("queue/rotational")).map(|s| s == "1");
+        id.scheduler = sysfs_read(&disk.join("queue/scheduler")).map(|s| {
+            s.split_whitespace()
+                .find(|w| w.starts_with('['))
+                .map_or(s.clone(), |w| w.trim_matches(['[', ']']).to_string())
+        });
+        id
+    }
+}
+
+/// Direct-I/O offset alignment of a file or directory (statx STATX_DIOALIGN, Linux 6.1+).
+fn dio_align(path: &Path) -> Option<u32> {
+    let st = rustix::fs::statx(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::AtFlags::empty(),
+        rustix::fs::StatxFlags::DIOALIGN,
+    )
+    .ok()?;
+    (st.stx_dio_offset_align > 0).then_some(st.stx_dio_offset_align)
+}
+
+/// Known on-disk signatures: (name, byte offset, magic bytes). Sources: the formats'
+/// superblock definitions as used by util-linux libblkid.
+const SIGNATURES: &[(&str, u64, &[u8])] = &[
+    ("GPT partition table", 512, b"EFI PART"),
+    ("GPT partition table (4K sectors)", 4096, b"EFI PART"),
+    ("ext2/3/4 file system", 1080, &[0x53, 0xEF]),
+    ("XFS file system", 0, b"XFSB"),
+    ("btrfs file system", 65_600, b"_BHRfS_M"),
+    ("LUKS encrypted volume", 0, b"LUKS\xba\xbe"),
+    ("swap space", 4086, b"SWAPSPACE2"),
+    ("LVM2 physical volume", 536, b"LVM2 001"),
+    ("F2FS file system", 1024, &[0x10, 0x20, 0xF5, 0xF2]),
+    ("NTFS file system", 3, b"NTFS    "),
+    ("squashfs", 0, b"hsqs"),
+    ("ISO 9660 file system", 32_769, b"CD001"),
+    ("MBR partition table or boot sector", 510, &[0x55, 0xAA]),
+];
+
+/// Refuses a block device that is mounted, used by another device (holders), has
+/// partitions, or carries a known signature. Reads only.
+///
+/// Errors: [`RunError::Refused`] naming what was found.
+pub fn check_destructive(path: &Path) -> Result<(), RunError> {
+    let refuse = |what: String| RunError::Refused {
+        path: path.to_path_buf(),
+        what,
+    };
+    let io = |e: std::io::Error| RunError::Target {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let rdev = meta.rdev();
+    // Devices to consider: the device itself and, for a whole disk, its partitions.
+    let mut devs = vec![(libc::major(rdev), libc::minor(rdev))];
+    if let Ok(dir) = std::fs::canonicalize(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    )) {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.join("partition").exists() {
+                    let part = e.file_name().to_string_lossy().into_owned();
+                    if let Some(d) = sysfs_read(&p.join("dev")) {
+                        if let Some((a, b)) = d.split_once(':') {
+                            devs.push((a.parse().unwrap_or(0), b.parse().unwrap_or(0)));
+                        }
+                    }
+                    return Err(refuse(format!("partition {part}")));
+                }
+            }
+        }
+        if std::fs::read_dir(dir.join("holders"))
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+        {
+            return Err(refuse(
+                "a holder (the device is in use by device-mapper, LVM or RAID)".into(),
+            ));
+        }
+    }
+    if let Ok(mountinfo) = std::fs::read_to_string("/proc/self/mountinfo") {
+        for line in mountinfo.lines() {
+            let mut f = line.split_whitespace();
+            let (Some(_), Some(_), Some(majmin), Some(_), Some(mount_point)) =
+                (f.next(), f.next(), f.next(), f.next(), f.next())
+            else {
+                continue;
+            };
+            if let Some((a, b)) = majmin.split_once(':') {
+                let d = (a.parse().unwrap_or(u32::MAX), b.parse().unwrap_or(u32::MAX));
+                if devs.contains(&d) {
+                    return Err(refuse(format!(
+                        "a mounted file system (mounted on {mount_point})"
+                    )));
+                }
+            }
+        }
+    }
+    let mut head = vec![0u8; 66 * 1024];
+    let mut f = File::open(path).map_err(io)?;
+    let mut read = 0;
+    while read < head.len() {
+        match f.read(&mut head[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        }
+    }
+    for (name, offset, magic) in SIGNATURES {
+        let (start, end) = (*offset as usize, *offset as usize + magic.len());
+        if end <= read && &head[start..end] == *magic {
+            return Err(refuse(format!("a {name} signature at byte {offset}")));
+        }
+    }
+    Ok(())
+}

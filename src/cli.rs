@@ -1,0 +1,81 @@
+//! Command-line interface (clap): the commands and their options.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Declarative storage tests: run a spec on a file or block device, gate it against a
+/// golden baseline. Exit codes: 0 pass, 1 assertion failed or regression, 2 spec or
+/// usage error, 3 target or engine failure, 4 inconclusive, 130 interrupted.
+#[derive(Debug, Parser)]
+#[command(name = "iogate", version, about, long_about = None)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// iogate's commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check spec files; print every mistake with file:line:col.
+    Check {
+        /// Spec files.
+        #[arg(required = true)]
+        specs: Vec<PathBuf>,
+    },
+    /// Print the compiled execution plan.
+    Plan {
+        /// Spec file.
+        spec: PathBuf,
+        /// Resolve the plan against this file or block device (read only).
+        #[arg(long)]
+        target: Option<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a spec and write result.json, report.md, report.html and junit.xml.
+    Run(RunArgs),
+    /// Bless a result as the golden baseline: writes <golden>/<spec name>/<key>.json.
+    Bless {
+        /// A run's output directory (or its result.json).
+        result: PathBuf,
+        /// Golden directory.
+        #[arg(long, default_value = "golden")]
+        golden: PathBuf,
+        /// Baseline key (default: the device model, or `file` for file targets).
+        #[arg(long)]
+        key: Option<String>,
+    },
+}
+
+/// Options of `iogate run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Spec file.
+    pub spec: PathBuf,
+    /// File or block device to test (default: a scratch file of the spec's target.size
+    /// in a temporary directory).
+    #[arg(long)]
+    pub target: Option<PathBuf>,
+    /// Output directory (default: results/<spec name>/<UTC timestamp>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Golden directory holding baselines.
+    #[arg(long, default_value = "golden")]
+    pub baseline: PathBuf,
+    /// Baseline key (default: the device model, or `file` for file targets).
+    #[arg(long)]
+    pub key: Option<String>,
+    /// A missing baseline makes the run inconclusive (exit 4).
+    #[arg(long)]
+    pub require_baseline: bool,
+    /// Allow writing to a block device that holds a partition table, a file system
+    /// signature, or is mounted.
+    #[arg(long)]
+    pub allow_destructive: bool,
+    /// No progress output (CI logs).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
