@@ -84,15 +84,13 @@ impl<'a> Ctx<'a> {
 
     fn value_error(&mut self, s: &Spanned<String>, what: &str, e: ValueError) {
         let span = self.span(s);
-        let start = self.value_start(&span) + e.offset;
-        let end = span.end.max(start + 1);
-        let end = if self.src.text.as_bytes().get(end - 1) == Some(&b'"') {
-            end - 1
-        } else {
-            end
-        };
+        let value_start = self.value_start(&span);
+        let value_end = value_start + s.value.len();
+        let start = (value_start + e.offset).min(value_end);
+        // At the end of the value the caret points just past it, on the same line.
+        let end = if start >= value_end { start } else { value_end };
         self.error(
-            start..end.max(start + 1),
+            start..end,
             format!("invalid {what}"),
             format!("expected {}, found {}", e.expected, e.found),
         );
@@ -294,13 +292,21 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         names.push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
         steps.push(s);
     }
-    // Default step resolution in metric paths: the last workload step.
-    let step_names: Vec<String> = steps.iter().map(|s| s.name.clone()).collect();
-    let default_step = steps
+    // Metric paths resolve against every step's name, including steps with mistakes of
+    // their own (so one mistake does not cascade); without a step, the last workload.
+    let step_names: Vec<String> = raw
+        .steps
+        .value
+        .iter()
+        .map(|s| raw_step_name(&s.value).to_string())
+        .collect();
+    let default_step = raw
+        .steps
+        .value
         .iter()
         .rev()
-        .find(|s| s.kind == StepKind::Workload)
-        .map(|s| s.name.clone());
+        .find(|s| matches!(s.value, RawStep::Workload(_)))
+        .map(|s| raw_step_name(&s.value).to_string());
 
     let assertions = raw
         .assertions
@@ -337,6 +343,13 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         estimated_bytes,
         estimate_complete,
     })
+}
+
+fn raw_step_name(s: &RawStep) -> &str {
+    match s {
+        RawStep::Precondition(p) => p.name.as_ref().map_or("precondition", |n| n.value.as_str()),
+        RawStep::Workload(w) => w.name.as_ref().map_or("workload", |n| n.value.as_str()),
+    }
 }
 
 /// `sha256:<hex>` of a spec's text: recorded in results and baselines.

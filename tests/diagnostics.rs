@@ -1,0 +1,68 @@
+//! Snapshot tests of the diagnostics for a corpus of bad specs (`tests/bad_specs/`),
+//! and a check that every spec shipped in `specs/` compiles.
+
+use std::path::Path;
+
+use iogate_spec::{compile, Geometry, SourceFile};
+
+fn render(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("corpus file is readable");
+    let name = format!(
+        "tests/bad_specs/{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("?")
+    );
+    let src = SourceFile::new(name, text);
+    match compile(&src, &Geometry::scratch()) {
+        Ok(_) => panic!("{} compiled but is in the bad corpus", path.display()),
+        Err(d) => {
+            for item in &d.items {
+                assert!(item.line >= 1 && item.column >= 1, "{item:?}");
+            }
+            d.render()
+        }
+    }
+}
+
+#[test]
+fn bad_specs_have_located_diagnostics() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_specs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("corpus dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 15, "corpus has {} files", files.len());
+    for f in files {
+        let stem = f
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("?")
+            .to_string();
+        insta::assert_snapshot!(stem, render(&f));
+    }
+}
+
+#[test]
+fn many_errors_are_reported_together() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_specs/many_errors.yaml");
+    let text = std::fs::read_to_string(&f).expect("readable");
+    let err =
+        compile(&SourceFile::new("x.yaml", text), &Geometry::scratch()).expect_err("bad spec");
+    assert!(err.items.len() >= 6, "{}", err.render());
+}
+
+#[test]
+fn shipped_specs_compile() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).expect("specs dir").flatten() {
+        let text = std::fs::read_to_string(e.path()).expect("readable");
+        let src = SourceFile::new(e.path().display().to_string(), text);
+        if let Err(d) = compile(&src, &Geometry::scratch()) {
+            panic!("{}", d.render());
+        }
+        n += 1;
+    }
+    assert!(n >= 1);
+}
