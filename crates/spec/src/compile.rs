@@ -799,6 +799,16 @@ fn assertion(
     match parsed.check() {
         Ok(dim) => Some(Assertion {
             expr: a.value.clone(),
+            metrics: {
+                let mut metrics = Vec::new();
+                parsed
+                    .lhs
+                    .metrics_mut(&mut |_, m| metrics.extend(m.clone()));
+                parsed
+                    .rhs
+                    .metrics_mut(&mut |_, m| metrics.extend(m.clone()));
+                metrics
+            },
             parsed,
             dim,
         }),

@@ -413,12 +413,15 @@ pub struct ParsedAssertion {
 }
 
 /// A compiled assertion from the spec's `assert:` list.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Assertion {
     /// The text as written.
     pub expr: String,
-    /// The parsed and resolved expression.
+    /// The parsed and resolved expression (not serialized: `metrics` lists what it reads).
+    #[serde(skip_serializing)]
     pub parsed: ParsedAssertion,
+    /// The metrics the expression reads, resolved.
+    pub metrics: Vec<MetricRef>,
     /// Dimension of both sides (for display of values).
     pub dim: Dim,
 }

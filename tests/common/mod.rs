@@ -1,0 +1,104 @@
+//! Helpers for end-to-end tests of the `iogate` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the binary with arguments; returns its output.
+pub fn iogate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iogate"))
+        .args(args)
+        .output()
+        .expect("the iogate binary runs")
+}
+
+/// Exit code (panics on death by signal).
+pub fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited normally")
+}
+
+/// Writes a spec into `dir` and returns its path.
+pub fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.yaml"));
+    std::fs::write(&p, text).expect("spec written");
+    p
+}
+
+/// Reads a run's result.json.
+pub fn result(out: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(out.join("result.json")).expect("result.json exists");
+    serde_json::from_str(&text).expect("result.json is JSON")
+}
+
+/// Whether tests that need root (loop devices) must run rather than skip: CI sets
+/// IOGATE_REQUIRE_ROOT_TESTS=1 so that a missing capability fails instead of passing.
+pub fn root_or_skip(test: &str) -> bool {
+    let root = rustix_is_root();
+    let losetup = Command::new("losetup").arg("--version").output().is_ok();
+    if root && losetup {
+        return true;
+    }
+    let reason = if !root {
+        "not running as root"
+    } else {
+        "losetup is not installed"
+    };
+    if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
+        panic!("{test}: {reason}, but IOGATE_REQUIRE_ROOT_TESTS is set");
+    }
+    eprintln!("skipped: {test}: {reason}");
+    false
+}
+
+fn rustix_is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// A loop device over a file in /dev/shm (fast), detached on drop.
+pub struct LoopDevice {
+    pub path: PathBuf,
+    backing: PathBuf,
+}
+
+impl LoopDevice {
+    pub fn new(size_mib: u64, tag: &str) -> LoopDevice {
+        let backing = PathBuf::from(format!(
+            "/dev/shm/iogate-test-{tag}-{}.img",
+            std::process::id()
+        ));
+        let f = std::fs::File::create(&backing).expect("backing file");
+        f.set_len(size_mib << 20).expect("size backing file");
+        let out = Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on"])
+            .arg(&backing)
+            .output()
+            .expect("losetup");
+        let out = if out.status.success() {
+            out
+        } else {
+            Command::new("losetup")
+                .args(["-f", "--show"])
+                .arg(&backing)
+                .output()
+                .expect("losetup")
+        };
+        assert!(
+            out.status.success(),
+            "losetup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        LoopDevice { path, backing }
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+        let _ = std::fs::remove_file(&self.backing);
+    }
+}

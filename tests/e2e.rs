@@ -1,0 +1,414 @@
+//! End-to-end tests of the `iogate` binary on real targets: a regular file, and (as
+//! root) loop devices. Run in release (`cargo test --release`): the measurement checks
+//! assume an optimised engine.
+
+mod common;
+
+use common::{code, iogate, result, write_spec, LoopDevice};
+
+const FILESERVER_MIX: &str = r#"
+        - { block_size: 512B,  weight: 10%, read: 80%, random: 100%, align: 512B }
+        - { block_size: 1KiB,  weight: 5%,  read: 80%, random: 100%, align: 512B }
+        - { block_size: 2KiB,  weight: 5%,  read: 80%, random: 100%, align: 512B }
+        - { block_size: 4KiB,  weight: 60%, read: 80%, random: 100% }
+        - { block_size: 8KiB,  weight: 2%,  read: 80%, random: 100% }
+        - { block_size: 16KiB, weight: 4%,  read: 80%, random: 100% }
+        - { block_size: 32KiB, weight: 4%,  read: 80%, random: 100% }
+        - { block_size: 64KiB, weight: 10%, read: 80%, random: 100% }"#;
+
+fn mix_spec(name: &str, ios: u64, extra: &str) -> String {
+    format!(
+        "iogate: 1\nname: {name}\ntarget: {{ size: 64MiB }}\nseed: 7\nsteps:\n  - precondition: {{ block_size: 1MiB, passes: 1 }}\n  - workload:\n      name: mix\n      queue_depth: 4\n      ios: {ios}\n      mix:{FILESERVER_MIX}\n{extra}"
+    )
+}
+
+#[test]
+fn fileserver_mix_is_accurate_on_a_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "mix",
+        &mix_spec(
+            "mixacc",
+            60_000,
+            "assert:\n  - mix.errors == 0\n  - mix.iops > 10\n",
+        ),
+    );
+    let out = dir.path().join("out");
+    let target = dir.path().join("target.img");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(
+        code(&o),
+        0,
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for f in ["result.json", "report.md", "report.html", "junit.xml"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let r = result(&out);
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["outcome"], "pass");
+    assert_eq!(r["target"]["kind"], "file");
+    assert_eq!(r["target"]["capacity_bytes"], 64 << 20);
+    let step = &r["steps"][1];
+    assert_eq!(step["name"], "mix");
+    assert_eq!(step["kind"], "workload");
+    let m = &step["metrics"];
+    let ios = m["ios"].as_u64().unwrap();
+    assert_eq!(
+        ios, 60_000,
+        "request-bounded step completes exactly its requests"
+    );
+    assert_eq!(m["errors"], 0);
+    for key in [
+        "mean_ns",
+        "stddev_ns",
+        "min_ns",
+        "max_ns",
+        "p50_ns",
+        "p90_ns",
+        "p99_ns",
+        "p99_9_ns",
+    ] {
+        assert!(m["latency"][key].as_f64().unwrap() > 0.0, "latency.{key}");
+        assert!(m["read"]["latency"][key].is_number() && m["write"]["latency"][key].is_number());
+    }
+    let expected = [
+        (512, 10.0),
+        (1024, 5.0),
+        (2048, 5.0),
+        (4096, 60.0),
+        (8192, 2.0),
+        (16384, 4.0),
+        (32768, 4.0),
+        (65536, 10.0),
+    ];
+    let sizes = m["block_sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), expected.len());
+    for (b, (bs, pct)) in sizes.iter().zip(expected) {
+        assert_eq!(b["block_size_bytes"], bs);
+        let share = b["ios"].as_f64().unwrap() * 100.0 / ios as f64;
+        assert!((share - pct).abs() <= 1.0, "{bs}B: {share:.2}% vs {pct}%");
+        assert_eq!(
+            b["ios"].as_u64().unwrap(),
+            b["reads"].as_u64().unwrap() + b["writes"].as_u64().unwrap()
+        );
+    }
+    let read_pct = m["read"]["ios"].as_f64().unwrap() * 100.0 / ios as f64;
+    assert!((read_pct - 80.0).abs() <= 1.0, "reads {read_pct:.2}%");
+    assert_eq!(
+        m["read"]["ios"].as_u64().unwrap() + m["write"]["ios"].as_u64().unwrap(),
+        ios
+    );
+    // Reports say what the result says.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("PASS") && md.contains("`mix.errors == 0`"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("latency histogram"));
+    for external in [
+        "<script",
+        "<link",
+        "src=\"http",
+        "href=\"http",
+        "url(http",
+        "@import",
+    ] {
+        assert!(
+            !html.contains(external),
+            "HTML must be self-contained: found {external}"
+        );
+    }
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase").count(), 2);
+    assert!(!junit.contains("<failure"));
+}
+
+fn littles_law(target: &std::path::Path, dir: &std::path::Path, qd: u32) -> f64 {
+    let spec = write_spec(
+        dir,
+        &format!("qd{qd}"),
+        &format!(
+            "iogate: 1\nname: little{qd}\ntarget: {{ size: 64MiB }}\nsteps:\n  - workload:\n      name: rr\n      queue_depth: {qd}\n      duration: 2s\n      mix: [ {{ block_size: 4KiB, read: 100%, random: 100% }} ]\n"
+        ),
+    );
+    let out = dir.join(format!("out{qd}"));
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(
+        code(&o),
+        0,
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = result(&out);
+    let m = &r["steps"][0]["metrics"];
+    let iops = m["iops"].as_f64().unwrap();
+    let mean_s = m["latency"]["mean_ns"].as_f64().unwrap() / 1e9;
+    f64::from(qd) / (iops * mean_s)
+}
+
+/// Little's law as a measurement check: in a closed loop with `qd` requests always
+/// outstanding, qd = IOPS × mean latency.
+#[test]
+fn littles_law_holds_on_a_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("t.img");
+    let f = std::fs::File::create(&target).unwrap();
+    f.set_len(64 << 20).unwrap();
+    // Write it once so reads hit allocated blocks.
+    std::fs::write(&target, vec![0x5a; 64 << 20]).unwrap();
+    for qd in [1, 4, 32] {
+        let ratio = littles_law(&target, dir.path(), qd);
+        eprintln!("qd {qd}: qd / (iops × mean latency) = {ratio:.4}");
+        assert!((ratio - 1.0).abs() <= 0.05, "qd {qd}: ratio {ratio:.4}");
+    }
+}
+
+#[test]
+fn littles_law_holds_on_a_loop_device() {
+    if !common::root_or_skip("littles_law_holds_on_a_loop_device") {
+        return;
+    }
+    let dev = LoopDevice::new(64, "little");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for qd in [1, 4, 32] {
+        let ratio = littles_law(&dev.path, dir.path(), qd);
+        eprintln!("loop qd {qd}: qd / (iops × mean latency) = {ratio:.4}");
+        assert!((ratio - 1.0).abs() <= 0.05, "qd {qd}: ratio {ratio:.4}");
+    }
+}
+
+#[test]
+fn gate_passes_fresh_baseline_and_fails_doctored_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = "baseline:\n  mix.iops: -30%\n  mix.latency.mean: +60%\n";
+    let spec = write_spec(dir.path(), "gate", &mix_spec("gate", 20_000, extra));
+    let spec = spec.to_str().unwrap();
+    let target = dir.path().join("t.img");
+    let target = target.to_str().unwrap();
+    let golden = dir.path().join("golden");
+    let golden_s = golden.to_str().unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "run",
+            spec,
+            "--target",
+            target,
+            "--out",
+            out.to_str().unwrap(),
+            "--baseline",
+            golden_s,
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        let o = iogate(&args);
+        (
+            code(&o),
+            out,
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // No baseline yet: pass, or inconclusive when one is required.
+    let (c, first, err) = run("r1", &[]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(
+        result(&first)["baseline"]["rules"][0]["outcome"],
+        "no_baseline"
+    );
+    let (c, _, _) = run("r1b", &["--require-baseline"]);
+    assert_eq!(c, 4, "a required baseline that is missing is inconclusive");
+
+    let o = iogate(&["bless", first.to_str().unwrap(), "--golden", golden_s]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let baseline_path = golden.join("gate").join("file.json");
+    assert!(
+        baseline_path.exists(),
+        "bless writes <golden>/<spec>/<key>.json"
+    );
+
+    let (c, second, err) = run("r2", &["--require-baseline"]);
+    assert_eq!(c, 0, "fresh baseline must pass: {err}");
+    let r = result(&second);
+    assert_eq!(r["outcome"], "pass");
+    assert_eq!(r["baseline"]["rules"][0]["outcome"], "pass");
+
+    // Doctor the baseline: a drive twice as fast (double IOPS, half the latency).
+    let mut b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline_path).unwrap()).unwrap();
+    for (k, v) in b["metrics"].as_object_mut().unwrap() {
+        let value = v["value"].as_f64().unwrap();
+        if k.ends_with("iops") || k.ends_with("bandwidth") {
+            v["value"] = serde_json::json!(value * 2.0);
+        } else if k.contains("latency") {
+            v["value"] = serde_json::json!(value / 2.0);
+        }
+    }
+    std::fs::write(&baseline_path, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+    let (c, third, err) = run("r3", &[]);
+    assert_eq!(c, 1, "a twice-as-fast baseline must fail the gate: {err}");
+    let r = result(&third);
+    assert_eq!(r["outcome"], "regressed");
+    assert_eq!(r["baseline"]["rules"][0]["outcome"], "regressed");
+    let junit = std::fs::read_to_string(third.join("junit.xml")).unwrap();
+    assert!(junit.contains("type=\"regression\""), "{junit}");
+}
+
+#[test]
+fn failed_assertion_exits_1_and_bad_spec_exits_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "fail",
+        "iogate: 1\nname: failing\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, ios: 2000, mix: [ { block_size: 4KiB } ] }\nassert:\n  - w.iops > 1000000000\n  - w.latency.max < 1ns\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 1);
+    let r = result(&out);
+    assert_eq!(r["outcome"], "fail");
+    assert_eq!(r["assertions"][0]["passed"], false);
+    assert!(r["assertions"][0]["value"].as_f64().unwrap() > 0.0);
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<failure").count(), 2);
+
+    let bad = write_spec(
+        dir.path(),
+        "bad",
+        "iogate: 1\nname: bad\nsteps: []\nbogus: 1\n",
+    );
+    let o = iogate(&["check", bad.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad.yaml:4:1"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = iogate(&["run", bad.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn plan_is_deterministic() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/fileserver.yaml");
+    let a = iogate(&["plan", spec, "--json"]);
+    let b = iogate(&["plan", spec, "--json"]);
+    assert_eq!(code(&a), 0);
+    assert_eq!(a.stdout, b.stdout);
+    let plan: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    insta::assert_json_snapshot!("fileserver_plan", plan);
+    let table = iogate(&["plan", spec]);
+    insta::assert_snapshot!(
+        "fileserver_plan_table",
+        String::from_utf8_lossy(&table.stdout)
+    );
+}
+
+#[test]
+fn runs_on_a_loop_device_and_refuses_a_file_system() {
+    if !common::root_or_skip("runs_on_a_loop_device_and_refuses_a_file_system") {
+        return;
+    }
+    let dev = LoopDevice::new(128, "fs");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "loop",
+        &mix_spec("loopmix", 20_000, "assert:\n  - mix.errors == 0\n"),
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        dev.path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    assert_eq!(r["target"]["kind"], "block_device");
+    assert_eq!(r["target"]["capacity_bytes"], 128u64 << 20);
+    assert!(r["target"]["device_name"]
+        .as_str()
+        .unwrap()
+        .starts_with("loop"));
+    assert_eq!(r["steps"][1]["metrics"]["ios"], 20_000);
+
+    // Put an ext4 file system with a file on it, then try to write.
+    let mkfs = std::process::Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&dev.path)
+        .status();
+    if !matches!(mkfs, Ok(s) if s.success()) {
+        if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
+            panic!("mkfs.ext4 is missing");
+        }
+        eprintln!("skipped: ext4 refusal: mkfs.ext4 is not installed");
+        return;
+    }
+    let before = std::fs::read(&dev.path).map(|d| d.len()).unwrap_or(0);
+    let digest = |p: &std::path::Path| {
+        let data = std::fs::read(p).expect("read device");
+        data.iter().fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+        })
+    };
+    let h0 = digest(&dev.path);
+    let out2 = dir.path().join("out2");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        dev.path.to_str().unwrap(),
+        "--out",
+        out2.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(
+        err.contains("refusing to write") && err.contains("ext2/3/4"),
+        "{err}"
+    );
+    assert!(err.contains("--allow-destructive"), "{err}");
+    assert_eq!(digest(&dev.path), h0, "the file system must be intact");
+    assert!(before > 0);
+    let fsck = std::process::Command::new("e2fsck")
+        .args(["-fn"])
+        .arg(&dev.path)
+        .output();
+    if let Ok(f) = fsck {
+        assert!(
+            f.status.success(),
+            "e2fsck: {}",
+            String::from_utf8_lossy(&f.stdout)
+        );
+    }
+}
