@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what iogate's tests need on a bare Debian machine: losetup (mount),
+# mkfs.ext4 and e2fsck (e2fsprogs). Idempotent; needs root for apt-get.
+set -euo pipefail
+need=()
+command -v losetup >/dev/null 2>&1 || need+=(mount)
+command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
+command -v e2fsck >/dev/null 2>&1 || need+=(e2fsprogs)
+if ((${#need[@]})); then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: missing ${need[*]}; run as root to install them" >&2
+    exit 0
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+# Loop devices need the loop driver's control node.
+if [ "$(id -u)" = 0 ] && [ ! -e /dev/loop-control ]; then
+  modprobe loop 2>/dev/null || true
+fi
+echo "setup: ok"
