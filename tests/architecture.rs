@@ -22,12 +22,22 @@ fn code_map_names_every_source_file() {
     rust_files(&root.join("src"), &mut files);
     rust_files(&root.join("crates"), &mut files);
     for f in &files {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
-        assert!(map.contains(&format!("`{rel}`")), "ARCHITECTURE.md does not mention `{rel}`");
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        assert!(
+            map.contains(&format!("`{rel}`")),
+            "ARCHITECTURE.md does not mention `{rel}`"
+        );
     }
     for line in map.lines().filter(|l| l.starts_with("- `")) {
         let name = line.trim_start_matches("- `").split('`').next().unwrap();
-        assert!(root.join(name.trim_end_matches('/')).exists(), "ARCHITECTURE.md names missing {name}");
+        assert!(
+            root.join(name.trim_end_matches('/')).exists(),
+            "ARCHITECTURE.md names missing {name}"
+        );
     }
 }
 
@@ -45,17 +55,27 @@ fn heavy_dependencies_stay_in_their_modules() {
         ("unsafe ", "crates/runner/src/engine/uring.rs"),
     ];
     for f in &files {
-        let rel = f.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         let text = std::fs::read_to_string(f).unwrap();
         for (needle, home) in rules {
             if rel != home && rel != "tests/architecture.rs" {
-                assert!(!text.contains(needle), "{rel} uses `{needle}`, which belongs in {home} only");
+                assert!(
+                    !text.contains(needle),
+                    "{rel} uses `{needle}`, which belongs in {home} only"
+                );
             }
         }
         if rel == "crates/runner/src/engine/uring.rs" {
             let blocks = text.matches("unsafe {").count() + text.matches("unsafe fn").count();
             let safety = text.matches("// SAFETY:").count();
-            assert!(safety >= blocks, "{rel}: {blocks} unsafe blocks, {safety} SAFETY comments");
+            assert!(
+                safety >= blocks,
+                "{rel}: {blocks} unsafe blocks, {safety} SAFETY comments"
+            );
         }
     }
 }

@@ -421,7 +421,15 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     let out = dir.path().join("out");
     let empty_golden = dir.path().join("golden");
     let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/fileserver.yaml");
-    let o = iogate(&["run", spec, "--out", out.to_str().unwrap(), "--baseline", empty_golden.to_str().unwrap(), "--quiet"]);
+    let o = iogate(&[
+        "run",
+        spec,
+        "--out",
+        out.to_str().unwrap(),
+        "--baseline",
+        empty_golden.to_str().unwrap(),
+        "--quiet",
+    ]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
     assert_eq!(r["outcome"], "pass");
@@ -429,20 +437,40 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     assert!(r["steps"][1]["metrics"]["ios"].as_u64().unwrap() > 1000);
 
     let golden = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/fileserver/file.json");
-    let b: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(golden).expect("golden baseline")).unwrap();
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(golden).expect("golden baseline")).unwrap();
     assert_eq!(b["spec_name"], "fileserver");
     assert_eq!(b["key"], "file");
     for rule in r["baseline"]["rules"].as_array().unwrap() {
         let metric = rule["metric"].as_str().unwrap();
-        assert!(b["metrics"][metric]["value"].as_f64().unwrap() > 0.0, "golden lacks {metric}");
+        assert!(
+            b["metrics"][metric]["value"].as_f64().unwrap() > 0.0,
+            "golden lacks {metric}"
+        );
     }
     // Gating against it works (the verdict depends on this machine's disk, so only the
     // comparison itself is checked here).
     let out2 = dir.path().join("out2");
     let golden_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/golden");
-    let o = iogate(&["run", spec, "--out", out2.to_str().unwrap(), "--baseline", golden_dir, "--quiet", "--require-baseline"]);
-    assert!(matches!(code(&o), 0 | 1), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = iogate(&[
+        "run",
+        spec,
+        "--out",
+        out2.to_str().unwrap(),
+        "--baseline",
+        golden_dir,
+        "--quiet",
+        "--require-baseline",
+    ]);
+    assert!(
+        matches!(code(&o), 0 | 1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let r2 = result(&out2);
-    assert!(r2["baseline"]["path"].as_str().unwrap().ends_with("golden/fileserver/file.json"));
+    assert!(r2["baseline"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("golden/fileserver/file.json"));
     assert!(r2["baseline"]["rules"][0]["change_pct"].is_number());
 }
