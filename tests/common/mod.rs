@@ -102,3 +102,11 @@ impl Drop for LoopDevice {
         let _ = std::fs::remove_file(&self.backing);
     }
 }
+
+static IO_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Serialises tests that measure: concurrent tests on the same disk would skew each
+/// other's numbers. A panicking holder does not poison the others.
+pub fn io_lock() -> std::sync::MutexGuard<'static, ()> {
+    IO_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
