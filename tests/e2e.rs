@@ -104,6 +104,16 @@ fn fileserver_mix_is_accurate_on_a_file() {
             b["reads"].as_u64().unwrap() + b["writes"].as_u64().unwrap()
         );
     }
+    let interval_ios: u64 = step["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["read_ios"].as_u64().unwrap() + i["write_ios"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        interval_ios, ios,
+        "interval samples account for every request"
+    );
     let read_pct = m["read"]["ios"].as_f64().unwrap() * 100.0 / ios as f64;
     assert!((read_pct - 80.0).abs() <= 1.0, "reads {read_pct:.2}%");
     assert_eq!(

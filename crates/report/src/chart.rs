@@ -111,6 +111,8 @@ pub fn iops_over_time_svg(title: &str, samples: &[IntervalSample]) -> Result<Str
             .configure_mesh()
             .x_desc("time (s)")
             .y_desc("IOPS")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .label_style((FAMILY, 12))
             .draw()
             .map_err(err)?;

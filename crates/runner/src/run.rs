@@ -303,6 +303,24 @@ fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64) -> StepResult {
             }),
         }
     }
+    // The last interval ends at the last completion. When it is shorter than half an
+    // interval (typically the drain of in-flight requests after the deadline), it is
+    // folded into the previous one: a few completions over microseconds are no rate.
+    if intervals.len() >= 2 {
+        let last_start = (intervals.len() as u64 - 1) * interval_ns;
+        if duration_ns.saturating_sub(last_start) < interval_ns / 2 {
+            if let Some(tail) = intervals.pop() {
+                if let Some(prev) = intervals.last_mut() {
+                    prev.ios += tail.ios;
+                    prev.read_ios += tail.read_ios;
+                    prev.write_ios += tail.write_ios;
+                    prev.bytes += tail.bytes;
+                    prev.latency_sum_ns += tail.latency_sum_ns;
+                    prev.latency_max_ns = prev.latency_max_ns.max(tail.latency_max_ns);
+                }
+            }
+        }
+    }
     let last = intervals.len().saturating_sub(1);
     let samples = intervals
         .iter()
