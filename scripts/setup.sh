@@ -6,6 +6,7 @@ need=()
 command -v losetup >/dev/null 2>&1 || need+=(mount)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v e2fsck >/dev/null 2>&1 || need+=(e2fsprogs)
+
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing ${need[*]}; run as root to install them" >&2
