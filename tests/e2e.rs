@@ -417,6 +417,35 @@ fn runs_on_a_loop_device_and_refuses_a_file_system() {
     assert!(err.contains("--allow-destructive"), "{err}");
     assert_eq!(digest(&dev.path), h0, "the file system must be intact");
     assert!(before > 0);
+    // Mounted: refused for that reason, and the mounted file system is untouched.
+    let mnt = tempfile::tempdir().expect("tempdir");
+    let mounted = std::process::Command::new("mount")
+        .arg(&dev.path)
+        .arg(mnt.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(mounted, "mount the ext4 loop device");
+    std::fs::write(mnt.path().join("keep.txt"), b"firmware logs").unwrap();
+    let out3 = dir.path().join("out3");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        dev.path.to_str().unwrap(),
+        "--out",
+        out3.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        std::fs::read(mnt.path().join("keep.txt")).unwrap(),
+        b"firmware logs"
+    );
+    let _ = std::process::Command::new("umount")
+        .arg(mnt.path())
+        .status();
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("mounted"), "{err}");
     let fsck = std::process::Command::new("e2fsck")
         .args(["-fn"])
         .arg(&dev.path)

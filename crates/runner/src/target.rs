@@ -304,23 +304,14 @@ pub fn check_destructive(path: &Path) -> Result<(), RunError> {
     };
     let meta = std::fs::metadata(path).map_err(io)?;
     let rdev = meta.rdev();
-    // Devices to consider: the device itself and, for a whole disk, its partitions.
-    let mut devs = vec![(libc::major(rdev), libc::minor(rdev))];
-    if let Ok(dir) = std::fs::canonicalize(format!(
-        "/sys/dev/block/{}:{}",
-        libc::major(rdev),
-        libc::minor(rdev)
-    )) {
+    let dev = (libc::major(rdev), libc::minor(rdev));
+    if let Ok(dir) = std::fs::canonicalize(format!("/sys/dev/block/{}:{}", dev.0, dev.1)) {
+        // A whole disk with partitions is refused outright, so only the device itself
+        // needs the mount check below.
         if let Ok(entries) = std::fs::read_dir(&dir) {
             for e in entries.flatten() {
-                let p = e.path();
-                if p.join("partition").exists() {
+                if e.path().join("partition").exists() {
                     let part = e.file_name().to_string_lossy().into_owned();
-                    if let Some(d) = sysfs_read(&p.join("dev")) {
-                        if let Some((a, b)) = d.split_once(':') {
-                            devs.push((a.parse().unwrap_or(0), b.parse().unwrap_or(0)));
-                        }
-                    }
                     return Err(refuse(format!("partition {part}")));
                 }
             }
@@ -344,7 +335,7 @@ pub fn check_destructive(path: &Path) -> Result<(), RunError> {
             };
             if let Some((a, b)) = majmin.split_once(':') {
                 let d = (a.parse().unwrap_or(u32::MAX), b.parse().unwrap_or(u32::MAX));
-                if devs.contains(&d) {
+                if d == dev {
                     return Err(refuse(format!(
                         "a mounted file system (mounted on {mount_point})"
                     )));

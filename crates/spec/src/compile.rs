@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Diagnostics, SourceFile};
 use crate::document::{
     RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned,
 };
-use crate::expr::{Assertion, Dim, ExprKind, MetricRef};
+use crate::expr::{Assertion, ExprKind, MetricRef};
 use crate::plan::{
     derive_seed, BaselineRule, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget, Region,
     StepKind, PLAN_SCHEMA_VERSION,
@@ -885,7 +885,6 @@ fn baseline_rule(
         );
         return None;
     }
-    let _ = Dim::NONE;
     Some(BaselineRule {
         path: key.value.clone(),
         metric,
