@@ -286,7 +286,15 @@ fn context(result: &RunResult, with_charts: bool) -> Context {
     cx.insert("time_s", &format!("{time_s:.3}"));
     let mut properties: Vec<(String, String)> = identity
         .iter()
-        .map(|(k, v)| (format!("target.{}", k.replace(' ', "_")), v.clone()))
+        .map(|(k, v)| {
+            (
+                format!(
+                    "target.{}",
+                    k.to_lowercase().replace("/", "").replace(' ', "_")
+                ),
+                v.clone(),
+            )
+        })
         .collect();
     properties.insert(0, ("target.path".into(), t.path.clone()));
     properties.push(("iogate.version".into(), result.iogate_version.clone()));

@@ -257,3 +257,81 @@ impl JobStats {
         self.read_latency.len() + self.write_latency.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(bs: u64, weight: f64, read: f64, random: f64, align: u64) -> MixLine {
+        MixLine {
+            block_size_bytes: bs,
+            weight_pct: weight,
+            read_pct: read,
+            random_pct: random,
+            align_bytes: align,
+        }
+    }
+
+    #[test]
+    fn same_seed_same_requests() {
+        let mix = [
+            line(4096, 60.0, 80.0, 100.0, 4096),
+            line(65536, 40.0, 50.0, 50.0, 65536),
+        ];
+        let region = Region {
+            offset_bytes: 1 << 20,
+            length_bytes: 64 << 20,
+        };
+        let mut a = Generator::new(&mix, region, 42, 0, 1, 512);
+        let mut b = Generator::new(&mix, region, 42, 0, 1, 512);
+        let mut c = Generator::new(&mix, region, 43, 0, 1, 512);
+        let ra: Vec<Request> = (0..1000).map(|_| a.next_request()).collect();
+        let rb: Vec<Request> = (0..1000).map(|_| b.next_request()).collect();
+        let rc: Vec<Request> = (0..1000).map(|_| c.next_request()).collect();
+        assert_eq!(ra, rb);
+        assert_ne!(ra, rc);
+    }
+
+    #[test]
+    fn random_offsets_are_aligned_and_inside_the_region() {
+        let mix = [
+            line(512, 50.0, 100.0, 100.0, 512),
+            line(65536, 50.0, 0.0, 100.0, 65536),
+        ];
+        let region = Region {
+            offset_bytes: 3 << 20,
+            length_bytes: 8 << 20,
+        };
+        let mut g = Generator::new(&mix, region, 7, 0, 1, 512);
+        let (mut low, mut high) = (u64::MAX, 0);
+        for _ in 0..100_000 {
+            let r = g.next_request();
+            let rel = r.offset - region.offset_bytes;
+            assert!(r.offset >= region.offset_bytes);
+            assert!(r.offset + u64::from(r.len) <= region.offset_bytes + region.length_bytes);
+            assert_eq!(rel % if r.len == 512 { 512 } else { 65536 }, 0);
+            assert_eq!(r.op, if r.len == 512 { Op::Read } else { Op::Write });
+            low = low.min(r.offset);
+            high = high.max(r.offset + u64::from(r.len));
+        }
+        // The whole region is reachable: first and last blocks both drawn.
+        assert_eq!(low, region.offset_bytes);
+        assert_eq!(high, region.offset_bytes + region.length_bytes);
+    }
+
+    #[test]
+    fn sequential_requests_continue_and_wrap() {
+        let mix = [line(128 << 10, 100.0, 0.0, 0.0, 128 << 10)];
+        let region = Region {
+            offset_bytes: 0,
+            length_bytes: 1 << 20,
+        };
+        let mut g = Generator::new(&mix, region, 1, 0, 1, 512);
+        let offsets: Vec<u64> = (0..10).map(|_| g.next_request().offset).collect();
+        let expected: Vec<u64> = (0..10).map(|i| (i % 8) * (128 << 10)).collect();
+        assert_eq!(offsets, expected);
+        // A second job's stream starts half-way through the region.
+        let mut g1 = Generator::new(&mix, region, 1, 1, 2, 512);
+        assert_eq!(g1.next_request().offset, 512 << 10);
+    }
+}
