@@ -5,6 +5,7 @@ mod cli;
 mod exit;
 
 use std::io::{IsTerminal, Write};
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -114,10 +115,12 @@ fn plan(spec: &Path, target: Option<&Path>, json: bool) -> u8 {
     }
 }
 
-/// Prints run events on stderr: step lines always, a progress line on a terminal.
+/// Prints run events on stderr: a progress bar per step (with ETA) on a terminal, one
+/// line per step otherwise; only warnings in quiet mode.
 struct Display {
     quiet: bool,
     tty: bool,
+    bar: Option<indicatif::ProgressBar>,
 }
 
 impl Display {
@@ -128,54 +131,66 @@ impl Display {
             }
             return;
         }
-        let mut err = std::io::stderr().lock();
-        let _ = match e {
+        match e {
             RunEvent::StepStarted {
                 index,
                 count,
                 name,
                 kind,
                 estimated_duration_ns,
-            } => writeln!(
-                err,
-                "[{}/{}] {} ({}){}",
-                index + 1,
-                count,
-                name,
-                kind.as_str(),
-                estimated_duration_ns
-                    .map_or(String::new(), |d| format!(", {}", format_ns(d as f64)))
-            ),
-            RunEvent::Progress {
-                elapsed_ns,
-                ios,
-                fraction,
-                ..
-            } if self.tty => write!(
-                err,
-                "\r      {:>5.1}%  {}  {} requests ",
-                fraction.unwrap_or(0.0) * 100.0,
-                format_ns(elapsed_ns as f64),
-                ios
-            ),
-            RunEvent::Progress { .. } => Ok(()),
+            } => {
+                let title = format!(
+                    "[{}/{}] {} ({}){}",
+                    index + 1,
+                    count,
+                    name,
+                    kind.as_str(),
+                    estimated_duration_ns
+                        .map_or(String::new(), |d| format!(", {}", format_ns(d as f64)))
+                );
+                if self.tty {
+                    let bar = indicatif::ProgressBar::new(1000);
+                    let style = indicatif::ProgressStyle::with_template(
+                        "{msg} [{bar:30}] {percent:>3}% {elapsed} (ETA {eta})",
+                    )
+                    .map(|s| s.progress_chars("=> "));
+                    if let Ok(style) = style {
+                        bar.set_style(style);
+                    }
+                    bar.set_message(title);
+                    self.bar = Some(bar);
+                } else {
+                    eprintln!("{title}");
+                }
+            }
+            RunEvent::Progress { fraction, .. } => {
+                if let (Some(bar), Some(f)) = (&self.bar, fraction) {
+                    bar.set_position((f * 1000.0) as u64);
+                }
+            }
             RunEvent::StepFinished {
                 iops,
                 bandwidth_bytes_per_s,
                 mean_latency_ns,
                 errors,
                 ..
-            } => writeln!(
-                err,
-                "{}      {:.0} IOPS, {}/s, mean latency {}, {} errors",
-                if self.tty { "\r" } else { "" },
-                iops,
-                format_bytes(bandwidth_bytes_per_s),
-                format_ns(mean_latency_ns),
-                errors
-            ),
-            RunEvent::Warning(w) => writeln!(err, "warning: {w}"),
-        };
+            } => {
+                if let Some(bar) = self.bar.take() {
+                    bar.finish();
+                }
+                eprintln!(
+                    "      {:.0} IOPS, {}/s, mean latency {}, {} errors",
+                    iops,
+                    format_bytes(bandwidth_bytes_per_s),
+                    format_ns(mean_latency_ns),
+                    errors
+                );
+            }
+            RunEvent::Warning(w) => match &self.bar {
+                Some(bar) => bar.println(format!("warning: {w}")),
+                None => eprintln!("warning: {w}"),
+            },
+        }
     }
 }
 
@@ -242,6 +257,7 @@ fn run(args: &RunArgs) -> u8 {
     let mut display = Display {
         quiet: args.quiet,
         tty: std::io::stderr().is_terminal(),
+        bar: None,
     };
     let opts = RunOptions {
         interval_ns: 1_000_000_000,

@@ -624,3 +624,42 @@ fn failed_requests_are_recorded_not_fatal() {
         assert_eq!(rec["offset"].as_u64().unwrap() % 4096, 0);
     }
 }
+
+/// SIGINT stops the run, writes the partial result (marked interrupted, never a pass)
+/// and exits 130.
+#[test]
+fn interrupt_writes_partial_result() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "long",
+        "iogate: 1\nname: long\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, duration: 60s, mix: [ { block_size: 4KiB } ] }\n",
+    );
+    let out = dir.path().join("out");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iogate"))
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130));
+    let r = result(&out);
+    assert_eq!(r["interrupted"], true);
+    assert_eq!(r["outcome"], "inconclusive");
+    let secs = r["steps"][0]["duration_ns"].as_f64().unwrap() / 1e9;
+    assert!(secs > 0.5 && secs < 10.0, "stopped early: {secs}s");
+    assert!(r["steps"][0]["metrics"]["ios"].as_u64().unwrap() > 0);
+}

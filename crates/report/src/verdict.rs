@@ -2,8 +2,8 @@
 //! baseline, and the run's outcome (exit code source).
 //!
 //! Outcome precedence: `error` (the run failed) > `fail` (an assertion failed) >
-//! `regressed` (a rule is worse than its tolerance) > `inconclusive` (a baseline was
-//! required and none exists) > `pass`. A rule regresses when the change in the worse
+//! `regressed` (a rule is worse than its tolerance) > `inconclusive` (the run was
+//! interrupted, or a baseline was required and none exists) > `pass`. A rule regresses when the change in the worse
 //! direction exceeds its tolerance; noise-aware comparison (confidence intervals from
 //! repeated runs) is not implemented yet, so tolerances must cover run-to-run noise.
 
@@ -120,7 +120,7 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         .is_some_and(|b| b.rules.iter().any(|r| r.outcome == RuleOutcome::Regressed))
     {
         Outcome::Regressed
-    } else if input.required && input.baseline.is_none() {
+    } else if result.interrupted || (input.required && input.baseline.is_none()) {
         Outcome::Inconclusive
     } else {
         Outcome::Pass
