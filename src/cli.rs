@@ -75,6 +75,10 @@ pub struct RunArgs {
     /// signature, or is mounted.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// Verification state file: loaded when it exists, saved after the run. Lets a later
+    /// run verify data written by an earlier one (write pass, then verify pass).
+    #[arg(long)]
+    pub verify_state: Option<PathBuf>,
     /// No progress output (CI logs).
     #[arg(long, short)]
     pub quiet: bool,

@@ -14,9 +14,10 @@ use std::sync::Arc;
 use clap::Parser;
 use iogate_report::baseline::{default_key, load_result, sanitize_key};
 use iogate_report::{render, Baseline, BaselineInput};
+use iogate_runner::engine::verify::VerifyState;
 use iogate_runner::{RunEvent, RunOptions, Target};
 use iogate_spec::units::{format_bytes, format_ns};
-use iogate_spec::{Geometry, SourceFile, StepKind};
+use iogate_spec::{Geometry, SourceFile};
 
 use crate::cli::{Cli, Command, RunArgs};
 
@@ -241,10 +242,7 @@ fn run(args: &RunArgs) -> u8 {
             }
         }
     };
-    let writes = plan
-        .steps
-        .iter()
-        .any(|s| s.kind == StepKind::Precondition || s.mix.iter().any(|m| m.read_pct < 100.0));
+    let writes = plan.steps.iter().any(|s| s.writes());
     if let Err(e) = target.prepare(plan.target.size_bytes, writes, args.allow_destructive) {
         eprintln!("error: {e}");
         return exit::TARGET;
@@ -259,12 +257,37 @@ fn run(args: &RunArgs) -> u8 {
         tty: std::io::stderr().is_terminal(),
         bar: None,
     };
+    // Verification: a state over the whole used size, in logical blocks; loaded from
+    // --verify-state when that file exists (a verify pass after a write pass).
+    let verify_state = if plan.verifies() || args.verify_state.is_some() {
+        let unit = target.logical_block_size;
+        let loaded = match &args.verify_state {
+            Some(p) if p.exists() => Some(VerifyState::load(p, plan.target.size_bytes, unit)),
+            _ => None,
+        };
+        match loaded.unwrap_or_else(|| VerifyState::new(plan.target.size_bytes, unit, plan.seed)) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::TARGET;
+            }
+        }
+    } else {
+        None
+    };
     let opts = RunOptions {
         interval_ns: 1_000_000_000,
         stop: &stop,
+        verify: verify_state.as_ref(),
     };
     let mut result = iogate_runner::execute(&plan, &target, &opts, &mut |e| display.event(e));
 
+    if let (Some(state), Some(path)) = (&verify_state, &args.verify_state) {
+        if let Err(e) = state.save(path) {
+            eprintln!("error: {e}");
+            return exit::TARGET;
+        }
+    }
     let key = args
         .key
         .as_deref()

@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 use iogate_spec::{LatencyStat, Metric, MetricRef, OpFilter, StepKind};
 use serde::{Deserialize, Serialize};
 
+use crate::engine::verify::VerifyRecord;
 use crate::engine::ErrorRecord;
 use crate::target::TargetIdentity;
 
@@ -101,6 +102,8 @@ pub struct StepResult {
     pub interval_ns: u64,
     /// First failed or short requests (at most 100 per job).
     pub error_records: Vec<ErrorRecord>,
+    /// First data verification failures (at most 100 per job).
+    pub verify_records: Vec<VerifyRecord>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
 }
@@ -128,6 +131,25 @@ pub struct StepMetrics {
     pub write: OpMetrics,
     /// Counts per block size.
     pub block_sizes: Vec<BlockSizeCount>,
+    /// Data verification counts, for steps that verify.
+    pub verify: Option<VerifySummary>,
+}
+
+/// Data verification counts of a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifySummary {
+    /// Blocks read and checked (blocks never written with a header are not checked).
+    pub checked_blocks: u64,
+    /// Blocks that failed (sum of the kinds below).
+    pub errors: u64,
+    /// Bad checksum.
+    pub corrupted: u64,
+    /// Valid block from another offset.
+    pub misplaced: u64,
+    /// Valid block older than the last completed write (lost write).
+    pub stale: u64,
+    /// No header, or a header from another verification state.
+    pub foreign: u64,
 }
 
 /// Measurements of one operation.
@@ -384,6 +406,7 @@ impl RunResult {
             Metric::Bytes => bytes as f64,
             Metric::Errors => errors as f64,
             Metric::Latency(s) => lat.get(s) / 1e9,
+            Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
         })
     }
 }

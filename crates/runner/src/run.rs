@@ -5,14 +5,15 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use iogate_spec::{Limit, Plan, PlanStep, StepKind};
+use iogate_spec::{Limit, Plan, PlanStep};
 
-use crate::engine::uring::{run_job, JobLimit, JobParams};
+use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
+use crate::engine::verify::VerifyState;
 use crate::engine::{new_latency_histogram, Generator, Interval, JobStats};
 use crate::event::RunEvent;
 use crate::result::{
     histogram_buckets, BlockSizeCount, Host, IntervalSample, LatencySummary, OpMetrics, Outcome,
-    RunResult, StepMetrics, StepResult, SCHEMA_VERSION,
+    RunResult, StepMetrics, StepResult, VerifySummary, SCHEMA_VERSION,
 };
 use crate::target::Target;
 
@@ -22,6 +23,9 @@ pub struct RunOptions<'a> {
     pub interval_ns: u64,
     /// Set (e.g. by a SIGINT handler) to stop the run; the partial result is returned.
     pub stop: &'a AtomicBool,
+    /// Verification state, required when the plan verifies (`Plan::verifies`): every
+    /// writing step stamps headers into it, every verifying step checks reads against it.
+    pub verify: Option<&'a VerifyState>,
 }
 
 /// RFC 3339 UTC time, seconds precision.
@@ -140,7 +144,7 @@ fn run_step(
     opts: &RunOptions<'_>,
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
-    let writes = step.kind == StepKind::Precondition || step.mix.iter().any(|m| m.read_pct < 100.0);
+    let writes = step.writes();
     let max_bs = step
         .mix
         .iter()
@@ -148,6 +152,30 @@ fn run_step(
         .max()
         .unwrap_or(4096) as usize;
     let lbs = u64::from(target.logical_block_size);
+    let verify = opts.verify.map(|state| VerifyParams {
+        state,
+        check_reads: step.verify,
+    });
+    // With verification, each job writes its own slice of the region, so that no two
+    // jobs have writes to the same block in flight at once.
+    let granule = step
+        .mix
+        .iter()
+        .map(|m| m.block_size_bytes.max(m.align_bytes))
+        .max()
+        .unwrap_or(lbs)
+        .max(lbs);
+    let sliced = verify.is_some() && step.jobs > 1;
+    let job_region = |job: u32| -> iogate_spec::Region {
+        if !sliced {
+            return step.region;
+        }
+        let slice = step.region.length_bytes / u64::from(step.jobs) / granule * granule;
+        iogate_spec::Region {
+            offset_bytes: step.region.offset_bytes + slice * u64::from(job),
+            length_bytes: slice.max(granule),
+        }
+    };
     let progress: Vec<AtomicU64> = (0..step.jobs).map(|_| AtomicU64::new(0)).collect();
     let origin = Instant::now();
     let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
@@ -161,7 +189,9 @@ fn run_step(
                         .get(job as usize)
                         .copied()
                         .unwrap_or(u64::from(job));
-                    let mut gen = Generator::new(&step.mix, step.region, seed, job, step.jobs, lbs);
+                    let (gen_job, gen_jobs) = if sliced { (0, 1) } else { (job, step.jobs) };
+                    let mut gen =
+                        Generator::new(&step.mix, job_region(job), seed, gen_job, gen_jobs, lbs);
                     let mut stats = JobStats::new(step.mix.len());
                     let params = JobParams {
                         job,
@@ -173,6 +203,7 @@ fn run_step(
                         stop: opts.stop,
                         progress,
                         origin,
+                        verify,
                     };
                     run_job(&file, &params, &mut gen, &mut stats).map_err(|e| e.to_string())?;
                     Ok(stats)
@@ -220,7 +251,12 @@ fn run_step(
             Err(e) => error = Some(e),
         }
     }
-    let mut r = merge(step, &jobs, opts.interval_ns);
+    let mut r = merge(
+        step,
+        &jobs,
+        opts.interval_ns,
+        verify.is_some_and(|v| v.check_reads),
+    );
     r.error = error;
     r
 }
@@ -241,7 +277,7 @@ fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f
 }
 
 /// Merges jobs into a step result. Histograms are added exactly (same bounds).
-fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64) -> StepResult {
+fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64, verified: bool) -> StepResult {
     let (mut read, mut write, mut all) = (
         new_latency_histogram(),
         new_latency_histogram(),
@@ -252,6 +288,10 @@ fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64) -> StepResult {
     let mut lines = vec![(0u64, 0u64); step.mix.len()];
     let mut intervals: Vec<Interval> = Vec::new();
     let mut error_records = Vec::new();
+    let mut verify = crate::engine::VerifyStats::default();
+    for j in jobs {
+        verify.merge(&j.verify);
+    }
     for j in jobs {
         // Same bounds on every histogram: `add` cannot fail.
         let _ = read.add(&j.read_latency);
@@ -371,10 +411,22 @@ fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64) -> StepResult {
             read: op_metrics(&read, read_bytes, read_errors, secs),
             write: op_metrics(&write, write_bytes, write_errors, secs),
             block_sizes,
+            verify: verified.then(|| {
+                let [corrupted, misplaced, stale, foreign] = verify.by_kind;
+                VerifySummary {
+                    checked_blocks: verify.checked_blocks,
+                    errors: corrupted + misplaced + stale + foreign,
+                    corrupted,
+                    misplaced,
+                    stale,
+                    foreign,
+                }
+            }),
         },
         intervals: samples,
         interval_ns,
         error_records,
+        verify_records: verify.records,
         error: None,
     }
 }

@@ -308,11 +308,15 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         .find(|s| matches!(s.value, RawStep::Workload(_)))
         .map(|s| raw_step_name(&s.value).to_string());
 
-    let assertions = raw
+    let mut assertions: Vec<Assertion> = raw
         .assertions
         .iter()
         .filter_map(|a| assertion(cx, a, &step_names, default_step.as_deref()))
         .collect();
+    // Every verifying step implicitly asserts that no block failed verification.
+    for s in steps.iter().filter(|s| s.verify) {
+        assertions.extend(verify_assertion(&s.name));
+    }
     let baseline_rules = raw
         .baseline
         .0
@@ -342,6 +346,26 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         estimated_duration_ns,
         estimated_bytes,
         estimate_complete,
+    })
+}
+
+/// `<step>.verify_errors == 0`, added for each step with `verify: true`; parsed and
+/// resolved like a written assertion (step names are checked identifiers, so it parses).
+fn verify_assertion(step: &str) -> Option<Assertion> {
+    let text = format!("{step}.verify_errors == 0");
+    let mut parsed = syntax::parse_assertion(&text).ok()?;
+    let steps = [step.to_string()];
+    let mut metrics = Vec::new();
+    parsed.lhs.metrics_mut(&mut |p, m| {
+        *m = p.resolve(&steps, None).ok();
+        metrics.extend(m.clone());
+    });
+    let dim = parsed.check().ok()?;
+    Some(Assertion {
+        expr: text,
+        parsed,
+        metrics,
+        dim,
     })
 }
 
@@ -579,6 +603,7 @@ fn precondition(
                 align_bytes: bs,
             }],
             job_seeds: vec![derive_seed(seed, index as u64, 0)],
+            verify: false,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -657,6 +682,7 @@ fn workload(
             job_seeds: (0..jobs)
                 .map(|j| derive_seed(seed, index as u64, j))
                 .collect(),
+            verify: w.verify.unwrap_or(false),
             estimated_duration_ns,
             estimated_bytes,
         },

@@ -103,6 +103,9 @@ pub struct RawWorkload {
     pub region: Option<RawRegion>,
     /// The access specification.
     pub mix: Spanned<Vec<Spanned<RawMixLine>>>,
+    /// Check every read of a block this run (or a loaded state) wrote (default false).
+    #[serde(default)]
+    pub verify: Option<bool>,
 }
 
 /// `region: { offset, length }`, each a byte size or a share of the target.

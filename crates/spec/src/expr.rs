@@ -148,6 +148,8 @@ pub enum Metric {
     Errors,
     /// Total latency (submission to completion).
     Latency(LatencyStat),
+    /// Blocks that failed data verification.
+    VerifyErrors,
 }
 
 impl Metric {
@@ -156,7 +158,7 @@ impl Metric {
         match self {
             Metric::Iops => Dim::RATE,
             Metric::Bandwidth => Dim::BANDWIDTH,
-            Metric::Ios | Metric::Errors => Dim::NONE,
+            Metric::Ios | Metric::Errors | Metric::VerifyErrors => Dim::NONE,
             Metric::Bytes => Dim::BYTES,
             Metric::Latency(_) => Dim::TIME,
         }
@@ -196,6 +198,7 @@ impl fmt::Display for MetricRef {
             Metric::Ios => f.write_str(".ios"),
             Metric::Bytes => f.write_str(".bytes"),
             Metric::Errors => f.write_str(".errors"),
+            Metric::VerifyErrors => f.write_str(".verify_errors"),
             Metric::Latency(s) => {
                 let name = LatencyStat::NAMES
                     .iter()
@@ -208,7 +211,15 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 6] = ["iops", "bandwidth", "ios", "bytes", "errors", "latency"];
+pub const METRIC_NAMES: [&str; 7] = [
+    "iops",
+    "bandwidth",
+    "ios",
+    "bytes",
+    "errors",
+    "verify_errors",
+    "latency",
+];
 
 /// Why a metric path does not resolve: the offending segment's span and a message.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,6 +297,7 @@ impl MetricPath {
             "ios" => Metric::Ios,
             "bytes" => Metric::Bytes,
             "errors" => Metric::Errors,
+            "verify_errors" if op == OpFilter::All => Metric::VerifyErrors,
             "latency" => {
                 i += 1;
                 let names: Vec<&str> = LatencyStat::NAMES.iter().map(|n| n.0).collect();

@@ -164,6 +164,8 @@ pub struct PlanStep {
     pub mix: Vec<MixLine>,
     /// Seed of each job's random number generator, derived from the spec seed.
     pub job_seeds: Vec<u64>,
+    /// Whether reads are checked against the verification headers of earlier writes.
+    pub verify: bool,
     /// Known run time (time-bounded steps).
     pub estimated_duration_ns: Option<u64>,
     /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).
@@ -194,7 +196,19 @@ pub fn derive_seed(seed: u64, step: u64, job: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+impl PlanStep {
+    /// Whether the step writes.
+    pub fn writes(&self) -> bool {
+        self.mix.iter().any(|m| m.read_pct < 100.0)
+    }
+}
+
 impl Plan {
+    /// Whether any step verifies data (then every writing step stamps verification headers).
+    pub fn verifies(&self) -> bool {
+        self.steps.iter().any(|s| s.verify)
+    }
+
     /// The plan as a plain-text table: one row per step, then assertions, baseline rules
     /// and the estimate.
     pub fn render_table(&self) -> String {

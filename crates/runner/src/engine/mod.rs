@@ -8,6 +8,7 @@
 //! ring; `run` merges jobs into step results.
 
 pub mod uring;
+pub mod verify;
 
 use hdrhistogram::Histogram;
 use iogate_spec::{MixLine, Region};
@@ -225,6 +226,44 @@ pub struct JobStats {
     pub last_completion_ns: u64,
     /// Whether registered buffers and files were used.
     pub registered: bool,
+    /// Verification counts and records.
+    pub verify: VerifyStats,
+}
+
+/// Verification counts of a job (or a step, once merged).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VerifyStats {
+    /// Blocks read and checked.
+    pub checked_blocks: u64,
+    /// Blocks that failed the check, by kind: corrupted, misplaced, stale, foreign.
+    pub by_kind: [u64; 4],
+    /// First [`MAX_ERROR_RECORDS`] failures.
+    pub records: Vec<verify::VerifyRecord>,
+}
+
+impl VerifyStats {
+    /// Counts a failure, keeping its record while there is room.
+    pub fn record(&mut self, r: verify::VerifyRecord) {
+        let i = match r.kind {
+            verify::MismatchKind::Corrupted => 0,
+            verify::MismatchKind::Misplaced => 1,
+            verify::MismatchKind::Stale => 2,
+            verify::MismatchKind::Foreign => 3,
+        };
+        self.by_kind[i] += 1;
+        if self.records.len() < MAX_ERROR_RECORDS {
+            self.records.push(r);
+        }
+    }
+
+    /// Adds another job's counts.
+    pub fn merge(&mut self, o: &VerifyStats) {
+        self.checked_blocks += o.checked_blocks;
+        for (a, b) in self.by_kind.iter_mut().zip(o.by_kind) {
+            *a += b;
+        }
+        self.records.extend(o.records.iter().cloned());
+    }
 }
 
 /// Histogram range: 1 ns to 1 hour at 3 significant digits (0.1% resolution).
@@ -249,6 +288,7 @@ impl JobStats {
             error_records: Vec::new(),
             last_completion_ns: 0,
             registered: false,
+            verify: VerifyStats::default(),
         }
     }
 

@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-use super::{ErrorRecord, Generator, Interval, JobStats, Op, MAX_ERROR_RECORDS};
+use super::verify::{self, Expected, VerifyRecord, VerifyState};
+use super::{ErrorRecord, Generator, Interval, JobStats, Op, Request, MAX_ERROR_RECORDS};
 
 /// Errors that stop a job.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +72,23 @@ impl BufferPool {
         unsafe { self.ptr.as_ptr().add(i * self.size) }
     }
 
+    /// The first `len` bytes of buffer `i`, to stamp a write before it is submitted.
+    fn slice_mut(&mut self, i: usize, len: usize) -> &mut [u8] {
+        assert!(i < self.count && len <= self.size);
+        // SAFETY: in bounds (checked above); `&mut self` and the slot discipline (a buffer
+        // belongs to one request, and is touched only while that request is not in flight)
+        // make this the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.buf(i), len) }
+    }
+
+    /// The first `len` bytes of buffer `i`, to check a completed read.
+    fn slice(&self, i: usize, len: usize) -> &[u8] {
+        assert!(i < self.count && len <= self.size);
+        // SAFETY: in bounds (checked above); the read that filled it has completed, so the
+        // kernel no longer writes to it, and no mutable reference exists while `&self` lives.
+        unsafe { std::slice::from_raw_parts(self.buf(i), len) }
+    }
+
     /// The whole pool as one mutable slice (for filling write payloads before any I/O).
     fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: the allocation is `count * size` bytes, initialised (zeroed), and
@@ -126,6 +144,27 @@ pub struct JobParams<'a> {
     pub progress: &'a AtomicU64,
     /// The step's time origin, shared by all its jobs.
     pub origin: Instant,
+    /// Data verification: stamp writes (always, when present) and check reads (when
+    /// `check_reads`).
+    pub verify: Option<VerifyParams<'a>>,
+}
+
+/// Verification settings of a job.
+#[derive(Clone, Copy)]
+pub struct VerifyParams<'a> {
+    /// The run's verification state.
+    pub state: &'a VerifyState,
+    /// Whether reads are checked (the step's `verify: true`).
+    pub check_reads: bool,
+}
+
+/// Whether `r` overlaps a write already in flight (verification keeps same-unit writes
+/// in order: two in flight at once could complete in either order on the device).
+fn overlaps_in_flight_write(r: &Request, slots: &[Slot]) -> bool {
+    let end = r.offset + u64::from(r.len);
+    slots.iter().any(|s| {
+        s.in_flight && s.op == Op::Write && s.offset < end && r.offset < s.offset + u64::from(s.len)
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -135,11 +174,30 @@ struct Slot {
     len: u32,
     op: Op,
     line: u16,
+    in_flight: bool,
+    /// Generation stamped into a write.
+    generation: u64,
 }
 
 fn build_ring(entries: u32) -> Result<IoUring, EngineError> {
     // Single issuer + deferred task running (Linux 6.1+): completions are processed only
     // when this thread enters the kernel to wait, with no interrupts of its work.
+    let mode = std::env::var("IOGATE_RING_SETUP").unwrap_or_default();
+    if mode == "plain" {
+        return IoUring::new(entries).map_err(EngineError::Ring);
+    }
+    if mode == "coop" {
+        return IoUring::builder()
+            .setup_coop_taskrun()
+            .build(entries)
+            .map_err(EngineError::Ring);
+    }
+    if mode == "si" {
+        return IoUring::builder()
+            .setup_single_issuer()
+            .build(entries)
+            .map_err(EngineError::Ring);
+    }
     IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()
@@ -168,8 +226,11 @@ pub fn run_job(
     // SAFETY: the iovecs describe `pool`'s allocation, which outlives the ring: `pool` is
     // dropped after `ring`, and on the one early return with requests in flight the pool
     // is leaked rather than freed (see the submit error below).
-    let buffers_registered = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-    let files_registered = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
+    let noreg = std::env::var("IOGATE_NOREG").unwrap_or_default();
+    let buffers_registered =
+        !noreg.contains('b') && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    let files_registered =
+        !noreg.contains('f') && ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
     stats.registered = buffers_registered && files_registered;
     let raw_fd = types::Fd(file.as_raw_fd());
 
@@ -179,10 +240,24 @@ pub fn run_job(
             offset: 0,
             len: 0,
             op: Op::Read,
-            line: 0
+            line: 0,
+            in_flight: false,
+            generation: 0
         };
         qd
     ];
+    let unit = p.verify.map_or(1, |v| v.state.unit() as usize);
+    let units_per_buffer = p.max_block_size / unit;
+    // Generations of a read's units when it was submitted (verification only).
+    let mut snapshots = vec![
+        0u64;
+        if p.verify.is_some_and(|v| v.check_reads) {
+            qd * units_per_buffer
+        } else {
+            0
+        }
+    ];
+    let mut pending: Option<Request> = None;
     let mut free: Vec<u32> = (0..qd as u32).rev().collect();
     let mut inflight = 0usize;
     let mut issuing = true;
@@ -210,8 +285,40 @@ pub fn run_job(
             if !issuing {
                 break;
             }
-            let Some(slot) = free.pop() else { break };
-            let req = gen.next_request();
+            let req = pending.take().unwrap_or_else(|| gen.next_request());
+            if p.verify.is_some() && req.op == Op::Write && overlaps_in_flight_write(&req, &slots) {
+                pending = Some(req);
+                break;
+            }
+            let Some(slot) = free.pop() else {
+                pending = Some(req);
+                break;
+            };
+            let mut generation = 0;
+            if let Some(v) = p.verify {
+                let si = slot as usize;
+                match req.op {
+                    Op::Write => {
+                        generation = v.state.next_generation();
+                        let data = pool.slice_mut(si, req.len as usize);
+                        for (i, u) in data.chunks_exact_mut(unit).enumerate() {
+                            verify::stamp(
+                                u,
+                                req.offset + (i * unit) as u64,
+                                generation,
+                                v.state.seed(),
+                            );
+                        }
+                    }
+                    Op::Read if v.check_reads => {
+                        for i in 0..req.len as usize / unit {
+                            snapshots[si * units_per_buffer + i] =
+                                v.state.generation(req.offset + (i * unit) as u64);
+                        }
+                    }
+                    Op::Read => {}
+                }
+            }
             let buf = pool.buf(slot as usize);
             let entry = match (req.op, buffers_registered, files_registered) {
                 (Op::Read, true, true) => {
@@ -238,12 +345,16 @@ pub fn run_job(
                 len: req.len,
                 op: req.op,
                 line: req.line,
+                in_flight: true,
+                generation,
             };
             // SAFETY: the buffer `slot` belongs to this request alone until its completion
             // returns the slot to `free`; the pool and the registered file outlive the ring's
             // use of them (we drain every in-flight request before returning).
             if unsafe { ring.submission().push(&entry) }.is_err() {
+                slots[slot as usize].in_flight = false;
                 free.push(slot);
+                pending = Some(req);
                 break;
             }
             inflight += 1;
@@ -253,7 +364,19 @@ pub fn run_job(
         if inflight == 0 {
             break;
         }
-        match ring.submit_and_wait(1) {
+        let split = std::env::var_os("IOGATE_SPLIT").is_some();
+        let r = if split {
+            ring.submit().and_then(|_| {
+                if ring.completion().is_empty() {
+                    ring.submit_and_wait(1)
+                } else {
+                    Ok(0)
+                }
+            })
+        } else {
+            ring.submit_and_wait(1)
+        };
+        match r {
             Ok(_) => {}
             Err(e)
                 if e.raw_os_error() == Some(libc::EINTR)
@@ -278,6 +401,7 @@ pub fn run_job(
             let Some(s) = slots.get(slot_index).copied() else {
                 continue;
             };
+            slots[slot_index].in_flight = false;
             free.push(slot_index as u32);
             inflight -= 1;
             let res = cqe.result();
@@ -292,6 +416,44 @@ pub fn run_job(
                 // Values above the histogram's 1 h ceiling are clamped, never dropped.
                 hist.saturating_record(latency);
                 *bytes += u64::from(s.len);
+                if let Some(v) = p.verify {
+                    let units = s.len as usize / unit;
+                    match s.op {
+                        Op::Write => {
+                            for i in 0..units {
+                                v.state
+                                    .complete_write(s.offset + (i * unit) as u64, s.generation);
+                            }
+                        }
+                        Op::Read if v.check_reads => {
+                            let data = pool.slice(slot_index, s.len as usize);
+                            for (i, u) in data.chunks_exact(unit).enumerate() {
+                                let min_generation = snapshots[slot_index * units_per_buffer + i];
+                                if min_generation == 0 {
+                                    continue; // never written with a header: content unknown
+                                }
+                                stats.verify.checked_blocks += 1;
+                                let offset = s.offset + (i * unit) as u64;
+                                let expected = Expected {
+                                    offset,
+                                    min_generation,
+                                    seed: v.state.seed(),
+                                };
+                                if let Err((kind, found)) = verify::check(u, expected) {
+                                    stats.verify.record(VerifyRecord {
+                                        offset,
+                                        length: unit as u32,
+                                        kind,
+                                        expected,
+                                        found,
+                                        job: p.job,
+                                    });
+                                }
+                            }
+                        }
+                        Op::Read => {}
+                    }
+                }
                 let line = &mut stats.lines[usize::from(s.line)];
                 match s.op {
                     Op::Read => {

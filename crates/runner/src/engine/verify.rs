@@ -1,0 +1,365 @@
+//! Data verification: every written block carries a header and a checksum; every read
+//! of a written block checks them against what this run (or a saved state) expects.
+//!
+//! The unit of verification is the target's logical block. Each unit written while
+//! verification is on starts with a 32-byte little-endian header:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..4 | magic `0x7667_6f69` ("iogv") |
+//! | 4..8 | crc32c (Castagnoli) of bytes 8..unit end |
+//! | 8..16 | the unit's byte offset on the target |
+//! | 16..24 | generation: a run-wide write sequence number |
+//! | 24..32 | the verification state's seed |
+//!
+//! [`VerifyState`] keeps the last completed generation of each unit (0 = never written
+//! with a header). A read snapshots the generations of its units when it is submitted
+//! and, on completion, each unit must hold a valid header with that offset, that seed,
+//! and a generation at least the snapshot: a lower one is a lost write (`stale`), a wrong
+//! offset is data written to the wrong place (`misplaced`), a bad checksum is `corrupted`.
+//! `uring` stamps and checks; `run` owns the state; results carry [`VerifyRecord`]s.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+/// Header magic, "iogv" little-endian.
+pub const MAGIC: u32 = 0x7667_6f69;
+/// Header size in bytes.
+pub const HEADER_BYTES: usize = 32;
+/// Largest number of units a state may track (2^26 units: 512 MiB of state).
+pub const MAX_UNITS: u64 = 1 << 26;
+
+const STATE_MAGIC: &[u8; 8] = b"IOGVST01";
+
+/// What was wrong with a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MismatchKind {
+    /// The checksum does not match the data (bit rot, torn or partial write, flipped byte).
+    Corrupted,
+    /// A valid block whose header names another offset (data written to the wrong place).
+    Misplaced,
+    /// A valid block older than the last completed write to it (a lost write).
+    Stale,
+    /// No iogate header, or one from another verification state, where one was expected.
+    Foreign,
+}
+
+/// A unit's header as found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Found {
+    /// Whether the magic matched.
+    pub magic: bool,
+    /// Whether the checksum matched.
+    pub checksum_ok: bool,
+    /// Offset recorded in the header.
+    pub offset: u64,
+    /// Generation recorded in the header.
+    pub generation: u64,
+    /// Seed recorded in the header.
+    pub seed: u64,
+}
+
+/// What a unit should hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expected {
+    /// The unit's offset.
+    pub offset: u64,
+    /// The lowest acceptable generation (the last write completed before the read).
+    pub min_generation: u64,
+    /// The state's seed.
+    pub seed: u64,
+}
+
+/// One verification failure, as recorded in `result.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyRecord {
+    /// Byte offset of the unit.
+    pub offset: u64,
+    /// Unit length in bytes.
+    pub length: u32,
+    /// Classification.
+    pub kind: MismatchKind,
+    /// What the unit should hold.
+    pub expected: Expected,
+    /// What it held.
+    pub found: Found,
+    /// Job that read it.
+    pub job: u32,
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(a)
+}
+
+/// Writes the header into `unit` (at least [`HEADER_BYTES`] long) and seals it with
+/// the checksum of everything after the checksum field.
+pub fn stamp(unit: &mut [u8], offset: u64, generation: u64, seed: u64) {
+    unit[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+    unit[8..16].copy_from_slice(&offset.to_le_bytes());
+    unit[16..24].copy_from_slice(&generation.to_le_bytes());
+    unit[24..32].copy_from_slice(&seed.to_le_bytes());
+    let crc = crc32c::crc32c(&unit[8..]);
+    unit[4..8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Checks one unit read from the target. `Ok` when it holds what `expected` allows.
+pub fn check(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Found)> {
+    let found = Found {
+        magic: le_u32(unit, 0) == MAGIC,
+        checksum_ok: le_u32(unit, 4) == crc32c::crc32c(&unit[8..]),
+        offset: le_u64(unit, 8),
+        generation: le_u64(unit, 16),
+        seed: le_u64(unit, 24),
+    };
+    let kind = if !found.magic {
+        if found.checksum_ok {
+            MismatchKind::Foreign
+        } else {
+            MismatchKind::Corrupted
+        }
+    } else if !found.checksum_ok {
+        MismatchKind::Corrupted
+    } else if found.seed != expected.seed {
+        MismatchKind::Foreign
+    } else if found.offset != expected.offset {
+        MismatchKind::Misplaced
+    } else if found.generation < expected.min_generation {
+        MismatchKind::Stale
+    } else {
+        return Ok(());
+    };
+    Err((kind, found))
+}
+
+/// Errors creating, loading or saving a verification state.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The region is too large to track.
+    #[error("verifying {units} blocks of {unit} B needs {} MiB of state (at most {MAX_UNITS} blocks): verify a smaller target.size", (units * 8) >> 20)]
+    TooLarge {
+        /// Units.
+        units: u64,
+        /// Unit size.
+        unit: u32,
+    },
+    /// File system error on the state file.
+    #[error("verification state {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The state file is not for this target.
+    #[error("verification state {path}: {message}")]
+    Mismatch {
+        /// The file.
+        path: String,
+        /// What differs.
+        message: String,
+    },
+}
+
+/// Last completed generation per unit of `[0, size)` of the target, shared by all jobs.
+pub struct VerifyState {
+    unit: u32,
+    seed: u64,
+    next_generation: AtomicU64,
+    generations: Vec<AtomicU64>,
+}
+
+impl VerifyState {
+    /// A fresh state for `size` bytes in units of `unit` bytes.
+    pub fn new(size: u64, unit: u32, seed: u64) -> Result<VerifyState, StateError> {
+        let units = size / u64::from(unit);
+        if units > MAX_UNITS {
+            return Err(StateError::TooLarge { units, unit });
+        }
+        Ok(VerifyState {
+            unit,
+            seed,
+            next_generation: AtomicU64::new(1),
+            generations: (0..units).map(|_| AtomicU64::new(0)).collect(),
+        })
+    }
+
+    /// Unit size in bytes.
+    pub fn unit(&self) -> u32 {
+        self.unit
+    }
+
+    /// The seed stamped into headers.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// A new generation for a write.
+    pub fn next_generation(&self) -> u64 {
+        self.next_generation.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Last completed generation of the unit at byte `offset` (0: never written).
+    pub fn generation(&self, offset: u64) -> u64 {
+        self.generations
+            .get((offset / u64::from(self.unit)) as usize)
+            .map_or(0, |g| g.load(Ordering::Relaxed))
+    }
+
+    /// Records a completed write of the unit at byte `offset`.
+    pub fn complete_write(&self, offset: u64, generation: u64) {
+        if let Some(g) = self
+            .generations
+            .get((offset / u64::from(self.unit)) as usize)
+        {
+            g.fetch_max(generation, Ordering::Relaxed);
+        }
+    }
+
+    /// Loads a saved state. Errors: I/O, or a state for another unit size or size.
+    pub fn load(path: &Path, size: u64, unit: u32) -> Result<VerifyState, StateError> {
+        let p = path.display().to_string();
+        let io = |source| StateError::Io {
+            path: p.clone(),
+            source,
+        };
+        let mut f = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+        let mut head = [0u8; 40];
+        f.read_exact(&mut head).map_err(io)?;
+        if &head[0..8] != STATE_MAGIC {
+            return Err(StateError::Mismatch {
+                path: p,
+                message: "not an iogate verification state".into(),
+            });
+        }
+        let (s_unit, s_size, seed, next) = (
+            le_u64(&head, 8),
+            le_u64(&head, 16),
+            le_u64(&head, 24),
+            le_u64(&head, 32),
+        );
+        if s_unit != u64::from(unit) || s_size != size {
+            return Err(StateError::Mismatch {
+                path: p,
+                message: format!("it covers {s_size} bytes in units of {s_unit} B; this run uses {size} bytes in units of {unit} B"),
+            });
+        }
+        let state = VerifyState::new(size, unit, seed)?;
+        state.next_generation.store(next, Ordering::Relaxed);
+        let mut buf = [0u8; 8];
+        for g in &state.generations {
+            f.read_exact(&mut buf).map_err(io)?;
+            g.store(u64::from_le_bytes(buf), Ordering::Relaxed);
+        }
+        Ok(state)
+    }
+
+    /// Saves the state (written to a temporary file, then renamed).
+    pub fn save(&self, path: &Path) -> Result<(), StateError> {
+        let p = path.display().to_string();
+        let io = |source| StateError::Io {
+            path: p.clone(),
+            source,
+        };
+        let tmp = path.with_extension("tmp");
+        {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
+            f.write_all(STATE_MAGIC).map_err(io)?;
+            let size = self.generations.len() as u64 * u64::from(self.unit);
+            for v in [
+                u64::from(self.unit),
+                size,
+                self.seed,
+                self.next_generation.load(Ordering::Relaxed),
+            ] {
+                f.write_all(&v.to_le_bytes()).map_err(io)?;
+            }
+            for g in &self.generations {
+                f.write_all(&g.load(Ordering::Relaxed).to_le_bytes())
+                    .map_err(io)?;
+            }
+            f.flush().map_err(io)?;
+        }
+        std::fs::rename(&tmp, path).map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(offset: u64, generation: u64, seed: u64) -> Vec<u8> {
+        let mut u = vec![0xA5u8; 512];
+        stamp(&mut u, offset, generation, seed);
+        u
+    }
+
+    fn expected(offset: u64, min_generation: u64) -> Expected {
+        Expected {
+            offset,
+            min_generation,
+            seed: 9,
+        }
+    }
+
+    #[test]
+    fn classifies_each_kind() {
+        let good = unit(4096, 7, 9);
+        assert_eq!(check(&good, expected(4096, 7)), Ok(()));
+        assert_eq!(
+            check(&good, expected(4096, 3)),
+            Ok(()),
+            "newer than the snapshot is fine"
+        );
+        let mut flipped = good.clone();
+        flipped[300] ^= 1;
+        assert_eq!(
+            check(&flipped, expected(4096, 7)).unwrap_err().0,
+            MismatchKind::Corrupted
+        );
+        assert_eq!(
+            check(&good, expected(8192, 7)).unwrap_err().0,
+            MismatchKind::Misplaced
+        );
+        assert_eq!(
+            check(&good, expected(4096, 8)).unwrap_err().0,
+            MismatchKind::Stale
+        );
+        assert_eq!(
+            check(&unit(4096, 7, 10), expected(4096, 7)).unwrap_err().0,
+            MismatchKind::Foreign
+        );
+        assert_eq!(
+            check(&[0u8; 512], expected(4096, 7)).unwrap_err().0,
+            MismatchKind::Corrupted
+        );
+    }
+
+    #[test]
+    fn state_round_trips() {
+        let s = VerifyState::new(1 << 20, 512, 5).unwrap();
+        let g = s.next_generation();
+        s.complete_write(4096, g);
+        s.complete_write(4096, g - 1);
+        assert_eq!(s.generation(4096), g);
+        let dir = std::env::temp_dir().join(format!("iogate-vs-{}", std::process::id()));
+        s.save(&dir).unwrap();
+        let l = VerifyState::load(&dir, 1 << 20, 512).unwrap();
+        assert_eq!(l.generation(4096), g);
+        assert_eq!(l.seed(), 5);
+        assert!(l.next_generation() > g);
+        assert!(VerifyState::load(&dir, 2 << 20, 512).is_err());
+        let _ = std::fs::remove_file(&dir);
+    }
+}
