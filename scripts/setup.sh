@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what iogate's tests need on a bare Debian machine: losetup (mount),
-# mkfs.ext4 and e2fsck (e2fsprogs). Idempotent; needs root for apt-get.
+# mkfs.ext4 and e2fsck (e2fsprogs), fio (measurement agreement tests and benchmarks).
+# Idempotent; needs root for apt-get.
 set -euo pipefail
 need=()
 command -v losetup >/dev/null 2>&1 || need+=(mount)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v e2fsck >/dev/null 2>&1 || need+=(e2fsprogs)
+command -v fio >/dev/null 2>&1 || need+=(fio)
 
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then

@@ -110,3 +110,57 @@ static IO_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub fn io_lock() -> std::sync::MutexGuard<'static, ()> {
     IO_LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A cgroup v1 blkio group that throttles one block device's read and write IOPS,
+/// removed on drop. Commands run inside it with [`Throttle::command`].
+pub struct Throttle {
+    dir: PathBuf,
+}
+
+impl Throttle {
+    /// None when cgroup v1 blkio is not mounted.
+    pub fn new(device: &Path, read_iops: u64, write_iops: u64) -> Option<Throttle> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        if !root.join("blkio.throttle.read_iops_device").exists() {
+            return None;
+        }
+        let rdev = std::fs::metadata(device)
+            .ok()
+            .map(|m| std::os::unix::fs::MetadataExt::rdev(&m))?;
+        let (major, minor) = (
+            (rdev >> 8) & 0xfff,
+            (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
+        );
+        let dir = root.join(format!("iogate-test-{}-{minor}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        std::fs::write(
+            dir.join("blkio.throttle.read_iops_device"),
+            format!("{major}:{minor} {read_iops}"),
+        )
+        .ok()?;
+        std::fs::write(
+            dir.join("blkio.throttle.write_iops_device"),
+            format!("{major}:{minor} {write_iops}"),
+        )
+        .ok()?;
+        Some(Throttle { dir })
+    }
+
+    /// A command that runs `program args…` inside the group.
+    pub fn command(&self, program: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"",
+                self.dir.display()
+            ))
+            .arg(program);
+        c
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}

@@ -102,7 +102,8 @@ pub struct StepResult {
     pub interval_ns: u64,
     /// First failed or short requests (at most 100 per job).
     pub error_records: Vec<ErrorRecord>,
-    /// First data verification failures (at most 100 per job).
+    /// First data verification failures (at most 100 per job; absent in older results).
+    #[serde(default)]
     pub verify_records: Vec<VerifyRecord>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
@@ -131,7 +132,8 @@ pub struct StepMetrics {
     pub write: OpMetrics,
     /// Counts per block size.
     pub block_sizes: Vec<BlockSizeCount>,
-    /// Data verification counts, for steps that verify.
+    /// Data verification counts, for steps that verify (absent in older results).
+    #[serde(default)]
     pub verify: Option<VerifySummary>,
 }
 

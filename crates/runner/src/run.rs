@@ -166,6 +166,8 @@ fn run_step(
         .unwrap_or(lbs)
         .max(lbs);
     let sliced = verify.is_some() && step.jobs > 1;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let poll = step.queue_depth >= 2 && (step.jobs as usize) < cpus;
     let job_region = |job: u32| -> iogate_spec::Region {
         if !sliced {
             return step.region;
@@ -204,6 +206,7 @@ fn run_step(
                         progress,
                         origin,
                         verify,
+                        poll,
                     };
                     run_job(&file, &params, &mut gen, &mut stats).map_err(|e| e.to_string())?;
                     Ok(stats)

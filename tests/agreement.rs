@@ -1,0 +1,183 @@
+//! Measurement agreement with fio (root, fio, cgroup v1 blkio): for the same workload on
+//! the same device, run alternately, iogate's median IOPS is within ±5% of fio's and its
+//! median mean latency within ±10%. fio's latency is its total latency (`lat_ns`), the
+//! same definition as iogate's (submission to completion).
+//!
+//! The device is a loop device throttled to 20,000 read and write IOPS with cgroup v1
+//! blkio, so that the device, not the engine, sets the pace, as a drive does. (On an
+//! unthrottled loop device in /dev/shm the "device" is the CPU: there the numbers measure
+//! each engine's efficiency, and iogate's polling makes it faster than fio; that is
+//! `bench/compare_fio.py`'s job, not an agreement check.)
+
+mod common;
+
+use std::process::Command;
+
+use common::{result, write_spec, LoopDevice, Throttle};
+
+const PAIRS: usize = 5;
+const RUNTIME_S: u32 = 2;
+
+fn fio_available(test: &str) -> bool {
+    if Command::new("fio").arg("--version").output().is_ok() {
+        return true;
+    }
+    if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
+        panic!("{test}: fio is not installed (scripts/setup.sh installs it)");
+    }
+    eprintln!("skipped: {test}: fio is not installed");
+    false
+}
+
+/// (IOPS, mean total latency in ns) of one fio run.
+fn fio(t: &Throttle, dev: &str, args: &[&str]) -> (f64, f64) {
+    let out = t
+        .command("fio")
+        .args([
+            "--name=agree",
+            &format!("--filename={dev}"),
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--time_based",
+        ])
+        .arg(format!("--runtime={RUNTIME_S}"))
+        .args(["--output-format=json", "--group_reporting"])
+        .args(args)
+        .output()
+        .expect("fio runs");
+    assert!(
+        out.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&text[text.find('{').unwrap()..]).expect("fio JSON");
+    let job = &json["jobs"][0];
+    let (r, w) = (&job["read"], &job["write"]);
+    let (ri, wi) = (
+        r["total_ios"].as_f64().unwrap(),
+        w["total_ios"].as_f64().unwrap(),
+    );
+    let iops = r["iops"].as_f64().unwrap() + w["iops"].as_f64().unwrap();
+    let mean = (r["lat_ns"]["mean"].as_f64().unwrap() * ri
+        + w["lat_ns"]["mean"].as_f64().unwrap() * wi)
+        / (ri + wi);
+    (iops, mean)
+}
+
+fn iogate_run(t: &Throttle, dev: &str, dir: &std::path::Path, workload: &str) -> (f64, f64) {
+    let spec = write_spec(dir, "agree", &format!("iogate: 1\nname: agree\nsteps:\n  - workload:\n      name: w\n      duration: {RUNTIME_S}s\n{workload}"));
+    let out = dir.join("out");
+    let o = t
+        .command(env!("CARGO_BIN_EXE_iogate"))
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--target",
+            dev,
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--allow-destructive",
+        ])
+        .output()
+        .expect("iogate runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let m = &r["steps"][0]["metrics"];
+    (
+        m["iops"].as_f64().unwrap(),
+        m["latency"]["mean_ns"].as_f64().unwrap(),
+    )
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn agree(t: &Throttle, name: &str, dev: &str, fio_args: &[&str], workload: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut fi, mut fl, mut gi, mut gl) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..PAIRS {
+        let (i, l) = fio(t, dev, fio_args);
+        fi.push(i);
+        fl.push(l);
+        let (i, l) = iogate_run(t, dev, dir.path(), workload);
+        gi.push(i);
+        gl.push(l);
+    }
+    let (fi, fl, gi, gl) = (median(fi), median(fl), median(gi), median(gl));
+    let (ri, rl) = (gi / fi, gl / fl);
+    eprintln!("{name}: IOPS iogate {gi:.0} fio {fi:.0} ratio {ri:.3}; mean latency iogate {gl:.0} ns fio {fl:.0} ns ratio {rl:.3}");
+    assert!(
+        (ri - 1.0).abs() <= 0.05,
+        "{name}: IOPS ratio {ri:.3} outside ±5%"
+    );
+    assert!(
+        (rl - 1.0).abs() <= 0.10,
+        "{name}: mean latency ratio {rl:.3} outside ±10%"
+    );
+}
+
+#[test]
+fn iops_and_latency_agree_with_fio() {
+    let _io = common::io_lock();
+    if !common::root_or_skip("iops_and_latency_agree_with_fio")
+        || !fio_available("iops_and_latency_agree_with_fio")
+    {
+        return;
+    }
+    let dev = LoopDevice::new(512, "agree");
+    let d = dev.path.to_str().unwrap();
+    let fill = Command::new("fio")
+        .args([
+            "--name=fill",
+            &format!("--filename={d}"),
+            "--rw=write",
+            "--bs=1M",
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+        ])
+        .output()
+        .expect("fio fill");
+    assert!(fill.status.success());
+    let Some(t) = Throttle::new(&dev.path, 20_000, 20_000) else {
+        if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
+            panic!("cgroup v1 blkio throttling is not available");
+        }
+        eprintln!("skipped: iops_and_latency_agree_with_fio: cgroup v1 blkio is not mounted");
+        return;
+    };
+    let rr = "      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n";
+    agree(
+        &t,
+        "4KiB random read QD1",
+        d,
+        &["--rw=randread", "--bs=4k", "--iodepth=1"],
+        &format!("      queue_depth: 1\n{rr}"),
+    );
+    agree(
+        &t,
+        "4KiB random read QD32",
+        d,
+        &["--rw=randread", "--bs=4k", "--iodepth=32"],
+        &format!("      queue_depth: 32\n{rr}"),
+    );
+    let fileserver = "      queue_depth: 4\n      mix:\n        - { block_size: 512B, weight: 10%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 1KiB, weight: 5%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 2KiB, weight: 5%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 4KiB, weight: 60%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 8KiB, weight: 2%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 16KiB, weight: 4%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 32KiB, weight: 4%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 64KiB, weight: 10%, read: 80%, random: 100%, align: 512B }\n";
+    agree(
+        &t,
+        "File Server mix QD4",
+        d,
+        &[
+            "--rw=randrw",
+            "--rwmixread=80",
+            "--bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10",
+            "--blockalign=512",
+            "--iodepth=4",
+        ],
+        fileserver,
+    );
+}
