@@ -114,6 +114,30 @@ fn fileserver_mix_is_accurate_on_a_file() {
         interval_ios, ios,
         "interval samples account for every request"
     );
+    // Submission + completion latency = total latency, request by request, so the means add
+    // up (to the histograms' 0.1% precision).
+    let slat = m["submission_latency"]["mean_ns"].as_f64().unwrap();
+    let clat = m["completion_latency"]["mean_ns"].as_f64().unwrap();
+    let total = m["latency"]["mean_ns"].as_f64().unwrap();
+    assert!(slat > 0.0 && clat > 0.0);
+    assert!(
+        ((slat + clat) / total - 1.0).abs() < 0.01,
+        "slat {slat} + clat {clat} vs total {total}"
+    );
+    // IOMeter's latency bands account for every request.
+    let bands = m["latency_bands"].as_array().unwrap();
+    assert_eq!(bands.len(), 21);
+    assert_eq!(bands[0]["upper_ns"], 50_000);
+    assert!(bands[20]["upper_ns"].is_null());
+    assert_eq!(
+        bands
+            .iter()
+            .map(|b| b["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        ios
+    );
+    let share: f64 = bands.iter().map(|b| b["share_pct"].as_f64().unwrap()).sum();
+    assert!((share - 100.0).abs() < 1e-6);
     let read_pct = m["read"]["ios"].as_f64().unwrap() * 100.0 / ios as f64;
     assert!((read_pct - 80.0).abs() <= 1.0, "reads {read_pct:.2}%");
     assert_eq!(
@@ -295,7 +319,7 @@ fn failed_assertion_exits_1_and_bad_spec_exits_2() {
     let spec = write_spec(
         dir.path(),
         "fail",
-        "iogate: 1\nname: failing\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, ios: 2000, mix: [ { block_size: 4KiB } ] }\nassert:\n  - w.iops > 1000000000\n  - w.latency.max < 1ns\n",
+        "iogate: 1\nname: failing\ntarget: { size: 16MiB }\nlatency_bands: [1ms, 100ms]\nsteps:\n  - workload: { name: w, ios: 2000, mix: [ { block_size: 4KiB } ] }\nassert:\n  - w.iops > 1000000000\n  - w.latency.max < 1ns\n",
     );
     let out = dir.path().join("out");
     let o = iogate(&[
@@ -310,6 +334,18 @@ fn failed_assertion_exits_1_and_bad_spec_exits_2() {
     assert_eq!(r["outcome"], "fail");
     assert_eq!(r["assertions"][0]["passed"], false);
     assert!(r["assertions"][0]["value"].as_f64().unwrap() > 0.0);
+    let bands = r["steps"][0]["metrics"]["latency_bands"]
+        .as_array()
+        .unwrap();
+    let edges: Vec<_> = bands.iter().map(|b| b["upper_ns"].clone()).collect();
+    assert_eq!(
+        edges,
+        [
+            serde_json::json!(1_000_000),
+            serde_json::json!(100_000_000),
+            serde_json::Value::Null
+        ]
+    );
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<failure").count(), 2);
 

@@ -124,6 +124,16 @@ pub struct StepMetrics {
     pub errors: u64,
     /// Total latency.
     pub latency: LatencySummary,
+    /// Submission latency (fio's slat): preparation to the return of the submitting call.
+    #[serde(default)]
+    pub submission_latency: LatencySummary,
+    /// Completion latency (fio's clat): submission to completion.
+    #[serde(default)]
+    pub completion_latency: LatencySummary,
+    /// Share of requests in each latency band (IOMeter's bands unless the spec sets
+    /// `latency_bands`), by total latency.
+    #[serde(default)]
+    pub latency_bands: Vec<LatencyBand>,
     /// Latency distribution for charts: log-spaced buckets (4 per power of two).
     pub latency_histogram: Vec<HistogramBucket>,
     /// Reads only.
@@ -195,6 +205,41 @@ pub struct LatencySummary {
     pub p99_9_ns: u64,
     /// 99.99th percentile.
     pub p99_99_ns: u64,
+}
+
+/// Requests whose total latency is in `[lower_ns, upper_ns)` (no upper bound for the last band).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyBand {
+    /// Inclusive lower bound, ns.
+    pub lower_ns: u64,
+    /// Exclusive upper bound, ns; absent for the last band.
+    pub upper_ns: Option<u64>,
+    /// Requests.
+    pub count: u64,
+    /// Share of all completed requests, percent.
+    pub share_pct: f64,
+}
+
+/// Counts of a histogram in the bands delimited by `edges_ns` (ascending): `[0, e0)`,
+/// `[e0, e1)`, …, `[e_last, ∞)`. Values are the histogram's (0.1% precision).
+pub fn latency_bands(h: &Histogram<u64>, edges_ns: &[u64]) -> Vec<LatencyBand> {
+    let mut counts = vec![0u64; edges_ns.len() + 1];
+    for v in h.iter_recorded() {
+        let value = h.median_equivalent(v.value_iterated_to());
+        let band = edges_ns.partition_point(|&e| e <= value);
+        counts[band] += v.count_at_value();
+    }
+    let total = h.len().max(1) as f64;
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &count)| LatencyBand {
+            lower_ns: if i == 0 { 0 } else { edges_ns[i - 1] },
+            upper_ns: edges_ns.get(i).copied(),
+            count,
+            share_pct: count as f64 * 100.0 / total,
+        })
+        .collect()
 }
 
 /// One bucket of a latency distribution: requests with latency in `(lower_ns, upper_ns]`.
@@ -409,6 +454,8 @@ impl RunResult {
             Metric::Errors => errors as f64,
             Metric::Latency(s) => lat.get(s) / 1e9,
             Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
+            Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
+            Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
         })
     }
 }

@@ -12,8 +12,8 @@ use crate::engine::verify::VerifyState;
 use crate::engine::{new_latency_histogram, Generator, Interval, JobStats};
 use crate::event::RunEvent;
 use crate::result::{
-    histogram_buckets, BlockSizeCount, Host, IntervalSample, LatencySummary, OpMetrics, Outcome,
-    RunResult, StepMetrics, StepResult, VerifySummary, SCHEMA_VERSION,
+    histogram_buckets, latency_bands, BlockSizeCount, Host, IntervalSample, LatencySummary,
+    OpMetrics, Outcome, RunResult, StepMetrics, StepResult, VerifySummary, SCHEMA_VERSION,
 };
 use crate::target::Target;
 
@@ -102,7 +102,14 @@ pub fn execute(
             kind: step.kind,
             estimated_duration_ns: step.estimated_duration_ns,
         });
-        let r = run_step(step, index, target, opts, on_event);
+        let r = run_step(
+            step,
+            index,
+            target,
+            opts,
+            &plan.latency_band_edges_ns,
+            on_event,
+        );
         on_event(RunEvent::StepFinished {
             index,
             name: r.name.clone(),
@@ -142,6 +149,7 @@ fn run_step(
     index: usize,
     target: &Target,
     opts: &RunOptions<'_>,
+    band_edges_ns: &[u64],
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
     let writes = step.writes();
@@ -259,6 +267,7 @@ fn run_step(
         &jobs,
         opts.interval_ns,
         verify.is_some_and(|v| v.check_reads),
+        band_edges_ns,
     );
     r.error = error;
     r
@@ -280,7 +289,14 @@ fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f
 }
 
 /// Merges jobs into a step result. Histograms are added exactly (same bounds).
-fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64, verified: bool) -> StepResult {
+fn merge(
+    step: &PlanStep,
+    jobs: &[JobStats],
+    interval_ns: u64,
+    verified: bool,
+    band_edges_ns: &[u64],
+) -> StepResult {
+    let (mut submission, mut completion) = (new_latency_histogram(), new_latency_histogram());
     let (mut read, mut write, mut all) = (
         new_latency_histogram(),
         new_latency_histogram(),
@@ -299,6 +315,8 @@ fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64, verified: bool) -
         // Same bounds on every histogram: `add` cannot fail.
         let _ = read.add(&j.read_latency);
         let _ = write.add(&j.write_latency);
+        let _ = submission.add(&j.submission_latency);
+        let _ = completion.add(&j.completion_latency);
         read_bytes += j.read_bytes;
         write_bytes += j.write_bytes;
         read_errors += j.read_errors;
@@ -410,6 +428,9 @@ fn merge(step: &PlanStep, jobs: &[JobStats], interval_ns: u64, verified: bool) -
             bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
             errors: read_errors + write_errors,
             latency: LatencySummary::from_histogram(&all),
+            submission_latency: LatencySummary::from_histogram(&submission),
+            completion_latency: LatencySummary::from_histogram(&completion),
+            latency_bands: latency_bands(&all, band_edges_ns),
             latency_histogram: histogram_buckets(&all),
             read: op_metrics(&read, read_bytes, read_errors, secs),
             write: op_metrics(&write, write_bytes, write_errors, secs),

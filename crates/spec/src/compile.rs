@@ -324,6 +324,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         .filter_map(|(k, v)| baseline_rule(cx, k, v, &step_names, default_step.as_deref()))
         .collect();
 
+    let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
     let estimated_duration_ns = steps.iter().filter_map(|s| s.estimated_duration_ns).sum();
     let estimated_bytes = steps.iter().filter_map(|s| s.estimated_bytes).sum();
     let estimate_complete = steps
@@ -343,6 +344,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         steps,
         assertions,
         baseline_rules,
+        latency_band_edges_ns,
         estimated_duration_ns,
         estimated_bytes,
         estimate_complete,
@@ -367,6 +369,34 @@ fn verify_assertion(step: &str) -> Option<Assertion> {
         metrics,
         dim,
     })
+}
+
+/// Band edges: the spec's ascending, positive durations, or IOMeter's.
+fn latency_bands(cx: &mut Ctx<'_>, bands: Option<&Spanned<Vec<Spanned<String>>>>) -> Vec<u64> {
+    let Some(bands) = bands else {
+        return crate::plan::IOMETER_BAND_EDGES_NS.to_vec();
+    };
+    let mut edges: Vec<u64> = Vec::new();
+    for b in &bands.value {
+        let Some(ns) = cx.duration(b, "latency band edge") else {
+            continue;
+        };
+        if ns == 0 || edges.last().is_some_and(|&last| ns <= last) {
+            let span = cx.span(b);
+            cx.error(
+                span,
+                "latency band edges must increase",
+                format!(
+                    "expected a duration above {}, found {}",
+                    crate::units::format_ns(edges.last().copied().unwrap_or(0) as f64),
+                    b.value
+                ),
+            );
+            continue;
+        }
+        edges.push(ns);
+    }
+    edges
 }
 
 fn raw_step_name(s: &RawStep) -> &str {

@@ -31,6 +31,10 @@ pub struct RawSpec {
     /// Assertion expressions.
     #[serde(default, rename = "assert")]
     pub assertions: Vec<Spanned<String>>,
+    /// Edges of the latency bands reported per step (ascending durations); default:
+    /// IOMeter's bands.
+    #[serde(default)]
+    pub latency_bands: Option<Spanned<Vec<Spanned<String>>>>,
     /// Baseline rules: metric path → tolerance (`-5%`).
     #[serde(default)]
     pub baseline: SpannedPairs,

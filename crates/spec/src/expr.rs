@@ -150,6 +150,10 @@ pub enum Metric {
     Latency(LatencyStat),
     /// Blocks that failed data verification.
     VerifyErrors,
+    /// Submission latency (preparation to the submitting call's return), all operations.
+    SubmissionLatency(LatencyStat),
+    /// Completion latency (submission to completion), all operations.
+    CompletionLatency(LatencyStat),
 }
 
 impl Metric {
@@ -160,7 +164,9 @@ impl Metric {
             Metric::Bandwidth => Dim::BANDWIDTH,
             Metric::Ios | Metric::Errors | Metric::VerifyErrors => Dim::NONE,
             Metric::Bytes => Dim::BYTES,
-            Metric::Latency(_) => Dim::TIME,
+            Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_) => {
+                Dim::TIME
+            }
         }
     }
 
@@ -199,19 +205,24 @@ impl fmt::Display for MetricRef {
             Metric::Bytes => f.write_str(".bytes"),
             Metric::Errors => f.write_str(".errors"),
             Metric::VerifyErrors => f.write_str(".verify_errors"),
-            Metric::Latency(s) => {
+            Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => {
                 let name = LatencyStat::NAMES
                     .iter()
                     .find(|n| n.1 == s)
                     .map_or("?", |n| n.0);
-                write!(f, ".latency.{name}")
+                let kind = match self.metric {
+                    Metric::SubmissionLatency(_) => "submission_latency",
+                    Metric::CompletionLatency(_) => "completion_latency",
+                    _ => "latency",
+                };
+                write!(f, ".{kind}.{name}")
             }
         }
     }
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 7] = [
+pub const METRIC_NAMES: [&str; 9] = [
     "iops",
     "bandwidth",
     "ios",
@@ -219,6 +230,8 @@ pub const METRIC_NAMES: [&str; 7] = [
     "errors",
     "verify_errors",
     "latency",
+    "submission_latency",
+    "completion_latency",
 ];
 
 /// Why a metric path does not resolve: the offending segment's span and a message.
@@ -298,21 +311,32 @@ impl MetricPath {
             "bytes" => Metric::Bytes,
             "errors" => Metric::Errors,
             "verify_errors" if op == OpFilter::All => Metric::VerifyErrors,
-            "latency" => {
+            kind @ ("latency" | "submission_latency" | "completion_latency") => {
                 i += 1;
                 let names: Vec<&str> = LatencyStat::NAMES.iter().map(|n| n.0).collect();
                 let Some((stat, sspan)) = segs.get(i) else {
                     return Err(PathError {
                         span: end_span,
                         expected: format!(
-                            "a latency statistic after `latency` (one of: {})",
+                            "a latency statistic after `{kind}` (one of: {})",
                             names.join(", ")
                         ),
                         found: "the end of the path".into(),
                     });
                 };
                 match LatencyStat::NAMES.iter().find(|n| n.0 == stat) {
-                    Some((_, s)) => Metric::Latency(*s),
+                    Some((_, s)) => match kind {
+                        "latency" => Metric::Latency(*s),
+                        _ if op != OpFilter::All => return Err(PathError {
+                            span: span.clone(),
+                            expected: format!(
+                                "`{kind}` without `read.` or `write.` (it covers all operations)"
+                            ),
+                            found: format!("`{kind}` for one operation"),
+                        }),
+                        "submission_latency" => Metric::SubmissionLatency(*s),
+                        _ => Metric::CompletionLatency(*s),
+                    },
                     None => {
                         return Err(PathError {
                             span: sspan.clone(),

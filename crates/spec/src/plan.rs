@@ -61,6 +61,8 @@ pub struct Plan {
     pub assertions: Vec<Assertion>,
     /// Baseline rules, in spec order.
     pub baseline_rules: Vec<BaselineRule>,
+    /// Edges of the latency bands, ns, ascending: bands `[0, e0)`, `[e0, e1)`, …, `[e_last, ∞)`.
+    pub latency_band_edges_ns: Vec<u64>,
     /// Sum of the steps' known durations (time-bounded steps), in nanoseconds.
     pub estimated_duration_ns: u64,
     /// Sum of the steps' known byte counts (byte- and request-bounded steps).
@@ -185,6 +187,31 @@ pub struct BaselineRule {
     /// Direction of "better".
     pub higher_is_better: bool,
 }
+
+/// IOMeter's latency bands (its "response time histogram"), as edges in ns:
+/// 50 µs, 100 µs, 200 µs, 500 µs, 1, 2, 5, 10, 15, 20, 30, 50, 100, 200, 500 ms, 1, 2, 4.7, 5, 10 s.
+pub const IOMETER_BAND_EDGES_NS: [u64; 20] = [
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    15_000_000,
+    20_000_000,
+    30_000_000,
+    50_000_000,
+    100_000_000,
+    200_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_000_000_000,
+    4_700_000_000,
+    5_000_000_000,
+    10_000_000_000,
+];
 
 /// splitmix64 (Steele, Lea, Flood 2014): derives independent job seeds from the spec seed.
 pub fn derive_seed(seed: u64, step: u64, job: u64) -> u64 {

@@ -208,6 +208,11 @@ pub struct JobStats {
     pub read_latency: Histogram<u64>,
     /// Total latency of successful writes, ns.
     pub write_latency: Histogram<u64>,
+    /// Submission latency of successful requests (preparation to the return of the
+    /// submitting `io_uring_enter`), ns: fio's slat.
+    pub submission_latency: Histogram<u64>,
+    /// Completion latency of successful requests (submission to completion), ns: fio's clat.
+    pub completion_latency: Histogram<u64>,
     /// Bytes read.
     pub read_bytes: u64,
     /// Bytes written.
@@ -279,6 +284,8 @@ impl JobStats {
         JobStats {
             read_latency: new_latency_histogram(),
             write_latency: new_latency_histogram(),
+            submission_latency: new_latency_histogram(),
+            completion_latency: new_latency_histogram(),
             read_bytes: 0,
             write_bytes: 0,
             read_errors: 0,

@@ -171,7 +171,10 @@ fn overlaps_in_flight_write(r: &Request, slots: &[Slot]) -> bool {
 
 #[derive(Clone, Copy)]
 struct Slot {
+    /// When the request was prepared, ns from the step's origin.
     start_ns: u64,
+    /// When the enter that submitted it returned.
+    submit_ns: u64,
     offset: u64,
     len: u32,
     op: Op,
@@ -243,6 +246,7 @@ pub fn run_job(
     let mut slots = vec![
         Slot {
             start_ns: 0,
+            submit_ns: 0,
             offset: 0,
             len: 0,
             op: Op::Read,
@@ -266,8 +270,9 @@ pub fn run_job(
     let mut pending: Option<Request> = None;
     let mut free: Vec<u32> = (0..qd as u32).rev().collect();
     let mut inflight = 0usize;
-    // Entries pushed to the submission queue since the last enter.
+    // Entries pushed to the submission queue since the last enter, and their slots.
     let mut unsubmitted = 0u32;
+    let mut batch: Vec<u32> = Vec::with_capacity(qd);
     // Moving average of total latency (1/16 weight per completion), for the poll budget.
     let mut latency_ewma_ns = 0u64;
     let mut issuing = true;
@@ -351,6 +356,7 @@ pub fn run_job(
             let entry: squeue::Entry = entry.user_data(u64::from(slot));
             slots[slot as usize] = Slot {
                 start_ns: now,
+                submit_ns: now,
                 offset: req.offset,
                 len: req.len,
                 op: req.op,
@@ -371,6 +377,7 @@ pub fn run_job(
             issued_ios += 1;
             issued_bytes += u64::from(req.len);
             unsubmitted += 1;
+            batch.push(slot);
         }
         if inflight == 0 {
             break;
@@ -391,6 +398,12 @@ pub fn run_job(
             )
         };
         unsubmitted = 0;
+        // Submission latency ends when the submitting call returns (fio's slat).
+        let submitted_at = p.origin.elapsed().as_nanos() as u64;
+        for &i in &batch {
+            slots[i as usize].submit_ns = submitted_at;
+        }
+        batch.clear();
         // Then, when nothing is ready, poll for a while before sleeping: a sleep and
         // wake-up per completion costs more than a fast device's service time (measured
         // on a loop device: 2.3x the IOPS at queue depth 4, with less CPU per request).
@@ -461,6 +474,12 @@ pub fn run_job(
                 };
                 // Values above the histogram's 1 h ceiling are clamped, never dropped.
                 hist.saturating_record(latency);
+                stats
+                    .submission_latency
+                    .saturating_record(s.submit_ns.saturating_sub(s.start_ns).max(1));
+                stats
+                    .completion_latency
+                    .saturating_record(done.saturating_sub(s.submit_ns).max(1));
                 *bytes += u64::from(s.len);
                 if let Some(v) = p.verify {
                     let units = s.len as usize / unit;
