@@ -699,3 +699,75 @@ fn interrupt_writes_partial_result() {
     assert!(secs > 0.5 && secs < 10.0, "stopped early: {secs}s");
     assert!(r["steps"][0]["metrics"]["ios"].as_u64().unwrap() > 0);
 }
+
+/// `ramp` is excluded from every measurement, `bytes` bounds a step exactly, `cpus` pins
+/// jobs, and a CPU the host lacks is refused before any I/O.
+#[test]
+fn ramp_bytes_and_cpu_pinning() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("t.img");
+    let spec = write_spec(
+        dir.path(),
+        "knobs",
+        "iogate: 1\nname: knobs\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: fill\n      bytes: 8MiB\n      queue_depth: 8\n      mix: [ { block_size: 4KiB, read: 0%, random: 0% } ]\n  - workload:\n      name: warm\n      ramp: 1s\n      duration: 1s\n      queue_depth: 4\n      cpus: [0]\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let fill = &r["steps"][0];
+    assert_eq!(fill["metrics"]["bytes"], 8 << 20);
+    assert_eq!(fill["metrics"]["ios"], 2048);
+    let warm = &r["steps"][1];
+    assert_eq!(warm["ramp_ns"], 1_000_000_000u64);
+    assert_eq!(warm["cpus"], serde_json::json!([0]));
+    let secs = warm["duration_ns"].as_f64().unwrap() / 1e9;
+    assert!(
+        (0.95..1.2).contains(&secs),
+        "measured time excludes the ramp: {secs}s"
+    );
+    let m = &warm["metrics"];
+    let ios = m["ios"].as_f64().unwrap();
+    assert!((m["iops"].as_f64().unwrap() * secs / ios - 1.0).abs() < 1e-6);
+    let intervals = warm["intervals"].as_array().unwrap();
+    assert!(
+        intervals.len() <= 2,
+        "one measured second: {}",
+        intervals.len()
+    );
+    let interval_ios: u64 = intervals
+        .iter()
+        .map(|i| i["read_ios"].as_u64().unwrap())
+        .sum();
+    assert_eq!(interval_ios as f64, ios);
+
+    let bad = write_spec(
+        dir.path(),
+        "badcpu",
+        "iogate: 1\nname: badcpu\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, ios: 100, cpus: [1000], mix: [ { block_size: 4KiB } ] }\n",
+    );
+    let fresh = dir.path().join("never-created.img");
+    let out2 = dir.path().join("out2");
+    let o = iogate(&[
+        "run",
+        bad.to_str().unwrap(),
+        "--target",
+        fresh.to_str().unwrap(),
+        "--out",
+        out2.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("CPU 1000"), "{err}");
+    assert!(!fresh.exists(), "refused before touching the target");
+}

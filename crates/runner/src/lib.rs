@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 pub use event::RunEvent;
 pub use result::{Outcome, RunResult};
-pub use run::{execute, RunOptions};
+pub use run::{check_host, execute, RunOptions};
 pub use target::{Target, TargetIdentity, TargetKind};
 
 /// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with
@@ -31,6 +31,9 @@ pub enum RunError {
         /// What failed.
         message: String,
     },
+    /// The plan asks for something this host or kernel cannot do.
+    #[error("{0}")]
+    Unsupported(String),
     /// Writing to this block device was refused because it holds data.
     #[error(
         "refusing to write to {path}: it holds {what}; pass --allow-destructive to overwrite it"

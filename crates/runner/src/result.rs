@@ -90,8 +90,14 @@ pub struct StepResult {
     pub queue_depth: u32,
     /// Jobs.
     pub jobs: u32,
-    /// Time from the step's start to its last completion, ns.
+    /// Measured time: from the end of the ramp (or the step's start) to its last completion, ns.
     pub duration_ns: u64,
+    /// Warm-up excluded from the measurement, ns.
+    #[serde(default)]
+    pub ramp_ns: u64,
+    /// CPUs the jobs were pinned to (job i on `cpus[i % len]`); empty: not pinned.
+    #[serde(default)]
+    pub cpus: Vec<u32>,
     /// Whether registered buffers and files were used by every job.
     pub registered_buffers: bool,
     /// Measurements.

@@ -59,6 +59,27 @@ pub fn host() -> Host {
     }
 }
 
+/// Checks what the plan asks of this host before any I/O: every CPU a step pins jobs to
+/// must be one this process may run on.
+///
+/// Errors: [`RunError::Unsupported`] naming the step and what is missing.
+pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
+    let allowed = rustix::thread::sched_getaffinity(None)
+        .map_err(|e| crate::RunError::Unsupported(format!("cannot read the CPU affinity: {e}")))?;
+    for step in &plan.steps {
+        if let Some(cpu) = step.cpus.iter().find(|&&c| {
+            c as usize >= rustix::thread::CpuSet::MAX_CPU || !allowed.is_set(c as usize)
+        }) {
+            return Err(crate::RunError::Unsupported(format!(
+                "step `{}` pins a job to CPU {cpu}, which this process cannot run on ({} CPUs online)",
+                step.name,
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs every step of `plan` on `target` (already prepared). Never panics on I/O
 /// failures: a failing step ends the run with `outcome: error` and the steps so far.
 pub fn execute(
@@ -138,7 +159,7 @@ fn job_limit(step: &PlanStep, job: u32) -> JobLimit {
         total / u64::from(step.jobs) + u64::from(u64::from(job) < total % u64::from(step.jobs))
     };
     match step.limit {
-        Limit::Duration { duration_ns } => JobLimit::Deadline(duration_ns),
+        Limit::Duration { duration_ns } => JobLimit::Deadline(step.ramp_ns + duration_ns),
         Limit::Ios { ios } => JobLimit::Ios(share(ios)),
         Limit::Bytes { bytes } => JobLimit::Bytes(share(bytes)),
     }
@@ -215,6 +236,9 @@ fn run_step(
                         origin,
                         verify,
                         poll,
+                        ramp_ns: step.ramp_ns,
+                        cpu: (!step.cpus.is_empty())
+                            .then(|| step.cpus[job as usize % step.cpus.len()]),
                     };
                     run_job(&file, &params, &mut gen, &mut stats).map_err(|e| e.to_string())?;
                     Ok(stats)
@@ -227,7 +251,9 @@ fn run_step(
             if elapsed_ns / 500_000_000 != (elapsed_ns.saturating_sub(100_000_000)) / 500_000_000 {
                 let ios: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
                 let fraction = match step.limit {
-                    Limit::Duration { duration_ns } => Some(elapsed_ns as f64 / duration_ns as f64),
+                    Limit::Duration { duration_ns } => {
+                        Some(elapsed_ns as f64 / (step.ramp_ns + duration_ns) as f64)
+                    }
                     Limit::Ios { ios: total } => Some(ios as f64 / total as f64),
                     Limit::Bytes { bytes } => {
                         let mean: f64 = step
@@ -321,7 +347,7 @@ fn merge(
         write_bytes += j.write_bytes;
         read_errors += j.read_errors;
         write_errors += j.write_errors;
-        duration_ns = duration_ns.max(j.last_completion_ns);
+        duration_ns = duration_ns.max(j.last_completion_ns.saturating_sub(step.ramp_ns));
         for (acc, l) in lines.iter_mut().zip(&j.lines) {
             acc.0 += l.reads;
             acc.1 += l.writes;
@@ -416,6 +442,8 @@ fn merge(
         queue_depth: step.queue_depth,
         jobs: step.jobs,
         duration_ns,
+        ramp_ns: step.ramp_ns,
+        cpus: step.cpus.clone(),
         registered_buffers: !jobs.is_empty() && jobs.iter().all(|j| j.registered),
         metrics: StepMetrics {
             ios: all.len(),

@@ -634,6 +634,8 @@ fn precondition(
             }],
             job_seeds: vec![derive_seed(seed, index as u64, 0)],
             verify: false,
+            ramp_ns: 0,
+            cpus: Vec::new(),
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -659,18 +661,27 @@ fn workload(
         .jobs
         .as_ref()
         .map_or(Some(1), |s| cx.count(s, "jobs", 1, MAX_JOBS));
-    let limit = match (&w.duration, &w.ios) {
-        (Some(d), Some(i)) => {
-            let span = cx.span(i);
-            cx.error_note(
-                span,
-                "a workload ends by duration or by request count, not both",
-                "expected one of `duration` and `ios`",
-                &format!("`duration: {}` is also given", d.value),
-            );
-            None
-        }
-        (Some(d), None) => match cx.duration(d, "duration") {
+    let given: Vec<(&str, std::ops::Range<usize>)> = [
+        w.duration.as_ref().map(|d| ("duration", cx.span(d))),
+        w.ios.as_ref().map(|i| ("ios", cx.span(i))),
+        w.bytes.as_ref().map(|b| ("bytes", cx.span(b))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let limit = if given.len() > 1 {
+        cx.error_note(
+            given[1].1.clone(),
+            "a workload ends by one of duration, request count or byte count",
+            format!(
+                "expected one of `duration`, `ios` and `bytes`, found `{}` too",
+                given[1].0
+            ),
+            &format!("`{}` is also given", given[0].0),
+        );
+        None
+    } else if let Some(d) = &w.duration {
+        match cx.duration(d, "duration") {
             Some(0) => {
                 let span = cx.span(d);
                 cx.error(
@@ -681,22 +692,56 @@ fn workload(
                 None
             }
             other => other.map(|duration_ns| Limit::Duration { duration_ns }),
-        },
-        (None, Some(i)) => cx
-            .count(i, "ios", 1, u64::MAX / 2)
-            .map(|ios| Limit::Ios { ios }),
-        (None, None) => Some(Limit::Duration {
+        }
+    } else if let Some(i) = &w.ios {
+        cx.count(i, "ios", 1, u64::MAX / 2)
+            .map(|ios| Limit::Ios { ios })
+    } else if let Some(b) = &w.bytes {
+        match cx.byte_size(b, "bytes") {
+            Some(0) => {
+                let span = cx.span(b);
+                cx.error(
+                    span,
+                    "bytes must be positive",
+                    format!("expected a byte count above 0, found {}", b.value),
+                );
+                None
+            }
+            other => other.map(|bytes| Limit::Bytes { bytes }),
+        }
+    } else {
+        Some(Limit::Duration {
             duration_ns: 60_000_000_000,
-        }),
+        })
     };
+    let ramp_ns = match &w.ramp {
+        None => Some(0),
+        Some(r) if w.duration.is_none() && (w.ios.is_some() || w.bytes.is_some()) => {
+            let span = cx.span(r);
+            cx.error(span, "ramp needs a time-bounded workload", "expected `duration` with `ramp` (a request- or byte-bounded step has no warm-up time)");
+            None
+        }
+        Some(r) => cx.duration(r, "ramp"),
+    };
+    let cpus = w.cpus.as_ref().map_or(Vec::new(), |c| c.value.clone());
+    if let Some(c) = &w.cpus {
+        if c.value.is_empty() || c.value.iter().any(|&cpu| cpu >= 1024) {
+            let span = cx.span(c);
+            cx.error(
+                span,
+                "invalid CPU list",
+                "expected a non-empty list of CPU numbers below 1024",
+            );
+        }
+    }
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
-    let (region, qd, jobs, limit, mix) = (region?, qd?, jobs?, limit?, mix?);
+    let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
     let mean_bs: f64 = mix
         .iter()
         .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
         .sum();
     let (estimated_duration_ns, estimated_bytes) = match limit {
-        Limit::Duration { duration_ns } => (Some(duration_ns), None),
+        Limit::Duration { duration_ns } => (Some(ramp_ns + duration_ns), None),
         Limit::Ios { ios } => (None, Some((ios as f64 * mean_bs).round() as u64)),
         Limit::Bytes { bytes } => (None, Some(bytes)),
     };
@@ -713,6 +758,8 @@ fn workload(
                 .map(|j| derive_seed(seed, index as u64, j))
                 .collect(),
             verify: w.verify.unwrap_or(false),
+            ramp_ns,
+            cpus,
             estimated_duration_ns,
             estimated_bytes,
         },

@@ -56,7 +56,7 @@ pub enum RawStep {
     /// Sequential fill of the region.
     Precondition(RawPrecondition),
     /// An access specification run for a duration or a number of requests.
-    Workload(RawWorkload),
+    Workload(Box<RawWorkload>),
 }
 
 /// `precondition:` (workload-independent: sequential writes over the region).
@@ -102,6 +102,15 @@ pub struct RawWorkload {
     /// Number of requests to complete, over all jobs.
     #[serde(default)]
     pub ios: Option<Spanned<u64>>,
+    /// Bytes to transfer, over all jobs.
+    #[serde(default)]
+    pub bytes: Option<Spanned<String>>,
+    /// Warm-up before the measurement (with `duration` only): requests run but are not measured.
+    #[serde(default)]
+    pub ramp: Option<Spanned<String>>,
+    /// CPUs to pin jobs to: job i runs on `cpus[i % len]`.
+    #[serde(default)]
+    pub cpus: Option<Spanned<Vec<u32>>>,
     /// Part of the target (default all of it).
     #[serde(default)]
     pub region: Option<RawRegion>,

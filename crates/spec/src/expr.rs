@@ -327,13 +327,15 @@ impl MetricPath {
                 match LatencyStat::NAMES.iter().find(|n| n.0 == stat) {
                     Some((_, s)) => match kind {
                         "latency" => Metric::Latency(*s),
-                        _ if op != OpFilter::All => return Err(PathError {
-                            span: span.clone(),
-                            expected: format!(
+                        _ if op != OpFilter::All => {
+                            return Err(PathError {
+                                span: span.clone(),
+                                expected: format!(
                                 "`{kind}` without `read.` or `write.` (it covers all operations)"
                             ),
-                            found: format!("`{kind}` for one operation"),
-                        }),
+                                found: format!("`{kind}` for one operation"),
+                            })
+                        }
                         "submission_latency" => Metric::SubmissionLatency(*s),
                         _ => Metric::CompletionLatency(*s),
                     },

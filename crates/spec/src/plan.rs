@@ -168,6 +168,10 @@ pub struct PlanStep {
     pub job_seeds: Vec<u64>,
     /// Whether reads are checked against the verification headers of earlier writes.
     pub verify: bool,
+    /// Warm-up before the measurement, ns (time-bounded steps only; 0: none).
+    pub ramp_ns: u64,
+    /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.
+    pub cpus: Vec<u32>,
     /// Known run time (time-bounded steps).
     pub estimated_duration_ns: Option<u64>,
     /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).

@@ -22,6 +22,9 @@ pub enum EngineError {
     /// The ring could not be created or used.
     #[error("io_uring: {0}")]
     Ring(std::io::Error),
+    /// The job could not be pinned to its CPU.
+    #[error("cannot pin the job to CPU {0}: {1}")]
+    Affinity(u32, std::io::Error),
     /// The buffer pool could not be allocated.
     #[error("cannot allocate {0} bytes of I/O buffers")]
     Alloc(usize),
@@ -144,6 +147,10 @@ pub struct JobParams<'a> {
     pub progress: &'a AtomicU64,
     /// The step's time origin, shared by all its jobs.
     pub origin: Instant,
+    /// Warm-up from the origin, ns: completions before it are not measured.
+    pub ramp_ns: u64,
+    /// CPU to pin this job's thread to.
+    pub cpu: Option<u32>,
     /// Whether to poll for completions before sleeping (see [`spin_budget_ns`]).
     pub poll: bool,
     /// Data verification: stamp writes (always, when present) and check reads (when
@@ -229,6 +236,12 @@ pub fn run_job(
     gen: &mut Generator,
     stats: &mut JobStats,
 ) -> Result<(), EngineError> {
+    if let Some(cpu) = p.cpu {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(cpu as usize);
+        rustix::thread::sched_setaffinity(None, &set)
+            .map_err(|e| EngineError::Affinity(cpu, e.into()))?;
+    }
     let qd = p.queue_depth.max(1) as usize;
     // The pool is declared before the ring so that it is dropped after it.
     let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
@@ -278,7 +291,7 @@ pub fn run_job(
     let mut issuing = true;
     let (mut issued_ios, mut issued_bytes) = (0u64, 0u64);
     let mut interval = Interval::default();
-    let mut next_boundary = p.interval_ns;
+    let mut next_boundary = p.ramp_ns + p.interval_ns;
     let (mut failures_in_a_row, mut successes) = (0u64, 0u64);
     let mut last_errno = 0;
     let mut completed_since_publish = 0u64;
@@ -449,7 +462,7 @@ pub fn run_job(
         }
         let done = p.origin.elapsed().as_nanos() as u64;
         while done >= next_boundary {
-            interval.index = (next_boundary / p.interval_ns - 1) as u32;
+            interval.index = ((next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
             stats.intervals.push(interval);
             interval = Interval::default();
             next_boundary += p.interval_ns;
@@ -468,19 +481,6 @@ pub fn run_job(
             if res == s.len as i32 {
                 successes += 1;
                 failures_in_a_row = 0;
-                let (hist, bytes) = match s.op {
-                    Op::Read => (&mut stats.read_latency, &mut stats.read_bytes),
-                    Op::Write => (&mut stats.write_latency, &mut stats.write_bytes),
-                };
-                // Values above the histogram's 1 h ceiling are clamped, never dropped.
-                hist.saturating_record(latency);
-                stats
-                    .submission_latency
-                    .saturating_record(s.submit_ns.saturating_sub(s.start_ns).max(1));
-                stats
-                    .completion_latency
-                    .saturating_record(done.saturating_sub(s.submit_ns).max(1));
-                *bytes += u64::from(s.len);
                 if let Some(v) = p.verify {
                     let units = s.len as usize / unit;
                     match s.op {
@@ -519,21 +519,37 @@ pub fn run_job(
                         Op::Read => {}
                     }
                 }
-                let line = &mut stats.lines[usize::from(s.line)];
-                match s.op {
-                    Op::Read => {
-                        line.reads += 1;
-                        interval.read_ios += 1;
+                // Requests completing during the ramp are not measured.
+                if done >= p.ramp_ns {
+                    let (hist, bytes) = match s.op {
+                        Op::Read => (&mut stats.read_latency, &mut stats.read_bytes),
+                        Op::Write => (&mut stats.write_latency, &mut stats.write_bytes),
+                    };
+                    // Values above the histogram's 1 h ceiling are clamped, never dropped.
+                    hist.saturating_record(latency);
+                    stats
+                        .submission_latency
+                        .saturating_record(s.submit_ns.saturating_sub(s.start_ns).max(1));
+                    stats
+                        .completion_latency
+                        .saturating_record(done.saturating_sub(s.submit_ns).max(1));
+                    *bytes += u64::from(s.len);
+                    let line = &mut stats.lines[usize::from(s.line)];
+                    match s.op {
+                        Op::Read => {
+                            line.reads += 1;
+                            interval.read_ios += 1;
+                        }
+                        Op::Write => {
+                            line.writes += 1;
+                            interval.write_ios += 1;
+                        }
                     }
-                    Op::Write => {
-                        line.writes += 1;
-                        interval.write_ios += 1;
-                    }
+                    interval.ios += 1;
+                    interval.bytes += u64::from(s.len);
+                    interval.latency_sum_ns += latency;
+                    interval.latency_max_ns = interval.latency_max_ns.max(latency);
                 }
-                interval.ios += 1;
-                interval.bytes += u64::from(s.len);
-                interval.latency_sum_ns += latency;
-                interval.latency_max_ns = interval.latency_max_ns.max(latency);
             } else {
                 failures_in_a_row += 1;
                 match s.op {
@@ -577,7 +593,7 @@ pub fn run_job(
     p.progress
         .fetch_add(completed_since_publish, Ordering::Relaxed);
     if interval.ios > 0 || stats.intervals.is_empty() {
-        interval.index = (next_boundary / p.interval_ns - 1) as u32;
+        interval.index = ((next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
         stats.intervals.push(interval);
     }
     if successes == 0 && failures_in_a_row > 0 && failures_in_a_row == issued_ios {
