@@ -54,7 +54,7 @@ pub struct RawTarget {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RawStep {
     /// Sequential fill of the region.
-    Precondition(RawPrecondition),
+    Precondition(Box<RawPrecondition>),
     /// An access specification run for a duration or a number of requests.
     Workload(Box<RawWorkload>),
 }
