@@ -710,7 +710,7 @@ fn ramp_bytes_and_cpu_pinning() {
     let spec = write_spec(
         dir.path(),
         "knobs",
-        "iogate: 1\nname: knobs\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: fill\n      bytes: 8MiB\n      queue_depth: 8\n      mix: [ { block_size: 4KiB, read: 0%, random: 0% } ]\n  - workload:\n      name: warm\n      ramp: 1s\n      duration: 1s\n      queue_depth: 4\n      cpus: [0]\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
+        "iogate: 1\nname: knobs\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: fill\n      bytes: 8MiB\n      queue_depth: 8\n      mix: [ { block_size: 4KiB, read: 0%, random: 0% } ]\n  - workload:\n      name: warm\n      ramp: 1s\n      duration: 1s\n      queue_depth: 4\n      cpus: [0]\n      distribution: { zipf: 1.2 }\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
     );
     let out = dir.path().join("out");
     let o = iogate(&[

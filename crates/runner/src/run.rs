@@ -221,8 +221,15 @@ fn run_step(
                         .copied()
                         .unwrap_or(u64::from(job));
                     let (gen_job, gen_jobs) = if sliced { (0, 1) } else { (job, step.jobs) };
-                    let mut gen =
-                        Generator::new(&step.mix, job_region(job), seed, gen_job, gen_jobs, lbs);
+                    let mut gen = Generator::new(
+                        &step.mix,
+                        &step.distribution,
+                        job_region(job),
+                        seed,
+                        gen_job,
+                        gen_jobs,
+                        lbs,
+                    );
                     let mut stats = JobStats::new(step.mix.len());
                     let params = JobParams {
                         job,

@@ -12,12 +12,12 @@ use sha2::{Digest, Sha256};
 
 use crate::diag::{Diagnostic, Diagnostics, SourceFile};
 use crate::document::{
-    RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned,
+    RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned,
 };
 use crate::expr::{Assertion, ExprKind, MetricRef};
 use crate::plan::{
-    derive_seed, BaselineRule, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget, Region,
-    StepKind, PLAN_SCHEMA_VERSION,
+    derive_seed, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget,
+    Region, StepKind, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
@@ -371,6 +371,67 @@ fn verify_assertion(step: &str) -> Option<Assertion> {
     })
 }
 
+fn distribution(cx: &mut Ctx<'_>, d: Option<&Spanned<RawDistribution>>) -> Option<Distribution> {
+    let Some(d) = d else {
+        return Some(Distribution::Uniform);
+    };
+    let span = cx.span(d);
+    match &d.value {
+        RawDistribution::Uniform => Some(Distribution::Uniform),
+        RawDistribution::Zipf(theta) if *theta > 0.0 && theta.is_finite() => {
+            Some(Distribution::Zipf { theta: *theta })
+        }
+        RawDistribution::Zipf(theta) => {
+            cx.error(
+                span,
+                "invalid zipf exponent",
+                format!("expected θ above 0, found {theta}"),
+            );
+            None
+        }
+        RawDistribution::Pareto(h) if *h > 0.0 && *h < 1.0 => Some(Distribution::Pareto { h: *h }),
+        RawDistribution::Pareto(h) => {
+            cx.error(
+                span,
+                "invalid pareto shape",
+                format!("expected h between 0 and 1 (exclusive), found {h}"),
+            );
+            None
+        }
+        RawDistribution::Zones(zones) => {
+            let mut out = Vec::new();
+            for z in zones {
+                let (r, g) = (
+                    cx.percent(&z.requests, "zone request share"),
+                    cx.percent(&z.region, "zone region share"),
+                );
+                out.push(Zone {
+                    requests_pct: r?,
+                    region_pct: g?,
+                });
+            }
+            let (rs, gs): (f64, f64) = (
+                out.iter().map(|z| z.requests_pct).sum(),
+                out.iter().map(|z| z.region_pct).sum(),
+            );
+            if out.is_empty()
+                || (rs - 100.0).abs() > 1e-6
+                || (gs - 100.0).abs() > 1e-6
+                || out.iter().any(|z| z.region_pct <= 0.0)
+            {
+                cx.error_note(
+                    span,
+                    "zones do not add up",
+                    format!("expected request shares and region shares each summing to 100%, found {rs}% and {gs}%"),
+                    "each zone is `{ requests: 90%, region: 10% }`: its share of requests on its share of the region",
+                );
+                return None;
+            }
+            Some(Distribution::Zones { zones: out })
+        }
+    }
+}
+
 /// Band edges: the spec's ascending, positive durations, or IOMeter's.
 fn latency_bands(cx: &mut Ctx<'_>, bands: Option<&Spanned<Vec<Spanned<String>>>>) -> Vec<u64> {
     let Some(bands) = bands else {
@@ -636,6 +697,7 @@ fn precondition(
             verify: false,
             ramp_ns: 0,
             cpus: Vec::new(),
+            distribution: Distribution::Uniform,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -723,6 +785,7 @@ fn workload(
         }
         Some(r) => cx.duration(r, "ramp"),
     };
+    let distribution = distribution(cx, w.distribution.as_ref());
     let cpus = w.cpus.as_ref().map_or(Vec::new(), |c| c.value.clone());
     if let Some(c) = &w.cpus {
         if c.value.is_empty() || c.value.iter().any(|&cpu| cpu >= 1024) {
@@ -735,7 +798,8 @@ fn workload(
         }
     }
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
-    let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
+    let (region, qd, jobs, limit, mix, ramp_ns, distribution) =
+        (region?, qd?, jobs?, limit?, mix?, ramp_ns?, distribution?);
     let mean_bs: f64 = mix
         .iter()
         .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
@@ -760,6 +824,7 @@ fn workload(
             verify: w.verify.unwrap_or(false),
             ramp_ns,
             cpus,
+            distribution,
             estimated_duration_ns,
             estimated_bytes,
         },

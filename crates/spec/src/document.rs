@@ -108,6 +108,9 @@ pub struct RawWorkload {
     /// Warm-up before the measurement (with `duration` only): requests run but are not measured.
     #[serde(default)]
     pub ramp: Option<Spanned<String>>,
+    /// How random offsets are spread over the region (default uniform).
+    #[serde(default)]
+    pub distribution: Option<Spanned<RawDistribution>>,
     /// CPUs to pin jobs to: job i runs on `cpus[i % len]`.
     #[serde(default)]
     pub cpus: Option<Spanned<Vec<u32>>>,
@@ -119,6 +122,30 @@ pub struct RawWorkload {
     /// Check every read of a block this run (or a loaded state) wrote (default false).
     #[serde(default)]
     pub verify: Option<bool>,
+}
+
+/// `distribution:` of random offsets (fio's `random_distribution`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RawDistribution {
+    /// Every aligned offset equally likely.
+    Uniform,
+    /// Zipf with exponent θ (> 0, ≠ 1 not required).
+    Zipf(f64),
+    /// Pareto with shape h (0 < h < 1), as fio defines it.
+    Pareto(f64),
+    /// Hot spots: each zone takes a share of requests on a share of the region.
+    Zones(Vec<RawZone>),
+}
+
+/// One zone of a zoned distribution.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawZone {
+    /// Share of random requests that fall in the zone.
+    pub requests: Spanned<String>,
+    /// Share of the region the zone covers (zones are laid out in order from its start).
+    pub region: Spanned<String>,
 }
 
 /// `region: { offset, length }`, each a byte size or a share of the target.

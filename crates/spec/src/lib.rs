@@ -18,7 +18,9 @@ pub mod units;
 pub use compile::{compile, spec_digest};
 pub use diag::{Diagnostic, Diagnostics, SourceFile};
 pub use expr::{format_value, Assertion, Dim, LatencyStat, Metric, MetricRef, OpFilter};
-pub use plan::{BaselineRule, Geometry, Limit, MixLine, Plan, PlanStep, Region, StepKind};
+pub use plan::{
+    BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, Region, StepKind, Zone,
+};
 pub use units::ByteSize;
 
 /// Reads a spec file. Errors: the file cannot be read or is not UTF-8 (a usage error).

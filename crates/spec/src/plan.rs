@@ -123,6 +123,40 @@ pub enum Limit {
     },
 }
 
+/// How random offsets are spread over a region (fio's `random_distribution`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Distribution {
+    /// Every aligned offset equally likely.
+    Uniform,
+    /// Zipf: the k-th most popular block is chosen with probability ∝ 1/k^θ; popularity
+    /// ranks are scattered over the region by a hash (as fio's zipf.c does).
+    Zipf {
+        /// Exponent θ.
+        theta: f64,
+    },
+    /// Pareto as fio defines it: rank = n·u^(ln h / ln(1−h)), scattered by a hash.
+    Pareto {
+        /// Shape h, 0 < h < 1.
+        h: f64,
+    },
+    /// Zones in order from the region's start, each with a share of the random requests.
+    Zones {
+        /// The zones.
+        zones: Vec<Zone>,
+    },
+}
+
+/// One zone: `requests_pct` of random requests fall uniformly in the next `region_pct` of
+/// the region.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Zone {
+    /// Share of random requests, percent.
+    pub requests_pct: f64,
+    /// Share of the region, percent.
+    pub region_pct: f64,
+}
+
 /// A byte range of the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Region {
@@ -168,6 +202,8 @@ pub struct PlanStep {
     pub job_seeds: Vec<u64>,
     /// Whether reads are checked against the verification headers of earlier writes.
     pub verify: bool,
+    /// How random offsets are spread over the region.
+    pub distribution: Distribution,
     /// Warm-up before the measurement, ns (time-bounded steps only; 0: none).
     pub ramp_ns: u64,
     /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.

@@ -11,9 +11,10 @@ pub mod uring;
 pub mod verify;
 
 use hdrhistogram::Histogram;
-use iogate_spec::{MixLine, Region};
+use iogate_spec::{Distribution, MixLine, Region};
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
+use rand_distr::Distribution as _;
 use serde::{Deserialize, Serialize};
 
 /// Read or write.
@@ -46,6 +47,27 @@ struct LineGen {
     align: u64,
     /// Number of aligned start positions for a random request in the region.
     slots: u64,
+    /// Zipf sampler over `1..=slots` (zipf distribution only).
+    zipf: Option<rand_distr::Zipf<f64>>,
+}
+
+/// How a random slot is drawn.
+enum SlotDist {
+    Uniform,
+    Zipf,
+    /// Exponent ln h / ln(1 − h).
+    Pareto(f64),
+    /// Cumulative request thresholds (2^32 scale) and each zone's [start, end) fraction.
+    Zones(Vec<(u64, f64, f64)>),
+}
+
+/// Scatters popularity ranks over the slots (splitmix64's finalizer), as fio's zipf.c
+/// and pareto scatter theirs with a hash, so hot blocks are not all at the region's start.
+fn scatter(rank: u64, slots: u64) -> u64 {
+    let mut z = rank.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) % slots
 }
 
 /// Seeded request stream for one job. Deterministic: same plan and seed, same requests.
@@ -57,6 +79,7 @@ pub struct Generator {
     region_start: u64,
     region_end: u64,
     next_sequential: u64,
+    dist: SlotDist,
 }
 
 /// Threshold for "x percent of the time" on a 32-bit uniform draw.
@@ -74,6 +97,7 @@ impl Generator {
     /// different jobs start at evenly spaced points of the region.
     pub fn new(
         mix: &[MixLine],
+        dist: &Distribution,
         region: Region,
         seed: u64,
         job: u32,
@@ -88,12 +112,20 @@ impl Generator {
                 acc += m.weight_pct;
                 cumulative.push(threshold(acc));
                 let span = region.length_bytes.saturating_sub(m.block_size_bytes);
+                let slots = span / m.align_bytes.max(1) + 1;
+                let zipf = match dist {
+                    Distribution::Zipf { theta } => {
+                        rand_distr::Zipf::new(slots as f64, *theta).ok()
+                    }
+                    _ => None,
+                };
                 LineGen {
+                    zipf,
                     len: m.block_size_bytes as u32,
                     read_threshold: threshold(m.read_pct),
                     random_threshold: threshold(m.random_pct),
                     align: m.align_bytes.max(1),
-                    slots: span / m.align_bytes.max(1) + 1,
+                    slots,
                 }
             })
             .collect();
@@ -102,7 +134,33 @@ impl Generator {
         }
         let stride = region.length_bytes / u64::from(jobs.max(1));
         let start = region.offset_bytes + (stride * u64::from(job)) / lbs.max(1) * lbs.max(1);
+        let dist = match dist {
+            Distribution::Uniform => SlotDist::Uniform,
+            Distribution::Zipf { .. } => SlotDist::Zipf,
+            Distribution::Pareto { h } => SlotDist::Pareto(h.ln() / (1.0 - h).ln()),
+            Distribution::Zones { zones } => {
+                let (mut requests, mut start) = (0.0, 0.0);
+                let mut out: Vec<(u64, f64, f64)> = zones
+                    .iter()
+                    .map(|z| {
+                        requests += z.requests_pct;
+                        let zone = (
+                            threshold(requests),
+                            start / 100.0,
+                            (start + z.region_pct) / 100.0,
+                        );
+                        start += z.region_pct;
+                        zone
+                    })
+                    .collect();
+                if let Some(last) = out.last_mut() {
+                    last.0 = u64::MAX;
+                }
+                SlotDist::Zones(out)
+            }
+        };
         Generator {
+            dist,
             rng: SmallRng::seed_from_u64(seed),
             lines,
             cumulative,
@@ -129,7 +187,31 @@ impl Generator {
         };
         let random = l.random_threshold > 0 && u64::from(self.rng.next_u32()) < l.random_threshold;
         let offset = if random {
-            self.region_start + below(&mut self.rng, l.slots) * l.align
+            let slot = match &self.dist {
+                SlotDist::Uniform => below(&mut self.rng, l.slots),
+                SlotDist::Zipf => match &l.zipf {
+                    Some(z) => scatter(z.sample(&mut self.rng) as u64 - 1, l.slots),
+                    None => below(&mut self.rng, l.slots),
+                },
+                SlotDist::Pareto(pow) => {
+                    // u in (0, 1]: 53 random bits.
+                    let u = ((self.rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+                    let rank = ((l.slots as f64 * u.powf(*pow)) as u64).min(l.slots - 1);
+                    scatter(rank, l.slots)
+                }
+                SlotDist::Zones(zones) => {
+                    let draw = u64::from(self.rng.next_u32());
+                    let (_, from, to) = zones
+                        .iter()
+                        .find(|z| draw < z.0)
+                        .copied()
+                        .unwrap_or((0, 0.0, 1.0));
+                    let first = (from * l.slots as f64) as u64;
+                    let end = ((to * l.slots as f64) as u64).clamp(first + 1, l.slots);
+                    first + below(&mut self.rng, end - first)
+                }
+            };
+            self.region_start + slot * l.align
         } else {
             if self.next_sequential + u64::from(l.len) > self.region_end {
                 self.next_sequential = self.region_start;
@@ -329,9 +411,9 @@ mod tests {
             offset_bytes: 1 << 20,
             length_bytes: 64 << 20,
         };
-        let mut a = Generator::new(&mix, region, 42, 0, 1, 512);
-        let mut b = Generator::new(&mix, region, 42, 0, 1, 512);
-        let mut c = Generator::new(&mix, region, 43, 0, 1, 512);
+        let mut a = Generator::new(&mix, &Distribution::Uniform, region, 42, 0, 1, 512);
+        let mut b = Generator::new(&mix, &Distribution::Uniform, region, 42, 0, 1, 512);
+        let mut c = Generator::new(&mix, &Distribution::Uniform, region, 43, 0, 1, 512);
         let ra: Vec<Request> = (0..1000).map(|_| a.next_request()).collect();
         let rb: Vec<Request> = (0..1000).map(|_| b.next_request()).collect();
         let rc: Vec<Request> = (0..1000).map(|_| c.next_request()).collect();
@@ -349,7 +431,7 @@ mod tests {
             offset_bytes: 3 << 20,
             length_bytes: 8 << 20,
         };
-        let mut g = Generator::new(&mix, region, 7, 0, 1, 512);
+        let mut g = Generator::new(&mix, &Distribution::Uniform, region, 7, 0, 1, 512);
         let (mut low, mut high) = (u64::MAX, 0);
         for _ in 0..100_000 {
             let r = g.next_request();
@@ -366,6 +448,60 @@ mod tests {
         assert_eq!(high, region.offset_bytes + region.length_bytes);
     }
 
+    fn top_share(dist: Distribution, top_fraction: f64) -> f64 {
+        let mix = [line(4096, 100.0, 100.0, 100.0, 4096)];
+        let region = Region {
+            offset_bytes: 0,
+            length_bytes: 64 << 20,
+        };
+        let mut g = Generator::new(&mix, &dist, region, 3, 0, 1, 512);
+        let mut counts = vec![0u64; 16384];
+        let n = 200_000;
+        for _ in 0..n {
+            counts[(g.next_request().offset / 4096) as usize] += 1;
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top = (16384.0 * top_fraction) as usize;
+        counts[..top].iter().sum::<u64>() as f64 / n as f64
+    }
+
+    #[test]
+    fn skewed_distributions_concentrate_requests() {
+        let uniform = top_share(Distribution::Uniform, 0.01);
+        assert!(uniform < 0.03, "uniform: top 1% of blocks get {uniform}");
+        let zipf = top_share(Distribution::Zipf { theta: 1.2 }, 0.01);
+        assert!(zipf > 0.6, "zipf 1.2: top 1% of blocks get {zipf}");
+        let pareto = top_share(Distribution::Pareto { h: 0.2 }, 0.2);
+        assert!(pareto > 0.5, "pareto 0.2: top 20% of blocks get {pareto}");
+    }
+
+    #[test]
+    fn zones_put_their_share_of_requests_on_their_share_of_the_region() {
+        use iogate_spec::Zone;
+        let mix = [line(4096, 100.0, 100.0, 100.0, 4096)];
+        let region = Region {
+            offset_bytes: 1 << 20,
+            length_bytes: 100 << 20,
+        };
+        let zones = vec![
+            Zone {
+                requests_pct: 90.0,
+                region_pct: 10.0,
+            },
+            Zone {
+                requests_pct: 10.0,
+                region_pct: 90.0,
+            },
+        ];
+        let mut g = Generator::new(&mix, &Distribution::Zones { zones }, region, 5, 0, 1, 512);
+        let n = 100_000;
+        let hot = (0..n)
+            .filter(|_| g.next_request().offset < region.offset_bytes + (10 << 20))
+            .count();
+        let share = hot as f64 / n as f64;
+        assert!((share - 0.9).abs() < 0.01, "hot zone share {share}");
+    }
+
     #[test]
     fn sequential_requests_continue_and_wrap() {
         let mix = [line(128 << 10, 100.0, 0.0, 0.0, 128 << 10)];
@@ -373,12 +509,12 @@ mod tests {
             offset_bytes: 0,
             length_bytes: 1 << 20,
         };
-        let mut g = Generator::new(&mix, region, 1, 0, 1, 512);
+        let mut g = Generator::new(&mix, &Distribution::Uniform, region, 1, 0, 1, 512);
         let offsets: Vec<u64> = (0..10).map(|_| g.next_request().offset).collect();
         let expected: Vec<u64> = (0..10).map(|i| (i % 8) * (128 << 10)).collect();
         assert_eq!(offsets, expected);
         // A second job's stream starts half-way through the region.
-        let mut g1 = Generator::new(&mix, region, 1, 1, 2, 512);
+        let mut g1 = Generator::new(&mix, &Distribution::Uniform, region, 1, 1, 2, 512);
         assert_eq!(g1.next_request().offset, 512 << 10);
     }
 }
