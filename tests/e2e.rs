@@ -771,3 +771,52 @@ fn ramp_bytes_and_cpu_pinning() {
     assert!(err.contains("CPU 1000"), "{err}");
     assert!(!fresh.exists(), "refused before touching the target");
 }
+
+/// Rate limits, Poisson arrivals, think time and IOMeter bursts pace requests as asked.
+#[test]
+fn pacing_controls_the_request_rate() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("t.img");
+    let spec = write_spec(
+        dir.path(),
+        "paced",
+        "iogate: 1\nname: paced\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: limited\n      duration: 2s\n      queue_depth: 8\n      rate: { iops: 2000 }\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: poisson\n      duration: 2s\n      queue_depth: 8\n      jobs: 2\n      rate: { bandwidth: 8MiB/s }\n      arrivals: poisson\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: think\n      duration: 1s\n      queue_depth: 1\n      think_time: 1ms\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: burst\n      duration: 1s\n      queue_depth: 4\n      mix: [ { block_size: 4KiB, read: 100%, random: 100%, burst: 10, delay: 10ms } ]\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let iops = |i: usize| r["steps"][i]["metrics"]["iops"].as_f64().unwrap();
+    assert!(
+        (iops(0) / 2000.0 - 1.0).abs() < 0.03,
+        "rate 2000 IOPS: {}",
+        iops(0)
+    );
+    assert!(
+        (iops(1) / 2048.0 - 1.0).abs() < 0.06,
+        "8 MiB/s of 4 KiB, Poisson: {}",
+        iops(1)
+    );
+    // One slot, 1 ms of think time after each completion: a little under 1000/s.
+    assert!(
+        iops(2) < 1000.0 && iops(2) > 600.0,
+        "think time: {}",
+        iops(2)
+    );
+    // 10 requests, then 10 ms of delay: a little under 1000/s.
+    assert!(iops(3) < 1000.0 && iops(3) > 600.0, "bursts: {}", iops(3));
+    // Paced requests do not queue: latency stays near the device's.
+    let lat = r["steps"][0]["metrics"]["latency"]["mean_ns"]
+        .as_f64()
+        .unwrap();
+    assert!(lat < 2_000_000.0, "mean latency {lat} ns");
+}

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use iogate_spec::{Limit, Plan, PlanStep};
 
+use crate::engine::pacing::Pacer;
 use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
 use crate::engine::verify::VerifyState;
 use crate::engine::{new_latency_histogram, Generator, Interval, JobStats};
@@ -247,7 +248,10 @@ fn run_step(
                         cpu: (!step.cpus.is_empty())
                             .then(|| step.cpus[job as usize % step.cpus.len()]),
                     };
-                    run_job(&file, &params, &mut gen, &mut stats).map_err(|e| e.to_string())?;
+                    let mut pacer =
+                        Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
+                    run_job(&file, &params, &mut gen, &mut pacer, &mut stats)
+                        .map_err(|e| e.to_string())?;
                     Ok(stats)
                 })
             })

@@ -17,7 +17,7 @@ use crate::document::{
 use crate::expr::{Assertion, ExprKind, MetricRef};
 use crate::plan::{
     derive_seed, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget,
-    Region, StepKind, Zone, PLAN_SCHEMA_VERSION,
+    RateLimit, Region, StepKind, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
@@ -371,6 +371,79 @@ fn verify_assertion(step: &str) -> Option<Assertion> {
     })
 }
 
+fn rate(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<RateLimit> {
+    let mut out = RateLimit::default();
+    let mut ok = true;
+    if let Some(r) = &w.rate {
+        let mut count = |cx: &mut Ctx<'_>, v: &Option<Spanned<f64>>, what: &str| -> Option<f64> {
+            let v = v.as_ref()?;
+            if v.value > 0.0 && v.value.is_finite() {
+                return Some(v.value);
+            }
+            let span = cx.span(v);
+            cx.error(
+                span,
+                format!("invalid {what} limit"),
+                format!("expected requests per second above 0, found {}", v.value),
+            );
+            ok = false;
+            None
+        };
+        out.iops = count(cx, &r.iops, "iops");
+        out.read_iops = count(cx, &r.read_iops, "read_iops");
+        out.write_iops = count(cx, &r.write_iops, "write_iops");
+        let mut bandwidth =
+            |cx: &mut Ctx<'_>, v: &Option<Spanned<String>>, what: &str| -> Option<f64> {
+                let v = v.as_ref()?;
+                let parsed = v
+                    .value
+                    .strip_suffix("/s")
+                    .map(str::trim_end)
+                    .and_then(|b| syntax::parse_byte_size(b).ok());
+                match parsed {
+                    Some(b) if b > 0 => Some(b as f64),
+                    _ => {
+                        let span = cx.span(v);
+                        cx.error(
+                            span,
+                            format!("invalid {what} limit"),
+                            format!("expected a bandwidth like 100MiB/s, found `{}`", v.value),
+                        );
+                        ok = false;
+                        None
+                    }
+                }
+            };
+        out.bandwidth_bytes_per_s = bandwidth(cx, &r.bandwidth, "bandwidth");
+        out.read_bandwidth_bytes_per_s = bandwidth(cx, &r.read_bandwidth, "read_bandwidth");
+        out.write_bandwidth_bytes_per_s = bandwidth(cx, &r.write_bandwidth, "write_bandwidth");
+    }
+    match &w.arrivals {
+        None => {}
+        Some(a) if a.value == "uniform" => {}
+        Some(a) if a.value == "poisson" => out.poisson = true,
+        Some(a) => {
+            let span = cx.span(a);
+            cx.error(
+                span,
+                "unknown arrival process",
+                format!("expected `uniform` or `poisson`, found `{}`", a.value),
+            );
+            ok = false;
+        }
+    }
+    if let (Some(a), false) = (&w.arrivals, out.is_limited()) {
+        let span = cx.span(a);
+        cx.error(
+            span,
+            "arrivals without a rate",
+            "expected a `rate:` limit for the arrival process to pace",
+        );
+        ok = false;
+    }
+    ok.then_some(out)
+}
+
 fn distribution(cx: &mut Ctx<'_>, d: Option<&Spanned<RawDistribution>>) -> Option<Distribution> {
     let Some(d) = d else {
         return Some(Distribution::Uniform);
@@ -692,12 +765,16 @@ fn precondition(
                 read_pct: 0.0,
                 random_pct: 0.0,
                 align_bytes: bs,
+                burst: 0,
+                delay_ns: 0,
             }],
             job_seeds: vec![derive_seed(seed, index as u64, 0)],
             verify: false,
             ramp_ns: 0,
             cpus: Vec::new(),
             distribution: Distribution::Uniform,
+            rate: RateLimit::default(),
+            think_time_ns: 0,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -786,6 +863,11 @@ fn workload(
         Some(r) => cx.duration(r, "ramp"),
     };
     let distribution = distribution(cx, w.distribution.as_ref());
+    let rate = rate(cx, w);
+    let think_time_ns = match &w.think_time {
+        Some(t) => cx.duration(t, "think time"),
+        None => Some(0),
+    };
     let cpus = w.cpus.as_ref().map_or(Vec::new(), |c| c.value.clone());
     if let Some(c) = &w.cpus {
         if c.value.is_empty() || c.value.iter().any(|&cpu| cpu >= 1024) {
@@ -798,8 +880,17 @@ fn workload(
         }
     }
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
-    let (region, qd, jobs, limit, mix, ramp_ns, distribution) =
-        (region?, qd?, jobs?, limit?, mix?, ramp_ns?, distribution?);
+    let (region, qd, jobs, limit, mix, ramp_ns, distribution, rate, think_time_ns) = (
+        region?,
+        qd?,
+        jobs?,
+        limit?,
+        mix?,
+        ramp_ns?,
+        distribution?,
+        rate?,
+        think_time_ns?,
+    );
     let mean_bs: f64 = mix
         .iter()
         .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
@@ -825,6 +916,8 @@ fn workload(
             ramp_ns,
             cpus,
             distribution,
+            rate,
+            think_time_ns,
             estimated_duration_ns,
             estimated_bytes,
         },
@@ -889,13 +982,39 @@ fn mix(
             }
             (None, bs) => bs,
         };
-        match (bs, weight, read, random, align) {
-            (Some(bs), Some(weight), Some(read), Some(random), Some(align)) => out.push(MixLine {
+        let burst = l.burst.as_ref().map_or(Some(0), |b| {
+            cx.count(b, "burst length", 1, u64::from(u32::MAX))
+        });
+        let delay_ns = match (&l.delay, &l.burst) {
+            (Some(d), Some(_)) => cx.duration(d, "delay"),
+            (Some(d), None) => {
+                let span = cx.span(d);
+                cx.error(
+                    span,
+                    "delay without a burst length",
+                    "expected `burst:` with `delay:` (the pause comes after each burst)",
+                );
+                None
+            }
+            (None, _) => Some(0),
+        };
+        match (bs, weight, read, random, align, burst, delay_ns) {
+            (
+                Some(bs),
+                Some(weight),
+                Some(read),
+                Some(random),
+                Some(align),
+                Some(burst),
+                Some(delay_ns),
+            ) => out.push(MixLine {
                 block_size_bytes: bs,
                 weight_pct: weight,
                 read_pct: read,
                 random_pct: random,
                 align_bytes: align,
+                burst,
+                delay_ns,
             }),
             _ => ok = false,
         }

@@ -111,6 +111,15 @@ pub struct RawWorkload {
     /// How random offsets are spread over the region (default uniform).
     #[serde(default)]
     pub distribution: Option<Spanned<RawDistribution>>,
+    /// Rate limits (over all jobs).
+    #[serde(default)]
+    pub rate: Option<RawRate>,
+    /// Arrival process of rate-limited requests: `uniform` (default) or `poisson`.
+    #[serde(default)]
+    pub arrivals: Option<Spanned<String>>,
+    /// Pause between a request's completion and the next request on its slot.
+    #[serde(default)]
+    pub think_time: Option<Spanned<String>>,
     /// CPUs to pin jobs to: job i runs on `cpus[i % len]`.
     #[serde(default)]
     pub cpus: Option<Spanned<Vec<u32>>>,
@@ -122,6 +131,30 @@ pub struct RawWorkload {
     /// Check every read of a block this run (or a loaded state) wrote (default false).
     #[serde(default)]
     pub verify: Option<bool>,
+}
+
+/// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRate {
+    /// Requests per second, all operations.
+    #[serde(default)]
+    pub iops: Option<Spanned<f64>>,
+    /// Reads per second.
+    #[serde(default)]
+    pub read_iops: Option<Spanned<f64>>,
+    /// Writes per second.
+    #[serde(default)]
+    pub write_iops: Option<Spanned<f64>>,
+    /// Bytes per second, all operations (`100MiB/s`).
+    #[serde(default)]
+    pub bandwidth: Option<Spanned<String>>,
+    /// Read bytes per second.
+    #[serde(default)]
+    pub read_bandwidth: Option<Spanned<String>>,
+    /// Write bytes per second.
+    #[serde(default)]
+    pub write_bandwidth: Option<Spanned<String>>,
 }
 
 /// `distribution:` of random offsets (fio's `random_distribution`).
@@ -178,6 +211,12 @@ pub struct RawMixLine {
     /// Offset alignment of random requests (default: the block size, as fio's blockalign).
     #[serde(default)]
     pub align: Option<Spanned<String>>,
+    /// IOMeter burst length: requests of this line issued back to back before a `delay`.
+    #[serde(default)]
+    pub burst: Option<Spanned<u64>>,
+    /// IOMeter transfer delay: pause after each burst of this line (default 0).
+    #[serde(default)]
+    pub delay: Option<Spanned<String>>,
 }
 
 /// An ordered map of spanned string keys to spanned string values (for `baseline:`).

@@ -179,6 +179,45 @@ pub struct MixLine {
     pub random_pct: f64,
     /// Random offsets are multiples of this (relative to the region start).
     pub align_bytes: u64,
+    /// IOMeter burst length: after this many requests of the line, wait `delay_ns` (0: no bursts).
+    pub burst: u64,
+    /// IOMeter transfer delay between bursts, ns.
+    pub delay_ns: u64,
+}
+
+/// Rate limits of a step, over all its jobs; absent limits are unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RateLimit {
+    /// Requests per second, all operations.
+    pub iops: Option<f64>,
+    /// Reads per second.
+    pub read_iops: Option<f64>,
+    /// Writes per second.
+    pub write_iops: Option<f64>,
+    /// Bytes per second, all operations.
+    pub bandwidth_bytes_per_s: Option<f64>,
+    /// Read bytes per second.
+    pub read_bandwidth_bytes_per_s: Option<f64>,
+    /// Write bytes per second.
+    pub write_bandwidth_bytes_per_s: Option<f64>,
+    /// Arrivals: evenly spaced, or a Poisson process (exponential gaps) with the same mean.
+    pub poisson: bool,
+}
+
+impl RateLimit {
+    /// Whether any limit is set.
+    pub fn is_limited(&self) -> bool {
+        [
+            self.iops,
+            self.read_iops,
+            self.write_iops,
+            self.bandwidth_bytes_per_s,
+            self.read_bandwidth_bytes_per_s,
+            self.write_bandwidth_bytes_per_s,
+        ]
+        .iter()
+        .any(Option::is_some)
+    }
 }
 
 /// One step of the plan.
@@ -204,6 +243,10 @@ pub struct PlanStep {
     pub verify: bool,
     /// How random offsets are spread over the region.
     pub distribution: Distribution,
+    /// Rate limits over all jobs (each job takes its share).
+    pub rate: RateLimit,
+    /// Pause between a completion and the next request on the same slot, ns.
+    pub think_time_ns: u64,
     /// Warm-up before the measurement, ns (time-bounded steps only; 0: none).
     pub ramp_ns: u64,
     /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.

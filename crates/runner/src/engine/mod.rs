@@ -7,6 +7,7 @@
 //! per-block-size counts, per-interval samples and error records. `uring` drives the
 //! ring; `run` merges jobs into step results.
 
+pub mod pacing;
 pub mod uring;
 pub mod verify;
 
@@ -398,6 +399,8 @@ mod tests {
             read_pct: read,
             random_pct: random,
             align_bytes: align,
+            burst: 0,
+            delay_ns: 0,
         }
     }
 

@@ -1,0 +1,255 @@
+//! Pacing of a job's requests: rate limits (IOPS or bandwidth, overall or per operation;
+//! evenly spaced or Poisson arrivals), think time between a completion and the next
+//! request on its slot, and IOMeter's burst length and transfer delay per mix line.
+//!
+//! `uring` asks [`Pacer::gate`] when the next request may be issued, tells it with
+//! [`Pacer::issued`], and parks completed slots with [`Pacer::park`] until their think
+//! time has passed. All times are ns from the step's origin. A schedule that falls behind
+//! (a slow device) catches up by at most [`MAX_BACKLOG_NS`] of requests, not by a burst
+//! of everything missed.
+
+use std::collections::VecDeque;
+
+use iogate_spec::{MixLine, RateLimit};
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+
+use super::{Op, Request};
+
+/// Largest catch-up of a rate schedule that fell behind, ns.
+pub const MAX_BACKLOG_NS: f64 = 100e6;
+
+/// One rate limit's schedule: the earliest time of its next request.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    next_ns: f64,
+    /// Requests per second, or bytes per second when `per_byte`.
+    rate: f64,
+    per_byte: bool,
+    /// Which requests it paces (None: all).
+    op: Option<Op>,
+}
+
+/// A job's pacing state.
+pub struct Pacer {
+    schedules: Vec<Schedule>,
+    poisson: bool,
+    rng: SmallRng,
+    think_ns: u64,
+    /// Slots resting after a completion, with the time they may be used again.
+    thinking: VecDeque<(u64, u32)>,
+    /// Per line: (burst length, delay, requests in the current burst, gate time).
+    bursts: Vec<(u64, u64, u64, u64)>,
+}
+
+impl Pacer {
+    /// The pacing of one of `jobs` jobs: each takes an equal share of every rate limit.
+    pub fn new(
+        rate: &RateLimit,
+        think_time_ns: u64,
+        mix: &[MixLine],
+        jobs: u32,
+        seed: u64,
+    ) -> Pacer {
+        let share = f64::from(jobs.max(1));
+        let mut schedules = Vec::new();
+        let mut add = |rate: Option<f64>, per_byte: bool, op: Option<Op>| {
+            if let Some(r) = rate {
+                schedules.push(Schedule {
+                    next_ns: 0.0,
+                    rate: r / share,
+                    per_byte,
+                    op,
+                });
+            }
+        };
+        add(rate.iops, false, None);
+        add(rate.read_iops, false, Some(Op::Read));
+        add(rate.write_iops, false, Some(Op::Write));
+        add(rate.bandwidth_bytes_per_s, true, None);
+        add(rate.read_bandwidth_bytes_per_s, true, Some(Op::Read));
+        add(rate.write_bandwidth_bytes_per_s, true, Some(Op::Write));
+        Pacer {
+            schedules,
+            poisson: rate.poisson,
+            rng: SmallRng::seed_from_u64(seed ^ 0x7061_6365),
+            think_ns: think_time_ns,
+            thinking: VecDeque::new(),
+            bursts: mix.iter().map(|m| (m.burst, m.delay_ns, 0, 0)).collect(),
+        }
+    }
+
+    /// Whether this pacer never delays anything.
+    pub fn is_free(&self) -> bool {
+        self.schedules.is_empty() && self.think_ns == 0 && self.bursts.iter().all(|b| b.0 == 0)
+    }
+
+    /// Earliest time `req` may be issued.
+    pub fn gate(&self, req: &Request) -> u64 {
+        let rates = self
+            .schedules
+            .iter()
+            .filter(|s| s.op.is_none_or(|op| op == req.op))
+            .map(|s| s.next_ns.max(0.0) as u64)
+            .max()
+            .unwrap_or(0);
+        rates.max(self.bursts.get(usize::from(req.line)).map_or(0, |b| b.3))
+    }
+
+    /// Records that `req` was issued at `now`.
+    pub fn issued(&mut self, req: &Request, now: u64) {
+        for i in 0..self.schedules.len() {
+            let s = self.schedules[i];
+            if s.op.is_some_and(|op| op != req.op) {
+                continue;
+            }
+            let units = if s.per_byte { f64::from(req.len) } else { 1.0 };
+            let mut gap = units * 1e9 / s.rate;
+            if self.poisson {
+                // Exponential gaps with the same mean: a Poisson arrival process.
+                let u = ((self.rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+                gap *= -u.ln();
+            }
+            let start = s.next_ns.max(now as f64 - MAX_BACKLOG_NS);
+            self.schedules[i].next_ns = start + gap;
+        }
+        if let Some(b) = self.bursts.get_mut(usize::from(req.line)) {
+            if b.0 > 0 {
+                b.2 += 1;
+                if b.2 >= b.0 {
+                    b.2 = 0;
+                    b.3 = now + b.1;
+                }
+            }
+        }
+    }
+
+    /// Takes back a completed slot: free at once, or after the think time.
+    pub fn park(&mut self, slot: u32, done: u64, free: &mut Vec<u32>) {
+        if self.think_ns == 0 {
+            free.push(slot);
+        } else {
+            self.thinking.push_back((done + self.think_ns, slot));
+        }
+    }
+
+    /// Moves slots whose think time has passed to `free`; returns when the next one will.
+    pub fn wake(&mut self, now: u64, free: &mut Vec<u32>) -> Option<u64> {
+        while let Some(&(at, slot)) = self.thinking.front() {
+            if at > now {
+                return Some(at);
+            }
+            self.thinking.pop_front();
+            free.push(slot);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(op: Op, len: u32) -> Request {
+        Request {
+            line: 0,
+            op,
+            offset: 0,
+            len,
+        }
+    }
+
+    fn line() -> MixLine {
+        MixLine {
+            block_size_bytes: 4096,
+            weight_pct: 100.0,
+            read_pct: 100.0,
+            random_pct: 100.0,
+            align_bytes: 4096,
+            burst: 0,
+            delay_ns: 0,
+        }
+    }
+
+    #[test]
+    fn iops_and_bandwidth_space_requests() {
+        let rate = RateLimit {
+            iops: Some(1000.0),
+            write_bandwidth_bytes_per_s: Some(4096.0 * 100.0),
+            ..Default::default()
+        };
+        let mut p = Pacer::new(&rate, 0, &[line()], 2, 1);
+        // Two jobs: 500 IOPS each, 2 ms apart.
+        let r = req(Op::Read, 4096);
+        assert_eq!(p.gate(&r), 0);
+        p.issued(&r, 0);
+        assert_eq!(p.gate(&r), 2_000_000);
+        // Writes are also held to 50 × 4 KiB/s per job: 20 ms apart, counted from the
+        // schedule's own start (0), not from the moment of issue.
+        let w = req(Op::Write, 4096);
+        p.issued(&w, 2_000_000);
+        assert_eq!(p.gate(&w), 20_000_000);
+        assert_eq!(
+            p.gate(&r),
+            4_000_000,
+            "the read schedule ignores write bandwidth"
+        );
+    }
+
+    #[test]
+    fn poisson_gaps_keep_the_mean() {
+        let rate = RateLimit {
+            iops: Some(10_000.0),
+            poisson: true,
+            ..Default::default()
+        };
+        let mut p = Pacer::new(&rate, 0, &[line()], 1, 9);
+        let r = req(Op::Read, 4096);
+        let mut now = 0;
+        let n = 20_000;
+        let mut gaps = Vec::new();
+        for _ in 0..n {
+            let g = p.gate(&r).max(now);
+            gaps.push(g - now);
+            now = g;
+            p.issued(&r, now);
+        }
+        let mean = now as f64 / n as f64;
+        assert!((mean / 100_000.0 - 1.0).abs() < 0.03, "mean gap {mean} ns");
+        let var = gaps
+            .iter()
+            .skip(1)
+            .map(|&g| (g as f64 - mean).powi(2))
+            .sum::<f64>()
+            / (n - 1) as f64;
+        let cv = var.sqrt() / mean;
+        assert!(
+            (cv - 1.0).abs() < 0.05,
+            "exponential gaps have CV 1, found {cv}"
+        );
+    }
+
+    #[test]
+    fn bursts_pause_and_think_time_rests_slots() {
+        let mut l = line();
+        l.burst = 3;
+        l.delay_ns = 1_000_000;
+        let mut p = Pacer::new(&RateLimit::default(), 50_000, &[l], 1, 1);
+        let r = req(Op::Read, 4096);
+        for t in 0..3 {
+            assert_eq!(p.gate(&r), 0);
+            p.issued(&r, t);
+        }
+        assert_eq!(
+            p.gate(&r),
+            2 + 1_000_000,
+            "after 3 requests the line waits its delay"
+        );
+        let mut free = Vec::new();
+        p.park(7, 100, &mut free);
+        assert!(free.is_empty());
+        assert_eq!(p.wake(100, &mut free), Some(50_100));
+        assert_eq!(p.wake(50_100, &mut free), None);
+        assert_eq!(free, vec![7]);
+    }
+}
