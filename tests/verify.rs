@@ -162,4 +162,15 @@ fn mixed_verified_workload_is_clean() {
     let v = &r["steps"][1]["metrics"]["verify"];
     assert_eq!(v["errors"], 0, "{v}");
     assert!(v["checked_blocks"].as_u64().unwrap() > 100_000, "{v}");
+    // Per-job figures add up to the step's.
+    let per_job = r["steps"][1]["per_job"].as_array().unwrap();
+    assert_eq!(per_job.len(), 2);
+    let ios: u64 = per_job.iter().map(|j| j["ios"].as_u64().unwrap()).sum();
+    assert_eq!(ios, r["steps"][1]["metrics"]["ios"].as_u64().unwrap());
+    assert!(
+        per_job
+            .iter()
+            .all(|j| j["iops"].as_f64().unwrap() > 0.0
+                && j["mean_latency_ns"].as_f64().unwrap() > 0.0)
+    );
 }

@@ -34,6 +34,17 @@ struct StepView {
     max: String,
     errors: u64,
     block_sizes: Vec<BlockSizeView>,
+    per_job: Vec<JobView>,
+}
+
+#[derive(Serialize)]
+struct JobView {
+    job: u32,
+    ios: u64,
+    iops: String,
+    mean: String,
+    p99: String,
+    errors: u64,
 }
 
 #[derive(Serialize)]
@@ -182,6 +193,21 @@ fn context(result: &RunResult, with_charts: bool) -> Context {
                 p99_9: format_ns(m.latency.p99_9_ns as f64),
                 max: format_ns(m.latency.max_ns as f64),
                 errors: m.errors,
+                per_job: if s.per_job.len() > 1 {
+                    s.per_job
+                        .iter()
+                        .map(|j| JobView {
+                            job: j.job,
+                            ios: j.ios,
+                            iops: format!("{:.0}", j.iops),
+                            mean: format_ns(j.mean_latency_ns),
+                            p99: format_ns(j.p99_latency_ns as f64),
+                            errors: j.errors,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 block_sizes: if m.block_sizes.len() > 1 {
                     m.block_sizes
                         .iter()

@@ -102,6 +102,9 @@ pub struct StepResult {
     pub registered_buffers: bool,
     /// Measurements.
     pub metrics: StepMetrics,
+    /// Each job's own figures (SeekMark's per-thread view); `metrics` are their total.
+    #[serde(default)]
+    pub per_job: Vec<JobFigures>,
     /// Per-interval samples, merged over jobs.
     pub intervals: Vec<IntervalSample>,
     /// Interval length, ns.
@@ -113,6 +116,25 @@ pub struct StepResult {
     pub verify_records: Vec<VerifyRecord>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
+}
+
+/// One job's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct JobFigures {
+    /// Job number.
+    pub job: u32,
+    /// Completed requests.
+    pub ios: u64,
+    /// Requests per second over the step's measured time.
+    pub iops: f64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Failed or short requests.
+    pub errors: u64,
+    /// Mean total latency, ns.
+    pub mean_latency_ns: f64,
+    /// 99th percentile of total latency, ns.
+    pub p99_latency_ns: u64,
 }
 
 /// Measurements of a step (all operations), with `read` and `write` parts.

@@ -13,8 +13,9 @@ use crate::engine::verify::VerifyState;
 use crate::engine::{new_latency_histogram, Generator, Interval, JobStats};
 use crate::event::RunEvent;
 use crate::result::{
-    histogram_buckets, latency_bands, BlockSizeCount, Host, IntervalSample, LatencySummary,
-    OpMetrics, Outcome, RunResult, StepMetrics, StepResult, VerifySummary, SCHEMA_VERSION,
+    histogram_buckets, latency_bands, BlockSizeCount, Host, IntervalSample, JobFigures,
+    LatencySummary, OpMetrics, Outcome, RunResult, StepMetrics, StepResult, VerifySummary,
+    SCHEMA_VERSION,
 };
 use crate::target::Target;
 
@@ -381,6 +382,32 @@ fn merge(
     let _ = all.add(&read);
     let _ = all.add(&write);
     let secs = duration_ns as f64 / 1e9;
+    let per_job = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let mut h = new_latency_histogram();
+            let _ = h.add(&j.read_latency);
+            let _ = h.add(&j.write_latency);
+            JobFigures {
+                job: i as u32,
+                ios: h.len(),
+                iops: if secs > 0.0 {
+                    h.len() as f64 / secs
+                } else {
+                    0.0
+                },
+                bytes: j.read_bytes + j.write_bytes,
+                errors: j.read_errors + j.write_errors,
+                mean_latency_ns: if h.is_empty() { 0.0 } else { h.mean() },
+                p99_latency_ns: if h.is_empty() {
+                    0
+                } else {
+                    h.value_at_quantile(0.99)
+                },
+            }
+        })
+        .collect();
     let bytes = read_bytes + write_bytes;
     let mut block_sizes: Vec<BlockSizeCount> = Vec::new();
     for (m, (r, w)) in step.mix.iter().zip(&lines) {
@@ -486,6 +513,7 @@ fn merge(
                 }
             }),
         },
+        per_job,
         intervals: samples,
         interval_ns,
         error_records,
