@@ -246,6 +246,10 @@ fn run(args: &RunArgs) -> u8 {
         eprintln!("error: {e}");
         return exit::TARGET;
     }
+    if let Err(e) = iogate_runner::check_target(&plan, &target) {
+        eprintln!("error: {e}");
+        return exit::TARGET;
+    }
     let writes = plan.steps.iter().any(|s| s.writes());
     if let Err(e) = target.prepare(plan.target.size_bytes, writes, args.allow_destructive) {
         eprintln!("error: {e}");

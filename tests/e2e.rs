@@ -820,3 +820,98 @@ fn pacing_controls_the_request_rate() {
         .unwrap();
     assert!(lat < 2_000_000.0, "mean latency {lat} ns");
 }
+
+/// What the kernel or device cannot do is refused before any I/O: polled completions
+/// without poll queues, and requests smaller than the device's logical block.
+#[test]
+fn impossible_requests_are_refused_before_io() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let polled = write_spec(
+        dir.path(),
+        "polled",
+        "iogate: 1\nname: polled\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, ios: 100, completion: polled, queue_depth: 4, mix: [ { block_size: 4KiB, read: 0% } ] }\n",
+    );
+    let file = dir.path().join("never.img");
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        polled.to_str().unwrap(),
+        "--target",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(
+        err.contains("polled completions") && err.contains("regular file"),
+        "{err}"
+    );
+    assert!(!file.exists() && !out.exists(), "nothing created");
+
+    if !common::root_or_skip("impossible_requests_are_refused_before_io (loop devices)") {
+        return;
+    }
+    let dev = LoopDevice::new(16, "poll");
+    let o = iogate(&[
+        "run",
+        polled.to_str().unwrap(),
+        "--target",
+        dev.path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("io_poll is 0"), "{err}");
+    assert!(!out.exists());
+
+    // A loop device with 4 KiB logical blocks cannot take 512-byte direct requests.
+    let backing = format!("/dev/shm/iogate-test-4k-{}.img", std::process::id());
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let o4k = std::process::Command::new("losetup")
+        .args(["-f", "--show", "--sector-size", "4096", &backing])
+        .output()
+        .expect("losetup");
+    assert!(
+        o4k.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o4k.stderr)
+    );
+    let dev4k = String::from_utf8_lossy(&o4k.stdout).trim().to_string();
+    let small = write_spec(
+        dir.path(),
+        "small",
+        "iogate: 1\nname: small\nsteps:\n  - workload: { name: w, ios: 100, mix: [ { block_size: 512B } ] }\n",
+    );
+    let o = iogate(&["plan", small.to_str().unwrap(), "--target", &dev4k]);
+    let run = iogate(&[
+        "run",
+        small.to_str().unwrap(),
+        "--target",
+        &dev4k,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &dev4k])
+        .status();
+    let _ = std::fs::remove_file(&backing);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("misaligned block size")
+            && err.contains("(4096B)")
+            && err.contains("small.yaml:4:"),
+        "{err}"
+    );
+    assert_eq!(code(&run), 2);
+    assert!(!out.exists());
+}

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 pub use event::RunEvent;
 pub use result::{Outcome, RunResult};
-pub use run::{check_host, execute, RunOptions};
+pub use run::{check_host, check_target, execute, RunOptions};
 pub use target::{Target, TargetIdentity, TargetKind};
 
 /// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with

@@ -82,6 +82,31 @@ pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
     Ok(())
 }
 
+/// Checks what the plan asks of the target before any I/O: polled completions need a
+/// block device whose queue has poll queues (sysfs `queue/io_poll` = 1; for NVMe, the
+/// driver's `poll_queues` parameter).
+///
+/// Errors: [`crate::RunError::Unsupported`] naming the step and the missing capability.
+pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
+    let Some(step) = plan.steps.iter().find(|s| s.polled) else {
+        return Ok(());
+    };
+    let io_poll = target.io_poll();
+    if io_poll != Some(true) {
+        let why = match (target.kind, io_poll) {
+            (crate::TargetKind::File, _) => "it is a regular file".to_string(),
+            (_, Some(false)) => "its queue/io_poll is 0 (no poll queues; for NVMe, load the driver with poll_queues=N)".to_string(),
+            (_, _) => "its queue/io_poll cannot be read".to_string(),
+        };
+        return Err(crate::RunError::Unsupported(format!(
+            "step `{}` asks for polled completions (completion: polled), but {} cannot poll: {why}",
+            step.name,
+            target.path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Runs every step of `plan` on `target` (already prepared). Never panics on I/O
 /// failures: a failing step ends the run with `outcome: error` and the steps so far.
 pub fn execute(
@@ -198,7 +223,8 @@ fn run_step(
         .max(lbs);
     let sliced = verify.is_some() && step.jobs > 1;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let poll = step.queue_depth >= 2 && (step.jobs as usize) < cpus;
+    // Hybrid polling from user space; with IOPOLL the kernel polls instead.
+    let poll = !step.polled && step.queue_depth >= 2 && (step.jobs as usize) < cpus;
     let job_region = |job: u32| -> iogate_spec::Region {
         if !sliced {
             return step.region;
@@ -246,6 +272,7 @@ fn run_step(
                         verify,
                         poll,
                         ramp_ns: step.ramp_ns,
+                        iopoll: step.polled,
                         cpu: (!step.cpus.is_empty())
                             .then(|| step.cpus[job as usize % step.cpus.len()]),
                     };

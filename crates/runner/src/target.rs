@@ -216,6 +216,18 @@ impl Target {
         })
     }
 
+    /// Whether the device's queue polls (sysfs `queue/io_poll`); None for files or
+    /// when unreadable.
+    pub fn io_poll(&self) -> Option<bool> {
+        if self.kind != TargetKind::BlockDevice {
+            return None;
+        }
+        let disk = std::fs::metadata(&self.path)
+            .ok()
+            .and_then(|m| sysfs_disk_dir(m.rdev()))?;
+        sysfs_read(&disk.join("queue/io_poll")).map(|s| s == "1")
+    }
+
     /// Identity recorded in results: sysfs facts for block devices.
     pub fn identity(&self) -> TargetIdentity {
         let mut id = TargetIdentity {

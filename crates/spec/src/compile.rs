@@ -775,6 +775,7 @@ fn precondition(
             distribution: Distribution::Uniform,
             rate: RateLimit::default(),
             think_time_ns: 0,
+            polled: false,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -864,6 +865,20 @@ fn workload(
     };
     let distribution = distribution(cx, w.distribution.as_ref());
     let rate = rate(cx, w);
+    let polled = match &w.completion {
+        None => Some(false),
+        Some(c) if c.value == "interrupt" => Some(false),
+        Some(c) if c.value == "polled" => Some(true),
+        Some(c) => {
+            let span = cx.span(c);
+            cx.error(
+                span,
+                "unknown completion mode",
+                format!("expected `interrupt` or `polled`, found `{}`", c.value),
+            );
+            None
+        }
+    };
     let think_time_ns = match &w.think_time {
         Some(t) => cx.duration(t, "think time"),
         None => Some(0),
@@ -880,7 +895,7 @@ fn workload(
         }
     }
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
-    let (region, qd, jobs, limit, mix, ramp_ns, distribution, rate, think_time_ns) = (
+    let (region, qd, jobs, limit, mix, ramp_ns, distribution, rate, think_time_ns, polled) = (
         region?,
         qd?,
         jobs?,
@@ -890,6 +905,7 @@ fn workload(
         distribution?,
         rate?,
         think_time_ns?,
+        polled?,
     );
     let mean_bs: f64 = mix
         .iter()
@@ -918,6 +934,7 @@ fn workload(
             distribution,
             rate,
             think_time_ns,
+            polled,
             estimated_duration_ns,
             estimated_bytes,
         },

@@ -117,6 +117,10 @@ pub struct RawWorkload {
     /// Arrival process of rate-limited requests: `uniform` (default) or `poisson`.
     #[serde(default)]
     pub arrivals: Option<Spanned<String>>,
+    /// How completions are found: `interrupt` (default) or `polled` (IOPOLL, fio's
+    /// hipri; needs a block device with poll queues).
+    #[serde(default)]
+    pub completion: Option<Spanned<String>>,
     /// Pause between a request's completion and the next request on its slot.
     #[serde(default)]
     pub think_time: Option<Spanned<String>>,

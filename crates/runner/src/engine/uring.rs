@@ -150,6 +150,8 @@ pub struct JobParams<'a> {
     pub origin: Instant,
     /// Warm-up from the origin, ns: completions before it are not measured.
     pub ramp_ns: u64,
+    /// Polled completions (IORING_SETUP_IOPOLL): `run::check_target` has checked the device.
+    pub iopoll: bool,
     /// CPU to pin this job's thread to.
     pub cpu: Option<u32>,
     /// Whether to poll for completions before sleeping (see [`spin_budget_ns`]).
@@ -192,17 +194,29 @@ struct Slot {
     generation: u64,
 }
 
-fn build_ring(entries: u32) -> Result<IoUring, EngineError> {
+fn build_ring(entries: u32, iopoll: bool) -> Result<IoUring, EngineError> {
     // fio's io_uring setup: cooperative task running, a single issuer, and deferred task
     // running (Linux 6.1+): completions are posted only when this thread asks for them,
-    // without interrupting it. Older kernels fall back step by step.
-    IoUring::builder()
-        .setup_coop_taskrun()
+    // without interrupting it. Older kernels fall back step by step. With IOPOLL the
+    // kernel polls the device's poll queues inside every enter with GETEVENTS.
+    let with = |b: &mut io_uring::Builder| {
+        if iopoll {
+            b.setup_iopoll();
+        }
+    };
+    let mut full = IoUring::builder();
+    full.setup_coop_taskrun()
         .setup_single_issuer()
-        .setup_defer_taskrun()
-        .build(entries)
-        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
-        .or_else(|_| IoUring::new(entries))
+        .setup_defer_taskrun();
+    with(&mut full);
+    let mut coop = IoUring::builder();
+    coop.setup_coop_taskrun();
+    with(&mut coop);
+    let mut plain = IoUring::builder();
+    with(&mut plain);
+    full.build(entries)
+        .or_else(|_| coop.build(entries))
+        .or_else(|_| plain.build(entries))
         .map_err(EngineError::Ring)
 }
 
@@ -248,7 +262,7 @@ pub fn run_job(
     // The pool is declared before the ring so that it is dropped after it.
     let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
     gen.fill(pool.as_mut_slice());
-    let mut ring = build_ring(qd.next_power_of_two() as u32)?;
+    let mut ring = build_ring(qd.next_power_of_two() as u32, p.iopoll)?;
     let iovecs = pool.iovecs();
     // SAFETY: the iovecs describe `pool`'s allocation, which outlives the ring: `pool` is
     // dropped after `ring`, and on the one early return with requests in flight the pool
