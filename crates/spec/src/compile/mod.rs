@@ -1,0 +1,563 @@
+//! Spec text → [`Plan`]: YAML structure (`document`), value parsing (`syntax`), checks,
+//! defaults, metric resolution (`expr`). Every mistake becomes a [`Diagnostic`] and all
+//! of them are returned together; a plan is returned only when there are none.
+//!
+//! Defaults (documented in the README's spec reference): seed 1; precondition 2 passes
+//! of 128KiB sequential writes at queue depth 16; workload queue depth 1, 1 job, 60s;
+//! random alignment = block size (fio's `blockalign`); region = the whole target.
+
+use std::ops::Range;
+
+use sha2::{Digest, Sha256};
+
+use crate::diag::{Diagnostic, Diagnostics, SourceFile};
+use crate::document::{
+    RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned,
+};
+use crate::expr::{Assertion, ExprKind, MetricRef};
+use crate::plan::{
+    derive_seed, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget,
+    RateLimit, Region, StepKind, Zone, PLAN_SCHEMA_VERSION,
+};
+use crate::syntax::{self, SizeOrPercent, ValueError};
+
+mod steps;
+use steps::{latency_bands, precondition, workload};
+
+/// Largest queue depth a job may ask for (io_uring's ring size limit is 32768 entries).
+pub const MAX_QUEUE_DEPTH: u64 = 32_768;
+/// Largest number of jobs (threads) in one step.
+pub const MAX_JOBS: u64 = 1_024;
+/// Largest block size (one registered buffer per outstanding request).
+pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
+
+const RESERVED_NAMES: [&str; 8] = [
+    "read",
+    "write",
+    "iops",
+    "bandwidth",
+    "ios",
+    "bytes",
+    "errors",
+    "latency",
+];
+
+struct Ctx<'a> {
+    src: &'a SourceFile,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'a> Ctx<'a> {
+    fn span<T>(&self, s: &Spanned<T>) -> Range<usize> {
+        let sp = s.referenced.span();
+        match (sp.byte_offset(), sp.byte_len()) {
+            (Some(o), Some(l)) => o as usize..(o + l) as usize,
+            _ => {
+                let o = self
+                    .src
+                    .offset_of(s.referenced.line() as usize, s.referenced.column() as usize);
+                o..o
+            }
+        }
+    }
+
+    /// Start of a scalar's text inside its span (skips an opening quote).
+    fn value_start(&self, span: &Range<usize>) -> usize {
+        match self.src.text.as_bytes().get(span.start) {
+            Some(b'"') | Some(b'\'') => span.start + 1,
+            _ => span.start,
+        }
+    }
+
+    fn error(&mut self, span: Range<usize>, message: impl Into<String>, label: impl Into<String>) {
+        let d = self.src.diagnostic(span, message, label);
+        self.diags.push(d);
+    }
+
+    fn error_note(
+        &mut self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        label: impl Into<String>,
+        note: &str,
+    ) {
+        let d = self.src.diagnostic(span, message, label).with_note(note);
+        self.diags.push(d);
+    }
+
+    fn value_error(&mut self, s: &Spanned<String>, what: &str, e: ValueError) {
+        let span = self.span(s);
+        let value_start = self.value_start(&span);
+        let value_end = value_start + s.value.len();
+        let start = (value_start + e.offset).min(value_end);
+        // At the end of the value the caret points just past it, on the same line.
+        let end = if start >= value_end { start } else { value_end };
+        self.error(
+            start..end,
+            format!("invalid {what}"),
+            format!("expected {}, found {}", e.expected, e.found),
+        );
+    }
+
+    fn byte_size(&mut self, s: &Spanned<String>, what: &str) -> Option<u64> {
+        match syntax::parse_byte_size(&s.value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.value_error(s, what, e);
+                None
+            }
+        }
+    }
+
+    fn duration(&mut self, s: &Spanned<String>, what: &str) -> Option<u64> {
+        match syntax::parse_duration(&s.value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.value_error(s, what, e);
+                None
+            }
+        }
+    }
+
+    fn percent(&mut self, s: &Spanned<String>, what: &str) -> Option<f64> {
+        match syntax::parse_percent(&s.value) {
+            Ok(v) if v > 100.0 => {
+                let span = self.span(s);
+                self.error(
+                    span,
+                    format!("{what} is over 100%"),
+                    format!("expected a percentage from 0% to 100%, found {}", s.value),
+                );
+                None
+            }
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.value_error(s, what, e);
+                None
+            }
+        }
+    }
+
+    fn count(&mut self, s: &Spanned<u64>, what: &str, min: u64, max: u64) -> Option<u64> {
+        if s.value < min || s.value > max {
+            let span = self.span(s);
+            self.error(
+                span,
+                format!("{what} out of range"),
+                format!("expected {what} from {min} to {max}, found {}", s.value),
+            );
+            return None;
+        }
+        Some(s.value)
+    }
+
+    fn check_name(&mut self, s: &Spanned<String>, what: &str) {
+        let ok = s
+            .value
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let span = self.span(s);
+        if !ok {
+            self.error(
+                span,
+                format!("invalid {what}"),
+                format!("expected a name of letters, digits and `_` (starting with a letter), found `{}`", s.value),
+            );
+        } else if RESERVED_NAMES.contains(&s.value.as_str()) {
+            self.error(
+                span,
+                format!("reserved {what}"),
+                format!("`{}` is a metric name; choose another", s.value),
+            );
+        }
+    }
+}
+
+/// Parses the YAML structure of a spec. YAML errors (syntax, unknown or duplicate keys,
+/// wrong types) stop at the first one: the structure after it cannot be trusted.
+pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
+    serde_saphyr::from_str::<RawSpec>(&src.text).map_err(|e| {
+        let (offset, line_col) = match e.location() {
+            Some(l) => (src.offset_of(l.line() as usize, l.column() as usize), true),
+            None => (0, false),
+        };
+        let mut message = e.without_snippet().to_string();
+        // serde-saphyr appends " at line N, column M"; the diagnostic carries that already.
+        if let Some(i) = message.rfind(" at line ") {
+            message.truncate(i);
+        }
+        if let Some(rest) = message.strip_prefix("error: ") {
+            message = rest.to_string();
+        }
+        let end = src.text[offset..]
+            .find(['\n', ':', ',', '}', ']'])
+            .map_or(src.text.len(), |i| offset + i.max(1));
+        let mut d = src.diagnostic(offset..end, "invalid spec structure", message);
+        if !line_col {
+            d = d.with_note("the YAML parser gave no position for this error");
+        }
+        Diagnostics {
+            source: src.clone(),
+            items: vec![d],
+        }
+    })
+}
+
+/// Compiles a spec file's text into a [`Plan`] for a target of the given geometry.
+///
+/// Errors: every user mistake found, as [`Diagnostics`] (exit code 2 in the CLI).
+pub fn compile(src: &SourceFile, geometry: &Geometry) -> Result<Plan, Diagnostics> {
+    let raw = parse_document(src)?;
+    let mut cx = Ctx {
+        src,
+        diags: Vec::new(),
+    };
+    let plan = build(&mut cx, &raw, geometry);
+    let mut diags = cx.diags;
+    diags.sort_by_key(|d| (d.span.start, d.span.end));
+    diags.dedup();
+    match plan {
+        Some(p) if diags.is_empty() => Ok(p),
+        _ => Err(Diagnostics {
+            source: src.clone(),
+            items: diags,
+        }),
+    }
+}
+
+fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
+    if raw.iogate.value != 1 {
+        let span = cx.span(&raw.iogate);
+        cx.error(
+            span,
+            "unsupported spec format version",
+            format!("expected `iogate: 1`, found `iogate: {}`", raw.iogate.value),
+        );
+    }
+    let name_ok = !raw.name.value.is_empty()
+        && !raw.name.value.starts_with('.')
+        && raw
+            .name
+            .value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if !name_ok {
+        let span = cx.span(&raw.name);
+        cx.error(
+            span,
+            "invalid spec name",
+            format!(
+                "expected letters, digits, `_`, `-` or `.` (it names directories), found `{}`",
+                raw.name.value
+            ),
+        );
+    }
+    let lbs = u64::from(geometry.logical_block_size.max(1));
+    let size = resolve_target_size(cx, raw, geometry)?;
+    let seed = raw.seed.as_ref().map_or(1, |s| s.value);
+
+    if raw.steps.value.is_empty() {
+        let span = cx.span(&raw.steps);
+        cx.error(
+            span,
+            "a spec needs at least one step",
+            "expected a list of steps, found an empty list",
+        );
+    }
+
+    let mut steps = Vec::new();
+    let mut names: Vec<(String, Range<usize>)> = Vec::new();
+    for (index, step) in raw.steps.value.iter().enumerate() {
+        let built = match &step.value {
+            RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
+            RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
+        };
+        let Some((s, name_span)) = built else {
+            continue;
+        };
+        if let Some((_, first)) = names.iter().find(|(n, _)| *n == s.name) {
+            let (line, _) = cx.src.line_col(first.start);
+            let span = name_span.clone().unwrap_or_else(|| cx.span(step));
+            cx.error_note(
+                span,
+                "duplicate step name",
+                format!("`{}` is already the name of another step", s.name),
+                &format!(
+                    "the first step named `{}` is on line {line}; give each step a `name:`",
+                    s.name
+                ),
+            );
+        }
+        names.push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
+        steps.push(s);
+    }
+    // Metric paths resolve against every step's name, including steps with mistakes of
+    // their own (so one mistake does not cascade); without a step, the last workload.
+    let step_names: Vec<String> = raw
+        .steps
+        .value
+        .iter()
+        .map(|s| raw_step_name(&s.value).to_string())
+        .collect();
+    let default_step = raw
+        .steps
+        .value
+        .iter()
+        .rev()
+        .find(|s| matches!(s.value, RawStep::Workload(_)))
+        .map(|s| raw_step_name(&s.value).to_string());
+
+    let mut assertions: Vec<Assertion> = raw
+        .assertions
+        .iter()
+        .filter_map(|a| assertion(cx, a, &step_names, default_step.as_deref()))
+        .collect();
+    // Every verifying step implicitly asserts that no block failed verification.
+    for s in steps.iter().filter(|s| s.verify) {
+        assertions.extend(verify_assertion(&s.name));
+    }
+    let baseline_rules = raw
+        .baseline
+        .0
+        .iter()
+        .filter_map(|(k, v)| baseline_rule(cx, k, v, &step_names, default_step.as_deref()))
+        .collect();
+
+    let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
+    let estimated_duration_ns = steps.iter().filter_map(|s| s.estimated_duration_ns).sum();
+    let estimated_bytes = steps.iter().filter_map(|s| s.estimated_bytes).sum();
+    let estimate_complete = steps
+        .iter()
+        .all(|s| s.estimated_bytes.is_some() && s.estimated_duration_ns.is_some());
+    Some(Plan {
+        schema_version: PLAN_SCHEMA_VERSION,
+        spec_name: raw.name.value.clone(),
+        description: raw.description.clone(),
+        spec_digest: spec_digest(&cx.src.text),
+        seed,
+        target: PlanTarget {
+            size_bytes: size,
+            logical_block_size: geometry.logical_block_size,
+            resolved: geometry.resolved,
+        },
+        steps,
+        assertions,
+        baseline_rules,
+        latency_band_edges_ns,
+        estimated_duration_ns,
+        estimated_bytes,
+        estimate_complete,
+    })
+}
+
+/// `<step>.verify_errors == 0`, added for each step with `verify: true`; parsed and
+/// resolved like a written assertion (step names are checked identifiers, so it parses).
+fn verify_assertion(step: &str) -> Option<Assertion> {
+    let text = format!("{step}.verify_errors == 0");
+    let mut parsed = syntax::parse_assertion(&text).ok()?;
+    let steps = [step.to_string()];
+    let mut metrics = Vec::new();
+    parsed.lhs.metrics_mut(&mut |p, m| {
+        *m = p.resolve(&steps, None).ok();
+        metrics.extend(m.clone());
+    });
+    let dim = parsed.check().ok()?;
+    Some(Assertion {
+        expr: text,
+        parsed,
+        metrics,
+        dim,
+    })
+}
+
+fn raw_step_name(s: &RawStep) -> &str {
+    match s {
+        RawStep::Precondition(p) => p.name.as_ref().map_or("precondition", |n| n.value.as_str()),
+        RawStep::Workload(w) => w.name.as_ref().map_or("workload", |n| n.value.as_str()),
+    }
+}
+
+/// `sha256:<hex>` of a spec's text: recorded in results and baselines.
+pub fn spec_digest(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+fn resolve_target_size(cx: &mut Ctx<'_>, raw: &RawSpec, g: &Geometry) -> Option<u64> {
+    let lbs = u64::from(g.logical_block_size.max(1));
+    let size_field = raw.target.as_ref().and_then(|t| t.value.size.as_ref());
+    match size_field {
+        Some(s) => {
+            let size = cx.byte_size(s, "target size")?;
+            let span = cx.span(s);
+            if size == 0 || size % lbs != 0 {
+                cx.error(
+                    span,
+                    "target size is not a multiple of the logical block size",
+                    format!("expected a non-zero multiple of {lbs}B, found {size}B"),
+                );
+                return None;
+            }
+            if !g.growable && size > g.capacity_bytes {
+                cx.error(
+                    span,
+                    "target size is larger than the target",
+                    format!(
+                        "expected at most {} (the target's capacity), found {}",
+                        crate::units::ByteSize(g.capacity_bytes),
+                        s.value
+                    ),
+                );
+                return None;
+            }
+            Some(size)
+        }
+        None if g.capacity_bytes > 0 => Some(g.capacity_bytes - g.capacity_bytes % lbs),
+        None => {
+            let span = raw.target.as_ref().map_or(0..0, |t| cx.span(t));
+            cx.error_note(
+                span,
+                "the target's size is unknown",
+                "expected `target: { size: ... }`",
+                "without --target (or with a target file that does not exist yet), iogate creates a file of `target.size`",
+            );
+            None
+        }
+    }
+}
+
+fn assertion(
+    cx: &mut Ctx<'_>,
+    a: &Spanned<String>,
+    steps: &[String],
+    default_step: Option<&str>,
+) -> Option<Assertion> {
+    let span = cx.span(a);
+    let base = cx.value_start(&span);
+    let mut parsed = match syntax::parse_assertion(&a.value) {
+        Ok(p) => p,
+        Err(e) => {
+            cx.value_error(a, "assertion", e);
+            return None;
+        }
+    };
+    let mut errors = Vec::new();
+    let mut visit = |p: &crate::expr::MetricPath, slot: &mut Option<MetricRef>| match p
+        .resolve(steps, default_step)
+    {
+        Ok(m) => *slot = Some(m),
+        Err(e) => errors.push(e),
+    };
+    parsed.lhs.metrics_mut(&mut visit);
+    parsed.rhs.metrics_mut(&mut visit);
+    if !errors.is_empty() {
+        for e in errors {
+            cx.error(
+                base + e.span.start..base + e.span.end.max(e.span.start + 1),
+                "unknown metric in assertion",
+                format!("expected {}, found {}", e.expected, e.found),
+            );
+        }
+        return None;
+    }
+    match parsed.check() {
+        Ok(dim) => Some(Assertion {
+            expr: a.value.clone(),
+            metrics: {
+                let mut metrics = Vec::new();
+                parsed
+                    .lhs
+                    .metrics_mut(&mut |_, m| metrics.extend(m.clone()));
+                parsed
+                    .rhs
+                    .metrics_mut(&mut |_, m| metrics.extend(m.clone()));
+                metrics
+            },
+            parsed,
+            dim,
+        }),
+        Err(e) => {
+            let note = if matches!(parsed.rhs.kind, ExprKind::Number(_))
+                && e.message.contains("bare number")
+            {
+                "give the number a unit: durations like 200ms, sizes like 4KiB, bandwidths like 100MiB/s"
+            } else {
+                "both sides of a comparison must have the same unit"
+            };
+            cx.error_note(
+                base + e.span.start..base + e.span.end,
+                format!("mismatched units in assertion: {}", e.message),
+                e.label,
+                note,
+            );
+            None
+        }
+    }
+}
+
+fn baseline_rule(
+    cx: &mut Ctx<'_>,
+    key: &Spanned<String>,
+    value: &Spanned<String>,
+    steps: &[String],
+    default_step: Option<&str>,
+) -> Option<BaselineRule> {
+    let kspan = cx.span(key);
+    let base = cx.value_start(&kspan);
+    let metric = match syntax::parse_metric_path(&key.value) {
+        Ok(p) => match p.resolve(steps, default_step) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                cx.error(
+                    base + e.span.start..base + e.span.end.max(e.span.start + 1),
+                    "unknown metric in baseline rule",
+                    format!("expected {}, found {}", e.expected, e.found),
+                );
+                None
+            }
+        },
+        Err(e) => {
+            cx.value_error(key, "baseline metric", e);
+            None
+        }
+    };
+    let tolerance = match syntax::parse_signed_percent(&value.value) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            cx.value_error(value, "baseline tolerance", e);
+            None
+        }
+    };
+    let (metric, (sign, pct)) = (metric?, tolerance?);
+    let higher = metric.metric.higher_is_better();
+    let worse_sign = if higher { -1 } else { 1 };
+    if sign != 0 && sign != worse_sign {
+        let span = cx.span(value);
+        let (dir, fix) = if higher {
+            ("higher is better", "-")
+        } else {
+            ("lower is better", "+")
+        };
+        cx.error_note(
+            span,
+            "baseline tolerance points the wrong way",
+            format!(
+                "expected `{fix}{pct}%` ({} {dir}), found `{}`",
+                metric, value.value
+            ),
+            "a tolerance is the allowed change in the worse direction",
+        );
+        return None;
+    }
+    Some(BaselineRule {
+        path: key.value.clone(),
+        metric,
+        tolerance_pct: pct,
+        higher_is_better: higher,
+    })
+}

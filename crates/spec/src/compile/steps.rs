@@ -1,0 +1,656 @@
+//! Compilation of single steps: regions, block sizes, mix lines, and the workload
+//! options (limits, ramp, pacing, distributions, completion mode), plus latency band
+//! edges. Child of `compile`, which owns the context (`Ctx`) and the spec-wide checks.
+
+use std::ops::Range;
+
+use super::*;
+
+pub(super) fn region(
+    cx: &mut Ctx<'_>,
+    r: Option<&RawRegion>,
+    size: u64,
+    lbs: u64,
+) -> Option<Region> {
+    let Some(r) = r else {
+        return Some(Region {
+            offset_bytes: 0,
+            length_bytes: size,
+        });
+    };
+    let resolve = |cx: &mut Ctx<'_>, s: &Spanned<String>, what: &str| -> Option<u64> {
+        match syntax::parse_size_or_percent(&s.value) {
+            Ok(SizeOrPercent::Bytes(b)) => {
+                if b % lbs != 0 {
+                    let span = cx.span(s);
+                    cx.error(
+                        span,
+                        format!("region {what} is not a multiple of the logical block size"),
+                        format!("expected a multiple of {lbs}B, found {b}B"),
+                    );
+                    return None;
+                }
+                Some(b)
+            }
+            Ok(SizeOrPercent::Percent(p)) if p > 100.0 => {
+                let span = cx.span(s);
+                cx.error(
+                    span,
+                    format!("region {what} is over 100%"),
+                    format!("expected 0% to 100% of the target, found {}", s.value),
+                );
+                None
+            }
+            Ok(SizeOrPercent::Percent(p)) => {
+                let b = (size as f64 * p / 100.0) as u64;
+                Some(b - b % lbs)
+            }
+            Err(e) => {
+                cx.value_error(s, &format!("region {what}"), e);
+                None
+            }
+        }
+    };
+    let offset = match &r.offset {
+        Some(s) => resolve(cx, s, "offset")?,
+        None => 0,
+    };
+    let length = match &r.length {
+        Some(s) => resolve(cx, s, "length")?,
+        None => size.saturating_sub(offset),
+    };
+    if offset + length > size || length == 0 {
+        let s = r.length.as_ref().or(r.offset.as_ref());
+        let span = s.map_or(0..0, |s| cx.span(s));
+        cx.error(
+            span,
+            "region does not fit in the target",
+            format!(
+                "expected a non-empty region within {}, found offset {offset}B + length {length}B",
+                crate::units::ByteSize(size)
+            ),
+        );
+        return None;
+    }
+    Some(Region {
+        offset_bytes: offset,
+        length_bytes: length,
+    })
+}
+
+pub(super) fn block_size(
+    cx: &mut Ctx<'_>,
+    s: &Spanned<String>,
+    lbs: u64,
+    region: Option<&Region>,
+) -> Option<u64> {
+    let bs = cx.byte_size(s, "block size")?;
+    let span = cx.span(s);
+    if bs == 0 || bs % lbs != 0 {
+        cx.error_note(
+            span,
+            "misaligned block size",
+            format!("expected a multiple of the logical block size ({lbs}B), found {bs}B"),
+            "direct I/O (O_DIRECT) needs sizes and offsets aligned to the logical block size",
+        );
+        return None;
+    }
+    if bs > MAX_BLOCK_SIZE {
+        cx.error(
+            span,
+            "block size too large",
+            format!("expected at most 64MiB, found {}", s.value),
+        );
+        return None;
+    }
+    if let Some(r) = region {
+        if bs > r.length_bytes {
+            cx.error(
+                span,
+                "block size larger than the region",
+                format!(
+                    "expected at most {}, found {}",
+                    crate::units::ByteSize(r.length_bytes),
+                    s.value
+                ),
+            );
+            return None;
+        }
+    }
+    Some(bs)
+}
+
+pub(super) fn step_name(
+    cx: &mut Ctx<'_>,
+    name: Option<&Spanned<String>>,
+    default: &str,
+) -> (String, Option<Range<usize>>) {
+    match name {
+        Some(n) => {
+            cx.check_name(n, "step name");
+            (n.value.clone(), Some(cx.span(n)))
+        }
+        None => (default.to_string(), None),
+    }
+}
+
+pub(super) fn precondition(
+    cx: &mut Ctx<'_>,
+    p: &RawPrecondition,
+    index: usize,
+    size: u64,
+    lbs: u64,
+    seed: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, p.name.as_ref(), "precondition");
+    if let Some(pat) = &p.pattern {
+        if pat.value != "sequential" {
+            let span = cx.span(pat);
+            cx.error(
+                span,
+                "unknown precondition pattern",
+                format!("expected `sequential`, found `{}`", pat.value),
+            );
+        }
+    }
+    let region = region(cx, p.region.as_ref(), size, lbs);
+    let bs = match &p.block_size {
+        Some(s) => block_size(cx, s, lbs, region.as_ref()),
+        None => Some(128 << 10),
+    };
+    let passes = p
+        .passes
+        .as_ref()
+        .map_or(Some(2), |s| cx.count(s, "passes", 1, 1_000));
+    let qd = p
+        .queue_depth
+        .as_ref()
+        .map_or(Some(16), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
+    let (region, bs, passes, qd) = (region?, bs?, passes?, qd?);
+    if bs > region.length_bytes {
+        return None;
+    }
+    // Whole blocks only: a tail shorter than the block size is not written.
+    let bytes = passes * (region.length_bytes - region.length_bytes % bs);
+    Some((
+        PlanStep {
+            name,
+            kind: StepKind::Precondition,
+            queue_depth: qd as u32,
+            jobs: 1,
+            limit: Limit::Bytes { bytes },
+            region,
+            mix: vec![MixLine {
+                block_size_bytes: bs,
+                weight_pct: 100.0,
+                read_pct: 0.0,
+                random_pct: 0.0,
+                align_bytes: bs,
+                burst: 0,
+                delay_ns: 0,
+            }],
+            job_seeds: vec![derive_seed(seed, index as u64, 0)],
+            verify: false,
+            ramp_ns: 0,
+            cpus: Vec::new(),
+            distribution: Distribution::Uniform,
+            rate: RateLimit::default(),
+            think_time_ns: 0,
+            polled: false,
+            estimated_duration_ns: None,
+            estimated_bytes: Some(bytes),
+        },
+        name_span,
+    ))
+}
+
+pub(super) fn workload(
+    cx: &mut Ctx<'_>,
+    w: &RawWorkload,
+    index: usize,
+    size: u64,
+    lbs: u64,
+    seed: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, w.name.as_ref(), "workload");
+    let region = region(cx, w.region.as_ref(), size, lbs);
+    let qd = w
+        .queue_depth
+        .as_ref()
+        .map_or(Some(1), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
+    let jobs = w
+        .jobs
+        .as_ref()
+        .map_or(Some(1), |s| cx.count(s, "jobs", 1, MAX_JOBS));
+    let given: Vec<(&str, std::ops::Range<usize>)> = [
+        w.duration.as_ref().map(|d| ("duration", cx.span(d))),
+        w.ios.as_ref().map(|i| ("ios", cx.span(i))),
+        w.bytes.as_ref().map(|b| ("bytes", cx.span(b))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let limit = if given.len() > 1 {
+        cx.error_note(
+            given[1].1.clone(),
+            "a workload ends by one of duration, request count or byte count",
+            format!(
+                "expected one of `duration`, `ios` and `bytes`, found `{}` too",
+                given[1].0
+            ),
+            &format!("`{}` is also given", given[0].0),
+        );
+        None
+    } else if let Some(d) = &w.duration {
+        match cx.duration(d, "duration") {
+            Some(0) => {
+                let span = cx.span(d);
+                cx.error(
+                    span,
+                    "duration must be positive",
+                    format!("expected a duration above 0, found {}", d.value),
+                );
+                None
+            }
+            other => other.map(|duration_ns| Limit::Duration { duration_ns }),
+        }
+    } else if let Some(i) = &w.ios {
+        cx.count(i, "ios", 1, u64::MAX / 2)
+            .map(|ios| Limit::Ios { ios })
+    } else if let Some(b) = &w.bytes {
+        match cx.byte_size(b, "bytes") {
+            Some(0) => {
+                let span = cx.span(b);
+                cx.error(
+                    span,
+                    "bytes must be positive",
+                    format!("expected a byte count above 0, found {}", b.value),
+                );
+                None
+            }
+            other => other.map(|bytes| Limit::Bytes { bytes }),
+        }
+    } else {
+        Some(Limit::Duration {
+            duration_ns: 60_000_000_000,
+        })
+    };
+    let ramp_ns = match &w.ramp {
+        None => Some(0),
+        Some(r) if w.duration.is_none() && (w.ios.is_some() || w.bytes.is_some()) => {
+            let span = cx.span(r);
+            cx.error(span, "ramp needs a time-bounded workload", "expected `duration` with `ramp` (a request- or byte-bounded step has no warm-up time)");
+            None
+        }
+        Some(r) => cx.duration(r, "ramp"),
+    };
+    let distribution = distribution(cx, w.distribution.as_ref());
+    let rate = rate(cx, w);
+    let polled = match &w.completion {
+        None => Some(false),
+        Some(c) if c.value == "interrupt" => Some(false),
+        Some(c) if c.value == "polled" => Some(true),
+        Some(c) => {
+            let span = cx.span(c);
+            cx.error(
+                span,
+                "unknown completion mode",
+                format!("expected `interrupt` or `polled`, found `{}`", c.value),
+            );
+            None
+        }
+    };
+    let think_time_ns = match &w.think_time {
+        Some(t) => cx.duration(t, "think time"),
+        None => Some(0),
+    };
+    let cpus = w.cpus.as_ref().map_or(Vec::new(), |c| c.value.clone());
+    if let Some(c) = &w.cpus {
+        if c.value.is_empty() || c.value.iter().any(|&cpu| cpu >= 1024) {
+            let span = cx.span(c);
+            cx.error(
+                span,
+                "invalid CPU list",
+                "expected a non-empty list of CPU numbers below 1024",
+            );
+        }
+    }
+    let mix = mix(cx, &w.mix, lbs, region.as_ref());
+    let (region, qd, jobs, limit, mix, ramp_ns, distribution, rate, think_time_ns, polled) = (
+        region?,
+        qd?,
+        jobs?,
+        limit?,
+        mix?,
+        ramp_ns?,
+        distribution?,
+        rate?,
+        think_time_ns?,
+        polled?,
+    );
+    let mean_bs: f64 = mix
+        .iter()
+        .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
+        .sum();
+    let (estimated_duration_ns, estimated_bytes) = match limit {
+        Limit::Duration { duration_ns } => (Some(ramp_ns + duration_ns), None),
+        Limit::Ios { ios } => (None, Some((ios as f64 * mean_bs).round() as u64)),
+        Limit::Bytes { bytes } => (None, Some(bytes)),
+    };
+    Some((
+        PlanStep {
+            name,
+            kind: StepKind::Workload,
+            queue_depth: qd as u32,
+            jobs: jobs as u32,
+            limit,
+            region,
+            mix,
+            job_seeds: (0..jobs)
+                .map(|j| derive_seed(seed, index as u64, j))
+                .collect(),
+            verify: w.verify.unwrap_or(false),
+            ramp_ns,
+            cpus,
+            distribution,
+            rate,
+            think_time_ns,
+            polled,
+            estimated_duration_ns,
+            estimated_bytes,
+        },
+        name_span,
+    ))
+}
+
+pub(super) fn mix(
+    cx: &mut Ctx<'_>,
+    lines: &Spanned<Vec<Spanned<RawMixLine>>>,
+    lbs: u64,
+    region: Option<&Region>,
+) -> Option<Vec<MixLine>> {
+    if lines.value.is_empty() {
+        let span = cx.span(lines);
+        cx.error(
+            span,
+            "empty access specification",
+            "expected at least one mix line",
+        );
+        return None;
+    }
+    let single = lines.value.len() == 1;
+    let mut out = Vec::new();
+    let mut ok = true;
+    let mut weights_known = true;
+    for line in &lines.value {
+        let l = &line.value;
+        let bs = block_size(cx, &l.block_size, lbs, region);
+        let weight = match &l.weight {
+            Some(w) => cx.percent(w, "weight"),
+            None if single => Some(100.0),
+            None => {
+                let span = cx.span(line);
+                cx.error(
+                    span,
+                    "mix line without a weight",
+                    "expected `weight:` (lines of a mix share 100% of requests)",
+                );
+                None
+            }
+        };
+        weights_known &= weight.is_some();
+        let read = l
+            .read
+            .as_ref()
+            .map_or(Some(100.0), |r| cx.percent(r, "read share"));
+        let random = l
+            .random
+            .as_ref()
+            .map_or(Some(100.0), |r| cx.percent(r, "random share"));
+        let align = match (&l.align, bs) {
+            (Some(a), _) => {
+                match cx.byte_size(a, "alignment") {
+                    Some(v) if v == 0 || v % lbs != 0 => {
+                        let span = cx.span(a);
+                        cx.error(span, "misaligned alignment", format!("expected a multiple of the logical block size ({lbs}B), found {v}B"));
+                        None
+                    }
+                    other => other,
+                }
+            }
+            (None, bs) => bs,
+        };
+        let burst = l.burst.as_ref().map_or(Some(0), |b| {
+            cx.count(b, "burst length", 1, u64::from(u32::MAX))
+        });
+        let delay_ns = match (&l.delay, &l.burst) {
+            (Some(d), Some(_)) => cx.duration(d, "delay"),
+            (Some(d), None) => {
+                let span = cx.span(d);
+                cx.error(
+                    span,
+                    "delay without a burst length",
+                    "expected `burst:` with `delay:` (the pause comes after each burst)",
+                );
+                None
+            }
+            (None, _) => Some(0),
+        };
+        match (bs, weight, read, random, align, burst, delay_ns) {
+            (
+                Some(bs),
+                Some(weight),
+                Some(read),
+                Some(random),
+                Some(align),
+                Some(burst),
+                Some(delay_ns),
+            ) => out.push(MixLine {
+                block_size_bytes: bs,
+                weight_pct: weight,
+                read_pct: read,
+                random_pct: random,
+                align_bytes: align,
+                burst,
+                delay_ns,
+            }),
+            _ => ok = false,
+        }
+    }
+    if weights_known {
+        let total: f64 = lines
+            .value
+            .iter()
+            .filter_map(|l| {
+                l.value
+                    .weight
+                    .as_ref()
+                    .and_then(|w| syntax::parse_percent(&w.value).ok())
+            })
+            .sum::<f64>()
+            + if single && lines.value[0].value.weight.is_none() {
+                100.0
+            } else {
+                0.0
+            };
+        if (total - 100.0).abs() > 1e-6 {
+            let span = cx.span(lines);
+            cx.error_note(
+                span,
+                "mix weights do not sum to 100%",
+                format!("expected weights summing to 100%, found {}%", (total * 1e6).round() / 1e6),
+                "each line's `weight` is its share of all requests (IOMeter's \"% of access specification\")",
+            );
+            ok = false;
+        }
+    }
+    ok.then_some(out)
+}
+
+pub(super) fn rate(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<RateLimit> {
+    let mut out = RateLimit::default();
+    let mut ok = true;
+    if let Some(r) = &w.rate {
+        let mut count = |cx: &mut Ctx<'_>, v: &Option<Spanned<f64>>, what: &str| -> Option<f64> {
+            let v = v.as_ref()?;
+            if v.value > 0.0 && v.value.is_finite() {
+                return Some(v.value);
+            }
+            let span = cx.span(v);
+            cx.error(
+                span,
+                format!("invalid {what} limit"),
+                format!("expected requests per second above 0, found {}", v.value),
+            );
+            ok = false;
+            None
+        };
+        out.iops = count(cx, &r.iops, "iops");
+        out.read_iops = count(cx, &r.read_iops, "read_iops");
+        out.write_iops = count(cx, &r.write_iops, "write_iops");
+        let mut bandwidth =
+            |cx: &mut Ctx<'_>, v: &Option<Spanned<String>>, what: &str| -> Option<f64> {
+                let v = v.as_ref()?;
+                let parsed = v
+                    .value
+                    .strip_suffix("/s")
+                    .map(str::trim_end)
+                    .and_then(|b| syntax::parse_byte_size(b).ok());
+                match parsed {
+                    Some(b) if b > 0 => Some(b as f64),
+                    _ => {
+                        let span = cx.span(v);
+                        cx.error(
+                            span,
+                            format!("invalid {what} limit"),
+                            format!("expected a bandwidth like 100MiB/s, found `{}`", v.value),
+                        );
+                        ok = false;
+                        None
+                    }
+                }
+            };
+        out.bandwidth_bytes_per_s = bandwidth(cx, &r.bandwidth, "bandwidth");
+        out.read_bandwidth_bytes_per_s = bandwidth(cx, &r.read_bandwidth, "read_bandwidth");
+        out.write_bandwidth_bytes_per_s = bandwidth(cx, &r.write_bandwidth, "write_bandwidth");
+    }
+    match &w.arrivals {
+        None => {}
+        Some(a) if a.value == "uniform" => {}
+        Some(a) if a.value == "poisson" => out.poisson = true,
+        Some(a) => {
+            let span = cx.span(a);
+            cx.error(
+                span,
+                "unknown arrival process",
+                format!("expected `uniform` or `poisson`, found `{}`", a.value),
+            );
+            ok = false;
+        }
+    }
+    if let (Some(a), false) = (&w.arrivals, out.is_limited()) {
+        let span = cx.span(a);
+        cx.error(
+            span,
+            "arrivals without a rate",
+            "expected a `rate:` limit for the arrival process to pace",
+        );
+        ok = false;
+    }
+    ok.then_some(out)
+}
+
+pub(super) fn distribution(
+    cx: &mut Ctx<'_>,
+    d: Option<&Spanned<RawDistribution>>,
+) -> Option<Distribution> {
+    let Some(d) = d else {
+        return Some(Distribution::Uniform);
+    };
+    let span = cx.span(d);
+    match &d.value {
+        RawDistribution::Uniform => Some(Distribution::Uniform),
+        RawDistribution::Zipf(theta) if *theta > 0.0 && theta.is_finite() => {
+            Some(Distribution::Zipf { theta: *theta })
+        }
+        RawDistribution::Zipf(theta) => {
+            cx.error(
+                span,
+                "invalid zipf exponent",
+                format!("expected θ above 0, found {theta}"),
+            );
+            None
+        }
+        RawDistribution::Pareto(h) if *h > 0.0 && *h < 1.0 => Some(Distribution::Pareto { h: *h }),
+        RawDistribution::Pareto(h) => {
+            cx.error(
+                span,
+                "invalid pareto shape",
+                format!("expected h between 0 and 1 (exclusive), found {h}"),
+            );
+            None
+        }
+        RawDistribution::Zones(zones) => {
+            let mut out = Vec::new();
+            for z in zones {
+                let (r, g) = (
+                    cx.percent(&z.requests, "zone request share"),
+                    cx.percent(&z.region, "zone region share"),
+                );
+                out.push(Zone {
+                    requests_pct: r?,
+                    region_pct: g?,
+                });
+            }
+            let (rs, gs): (f64, f64) = (
+                out.iter().map(|z| z.requests_pct).sum(),
+                out.iter().map(|z| z.region_pct).sum(),
+            );
+            if out.is_empty()
+                || (rs - 100.0).abs() > 1e-6
+                || (gs - 100.0).abs() > 1e-6
+                || out.iter().any(|z| z.region_pct <= 0.0)
+            {
+                cx.error_note(
+                    span,
+                    "zones do not add up",
+                    format!("expected request shares and region shares each summing to 100%, found {rs}% and {gs}%"),
+                    "each zone is `{ requests: 90%, region: 10% }`: its share of requests on its share of the region",
+                );
+                return None;
+            }
+            Some(Distribution::Zones { zones: out })
+        }
+    }
+}
+
+/// Band edges: the spec's ascending, positive durations, or IOMeter's.
+pub(super) fn latency_bands(
+    cx: &mut Ctx<'_>,
+    bands: Option<&Spanned<Vec<Spanned<String>>>>,
+) -> Vec<u64> {
+    let Some(bands) = bands else {
+        return crate::plan::IOMETER_BAND_EDGES_NS.to_vec();
+    };
+    let mut edges: Vec<u64> = Vec::new();
+    for b in &bands.value {
+        let Some(ns) = cx.duration(b, "latency band edge") else {
+            continue;
+        };
+        if ns == 0 || edges.last().is_some_and(|&last| ns <= last) {
+            let span = cx.span(b);
+            cx.error(
+                span,
+                "latency band edges must increase",
+                format!(
+                    "expected a duration above {}, found {}",
+                    crate::units::format_ns(edges.last().copied().unwrap_or(0) as f64),
+                    b.value
+                ),
+            );
+            continue;
+        }
+        edges.push(ns);
+    }
+    edges
+}
