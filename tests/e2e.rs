@@ -916,3 +916,37 @@ fn impossible_requests_are_refused_before_io() {
     assert_eq!(code(&run), 2);
     assert!(!out.exists());
 }
+
+/// A kernel submission thread (SQPOLL) runs the same workload with the same accounting.
+#[test]
+fn kernel_submission_thread_runs_and_measures() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "sq",
+        "iogate: 1\nname: sq\ntarget: { size: 32MiB }\nsteps:\n  - workload: { name: w, queue_depth: 8, ios: 20000, submission: kernel_thread, mix: [ { block_size: 4KiB, read: 70%, random: 100% } ] }\n",
+    );
+    let out = dir.path().join("out");
+    let target = dir.path().join("t.img");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let m = &r["steps"][0]["metrics"];
+    assert_eq!(m["ios"], 20_000);
+    assert_eq!(m["errors"], 0);
+    let ratio =
+        8.0 / (m["iops"].as_f64().unwrap() * m["latency"]["mean_ns"].as_f64().unwrap() / 1e9);
+    assert!(
+        (ratio - 1.0).abs() < 0.05,
+        "Little's law with SQPOLL: {ratio}"
+    );
+}

@@ -273,6 +273,7 @@ fn run_step(
                         poll,
                         ramp_ns: step.ramp_ns,
                         iopoll: step.polled,
+                        sqpoll: step.kernel_submission,
                         cpu: (!step.cpus.is_empty())
                             .then(|| step.cpus[job as usize % step.cpus.len()]),
                     };

@@ -121,6 +121,10 @@ pub struct RawWorkload {
     /// hipri; needs a block device with poll queues).
     #[serde(default)]
     pub completion: Option<Spanned<String>>,
+    /// How requests are submitted: `syscall` (default) or `kernel_thread` (SQPOLL: a
+    /// kernel thread picks them up, and completions are reaped without system calls).
+    #[serde(default)]
+    pub submission: Option<Spanned<String>>,
     /// Pause between a request's completion and the next request on its slot.
     #[serde(default)]
     pub think_time: Option<Spanned<String>>,

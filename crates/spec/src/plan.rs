@@ -249,6 +249,8 @@ pub struct PlanStep {
     pub think_time_ns: u64,
     /// Polled completions (IOPOLL): the kernel polls the device's poll queues.
     pub polled: bool,
+    /// Kernel submission thread (SQPOLL).
+    pub kernel_submission: bool,
     /// Warm-up before the measurement, ns (time-bounded steps only; 0: none).
     pub ramp_ns: u64,
     /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.

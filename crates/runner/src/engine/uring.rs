@@ -152,6 +152,8 @@ pub struct JobParams<'a> {
     pub ramp_ns: u64,
     /// Polled completions (IORING_SETUP_IOPOLL): `run::check_target` has checked the device.
     pub iopoll: bool,
+    /// A kernel submission thread (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
     /// CPU to pin this job's thread to.
     pub cpu: Option<u32>,
     /// Whether to poll for completions before sleeping (see [`spin_budget_ns`]).
@@ -194,7 +196,18 @@ struct Slot {
     generation: u64,
 }
 
-fn build_ring(entries: u32, iopoll: bool) -> Result<IoUring, EngineError> {
+fn build_ring(entries: u32, iopoll: bool, sqpoll: bool) -> Result<IoUring, EngineError> {
+    if sqpoll {
+        // A kernel thread submits (it sleeps after 1 s without work); completions are
+        // posted to the ring directly, so they are reaped without system calls. Deferred
+        // task running cannot be combined with it.
+        let mut b = IoUring::builder();
+        b.setup_sqpoll(1_000).setup_single_issuer();
+        if iopoll {
+            b.setup_iopoll();
+        }
+        return b.build(entries).map_err(EngineError::Ring);
+    }
     // fio's io_uring setup: cooperative task running, a single issuer, and deferred task
     // running (Linux 6.1+): completions are posted only when this thread asks for them,
     // without interrupting it. Older kernels fall back step by step. With IOPOLL the
@@ -262,7 +275,7 @@ pub fn run_job(
     // The pool is declared before the ring so that it is dropped after it.
     let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
     gen.fill(pool.as_mut_slice());
-    let mut ring = build_ring(qd.next_power_of_two() as u32, p.iopoll)?;
+    let mut ring = build_ring(qd.next_power_of_two() as u32, p.iopoll, p.sqpoll)?;
     let iovecs = pool.iovecs();
     // SAFETY: the iovecs describe `pool`'s allocation, which outlives the ring: `pool` is
     // dropped after `ring`, and on the one early return with requests in flight the pool
@@ -449,15 +462,20 @@ pub fn run_job(
         // when none is ready. This is fio's io_uring loop: blocking on every submission
         // instead (one submit-and-wait call) was up to 45% slower at low queue depths on a
         // loop device, from the extra sleeps and wake-ups (bench/compare_fio.py).
-        // SAFETY: no extended argument is passed (a null pointer and EXT_ARG unset), so
-        // the kernel reads nothing from user memory but the rings, which `ring` owns.
-        let submitted = unsafe {
-            ring.submitter().enter::<libc::sigset_t>(
-                unsubmitted,
-                0,
-                EnterFlags::GETEVENTS.bits(),
-                None,
-            )
+        let submitted = if p.sqpoll {
+            // The kernel thread takes the entries; a system call only wakes it when asleep.
+            ring.submit()
+        } else {
+            // SAFETY: no extended argument is passed (a null pointer and EXT_ARG unset), so
+            // the kernel reads nothing from user memory but the rings, which `ring` owns.
+            unsafe {
+                ring.submitter().enter::<libc::sigset_t>(
+                    unsubmitted,
+                    0,
+                    EnterFlags::GETEVENTS.bits(),
+                    None,
+                )
+            }
         };
         unsubmitted = 0;
         // Submission latency ends when the submitting call returns (fio's slat).
@@ -479,6 +497,11 @@ pub fn run_job(
                 let until = p.origin.elapsed().as_nanos() as u64 + budget;
                 while ring.completion().is_empty() && (p.origin.elapsed().as_nanos() as u64) < until
                 {
+                    if p.sqpoll {
+                        // Completions arrive in the ring by themselves: just look again.
+                        std::hint::spin_loop();
+                        continue;
+                    }
                     // SAFETY: as above: no extended argument.
                     unsafe {
                         ring.submitter().enter::<libc::sigset_t>(

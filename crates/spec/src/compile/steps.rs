@@ -197,6 +197,7 @@ pub(super) fn precondition(
             rate: RateLimit::default(),
             think_time_ns: 0,
             polled: false,
+            kernel_submission: false,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -286,6 +287,20 @@ pub(super) fn workload(
     };
     let distribution = distribution(cx, w.distribution.as_ref());
     let rate = rate(cx, w);
+    let kernel_submission = match &w.submission {
+        None => Some(false),
+        Some(c) if c.value == "syscall" => Some(false),
+        Some(c) if c.value == "kernel_thread" => Some(true),
+        Some(c) => {
+            let span = cx.span(c);
+            cx.error(
+                span,
+                "unknown submission mode",
+                format!("expected `syscall` or `kernel_thread`, found `{}`", c.value),
+            );
+            None
+        }
+    };
     let polled = match &w.completion {
         None => Some(false),
         Some(c) if c.value == "interrupt" => Some(false),
@@ -316,17 +331,13 @@ pub(super) fn workload(
         }
     }
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
-    let (region, qd, jobs, limit, mix, ramp_ns, distribution, rate, think_time_ns, polled) = (
-        region?,
-        qd?,
-        jobs?,
-        limit?,
-        mix?,
-        ramp_ns?,
+    let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
+    let (distribution, rate, think_time_ns, polled, kernel_submission) = (
         distribution?,
         rate?,
         think_time_ns?,
         polled?,
+        kernel_submission?,
     );
     let mean_bs: f64 = mix
         .iter()
@@ -356,6 +367,7 @@ pub(super) fn workload(
             rate,
             think_time_ns,
             polled,
+            kernel_submission,
             estimated_duration_ns,
             estimated_bytes,
         },
