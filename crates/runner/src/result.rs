@@ -150,6 +150,10 @@ pub struct StepMetrics {
     pub bandwidth_bytes_per_s: f64,
     /// Failed or short requests.
     pub errors: u64,
+    /// Mean outstanding requests over the measured time, over all jobs (the achieved
+    /// queue depth; equals IOPS × mean latency by Little's law).
+    #[serde(default)]
+    pub mean_queue_depth: f64,
     /// Total latency.
     pub latency: LatencySummary,
     /// Submission latency (fio's slat): preparation to the return of the submitting call.

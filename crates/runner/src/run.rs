@@ -369,7 +369,8 @@ fn merge(
         new_latency_histogram(),
     );
     let (mut read_bytes, mut write_bytes, mut read_errors, mut write_errors) = (0, 0, 0, 0);
-    let mut duration_ns = 0;
+    // Time of the last completion from the step's origin.
+    let mut last_completion_ns = 0;
     let mut lines = vec![(0u64, 0u64); step.mix.len()];
     let mut intervals: Vec<Interval> = Vec::new();
     let mut error_records = Vec::new();
@@ -387,7 +388,7 @@ fn merge(
         write_bytes += j.write_bytes;
         read_errors += j.read_errors;
         write_errors += j.write_errors;
-        duration_ns = duration_ns.max(j.last_completion_ns.saturating_sub(step.ramp_ns));
+        last_completion_ns = last_completion_ns.max(j.last_completion_ns);
         for (acc, l) in lines.iter_mut().zip(&j.lines) {
             acc.0 += l.reads;
             acc.1 += l.writes;
@@ -409,6 +410,17 @@ fn merge(
     }
     let _ = all.add(&read);
     let _ = all.add(&write);
+    // The measured time runs from the first request any job issued (or the end of the
+    // ramp, if later) to the last completion: job setup is not run time.
+    let measure_start = jobs
+        .iter()
+        .filter_map(|j| j.first_issue_ns)
+        .min()
+        .unwrap_or(0)
+        .max(step.ramp_ns);
+    let duration_ns = last_completion_ns.saturating_sub(measure_start);
+    // Intervals are aligned to the end of the ramp; this is where the last one ends.
+    let intervals_end_ns = last_completion_ns.saturating_sub(step.ramp_ns);
     let secs = duration_ns as f64 / 1e9;
     let per_job = jobs
         .iter()
@@ -461,7 +473,7 @@ fn merge(
     // folded into the previous one: a few completions over microseconds are no rate.
     if intervals.len() >= 2 {
         let last_start = (intervals.len() as u64 - 1) * interval_ns;
-        if duration_ns.saturating_sub(last_start) < interval_ns / 2 {
+        if intervals_end_ns.saturating_sub(last_start) < interval_ns / 2 {
             if let Some(tail) = intervals.pop() {
                 if let Some(prev) = intervals.last_mut() {
                     prev.ios += tail.ios;
@@ -482,7 +494,7 @@ fn merge(
             let start_ns = i as u64 * interval_ns;
             // The last interval is partial: it ends at the last completion.
             let len_ns = if i == last {
-                duration_ns.saturating_sub(start_ns).max(1)
+                intervals_end_ns.saturating_sub(start_ns).max(1)
             } else {
                 interval_ns
             };
@@ -521,6 +533,11 @@ fn merge(
             },
             bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
             errors: read_errors + write_errors,
+            mean_queue_depth: if duration_ns > 0 {
+                jobs.iter().map(|j| j.occupancy_ns).sum::<u128>() as f64 / duration_ns as f64
+            } else {
+                0.0
+            },
             latency: LatencySummary::from_histogram(&all),
             submission_latency: LatencySummary::from_histogram(&submission),
             completion_latency: LatencySummary::from_histogram(&completion),

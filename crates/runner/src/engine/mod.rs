@@ -312,6 +312,12 @@ pub struct JobStats {
     pub error_records: Vec<ErrorRecord>,
     /// Time of the last completion from the step start, ns.
     pub last_completion_ns: u64,
+    /// Integral of outstanding requests over the measured time, request·ns (with the same
+    /// timestamps as latencies, so occupancy = IOPS × mean latency exactly, Little's law).
+    pub occupancy_ns: u128,
+    /// Time of the first submitted request from the step start, ns (setup before it —
+    /// thread start, ring and buffer registration — is not run time).
+    pub first_issue_ns: Option<u64>,
     /// Whether registered buffers and files were used.
     pub registered: bool,
     /// Verification counts and records.
@@ -377,6 +383,8 @@ impl JobStats {
             intervals: Vec::new(),
             error_records: Vec::new(),
             last_completion_ns: 0,
+            first_issue_ns: None,
+            occupancy_ns: 0,
             registered: false,
             verify: VerifyStats::default(),
         }

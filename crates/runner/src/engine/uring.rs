@@ -326,8 +326,17 @@ pub fn run_job(
     let mut completed_since_publish = 0u64;
 
     let paced = !pacer.is_free();
+    // Occupancy integral: outstanding requests × time, counted after the ramp.
+    let mut occupancy_mark = p.ramp_ns;
+    let mut occupy = |stats: &mut JobStats, inflight: usize, t: u64| {
+        if t > occupancy_mark {
+            stats.occupancy_ns += inflight as u128 * u128::from(t - occupancy_mark);
+            occupancy_mark = t;
+        }
+    };
     loop {
         let now = p.origin.elapsed().as_nanos() as u64;
+        occupy(stats, inflight, now);
         // The earliest time a gated request or a resting slot becomes available.
         let mut wake_at: Option<u64> = if paced {
             pacer.wake(now, &mut free)
@@ -432,6 +441,9 @@ pub fn run_job(
             }
             if paced {
                 pacer.issued(&req, now);
+            }
+            if stats.first_issue_ns.is_none() {
+                stats.first_issue_ns = Some(now);
             }
             inflight += 1;
             issued_ios += 1;
@@ -547,6 +559,7 @@ pub fn run_job(
             }
         }
         let done = p.origin.elapsed().as_nanos() as u64;
+        occupy(stats, inflight, done);
         while done >= next_boundary {
             interval.index = ((next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
             stats.intervals.push(interval);
