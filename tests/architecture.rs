@@ -54,6 +54,11 @@ fn heavy_dependencies_stay_in_their_modules() {
         ("io_uring::", "crates/runner/src/engine/uring.rs"),
         ("unsafe ", "crates/runner/src/engine/uring.rs"),
     ];
+    // The buffer pool is the other home of `unsafe`.
+    let unsafe_homes = [
+        "crates/runner/src/engine/uring.rs",
+        "crates/runner/src/engine/buffers.rs",
+    ];
     for f in &files {
         let rel = f
             .strip_prefix(root)
@@ -62,14 +67,16 @@ fn heavy_dependencies_stay_in_their_modules() {
             .replace('\\', "/");
         let text = std::fs::read_to_string(f).unwrap();
         for (needle, home) in rules {
-            if rel != home && rel != "tests/architecture.rs" {
+            let allowed =
+                rel == home || (needle == "unsafe " && unsafe_homes.contains(&rel.as_str()));
+            if !allowed && rel != "tests/architecture.rs" {
                 assert!(
                     !text.contains(needle),
                     "{rel} uses `{needle}`, which belongs in {home} only"
                 );
             }
         }
-        if rel == "crates/runner/src/engine/uring.rs" {
+        if unsafe_homes.contains(&rel.as_str()) {
             let blocks = text.matches("unsafe {").count() + text.matches("unsafe fn").count();
             let safety = text.matches("// SAFETY:").count();
             assert!(

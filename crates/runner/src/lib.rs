@@ -1,7 +1,7 @@
 //! iogate's runner: `Plan` + `Target` → `RunResult`. The only crate that does device I/O.
 //!
 //! [`target`] probes, prepares and identifies files and block devices; [`engine`]
-//! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring`);
+//! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring` and its buffer pool);
 //! [`run`] executes a plan's steps and merges per-job measurements into a
 //! [`result::RunResult`]; [`event`] is what the binary displays. The report crate reads
 //! results; the spec crate provides the plan.

@@ -7,6 +7,7 @@
 //! per-block-size counts, per-interval samples and error records. `uring` drives the
 //! ring; `run` merges jobs into step results.
 
+pub mod buffers;
 pub mod pacing;
 pub mod uring;
 pub mod verify;

@@ -1,0 +1,336 @@
+//! End-to-end tests of the engine's workload controls and modes: ramp, byte limits, CPU
+//! pinning, pacing (rates, Poisson arrivals, think time, bursts), refusal of what the
+//! device cannot do, the kernel submission thread, and Little's law as a measurement
+//! check. Run in release.
+
+mod common;
+
+use common::{code, iogate, result, write_spec, LoopDevice};
+
+/// `ramp` is excluded from every measurement, `bytes` bounds a step exactly, `cpus` pins
+/// jobs, and a CPU the host lacks is refused before any I/O.
+#[test]
+fn ramp_bytes_and_cpu_pinning() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("t.img");
+    let spec = write_spec(
+        dir.path(),
+        "knobs",
+        "iogate: 1\nname: knobs\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: fill\n      bytes: 8MiB\n      queue_depth: 8\n      mix: [ { block_size: 4KiB, read: 0%, random: 0% } ]\n  - workload:\n      name: warm\n      ramp: 1s\n      duration: 1s\n      queue_depth: 4\n      cpus: [0]\n      distribution: { zipf: 1.2 }\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let fill = &r["steps"][0];
+    assert_eq!(fill["metrics"]["bytes"], 8 << 20);
+    assert_eq!(fill["metrics"]["ios"], 2048);
+    let warm = &r["steps"][1];
+    assert_eq!(warm["ramp_ns"], 1_000_000_000u64);
+    assert_eq!(warm["cpus"], serde_json::json!([0]));
+    let secs = warm["duration_ns"].as_f64().unwrap() / 1e9;
+    assert!(
+        (0.95..1.2).contains(&secs),
+        "measured time excludes the ramp: {secs}s"
+    );
+    let m = &warm["metrics"];
+    let ios = m["ios"].as_f64().unwrap();
+    assert!((m["iops"].as_f64().unwrap() * secs / ios - 1.0).abs() < 1e-6);
+    let intervals = warm["intervals"].as_array().unwrap();
+    assert!(
+        intervals.len() <= 2,
+        "one measured second: {}",
+        intervals.len()
+    );
+    let interval_ios: u64 = intervals
+        .iter()
+        .map(|i| i["read_ios"].as_u64().unwrap())
+        .sum();
+    assert_eq!(interval_ios as f64, ios);
+
+    let bad = write_spec(
+        dir.path(),
+        "badcpu",
+        "iogate: 1\nname: badcpu\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, ios: 100, cpus: [1000], mix: [ { block_size: 4KiB } ] }\n",
+    );
+    let fresh = dir.path().join("never-created.img");
+    let out2 = dir.path().join("out2");
+    let o = iogate(&[
+        "run",
+        bad.to_str().unwrap(),
+        "--target",
+        fresh.to_str().unwrap(),
+        "--out",
+        out2.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("CPU 1000"), "{err}");
+    assert!(!fresh.exists(), "refused before touching the target");
+}
+
+/// Rate limits, Poisson arrivals, think time and IOMeter bursts pace requests as asked.
+#[test]
+fn pacing_controls_the_request_rate() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("t.img");
+    let spec = write_spec(
+        dir.path(),
+        "paced",
+        "iogate: 1\nname: paced\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: limited\n      duration: 2s\n      queue_depth: 8\n      rate: { iops: 2000 }\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: poisson\n      duration: 2s\n      queue_depth: 8\n      jobs: 2\n      rate: { bandwidth: 8MiB/s }\n      arrivals: poisson\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: think\n      duration: 1s\n      queue_depth: 1\n      think_time: 1ms\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: burst\n      duration: 1s\n      queue_depth: 4\n      mix: [ { block_size: 4KiB, read: 100%, random: 100%, burst: 10, delay: 10ms } ]\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let iops = |i: usize| r["steps"][i]["metrics"]["iops"].as_f64().unwrap();
+    assert!(
+        (iops(0) / 2000.0 - 1.0).abs() < 0.03,
+        "rate 2000 IOPS: {}",
+        iops(0)
+    );
+    assert!(
+        (iops(1) / 2048.0 - 1.0).abs() < 0.06,
+        "8 MiB/s of 4 KiB, Poisson: {}",
+        iops(1)
+    );
+    // One slot, 1 ms of think time after each completion: a little under 1000/s.
+    assert!(
+        iops(2) < 1000.0 && iops(2) > 600.0,
+        "think time: {}",
+        iops(2)
+    );
+    // 10 requests, then 10 ms of delay: at most 101 bursts start in one second (at 0,
+    // ~10.1, ~20.2 ms, …), so at most ~1010/s, and well above 600/s.
+    assert!(iops(3) <= 1011.0 && iops(3) > 600.0, "bursts: {}", iops(3));
+    // Paced requests do not queue: latency stays near the device's.
+    let lat = r["steps"][0]["metrics"]["latency"]["mean_ns"]
+        .as_f64()
+        .unwrap();
+    assert!(lat < 2_000_000.0, "mean latency {lat} ns");
+}
+
+/// What the kernel or device cannot do is refused before any I/O: polled completions
+/// without poll queues, and requests smaller than the device's logical block.
+#[test]
+fn impossible_requests_are_refused_before_io() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let polled = write_spec(
+        dir.path(),
+        "polled",
+        "iogate: 1\nname: polled\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, ios: 100, completion: polled, queue_depth: 4, mix: [ { block_size: 4KiB, read: 0% } ] }\n",
+    );
+    let file = dir.path().join("never.img");
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        polled.to_str().unwrap(),
+        "--target",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(
+        err.contains("polled completions") && err.contains("regular file"),
+        "{err}"
+    );
+    assert!(!file.exists() && !out.exists(), "nothing created");
+
+    if !common::root_or_skip("impossible_requests_are_refused_before_io (loop devices)") {
+        return;
+    }
+    let dev = LoopDevice::new(16, "poll");
+    let o = iogate(&[
+        "run",
+        polled.to_str().unwrap(),
+        "--target",
+        dev.path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("io_poll is 0"), "{err}");
+    assert!(!out.exists());
+
+    // A loop device with 4 KiB logical blocks cannot take 512-byte direct requests.
+    let backing = format!("/dev/shm/iogate-test-4k-{}.img", std::process::id());
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let o4k = std::process::Command::new("losetup")
+        .args(["-f", "--show", "--sector-size", "4096", &backing])
+        .output()
+        .expect("losetup");
+    assert!(
+        o4k.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o4k.stderr)
+    );
+    let dev4k = String::from_utf8_lossy(&o4k.stdout).trim().to_string();
+    let small = write_spec(
+        dir.path(),
+        "small",
+        "iogate: 1\nname: small\nsteps:\n  - workload: { name: w, ios: 100, mix: [ { block_size: 512B } ] }\n",
+    );
+    let o = iogate(&["plan", small.to_str().unwrap(), "--target", &dev4k]);
+    let run = iogate(&[
+        "run",
+        small.to_str().unwrap(),
+        "--target",
+        &dev4k,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &dev4k])
+        .status();
+    let _ = std::fs::remove_file(&backing);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("misaligned block size")
+            && err.contains("(4096B)")
+            && err.contains("small.yaml:4:"),
+        "{err}"
+    );
+    assert_eq!(code(&run), 2);
+    assert!(!out.exists());
+}
+
+/// A kernel submission thread (SQPOLL) runs the same workload with the same accounting.
+#[test]
+fn kernel_submission_thread_runs_and_measures() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "sq",
+        "iogate: 1\nname: sq\ntarget: { size: 32MiB }\nsteps:\n  - workload: { name: w, queue_depth: 8, ios: 20000, submission: kernel_thread, mix: [ { block_size: 4KiB, read: 70%, random: 100% } ] }\n",
+    );
+    let out = dir.path().join("out");
+    let target = dir.path().join("t.img");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let m = &r["steps"][0]["metrics"];
+    assert_eq!(m["ios"], 20_000);
+    assert_eq!(m["errors"], 0);
+    // Little's law on the measured occupancy. (Against the queue depth it need not hold:
+    // on a small host the kernel thread can preempt this one between a completion and the
+    // refill, so fewer than 8 requests are outstanding on average.)
+    let occupancy = m["mean_queue_depth"].as_f64().unwrap();
+    let ratio =
+        occupancy / (m["iops"].as_f64().unwrap() * m["latency"]["mean_ns"].as_f64().unwrap() / 1e9);
+    assert!(
+        (ratio - 1.0).abs() < 0.02,
+        "Little's law with SQPOLL: {ratio}"
+    );
+    assert!(
+        occupancy > 1.0 && occupancy <= 8.0,
+        "mean queue depth {occupancy}"
+    );
+}
+
+fn littles_law(target: &std::path::Path, dir: &std::path::Path, qd: u32) -> f64 {
+    let spec = write_spec(
+        dir,
+        &format!("qd{qd}"),
+        &format!(
+            "iogate: 1\nname: little{qd}\ntarget: {{ size: 64MiB }}\nsteps:\n  - workload:\n      name: rr\n      queue_depth: {qd}\n      duration: 2s\n      mix: [ {{ block_size: 4KiB, read: 100%, random: 100% }} ]\n"
+        ),
+    );
+    let out = dir.join(format!("out{qd}"));
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(
+        code(&o),
+        0,
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = result(&out);
+    let m = &r["steps"][0]["metrics"];
+    let iops = m["iops"].as_f64().unwrap();
+    let mean_s = m["latency"]["mean_ns"].as_f64().unwrap() / 1e9;
+    let occupancy = m["mean_queue_depth"].as_f64().unwrap();
+    assert!(
+        (occupancy / (iops * mean_s) - 1.0).abs() < 0.01,
+        "measured occupancy {occupancy} vs IOPS × latency"
+    );
+    f64::from(qd) / (iops * mean_s)
+}
+
+/// Little's law as a measurement check: in a closed loop with `qd` requests always
+/// outstanding, qd = IOPS × mean latency.
+#[test]
+fn littles_law_holds_on_a_file() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("t.img");
+    let f = std::fs::File::create(&target).unwrap();
+    f.set_len(64 << 20).unwrap();
+    // Write it once so reads hit allocated blocks.
+    std::fs::write(&target, vec![0x5a; 64 << 20]).unwrap();
+    for qd in [1, 4, 32] {
+        let ratio = littles_law(&target, dir.path(), qd);
+        eprintln!("qd {qd}: qd / (iops × mean latency) = {ratio:.4}");
+        assert!((ratio - 1.0).abs() <= 0.05, "qd {qd}: ratio {ratio:.4}");
+    }
+}
+
+#[test]
+fn littles_law_holds_on_a_loop_device() {
+    let _io = common::io_lock();
+    if !common::root_or_skip("littles_law_holds_on_a_loop_device") {
+        return;
+    }
+    let dev = LoopDevice::new(64, "little");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for qd in [1, 4, 32, 128] {
+        let ratio = littles_law(&dev.path, dir.path(), qd);
+        eprintln!("loop qd {qd}: qd / (iops × mean latency) = {ratio:.4}");
+        assert!((ratio - 1.0).abs() <= 0.03, "qd {qd}: ratio {ratio:.4}");
+    }
+}
