@@ -178,7 +178,7 @@ fn context(result: &RunResult, with_charts: bool) -> Context {
         .steps
         .iter()
         .map(|s| {
-            let m = &s.metrics;
+            let m = &s.metrics.all;
             StepView {
                 name: s.name.clone(),
                 kind: s.kind.as_str().to_string(),
@@ -208,8 +208,9 @@ fn context(result: &RunResult, with_charts: bool) -> Context {
                 } else {
                     Vec::new()
                 },
-                block_sizes: if m.block_sizes.len() > 1 {
-                    m.block_sizes
+                block_sizes: if s.metrics.block_sizes.len() > 1 {
+                    s.metrics
+                        .block_sizes
                         .iter()
                         .map(|b| BlockSizeView {
                             size: ByteSize(b.block_size_bytes).to_string(),

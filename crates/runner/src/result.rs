@@ -140,22 +140,14 @@ pub struct JobFigures {
 /// Measurements of a step (all operations), with `read` and `write` parts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepMetrics {
-    /// Completed requests.
-    pub ios: u64,
-    /// Bytes transferred.
-    pub bytes: u64,
-    /// Requests per second.
-    pub iops: f64,
-    /// Bytes per second.
-    pub bandwidth_bytes_per_s: f64,
-    /// Failed or short requests.
-    pub errors: u64,
+    /// All operations: `ios`, `bytes`, `iops`, `bandwidth_bytes_per_s`, `errors` and
+    /// `latency`, serialized at this level.
+    #[serde(flatten)]
+    pub all: OpMetrics,
     /// Mean outstanding requests over the measured time, over all jobs (the achieved
     /// queue depth; equals IOPS × mean latency by Little's law).
     #[serde(default)]
     pub mean_queue_depth: f64,
-    /// Total latency.
-    pub latency: LatencySummary,
     /// Submission latency (fio's slat): preparation to the return of the submitting call.
     #[serde(default)]
     pub submission_latency: LatencySummary,
@@ -446,38 +438,19 @@ impl RunResult {
     /// baseline rules. None when the step is missing from the result.
     pub fn metric(&self, m: &MetricRef) -> Option<f64> {
         let metrics = &self.step(&m.step)?.metrics;
-        let (ios, bytes, iops, bw, errors, lat) = match m.op {
-            OpFilter::All => (
-                metrics.ios,
-                metrics.bytes,
-                metrics.iops,
-                metrics.bandwidth_bytes_per_s,
-                metrics.errors,
-                &metrics.latency,
-            ),
-            OpFilter::Read => {
-                let o = &metrics.read;
-                (
-                    o.ios,
-                    o.bytes,
-                    o.iops,
-                    o.bandwidth_bytes_per_s,
-                    o.errors,
-                    &o.latency,
-                )
-            }
-            OpFilter::Write => {
-                let o = &metrics.write;
-                (
-                    o.ios,
-                    o.bytes,
-                    o.iops,
-                    o.bandwidth_bytes_per_s,
-                    o.errors,
-                    &o.latency,
-                )
-            }
+        let o = match m.op {
+            OpFilter::All => &metrics.all,
+            OpFilter::Read => &metrics.read,
+            OpFilter::Write => &metrics.write,
         };
+        let (ios, bytes, iops, bw, errors, lat) = (
+            o.ios,
+            o.bytes,
+            o.iops,
+            o.bandwidth_bytes_per_s,
+            o.errors,
+            &o.latency,
+        );
         Some(match m.metric {
             Metric::Iops => iops,
             Metric::Bandwidth => bw,

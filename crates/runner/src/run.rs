@@ -161,10 +161,10 @@ pub fn execute(
         on_event(RunEvent::StepFinished {
             index,
             name: r.name.clone(),
-            iops: r.metrics.iops,
-            bandwidth_bytes_per_s: r.metrics.bandwidth_bytes_per_s,
-            mean_latency_ns: r.metrics.latency.mean_ns,
-            errors: r.metrics.errors,
+            iops: r.metrics.all.iops,
+            bandwidth_bytes_per_s: r.metrics.all.bandwidth_bytes_per_s,
+            mean_latency_ns: r.metrics.all.latency.mean_ns,
+            errors: r.metrics.all.errors,
         });
         let failed = r.error.clone();
         result.steps.push(r);
@@ -524,21 +524,12 @@ fn merge(
         cpus: step.cpus.clone(),
         registered_buffers: !jobs.is_empty() && jobs.iter().all(|j| j.registered),
         metrics: StepMetrics {
-            ios: all.len(),
-            bytes,
-            iops: if secs > 0.0 {
-                all.len() as f64 / secs
-            } else {
-                0.0
-            },
-            bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
-            errors: read_errors + write_errors,
+            all: op_metrics(&all, bytes, read_errors + write_errors, secs),
             mean_queue_depth: if duration_ns > 0 {
                 jobs.iter().map(|j| j.occupancy_ns).sum::<u128>() as f64 / duration_ns as f64
             } else {
                 0.0
             },
-            latency: LatencySummary::from_histogram(&all),
             submission_latency: LatencySummary::from_histogram(&submission),
             completion_latency: LatencySummary::from_histogram(&completion),
             latency_bands: latency_bands(&all, band_edges_ns),
