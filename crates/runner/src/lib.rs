@@ -2,7 +2,8 @@
 //!
 //! [`target`] probes, prepares and identifies files and block devices; [`engine`]
 //! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring` and its buffer pool);
-//! [`run`] executes a plan's steps and merges per-job measurements into a
+//! [`trace`] streams block traces (fio iolog, DiskSim ASCII, blktrace) for replay and
+//! analysis; [`run`] executes a plan's steps and merges per-job measurements into a
 //! [`result::RunResult`]; [`event`] is what the binary displays. The report crate reads
 //! results; the spec crate provides the plan.
 
@@ -11,6 +12,7 @@ pub mod event;
 pub mod result;
 pub mod run;
 pub mod target;
+pub mod trace;
 
 use std::path::PathBuf;
 
