@@ -4,7 +4,9 @@
 use std::io::{BufReader, Cursor};
 
 use iogate_runner::engine::Op;
-use iogate_runner::trace::{BlktraceReader, DiskSimReader, FioIologReader, TimeUnit, TraceError};
+use iogate_runner::trace::{
+    BlktraceReader, CsvFormat, CsvReader, DiskSimReader, FioIologReader, TimeUnit, TraceError,
+};
 
 fn data(name: &str) -> std::fs::File {
     std::fs::File::open(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR")))
@@ -135,4 +137,80 @@ fn malformed_records_name_their_line_and_reading_goes_on() {
         ),
         "{items:?}"
     );
+}
+
+#[test]
+fn csv_formats() {
+    // MSR Cambridge: filetime ticks (100 ns), bytes, response time in ticks.
+    let msr = "128166372003061629,hm,1,Read,383055872,32768,1331\n128166372016853138,hm,1,Write,3154739200,4096,4234\n";
+    let r: Vec<_> = CsvReader::new(Cursor::new(msr), CsvFormat::Msr)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(r.len(), 2);
+    assert_eq!(
+        (
+            r[0].op,
+            r[0].offset,
+            r[0].length,
+            r[0].device,
+            r[0].service_time_ns
+        ),
+        (Op::Read, 383_055_872, 32_768, Some(1), Some(133_100))
+    );
+    assert_eq!(
+        r[1].time_ns,
+        (128_166_372_016_853_138u64 - 128_166_372_003_061_629) * 100
+    );
+    // UMass / SPC: LBA in 512-byte blocks, size in bytes, seconds.
+    let spc =
+        "0,20941264,8192,W,0.551706\n0,20939840,8192,r,0.554041\n1,3436288,15872,R,0.555000\n";
+    let r: Vec<_> = CsvReader::new(Cursor::new(spc), CsvFormat::Spc)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        (r[0].op, r[0].offset, r[0].length, r[0].time_ns),
+        (Op::Write, 20_941_264 * 512, 8192, 0)
+    );
+    assert_eq!((r[1].op, r[1].time_ns), (Op::Read, 2_335_000));
+    assert_eq!(r[2].device, Some(1));
+    // vSCSI CSV with a header; opcode 0x35 (SYNCHRONIZE CACHE) is skipped.
+    let vscsi = "version,time,op,size,lbn\n1,5633898,2a,512,42932745\n1,5633899,28,4096,100\n1,5633899,35,0,0\n";
+    let mut reader = CsvReader::new(Cursor::new(vscsi), CsvFormat::Vscsi);
+    let r: Vec<_> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(r.len(), 2);
+    assert_eq!(reader.skipped, 1);
+    assert_eq!(
+        (r[0].op, r[0].offset, r[0].length),
+        (Op::Write, 42_932_745 * 512, 512)
+    );
+    assert_eq!((r[1].op, r[1].time_ns), (Op::Read, 1_000_000_000));
+    // Malformed: named by line.
+    let bad = "0,abc,8192,W,0.5\n0,1,8192,X,0.6\n";
+    let items: Vec<_> = CsvReader::new(Cursor::new(bad), CsvFormat::Spc).collect();
+    assert!(
+        matches!(&items[0], Err(TraceError::Malformed { number: 1, .. })),
+        "{items:?}"
+    );
+    assert!(
+        matches!(&items[1], Err(TraceError::Malformed { number: 2, message, .. }) if message.contains("Opcode"))
+    );
+    // The real CloudPhysics trace, when ../shared is present (GPL: not copied).
+    let shared = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/libcachesim-cloudPhysicsIO.csv"
+    );
+    match std::fs::File::open(shared) {
+        Ok(f) => {
+            let r: Vec<_> = CsvReader::new(BufReader::new(f), CsvFormat::Vscsi)
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(r.iter().filter(|q| q.op == Op::Read).count(), 46_974);
+            assert_eq!(r.iter().filter(|q| q.op == Op::Write).count(), 66_898);
+            assert_eq!(
+                r.last().unwrap().time_ns,
+                (5_641_098 - 5_633_898) * 1_000_000_000
+            );
+        }
+        Err(_) => eprintln!("skipped: cloudPhysicsIO.csv: ../shared/traces is not present"),
+    }
 }

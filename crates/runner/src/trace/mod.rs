@@ -8,11 +8,15 @@
 //! | fio iolog v2 | `file action [offset length]` | none (0) | bytes |
 //! | fio iolog v3 | `µs file action [offset length]` (fio `iolog.c` writes `utime_since_now`) | µs | bytes |
 //! | DiskSim ASCII | `time device lba size flags` (flags bit 0: 1 = read) | ms (DiskSim) or ns (MQSim), given by the caller | 512-byte sectors |
+//! | MSR Cambridge CSV | `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` | 100 ns ticks (Windows filetime) | bytes |
+//! | UMass / SPC CSV | `ASU,LBA,Size,Opcode,Timestamp` | s | LBA in 512-byte blocks, size in bytes |
+//! | VMware vSCSI CSV | `version,time,op,size,lbn` (SCSI opcode in hex) | s | lbn in 512-byte blocks, size in bytes |
 //! | blktrace binary | `struct blk_io_trace` (48 bytes, little-endian, magic `0x656174xx`) + payload | ns | sectors, bytes |
 //!
 //! Replay (a later step kind) and trace analysis read through this module.
 
 mod blktrace;
+mod csv;
 mod text;
 
 use std::io::BufRead;
@@ -20,6 +24,7 @@ use std::io::BufRead;
 use serde::{Deserialize, Serialize};
 
 pub use blktrace::BlktraceReader;
+pub use csv::{CsvFormat, CsvReader};
 pub use text::{DiskSimReader, FioIologReader};
 
 use crate::engine::Op;

@@ -1,0 +1,178 @@
+//! Comma-separated trace formats:
+//!
+//! - MSR Cambridge (SNIA IOTTA): `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`;
+//!   Timestamp and ResponseTime in Windows filetime ticks (100 ns), Offset and Size in bytes,
+//!   Type `Read` or `Write`.
+//! - UMass / SPC: `ASU,LBA,Size,Opcode,Timestamp[,…]`; LBA in 512-byte blocks, Size in bytes,
+//!   Opcode `r`/`R` or `w`/`W`, Timestamp in seconds (fractional).
+//! - VMware vSCSI as CSV (libCacheSim's CloudPhysics rendering): `version,time,op,size,lbn`;
+//!   time in seconds, op a hexadecimal SCSI opcode (`08`/`28`/`88` reads, `0a`/`2a`/`8a`
+//!   writes; others skipped), size in bytes, lbn in 512-byte blocks. A header line is skipped.
+
+use std::io::BufRead;
+
+use super::{Lines, TraceError, TraceRequest};
+use crate::engine::Op;
+
+/// Which CSV layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsvFormat {
+    /// MSR Cambridge.
+    Msr,
+    /// UMass / SPC.
+    Spc,
+    /// VMware vSCSI (CloudPhysics CSV).
+    Vscsi,
+}
+
+/// Streams a CSV trace; times are made relative to the first request.
+pub struct CsvReader<R> {
+    lines: Lines<R>,
+    format: CsvFormat,
+    first_ns: Option<u64>,
+    /// Valid records that are not reads or writes (other SCSI opcodes).
+    pub skipped: u64,
+}
+
+impl<R: BufRead> CsvReader<R> {
+    /// A reader of `format`.
+    pub fn new(reader: R, format: CsvFormat) -> Self {
+        CsvReader {
+            lines: Lines::new(reader),
+            format,
+            first_ns: None,
+            skipped: 0,
+        }
+    }
+}
+
+fn seconds_to_ns(s: &str) -> Option<u64> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| (v * 1e9).round() as u64)
+}
+
+/// (time ns, op, offset, length, device, service time) of one record; None when it is
+/// valid but not a read or write.
+type Parsed = Option<(u64, Op, u64, u64, Option<u32>, Option<u64>)>;
+
+fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
+    let num = |i: usize, what: &str| -> Result<u64, String> {
+        f.get(i)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or_else(|| format!("expected {what} (an integer) in field {}", i + 1))
+    };
+    match format {
+        CsvFormat::Msr => {
+            if f.len() < 7 {
+                return Err("expected 7 fields `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`".into());
+            }
+            let op = match f[3].trim().to_ascii_lowercase().as_str() {
+                "read" => Op::Read,
+                "write" => Op::Write,
+                other => return Err(format!("expected Type `Read` or `Write`, found `{other}`")),
+            };
+            let device = f[2].trim().parse::<u32>().ok();
+            Ok(Some((
+                num(0, "a filetime timestamp")? * 100,
+                op,
+                num(4, "a byte offset")?,
+                num(5, "a size in bytes")?,
+                device,
+                Some(num(6, "a response time")? * 100),
+            )))
+        }
+        CsvFormat::Spc => {
+            if f.len() < 5 {
+                return Err("expected `ASU,LBA,Size,Opcode,Timestamp`".into());
+            }
+            let op = match f[3].trim() {
+                "r" | "R" => Op::Read,
+                "w" | "W" => Op::Write,
+                other => return Err(format!("expected Opcode `r` or `w`, found `{other}`")),
+            };
+            let time = seconds_to_ns(f[4]).ok_or("expected a timestamp in seconds in field 5")?;
+            let device = f[0].trim().parse::<u32>().ok();
+            Ok(Some((
+                time,
+                op,
+                num(1, "an LBA")? * 512,
+                num(2, "a size in bytes")?,
+                device,
+                None,
+            )))
+        }
+        CsvFormat::Vscsi => {
+            if f.len() < 5 {
+                return Err("expected `version,time,op,size,lbn`".into());
+            }
+            let opcode = u8::from_str_radix(f[2].trim(), 16).map_err(|_| {
+                format!(
+                    "expected a hexadecimal SCSI opcode, found `{}`",
+                    f[2].trim()
+                )
+            })?;
+            let op = match opcode {
+                0x08 | 0x28 | 0x88 => Op::Read,
+                0x0a | 0x2a | 0x8a => Op::Write,
+                _ => return Ok(None),
+            };
+            let time = seconds_to_ns(f[1]).ok_or("expected a time in seconds in field 2")?;
+            Ok(Some((
+                time,
+                op,
+                num(4, "an LBN")? * 512,
+                num(3, "a size in bytes")?,
+                None,
+                None,
+            )))
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for CsvReader<R> {
+    type Item = Result<TraceRequest, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (number, line) = match self.lines.next_line()? {
+                Ok(l) => l,
+                Err(e) => return Some(Err(e)),
+            };
+            let trimmed = line.trim();
+            // Blank lines, comments and a header line (its first field is not a number).
+            let header = number == 1
+                && trimmed
+                    .split(',')
+                    .next()
+                    .is_some_and(|f| f.trim().parse::<f64>().is_err());
+            if trimmed.is_empty() || trimmed.starts_with('#') || header {
+                continue;
+            }
+            let fields: Vec<&str> = trimmed.split(',').collect();
+            match parse(self.format, &fields) {
+                Ok(Some((t, op, offset, length, device, service_time_ns))) => {
+                    let first = *self.first_ns.get_or_insert(t);
+                    return Some(Ok(TraceRequest {
+                        time_ns: t.saturating_sub(first),
+                        op,
+                        offset,
+                        length,
+                        device,
+                        service_time_ns,
+                    }));
+                }
+                Ok(None) => self.skipped += 1,
+                Err(message) => {
+                    return Some(Err(TraceError::Malformed {
+                        unit: "line",
+                        number,
+                        message: format!("{message}: `{trimmed}`"),
+                    }))
+                }
+            }
+        }
+    }
+}
