@@ -37,21 +37,7 @@ fn fileserver_mix_is_accurate_on_a_file() {
     );
     let out = dir.path().join("out");
     let target = dir.path().join("target.img");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(
-        code(&o),
-        0,
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::run_ok(&spec, &target, &out);
     for f in ["result.json", "report.md", "report.html", "junit.xml"] {
         assert!(out.join(f).exists(), "{f} missing");
     }
@@ -331,16 +317,7 @@ fn runs_on_a_loop_device_and_refuses_a_file_system() {
         &mix_spec("loopmix", 20_000, "assert:\n  - mix.errors == 0\n"),
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        dev.path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    common::run_ok(&spec, &dev.path, &out);
     let r = result(&out);
     assert_eq!(r["target"]["kind"], "block_device");
     assert_eq!(r["target"]["capacity_bytes"], 128u64 << 20);

@@ -20,16 +20,7 @@ fn ramp_bytes_and_cpu_pinning() {
         "iogate: 1\nname: knobs\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: fill\n      bytes: 8MiB\n      queue_depth: 8\n      mix: [ { block_size: 4KiB, read: 0%, random: 0% } ]\n  - workload:\n      name: warm\n      ramp: 1s\n      duration: 1s\n      queue_depth: 4\n      cpus: [0]\n      distribution: { zipf: 1.2 }\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    common::run_ok(&spec, &target, &out);
     let r = result(&out);
     let fill = &r["steps"][0];
     assert_eq!(fill["metrics"]["bytes"], 8 << 20);
@@ -91,16 +82,7 @@ fn pacing_controls_the_request_rate() {
         "iogate: 1\nname: paced\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: limited\n      duration: 2s\n      queue_depth: 8\n      rate: { iops: 2000 }\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: poisson\n      duration: 2s\n      queue_depth: 8\n      jobs: 2\n      rate: { bandwidth: 8MiB/s }\n      arrivals: poisson\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: think\n      duration: 1s\n      queue_depth: 1\n      think_time: 1ms\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n  - workload:\n      name: burst\n      duration: 1s\n      queue_depth: 4\n      mix: [ { block_size: 4KiB, read: 100%, random: 100%, burst: 10, delay: 10ms } ]\n",
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    common::run_ok(&spec, &target, &out);
     let r = result(&out);
     let iops = |i: usize| r["steps"][i]["metrics"]["iops"].as_f64().unwrap();
     assert!(
@@ -236,16 +218,7 @@ fn kernel_submission_thread_runs_and_measures() {
     );
     let out = dir.path().join("out");
     let target = dir.path().join("t.img");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    common::run_ok(&spec, &target, &out);
     let r = result(&out);
     let m = &r["steps"][0]["metrics"];
     assert_eq!(m["ios"], 20_000);
@@ -275,21 +248,7 @@ fn littles_law(target: &std::path::Path, dir: &std::path::Path, qd: u32) -> f64 
         ),
     );
     let out = dir.join(format!("out{qd}"));
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(
-        code(&o),
-        0,
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::run_ok(&spec, target, &out);
     let r = result(&out);
     let m = &r["steps"][0]["metrics"];
     let iops = m["iops"].as_f64().unwrap();

@@ -148,16 +148,7 @@ fn mixed_verified_workload_is_clean() {
     );
     let out = dir.path().join("out");
     let target = dir.path().join("t.img");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    common::run_ok(&spec, &target, &out);
     let r = result(&out);
     let v = &r["steps"][1]["metrics"]["verify"];
     assert_eq!(v["errors"], 0, "{v}");

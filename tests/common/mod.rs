@@ -164,3 +164,25 @@ impl Drop for Throttle {
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
+
+/// Runs `iogate run SPEC --target TARGET --out OUT --quiet` and requires exit 0 (the
+/// failure message carries iogate's stderr).
+pub fn run_ok(spec: &Path, target: &Path, out: &Path) {
+    let path = |p: &Path| p.to_str().expect("test paths are UTF-8").to_string();
+    let o = iogate(&[
+        "run",
+        &path(spec),
+        "--target",
+        &path(target),
+        "--out",
+        &path(out),
+        "--quiet",
+    ]);
+    assert_eq!(
+        code(&o),
+        0,
+        "iogate run {}: {}",
+        spec.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
