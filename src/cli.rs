@@ -37,6 +37,9 @@ pub enum Command {
     },
     /// Run a spec and write result.json, report.md, report.html and junit.xml.
     Run(RunArgs),
+    /// Analyse a block trace (sizes, seeks, inter-arrival and idle times, service times,
+    /// queue depth, access sequence), or compare two traces request by request.
+    Analyze(AnalyzeArgs),
     /// Bless a result as the golden baseline: writes <golden>/<spec name>/<key>.json.
     Bless {
         /// A run's output directory (or its result.json).
@@ -79,7 +82,43 @@ pub struct RunArgs {
     /// run verify data written by an earlier one (write pass, then verify pass).
     #[arg(long)]
     pub verify_state: Option<PathBuf>,
+    /// Record every request (issue and completion times, operation, offset, length,
+    /// result) in ios.parquet in the output directory.
+    #[arg(long)]
+    pub log_requests: bool,
     /// No progress output (CI logs).
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Options of `iogate analyze`.
+#[derive(Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    /// Trace file.
+    pub trace: PathBuf,
+    /// Its format (blktrace, blkparse, msr, spc, vscsi, fio_iolog, disksim, disksim_ns,
+    /// iogate); default: guessed from the file name.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// For an iogate request log with several steps: the step to analyse.
+    #[arg(long)]
+    pub step: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write an HTML page with a chart per distribution.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
+    /// Shortest gap counted as an idle period.
+    #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
+    pub idle_threshold: std::time::Duration,
+    /// Compare with this trace request by request (exit 1 when they differ).
+    #[arg(long)]
+    pub compare: Option<PathBuf>,
+    /// Format of the compared trace (default: guessed from its name).
+    #[arg(long)]
+    pub compare_format: Option<String>,
+    /// Step of the compared request log.
+    #[arg(long)]
+    pub compare_step: Option<String>,
 }

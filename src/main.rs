@@ -1,6 +1,8 @@
 //! `iogate`: the thin binary. Parses the command line (`cli`), wires spec → runner →
-//! report, prints diagnostics and progress, and maps outcomes to exit codes (`exit`).
+//! report, prints diagnostics and progress, and maps outcomes to exit codes (`exit`);
+//! `analyze` is the trace analysis command.
 
+mod analyze;
 mod cli;
 mod exit;
 
@@ -27,6 +29,7 @@ fn main() -> ExitCode {
         Command::Check { specs } => check(&specs),
         Command::Plan { spec, target, json } => plan(&spec, target.as_deref(), json),
         Command::Run(args) => run(&args),
+        Command::Analyze(args) => analyze::analyze(&args),
         Command::Bless {
             result,
             golden,
@@ -250,6 +253,21 @@ fn run(args: &RunArgs) -> u8 {
         eprintln!("error: {e}");
         return exit::TARGET;
     }
+    // Every trace is read once before any I/O: a malformed trace is refused with its
+    // line numbers, like a spec mistake.
+    let spec_dir = args
+        .spec
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let replays = match iogate_runner::scan_replays(&plan, &spec_dir, target.logical_block_size) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            // A missing, malformed or unplayable trace is bad input, like a spec mistake.
+            return exit::USAGE;
+        }
+    };
     let writes = plan.steps.iter().any(|s| s.writes());
     if let Err(e) = target.prepare(plan.target.size_bytes, writes, args.allow_destructive) {
         eprintln!("error: {e}");
@@ -283,10 +301,14 @@ fn run(args: &RunArgs) -> u8 {
     } else {
         None
     };
+    let request_log = std::sync::Mutex::new(Vec::new());
     let opts = RunOptions {
         interval_ns: 1_000_000_000,
         stop: &stop,
         verify: verify_state.as_ref(),
+        spec_dir,
+        replays,
+        request_log: args.log_requests.then_some(&request_log),
     };
     let mut result = iogate_runner::execute(&plan, &target, &opts, &mut |e| display.event(e));
 
@@ -351,6 +373,21 @@ fn run(args: &RunArgs) -> u8 {
     };
     if let Err(c) = write_file(&out.join("result.json"), &json) {
         return c;
+    }
+    if args.log_requests {
+        let logs = request_log.into_inner().unwrap_or_default();
+        let steps: Vec<iogate_runner::requestlog::StepLog<'_>> = logs
+            .iter()
+            .map(|(step, jobs)| iogate_runner::requestlog::StepLog {
+                step,
+                jobs: jobs.iter().map(Vec::as_slice).collect(),
+            })
+            .collect();
+        let path = out.join("ios.parquet");
+        if let Err(e) = iogate_runner::requestlog::write(&path, &steps) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return exit::TARGET;
+        }
     }
     let reports = [
         ("report.md", render::markdown(&result)),

@@ -2,10 +2,14 @@
 //!
 //! [`baseline`] reads and writes golden files; [`verdict`] evaluates assertions and
 //! baseline rules; [`render`] turns a result into reports with tera templates; [`chart`]
-//! draws SVG charts with plotters. Reads results only: no device I/O.
+//! draws SVG charts with plotters; [`analysis`] analyses block traces with polars and
+//! [`compare`] checks two traces request by request. Reads results and traces only: no
+//! device I/O.
 
+pub mod analysis;
 pub mod baseline;
 pub mod chart;
+pub mod compare;
 pub mod render;
 pub mod verdict;
 

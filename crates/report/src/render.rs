@@ -391,3 +391,186 @@ pub fn junit(result: &RunResult) -> Result<String, RenderError> {
         &context(result, false),
     )
 }
+
+/// The HTML page of a trace analysis (`iogate analyze --html`): the figures as a table,
+/// then one chart per distribution and the access sequence.
+pub fn analysis_html(a: &crate::analysis::TraceAnalysis) -> Result<String, RenderError> {
+    use iogate_spec::units::{format_ns, ByteSize};
+    let mut cx = Context::new();
+    cx.insert("a", a);
+    cx.insert("span", &format_ns(a.span_ns as f64));
+    let pct = |v: f64| format!("{v:.2}%");
+    let mut rows: Vec<(String, String)> = vec![
+        ("reads".into(), a.reads.to_string()),
+        ("writes".into(), a.writes.to_string()),
+        ("bytes read".into(), ByteSize(a.bytes_read).to_string()),
+        (
+            "bytes written".into(),
+            ByteSize(a.bytes_written).to_string(),
+        ),
+        ("mean size".into(), format!("{:.0} B", a.mean_size_bytes)),
+        (
+            "mean inter-arrival time".into(),
+            format_ns(a.inter_arrival.mean),
+        ),
+        (
+            "mean |seek distance|".into(),
+            ByteSize(a.seek_distance.absolute_bytes.mean as u64).to_string(),
+        ),
+        ("sequential (seek 0)".into(), pct(a.seek_distance.zero_pct)),
+        (
+            "sequential streams".into(),
+            format!(
+                "{} ({} of requests)",
+                a.sequential_streams,
+                pct(a.sequential_pct)
+            ),
+        ),
+        ("write update ratio".into(), pct(a.write_update_ratio_pct)),
+        (
+            "idle periods".into(),
+            format!(
+                "{} ≥ {}, {} of the span",
+                a.idle_periods.duration_ns.count,
+                format_ns(a.idle_periods.threshold_ns as f64),
+                pct(a.idle_periods.share_pct)
+            ),
+        ),
+    ];
+    if let Some(s) = &a.service_time {
+        rows.push((
+            "mean service time (read / write)".into(),
+            format!(
+                "{} / {}",
+                format_ns(s.read_ns.mean),
+                format_ns(s.write_ns.mean)
+            ),
+        ));
+        rows.push((
+            "service time 0–1 ms / 1–100 ms / >100 ms".into(),
+            format!(
+                "{} / {} / {}",
+                pct(s.bands_pct[0]),
+                pct(s.bands_pct[1]),
+                pct(s.bands_pct[2])
+            ),
+        ));
+    }
+    if let Some(q) = &a.queue_depth {
+        rows.push((
+            "queue depth (mean / max)".into(),
+            format!("{:.2} / {}", q.mean, q.max),
+        ));
+    }
+    cx.insert("rows", &rows);
+    let total = a.requests.max(1) as f64;
+    let share = |c: u64| c as f64 * 100.0 / total;
+    let log_bars = |s: &crate::analysis::Summary, ns: bool| -> Vec<(String, f64)> {
+        let n = s.count.max(1) as f64;
+        s.buckets
+            .iter()
+            .map(|b| {
+                let label = if ns {
+                    format!("<{}", format_ns(b.upper as f64))
+                } else {
+                    format!("<{}", ByteSize(b.upper as u64))
+                };
+                (label, b.count as f64 * 100.0 / n)
+            })
+            .collect()
+    };
+    let mut charts = Vec::new();
+    let sizes: Vec<(String, f64)> = a
+        .size_histogram
+        .iter()
+        .map(|(k, v)| (ByteSize(*k).to_string(), share(*v)))
+        .collect();
+    charts.push(chart::bars_svg(
+        "Transfer sizes",
+        "size",
+        "share of requests (%)",
+        &sizes,
+    ));
+    let seeks: Vec<(String, f64)> = a
+        .seek_distance
+        .signed_buckets
+        .iter()
+        .map(|b| {
+            let label = if b.lower < 0 {
+                format!("-{}", ByteSize(b.lower.unsigned_abs()))
+            } else if b.upper == 1 {
+                "0".into()
+            } else {
+                ByteSize(b.lower as u64).to_string()
+            };
+            (label, share(b.count))
+        })
+        .collect();
+    charts.push(chart::bars_svg(
+        "Seek distance (signed, log buckets)",
+        "distance",
+        "share of requests (%)",
+        &seeks,
+    ));
+    charts.push(chart::bars_svg(
+        "Inter-arrival time",
+        "time",
+        "share (%)",
+        &log_bars(&a.inter_arrival, true),
+    ));
+    charts.push(chart::bars_svg(
+        "Idle periods",
+        "duration",
+        "share of idle periods (%)",
+        &log_bars(&a.idle_periods.duration_ns, true),
+    ));
+    if let Some(s) = &a.service_time {
+        charts.push(chart::bars_svg(
+            "Service time",
+            "time",
+            "share (%)",
+            &log_bars(&s.all_ns, true),
+        ));
+    }
+    if let Some(q) = &a.queue_depth {
+        let bars: Vec<(String, f64)> = q
+            .at_arrival
+            .iter()
+            .map(|(d, c)| (d.to_string(), share(*c)))
+            .collect();
+        charts.push(chart::bars_svg(
+            "Queue depth at arrival",
+            "outstanding requests",
+            "share of requests (%)",
+            &bars,
+        ));
+    }
+    let points: Vec<(f64, f64, bool)> = a
+        .access_sequence
+        .iter()
+        .map(|p| {
+            (
+                p.time_ns as f64 / 1e9,
+                p.offset as f64 / (1u64 << 30) as f64,
+                p.write,
+            )
+        })
+        .collect();
+    charts.push(chart::access_sequence_svg(
+        "Access sequence (reads blue, writes red)",
+        &points,
+    ));
+    let charts: Vec<String> = charts
+        .into_iter()
+        .map(|c| match c {
+            Ok(svg) => svg,
+            Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
+        })
+        .collect();
+    cx.insert("charts", &charts);
+    render(
+        "analysis.html",
+        include_str!("../templates/analysis.html"),
+        &cx,
+    )
+}

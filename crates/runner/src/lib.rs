@@ -2,13 +2,15 @@
 //!
 //! [`target`] probes, prepares and identifies files and block devices; [`engine`]
 //! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring` and its buffer pool);
-//! [`trace`] streams block traces (fio iolog, DiskSim ASCII, blktrace) for replay and
-//! analysis; [`run`] executes a plan's steps and merges per-job measurements into a
+//! [`trace`] streams block traces (every supported format) for [`replay`] and analysis;
+//! [`requestlog`] writes and reads `ios.parquet`; [`run`] executes a plan's steps and merges per-job measurements into a
 //! [`result::RunResult`]; [`event`] is what the binary displays. The report crate reads
 //! results; the spec crate provides the plan.
 
 pub mod engine;
 pub mod event;
+pub mod replay;
+pub mod requestlog;
 pub mod result;
 pub mod run;
 pub mod target;
@@ -18,7 +20,7 @@ use std::path::PathBuf;
 
 pub use event::RunEvent;
 pub use result::{Outcome, RunResult};
-pub use run::{check_host, check_target, execute, RunOptions};
+pub use run::{check_host, check_target, execute, scan_replays, RunOptions};
 pub use target::{Target, TargetIdentity, TargetKind};
 
 /// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with

@@ -114,6 +114,9 @@ pub struct StepResult {
     /// First data verification failures (at most 100 per job; absent in older results).
     #[serde(default)]
     pub verify_records: Vec<VerifyRecord>,
+    /// A replay step's trace figures: requests played, filtered and out of range.
+    #[serde(default)]
+    pub replay: Option<crate::replay::ReplayFigures>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
 }
@@ -154,6 +157,13 @@ pub struct StepMetrics {
     /// Completion latency (fio's clat): submission to completion.
     #[serde(default)]
     pub completion_latency: LatencySummary,
+    /// Head-to-head time (RankDisk): from one request's issue to the next one's, per job.
+    /// Its counterpart, head-to-tail (IOMeter: issue to completion), is `latency`.
+    #[serde(default)]
+    pub head_to_head: LatencySummary,
+    /// Timed replays: how late requests were issued after their due time (issue-time error).
+    #[serde(default)]
+    pub issue_lag: Option<LatencySummary>,
     /// Share of requests in each latency band (IOMeter's bands unless the spec sets
     /// `latency_bands`), by total latency.
     #[serde(default)]

@@ -2,7 +2,9 @@
 //! in order, progress as [`RunEvent`]s, and a [`RunResult`] that is returned even when a
 //! step fails (the failure is recorded in it).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use iogate_spec::{Limit, Plan, PlanStep};
@@ -10,8 +12,9 @@ use iogate_spec::{Limit, Plan, PlanStep};
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
 use crate::engine::verify::VerifyState;
-use crate::engine::{new_latency_histogram, Generator, Interval, JobStats};
+use crate::engine::{new_latency_histogram, Generator, Interval, JobStats, RequestRecord};
 use crate::event::RunEvent;
+use crate::replay::{ReplayFigures, ReplaySource};
 use crate::result::{
     histogram_buckets, latency_bands, BlockSizeCount, Host, IntervalSample, JobFigures,
     LatencySummary, OpMetrics, Outcome, RunResult, StepMetrics, StepResult, VerifySummary,
@@ -28,6 +31,39 @@ pub struct RunOptions<'a> {
     /// Verification state, required when the plan verifies (`Plan::verifies`): every
     /// writing step stamps headers into it, every verifying step checks reads against it.
     pub verify: Option<&'a VerifyState>,
+    /// Directory that relative trace paths of replay steps start from (the spec's).
+    pub spec_dir: PathBuf,
+    /// Each replay step's scan ([`crate::replay::scan`], done before any I/O), by step index.
+    pub replays: Vec<Option<ReplayFigures>>,
+    /// When set, every request of every step is recorded here: (step name, each job's records).
+    pub request_log: Option<&'a Mutex<RequestLogSink>>,
+}
+
+/// Request records collected during a run: (step name, each job's records), in step order.
+pub type RequestLogSink = Vec<(String, Vec<Vec<RequestRecord>>)>;
+
+/// Scans every replay step's trace before any I/O ([`crate::replay::scan`]), returning
+/// the figures by step index (None for other steps).
+///
+/// Errors: the first trace that cannot be played.
+pub fn scan_replays(
+    plan: &Plan,
+    spec_dir: &std::path::Path,
+    logical_block_size: u32,
+) -> Result<Vec<Option<ReplayFigures>>, crate::replay::ReplayError> {
+    plan.steps
+        .iter()
+        .map(|s| match &s.replay {
+            Some(r) => crate::replay::scan(
+                &crate::replay::trace_path(r, spec_dir),
+                r,
+                s.region,
+                logical_block_size,
+            )
+            .map(Some),
+            None => Ok(None),
+        })
+        .collect()
 }
 
 /// RFC 3339 UTC time, seconds precision.
@@ -189,6 +225,7 @@ fn job_limit(step: &PlanStep, job: u32) -> JobLimit {
         Limit::Duration { duration_ns } => JobLimit::Deadline(step.ramp_ns + duration_ns),
         Limit::Ios { ios } => JobLimit::Ios(share(ios)),
         Limit::Bytes { bytes } => JobLimit::Bytes(share(bytes)),
+        Limit::Trace => JobLimit::Ios(u64::MAX),
     }
 }
 
@@ -201,12 +238,24 @@ fn run_step(
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
     let writes = step.writes();
-    let max_bs = step
-        .mix
-        .iter()
-        .map(|m| m.block_size_bytes)
-        .max()
-        .unwrap_or(4096) as usize;
+    let replay = match (&step.replay, opts.replays.get(index).cloned().flatten()) {
+        (Some(r), Some(fig)) => Some((r, fig)),
+        (Some(_), None) => {
+            let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
+            r.error = Some("the trace was not scanned before the run".into());
+            return r;
+        }
+        _ => None,
+    };
+    let max_bs = match &replay {
+        Some((_, fig)) => fig.max_request_bytes as usize,
+        None => step
+            .mix
+            .iter()
+            .map(|m| m.block_size_bytes)
+            .max()
+            .unwrap_or(4096) as usize,
+    };
     let lbs = u64::from(target.logical_block_size);
     let verify = opts.verify.map(|state| VerifyParams {
         state,
@@ -237,6 +286,7 @@ fn run_step(
     };
     let progress: Vec<AtomicU64> = (0..step.jobs).map(|_| AtomicU64::new(0)).collect();
     let origin = Instant::now();
+    let replay_ref = replay.as_ref();
     let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..step.jobs)
             .map(|job| {
@@ -259,6 +309,8 @@ fn run_step(
                         lbs,
                     );
                     let mut stats = JobStats::new(step.mix.len());
+                    let mut pacer =
+                        Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
                     let params = JobParams {
                         job,
                         queue_depth: step.queue_depth,
@@ -276,11 +328,28 @@ fn run_step(
                         sqpoll: step.kernel_submission,
                         cpu: (!step.cpus.is_empty())
                             .then(|| step.cpus[job as usize % step.cpus.len()]),
+                        log_requests: opts.request_log.is_some(),
                     };
-                    let mut pacer =
-                        Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
-                    run_job(&file, &params, &mut gen, &mut pacer, &mut stats)
+                    if let Some((plan, fig)) = replay_ref {
+                        let path = crate::replay::trace_path(plan, &opts.spec_dir);
+                        let mut src = ReplaySource::new(
+                            &path,
+                            plan,
+                            step.region,
+                            target.logical_block_size,
+                            fig,
+                            seed,
+                        )
                         .map_err(|e| e.to_string())?;
+                        run_job(&file, &params, &mut src, &mut pacer, &mut stats)
+                            .map_err(|e| e.to_string())?;
+                        if let Some(e) = src.error {
+                            return Err(e);
+                        }
+                    } else {
+                        run_job(&file, &params, &mut gen, &mut pacer, &mut stats)
+                            .map_err(|e| e.to_string())?;
+                    }
                     Ok(stats)
                 })
             })
@@ -295,6 +364,8 @@ fn run_step(
                         Some(elapsed_ns as f64 / (step.ramp_ns + duration_ns) as f64)
                     }
                     Limit::Ios { ios: total } => Some(ios as f64 / total as f64),
+                    Limit::Trace => replay_ref
+                        .map(|(_, f)| ios as f64 / (f.played * u64::from(f.loops)).max(1) as f64),
                     Limit::Bytes { bytes } => {
                         let mean: f64 = step
                             .mix
@@ -328,6 +399,15 @@ fn run_step(
             Err(e) => error = Some(e),
         }
     }
+    if let Some(sink) = opts.request_log {
+        let logs = jobs
+            .iter_mut()
+            .map(|j| j.request_log.take().unwrap_or_default())
+            .collect();
+        if let Ok(mut sink) = sink.lock() {
+            sink.push((step.name.clone(), logs));
+        }
+    }
     let mut r = merge(
         step,
         &jobs,
@@ -336,6 +416,14 @@ fn run_step(
         band_edges_ns,
     );
     r.error = error;
+    if let Some((_, fig)) = replay {
+        r.replay = Some(fig);
+        let mut lag = new_latency_histogram();
+        for j in &jobs {
+            let _ = lag.add(&j.issue_lag);
+        }
+        r.metrics.issue_lag = (!lag.is_empty()).then(|| LatencySummary::from_histogram(&lag));
+    }
     r
 }
 
@@ -363,6 +451,8 @@ fn merge(
     band_edges_ns: &[u64],
 ) -> StepResult {
     let (mut submission, mut completion) = (new_latency_histogram(), new_latency_histogram());
+    let mut head_to_head = new_latency_histogram();
+    let mut sizes: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
     let (mut read, mut write, mut all) = (
         new_latency_histogram(),
         new_latency_histogram(),
@@ -384,6 +474,12 @@ fn merge(
         let _ = write.add(&j.write_latency);
         let _ = submission.add(&j.submission_latency);
         let _ = completion.add(&j.completion_latency);
+        let _ = head_to_head.add(&j.head_to_head);
+        for (len, (r, w)) in &j.sizes {
+            let e = sizes.entry(*len).or_default();
+            e.0 += r;
+            e.1 += w;
+        }
         read_bytes += j.read_bytes;
         write_bytes += j.write_bytes;
         read_errors += j.read_errors;
@@ -468,6 +564,14 @@ fn merge(
             }),
         }
     }
+    for (len, (r, w)) in sizes {
+        block_sizes.push(BlockSizeCount {
+            block_size_bytes: u64::from(len),
+            ios: r + w,
+            reads: r,
+            writes: w,
+        });
+    }
     // The last interval ends at the last completion. When it is shorter than half an
     // interval (typically the drain of in-flight requests after the deadline), it is
     // folded into the previous one: a few completions over microseconds are no rate.
@@ -532,6 +636,8 @@ fn merge(
             },
             submission_latency: LatencySummary::from_histogram(&submission),
             completion_latency: LatencySummary::from_histogram(&completion),
+            head_to_head: LatencySummary::from_histogram(&head_to_head),
+            issue_lag: None,
             latency_bands: latency_bands(&all, band_edges_ns),
             latency_histogram: histogram_buckets(&all),
             read: op_metrics(&read, read_bytes, read_errors, secs),
@@ -554,6 +660,7 @@ fn merge(
         interval_ns,
         error_records,
         verify_records: verify.records,
+        replay: None,
         error: None,
     }
 }

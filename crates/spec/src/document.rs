@@ -57,6 +57,81 @@ pub enum RawStep {
     Precondition(Box<RawPrecondition>),
     /// An access specification run for a duration or a number of requests.
     Workload(Box<RawWorkload>),
+    /// A block trace played back on the target.
+    Replay(Box<RawReplay>),
+}
+
+/// `replay:` a recorded block trace played back on the target.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReplay {
+    /// Step name (default `replay`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// Trace file, relative to the spec file's directory.
+    pub trace: Spanned<String>,
+    /// Trace format (see `TraceFormat::NAMES`).
+    pub format: Spanned<String>,
+    /// `as_fast_as_possible` (default), `as_recorded`, `{ scaled: X }`, `{ idle_capped: D }`.
+    #[serde(default)]
+    pub timing: Option<Spanned<RawTiming>>,
+    /// A limit on outstanding requests, or `trace`: the queue depth each request saw
+    /// when it was recorded (default 64).
+    #[serde(default)]
+    pub queue_depth: Option<Spanned<String>>,
+    /// How trace offsets land on the region: `fold` (default), `offset` or `none`.
+    #[serde(default)]
+    pub mapping: Option<Spanned<String>>,
+    /// Which requests of the trace to play.
+    #[serde(default)]
+    pub filter: Option<RawTraceFilter>,
+    /// Times the trace is played (default 1).
+    #[serde(default)]
+    pub loops: Option<Spanned<u64>>,
+    /// For an iogate request log holding several steps: the step to play.
+    #[serde(default)]
+    pub log_step: Option<Spanned<String>>,
+    /// Part of the target (default all of it).
+    #[serde(default)]
+    pub region: Option<RawRegion>,
+}
+
+/// `timing:` of a replay.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RawTiming {
+    /// Each request as soon as the queue depth allows.
+    AsFastAsPossible,
+    /// Each request at its recorded time from the trace's first request.
+    AsRecorded,
+    /// Recorded times divided by the factor (2: twice the recorded rate).
+    Scaled(f64),
+    /// Recorded times, with every gap between requests longer than this shortened to it.
+    IdleCapped(String),
+}
+
+/// `filter:` of a replay: requests outside it are not played.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTraceFilter {
+    /// Play reads (default true).
+    #[serde(default)]
+    pub reads: Option<bool>,
+    /// Play writes (default true).
+    #[serde(default)]
+    pub writes: Option<bool>,
+    /// Smallest request played.
+    #[serde(default)]
+    pub min_size: Option<Spanned<String>>,
+    /// Largest request played.
+    #[serde(default)]
+    pub max_size: Option<Spanned<String>>,
+    /// Start of the time window, from the trace's first request.
+    #[serde(default)]
+    pub from: Option<Spanned<String>>,
+    /// End of the time window (exclusive), from the trace's first request.
+    #[serde(default)]
+    pub to: Option<Spanned<String>>,
 }
 
 /// `precondition:` (workload-independent: sequential writes over the region).

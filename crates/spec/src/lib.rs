@@ -19,8 +19,8 @@ pub use compile::{compile, spec_digest};
 pub use diag::{Diagnostic, Diagnostics, SourceFile};
 pub use expr::{format_value, Assertion, Dim, LatencyStat, Metric, MetricRef, OpFilter};
 pub use plan::{
-    BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, RateLimit, Region,
-    StepKind, Zone,
+    AddressMapping, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep,
+    RateLimit, Region, ReplayPlan, ReplayTiming, StepKind, TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

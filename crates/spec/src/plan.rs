@@ -90,6 +90,8 @@ pub enum StepKind {
     Precondition,
     /// An access specification.
     Workload,
+    /// A block trace played back.
+    Replay,
 }
 
 impl StepKind {
@@ -98,6 +100,7 @@ impl StepKind {
         match self {
             StepKind::Precondition => "precondition",
             StepKind::Workload => "workload",
+            StepKind::Replay => "replay",
         }
     }
 }
@@ -121,6 +124,8 @@ pub enum Limit {
         /// Bytes.
         bytes: u64,
     },
+    /// When the trace has been played (every loop).
+    Trace,
 }
 
 /// How random offsets are spread over a region (fio's `random_distribution`).
@@ -255,10 +260,142 @@ pub struct PlanStep {
     pub ramp_ns: u64,
     /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.
     pub cpus: Vec<u32>,
+    /// The trace played by a replay step (`kind: replay`; then `mix` is empty).
+    pub replay: Option<ReplayPlan>,
     /// Known run time (time-bounded steps).
     pub estimated_duration_ns: Option<u64>,
     /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).
     pub estimated_bytes: Option<u64>,
+}
+
+/// A block trace format the runner can read (`runner::trace`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// blktrace binary (`<dev>.blktrace.<cpu>`): D (issue) and C (complete) events.
+    Blktrace,
+    /// blkparse's default text output (`blkparse -i <dev>`): D and C lines.
+    Blkparse,
+    /// MSR Cambridge CSV (Windows filetime, 100 ns ticks).
+    Msr,
+    /// UMass / SPC CSV (ASU, LBA in 512 B sectors, size, opcode, seconds).
+    Spc,
+    /// VMware vSCSI CSV (the CloudPhysics layout, µs).
+    Vscsi,
+    /// fio iolog v2 or v3 (`read_iolog`; v3 times in µs, as fio writes them).
+    FioIolog,
+    /// DiskSim ASCII, times in ms.
+    Disksim,
+    /// DiskSim ASCII with times in ns (MQSim's traces).
+    DisksimNs,
+    /// iogate's own request log (`ios.parquet`, written with `--log-requests`).
+    Iogate,
+}
+
+impl TraceFormat {
+    /// Names as written in specs and on the command line.
+    pub const NAMES: [(&'static str, TraceFormat); 9] = [
+        ("blktrace", TraceFormat::Blktrace),
+        ("blkparse", TraceFormat::Blkparse),
+        ("msr", TraceFormat::Msr),
+        ("spc", TraceFormat::Spc),
+        ("vscsi", TraceFormat::Vscsi),
+        ("fio_iolog", TraceFormat::FioIolog),
+        ("disksim", TraceFormat::Disksim),
+        ("disksim_ns", TraceFormat::DisksimNs),
+        ("iogate", TraceFormat::Iogate),
+    ];
+
+    /// The format named `name`.
+    pub fn from_name(name: &str) -> Option<TraceFormat> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
+    }
+}
+
+/// When each replayed request is issued.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReplayTiming {
+    /// As soon as the queue depth allows.
+    AsFastAsPossible,
+    /// At its recorded time from the trace's first request.
+    AsRecorded,
+    /// At its recorded time divided by `factor` (2: twice the recorded rate; fio's
+    /// `replay_time_scale` is the same idea as a percentage).
+    Scaled {
+        /// Speed-up factor, > 0.
+        factor: f64,
+    },
+    /// At its recorded time, with every gap between consecutive requests longer than
+    /// `max_idle_ns` shortened to it.
+    IdleCapped {
+        /// Longest idle gap kept, ns.
+        max_idle_ns: u64,
+    },
+}
+
+/// How trace offsets land on the step's region. Offsets are aligned down, and lengths up,
+/// to the logical block size first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddressMapping {
+    /// `region.offset + trace offset mod (region length − request length)`.
+    Fold,
+    /// `region.offset + trace offset`; requests past the region's end are skipped and counted.
+    Offset,
+    /// The trace offset itself; requests outside the region are skipped and counted.
+    None,
+}
+
+/// Which requests of a trace are played.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TraceFilter {
+    /// Play reads.
+    pub reads: bool,
+    /// Play writes.
+    pub writes: bool,
+    /// Smallest length played, bytes (as recorded, before alignment).
+    pub min_size_bytes: u64,
+    /// Largest length played, bytes.
+    pub max_size_bytes: u64,
+    /// Window start from the trace's first request, ns.
+    pub from_ns: u64,
+    /// Window end (exclusive) from the trace's first request, ns.
+    pub to_ns: Option<u64>,
+}
+
+/// A replay step's trace and how it is played.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplayPlan {
+    /// Trace path as written in the spec (relative to the spec file's directory).
+    pub trace: String,
+    /// Format.
+    pub format: TraceFormat,
+    /// Issue times.
+    pub timing: ReplayTiming,
+    /// Whether each request waits until fewer requests are outstanding than when it was
+    /// recorded (RankDisk's queue-depth-preserving replay; needs completion times).
+    /// `PlanStep::queue_depth` is the ring's limit either way.
+    pub queue_depth_from_trace: bool,
+    /// Address mapping.
+    pub mapping: AddressMapping,
+    /// Request filter.
+    pub filter: TraceFilter,
+    /// Times the trace is played.
+    pub loops: u32,
+    /// For an iogate request log: the step to play (None: the log must hold one step).
+    pub log_step: Option<String>,
 }
 
 /// A baseline rule: fail when `metric` is worse than the golden value by more than
@@ -313,7 +450,10 @@ pub fn derive_seed(seed: u64, step: u64, job: u64) -> u64 {
 impl PlanStep {
     /// Whether the step writes.
     pub fn writes(&self) -> bool {
-        self.mix.iter().any(|m| m.read_pct < 100.0)
+        match &self.replay {
+            Some(r) => r.filter.writes,
+            None => self.mix.iter().any(|m| m.read_pct < 100.0),
+        }
     }
 }
 
@@ -351,6 +491,7 @@ impl Plan {
                 Limit::Duration { duration_ns } => format_ns(duration_ns as f64),
                 Limit::Ios { ios } => format!("{ios} ios"),
                 Limit::Bytes { bytes } => ByteSize(bytes).to_string(),
+                Limit::Trace => "trace".to_string(),
             };
             let region = format!(
                 "{}+{}",
@@ -371,6 +512,31 @@ impl Plan {
                 s.estimated_bytes
                     .map_or("?".into(), |b| ByteSize(b).to_string()),
             ));
+            if let Some(r) = &s.replay {
+                out.push_str(&format!(
+                    "      trace {} ({}), timing {}, queue depth {}, mapping {}, loops {}\n",
+                    r.trace,
+                    r.format.name(),
+                    match r.timing {
+                        ReplayTiming::AsFastAsPossible => "as fast as possible".to_string(),
+                        ReplayTiming::AsRecorded => "as recorded".to_string(),
+                        ReplayTiming::Scaled { factor } => format!("scaled {factor}x"),
+                        ReplayTiming::IdleCapped { max_idle_ns } =>
+                            format!("idle capped at {}", format_ns(max_idle_ns as f64)),
+                    },
+                    if r.queue_depth_from_trace {
+                        format!("as in the trace (at most {})", s.queue_depth)
+                    } else {
+                        format!("at most {}", s.queue_depth)
+                    },
+                    match r.mapping {
+                        AddressMapping::Fold => "fold",
+                        AddressMapping::Offset => "offset",
+                        AddressMapping::None => "none",
+                    },
+                    r.loops
+                ));
+            }
             for m in &s.mix {
                 out.push_str(&format!(
                     "      {:>8} weight {:>6.2}%  read {:>6.2}%  random {:>6.2}%  align {}\n",

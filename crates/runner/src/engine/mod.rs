@@ -9,6 +9,7 @@
 
 pub mod buffers;
 pub mod pacing;
+pub mod ring;
 pub mod uring;
 pub mod verify;
 
@@ -32,7 +33,7 @@ pub enum Op {
 /// One request to issue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
-    /// Index of the mix line it came from.
+    /// Index of the mix line it came from (0 for a replay).
     pub line: u16,
     /// Read or write.
     pub op: Op,
@@ -40,6 +41,54 @@ pub struct Request {
     pub offset: u64,
     /// Length in bytes.
     pub len: u32,
+    /// Earliest issue time, ns from the job's first issue attempt (timed sources only).
+    pub due_ns: u64,
+    /// Issue only while fewer requests than this are outstanding (0: no limit but the
+    /// queue depth); a replay's recorded queue depth.
+    pub max_outstanding: u32,
+}
+
+/// Where a job's requests come from: an access specification ([`Generator`]) or a
+/// trace (`replay::ReplaySource`).
+pub trait RequestSource {
+    /// The next request; None when the source is exhausted (the job then drains).
+    fn next_request(&mut self) -> Option<Request>;
+    /// Fills write payload.
+    fn fill(&mut self, buf: &mut [u8]);
+    /// Whether requests carry issue times (`Request::due_ns`) the engine must keep.
+    fn timed(&self) -> bool {
+        false
+    }
+}
+
+impl RequestSource for Generator {
+    #[inline]
+    fn next_request(&mut self) -> Option<Request> {
+        Some(Generator::next_request(self))
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) {
+        Generator::fill(self, buf);
+    }
+}
+
+/// One request as the request log (`--log-requests`, `ios.parquet`) records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// Issue order within the job (0, 1, …): requests issued in one batch share a time.
+    pub seq: u64,
+    /// Issue time (preparation), ns from the step's origin.
+    pub issue_ns: u64,
+    /// Completion time (observed), ns from the step's origin.
+    pub complete_ns: u64,
+    /// Read or write.
+    pub op: Op,
+    /// Byte offset.
+    pub offset: u64,
+    /// Requested length, bytes.
+    pub length: u32,
+    /// Bytes transferred, or −errno.
+    pub result: i32,
 }
 
 struct LineGen {
@@ -227,6 +276,8 @@ impl Generator {
             op,
             offset,
             len: l.len,
+            due_ns: 0,
+            max_outstanding: 0,
         }
     }
 
@@ -323,6 +374,15 @@ pub struct JobStats {
     pub registered: bool,
     /// Verification counts and records.
     pub verify: VerifyStats,
+    /// Head-to-head time: from one request's issue to the next one's (RankDisk's and
+    /// IOMeter's term; 0 within a batch submitted together), ns, after the ramp.
+    pub head_to_head: Histogram<u64>,
+    /// Timed sources: how late each request was issued after its due time, ns.
+    pub issue_lag: Histogram<u64>,
+    /// Every request, when the run records a request log.
+    pub request_log: Option<Vec<RequestRecord>>,
+    /// Completed (reads, writes) by transfer size, for sources without mix lines.
+    pub sizes: std::collections::BTreeMap<u32, (u64, u64)>,
 }
 
 /// Verification counts of a job (or a step, once merged).
@@ -388,6 +448,27 @@ impl JobStats {
             occupancy_ns: 0,
             registered: false,
             verify: VerifyStats::default(),
+            head_to_head: new_latency_histogram(),
+            issue_lag: new_latency_histogram(),
+            request_log: None,
+            sizes: Default::default(),
+        }
+    }
+
+    /// Counts a completed request by its mix line, or by its size when the source has
+    /// no mix lines (a replay).
+    #[inline]
+    pub fn count_size(&mut self, line: u16, len: u32, op: Op) {
+        let (reads, writes) = match self.lines.get_mut(usize::from(line)) {
+            Some(l) => (&mut l.reads, &mut l.writes),
+            None => {
+                let e = self.sizes.entry(len).or_default();
+                (&mut e.0, &mut e.1)
+            }
+        };
+        match op {
+            Op::Read => *reads += 1,
+            Op::Write => *writes += 1,
         }
     }
 

@@ -156,6 +156,8 @@ mod tests {
             op,
             offset: 0,
             len,
+            due_ns: 0,
+            max_outstanding: 0,
         }
     }
 

@@ -9,12 +9,15 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use io_uring::{opcode, squeue, types, EnterFlags, IoUring};
+use io_uring::{opcode, squeue, types, EnterFlags};
 
 use super::buffers::BufferPool;
 use super::pacing::Pacer;
+use super::ring::{build_ring, spin_budget_ns, wait_until, DUE_SPIN_NS};
 use super::verify::{self, Expected, VerifyRecord, VerifyState};
-use super::{ErrorRecord, Generator, Interval, JobStats, Op, Request, MAX_ERROR_RECORDS};
+use super::{
+    ErrorRecord, Interval, JobStats, Op, Request, RequestRecord, RequestSource, MAX_ERROR_RECORDS,
+};
 
 /// Errors that stop a job.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +87,8 @@ pub struct JobParams<'a> {
     /// Data verification: stamp writes (always, when present) and check reads (when
     /// `check_reads`).
     pub verify: Option<VerifyParams<'a>>,
+    /// Record every request in `JobStats::request_log`.
+    pub log_requests: bool,
 }
 
 /// Verification settings of a job.
@@ -117,74 +122,18 @@ struct Slot {
     in_flight: bool,
     /// Generation stamped into a write.
     generation: u64,
+    /// Issue order within the job.
+    seq: u64,
 }
-
-fn build_ring(entries: u32, iopoll: bool, sqpoll: bool) -> Result<IoUring, EngineError> {
-    if sqpoll {
-        // A kernel thread submits (it sleeps after 1 s without work); completions are
-        // posted to the ring directly, so they are reaped without system calls. Deferred
-        // task running cannot be combined with it.
-        let mut b = IoUring::builder();
-        b.setup_sqpoll(1_000).setup_single_issuer();
-        if iopoll {
-            b.setup_iopoll();
-        }
-        return b.build(entries).map_err(EngineError::Ring);
-    }
-    // fio's io_uring setup: cooperative task running, a single issuer, and deferred task
-    // running (Linux 6.1+): completions are posted only when this thread asks for them,
-    // without interrupting it. Older kernels fall back step by step. With IOPOLL the
-    // kernel polls the device's poll queues inside every enter with GETEVENTS.
-    let with = |b: &mut io_uring::Builder| {
-        if iopoll {
-            b.setup_iopoll();
-        }
-    };
-    let mut full = IoUring::builder();
-    full.setup_coop_taskrun()
-        .setup_single_issuer()
-        .setup_defer_taskrun();
-    with(&mut full);
-    let mut coop = IoUring::builder();
-    coop.setup_coop_taskrun();
-    with(&mut coop);
-    let mut plain = IoUring::builder();
-    with(&mut plain);
-    full.build(entries)
-        .or_else(|_| coop.build(entries))
-        .or_else(|_| plain.build(entries))
-        .map_err(EngineError::Ring)
-}
-
-/// Longest poll for completions before sleeping (hybrid polling): twice the recent mean
-/// latency, at most [`MAX_SPIN_NS`]; none for devices slower than [`SPIN_LATENCY_LIMIT_NS`],
-/// where a sleep costs little next to the device's own time. `run` enables polling only
-/// at queue depth 2 or more and when the step's jobs leave a CPU free: measured on a loop
-/// device, polling at queue depth 1, or with as many jobs as CPUs, took the CPU from the
-/// kernel workers that complete the requests (0.63x fio's IOPS at QD1 instead of 1.0x).
-fn spin_budget_ns(latency_ewma_ns: u64) -> u64 {
-    if latency_ewma_ns > SPIN_LATENCY_LIMIT_NS {
-        0
-    } else if latency_ewma_ns == 0 {
-        MAX_SPIN_NS
-    } else {
-        (2 * latency_ewma_ns).min(MAX_SPIN_NS)
-    }
-}
-
-/// Upper bound of one poll before sleeping, ns.
-pub const MAX_SPIN_NS: u64 = 50_000;
-/// Mean latency above which the engine sleeps at once, ns.
-pub const SPIN_LATENCY_LIMIT_NS: u64 = 100_000;
 
 /// Runs one job to its limit on `file`, recording into `stats`.
 ///
 /// Errors: ring setup failures, or [`EngineError::AllFailed`] when the first 1000
 /// requests all fail (a failed request is otherwise counted and recorded, never fatal).
-pub fn run_job(
+pub fn run_job<S: RequestSource>(
     file: &File,
     p: &JobParams<'_>,
-    gen: &mut Generator,
+    src: &mut S,
     pacer: &mut Pacer,
     stats: &mut JobStats,
 ) -> Result<(), EngineError> {
@@ -197,7 +146,7 @@ pub fn run_job(
     let qd = p.queue_depth.max(1) as usize;
     // The pool is declared before the ring so that it is dropped after it.
     let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
-    gen.fill(pool.as_mut_slice());
+    src.fill(pool.as_mut_slice());
     let mut ring = build_ring(qd.next_power_of_two() as u32, p.iopoll, p.sqpoll)?;
     let iovecs = pool.iovecs();
     // SAFETY: the iovecs describe `pool`'s allocation, which outlives the ring: `pool` is
@@ -217,7 +166,8 @@ pub fn run_job(
             op: Op::Read,
             line: 0,
             in_flight: false,
-            generation: 0
+            generation: 0,
+            seq: 0,
         };
         qd
     ];
@@ -249,6 +199,18 @@ pub fn run_job(
     let mut completed_since_publish = 0u64;
 
     let paced = !pacer.is_free();
+    let timed = src.timed();
+    if timed {
+        // Timer wake-ups late by the default 50 µs slack would show as issue-time error.
+        let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
+    }
+    if p.log_requests {
+        stats.request_log = Some(Vec::with_capacity(1 << 16));
+    }
+    let mut seq = 0u64;
+    let mut last_issue_ns: Option<u64> = None;
+    // Timed sources: the time their time 0 maps to (the first issue attempt).
+    let mut base_ns: Option<u64> = None;
     // Occupancy integral: outstanding requests × time, counted after the ramp.
     let mut occupancy_mark = p.ramp_ns;
     let mut occupy = |stats: &mut JobStats, inflight: usize, t: u64| {
@@ -281,7 +243,28 @@ pub fn run_job(
             if !issuing {
                 break;
             }
-            let req = pending.take().unwrap_or_else(|| gen.next_request());
+            let req = match pending.take() {
+                Some(r) => r,
+                None => match src.next_request() {
+                    Some(r) => r,
+                    None => {
+                        issuing = false;
+                        break;
+                    }
+                },
+            };
+            if timed {
+                let due = *base_ns.get_or_insert(now) + req.due_ns;
+                if due > now {
+                    pending = Some(req);
+                    wake_at = Some(wake_at.map_or(due, |w| w.min(due)));
+                    break;
+                }
+            }
+            if req.max_outstanding != 0 && inflight >= req.max_outstanding as usize {
+                pending = Some(req);
+                break;
+            }
             if paced {
                 let gate = pacer.gate(&req);
                 if gate > now {
@@ -352,6 +335,7 @@ pub fn run_job(
                 line: req.line,
                 in_flight: true,
                 generation,
+                seq,
             };
             // SAFETY: the buffer `slot` belongs to this request alone until its completion
             // returns the slot to `free`; the pool and the registered file outlive the ring's
@@ -368,6 +352,15 @@ pub fn run_job(
             if stats.first_issue_ns.is_none() {
                 stats.first_issue_ns = Some(now);
             }
+            seq += 1;
+            if timed {
+                let due = base_ns.unwrap_or(now) + req.due_ns;
+                stats.issue_lag.saturating_record(now - due);
+            }
+            if let Some(last) = last_issue_ns.filter(|_| now >= p.ramp_ns) {
+                stats.head_to_head.saturating_record(now - last);
+            }
+            last_issue_ns = Some(now);
             inflight += 1;
             issued_ios += 1;
             issued_bytes += u64::from(req.len);
@@ -382,11 +375,7 @@ pub fn run_job(
                         JobLimit::Deadline(d) => d,
                         _ => u64::MAX,
                     };
-                    let until = at.min(deadline);
-                    let now = p.origin.elapsed().as_nanos() as u64;
-                    if until > now {
-                        std::thread::sleep(std::time::Duration::from_nanos(until - now));
-                    }
+                    wait_until(p.origin, at.min(deadline), timed);
                     continue;
                 }
                 _ => break,
@@ -458,7 +447,25 @@ pub fn run_job(
                     if at <= now {
                         return Ok(n);
                     }
-                    let ts = types::Timespec::from(std::time::Duration::from_nanos(at - now));
+                    if timed && at - now <= DUE_SPIN_NS {
+                        // Close to a due time: poll for completions until it comes.
+                        while ring.completion().is_empty()
+                            && (p.origin.elapsed().as_nanos() as u64) < at
+                        {
+                            // SAFETY: as above: no extended argument.
+                            unsafe {
+                                ring.submitter().enter::<libc::sigset_t>(
+                                    0,
+                                    0,
+                                    EnterFlags::GETEVENTS.bits(),
+                                    None,
+                                )
+                            }?;
+                        }
+                        return Ok(n);
+                    }
+                    let wait = at - now - if timed { DUE_SPIN_NS } else { 0 };
+                    let ts = types::Timespec::from(std::time::Duration::from_nanos(wait));
                     let args = types::SubmitArgs::new().timespec(&ts);
                     match ring.submitter().submit_with_args(1, &args) {
                         Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok(n),
@@ -498,6 +505,17 @@ pub fn run_job(
             pacer.park(slot_index as u32, done, &mut free);
             inflight -= 1;
             let res = cqe.result();
+            if let Some(log) = stats.request_log.as_mut() {
+                log.push(RequestRecord {
+                    seq: s.seq,
+                    issue_ns: s.start_ns,
+                    complete_ns: done,
+                    op: s.op,
+                    offset: s.offset,
+                    length: s.len,
+                    result: res,
+                });
+            }
             let latency = done.saturating_sub(s.start_ns).max(1);
             latency_ewma_ns = latency_ewma_ns - latency_ewma_ns / 16 + latency / 16;
             if res == s.len as i32 {
@@ -556,16 +574,10 @@ pub fn run_job(
                         .completion_latency
                         .saturating_record(done.saturating_sub(s.submit_ns).max(1));
                     *bytes += u64::from(s.len);
-                    let line = &mut stats.lines[usize::from(s.line)];
+                    stats.count_size(s.line, s.len, s.op);
                     match s.op {
-                        Op::Read => {
-                            line.reads += 1;
-                            interval.read_ios += 1;
-                        }
-                        Op::Write => {
-                            line.writes += 1;
-                            interval.write_ios += 1;
-                        }
+                        Op::Read => interval.read_ios += 1,
+                        Op::Write => interval.write_ios += 1,
                     }
                     interval.ios += 1;
                     interval.bytes += u64::from(s.len);

@@ -4,12 +4,13 @@
 //! pid, device, cpu, error, payload length, then the payload.
 //!
 //! Requests are the issue events (`D`, `__BLK_TA_ISSUE`); a later completion (`C`) of the
-//! same device and sector gives the service time. Requests come out in issue order once
-//! completed (or at the end of the trace), so memory grows only with requests in flight.
+//! same device and sector gives the service time (`pairing`). Requests come out in issue
+//! order once completed (or at the end of the trace), so memory grows only with requests
+//! in flight.
 
-use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 
+use super::pairing::Pairing;
 use super::{TraceError, TraceRequest};
 use crate::engine::Op;
 
@@ -22,22 +23,13 @@ const TC_WRITE: u32 = 1 << 1;
 const TC_NOTIFY: u32 = 1 << 10;
 const TC_DISCARD: u32 = 1 << 13;
 
-struct Pending {
-    request: TraceRequest,
-    issue_ns: u64,
-    done: bool,
-}
-
 /// Streams the requests of a blktrace binary file (one CPU's file, or several
 /// concatenated as `blkparse -i - -d` writes them).
 pub struct BlktraceReader<R> {
     reader: R,
     record: u64,
     first_ns: Option<u64>,
-    pending: VecDeque<Pending>,
-    /// Index into `pending` (offset by `popped`) of the issue awaiting completion, by (device, sector).
-    outstanding: HashMap<(u32, u64), u64>,
-    popped: u64,
+    pairing: Pairing,
     ended: bool,
     /// Events that are not requests (queue, merge, plug, notify, discards, …).
     pub skipped: u64,
@@ -50,9 +42,7 @@ impl<R: Read> BlktraceReader<R> {
             reader,
             record: 0,
             first_ns: None,
-            pending: VecDeque::new(),
-            outstanding: HashMap::new(),
-            popped: 0,
+            pairing: Pairing::default(),
             ended: false,
             skipped: 0,
         }
@@ -121,29 +111,18 @@ impl<R: Read> BlktraceReader<R> {
             } else {
                 Op::Read
             };
-            let index = self.popped + self.pending.len() as u64;
-            self.outstanding.insert((device, sector), index);
-            self.pending.push_back(Pending {
-                request: TraceRequest {
-                    time_ns: time.saturating_sub(first),
-                    op,
-                    offset: sector * 512,
-                    length: u64::from(bytes),
-                    device: Some(device),
-                    service_time_ns: None,
-                },
-                issue_ns: time,
-                done: false,
-            });
+            let request = TraceRequest {
+                time_ns: time.saturating_sub(first),
+                op,
+                offset: sector * 512,
+                length: u64::from(bytes),
+                device: Some(device),
+                service_time_ns: None,
+            };
+            self.pairing.issue(device, sector, request, time);
         } else if kind == TA_COMPLETE {
-            match self.outstanding.remove(&(device, sector)) {
-                Some(index) => {
-                    if let Some(p) = self.pending.get_mut((index - self.popped) as usize) {
-                        p.request.service_time_ns = Some(time.saturating_sub(p.issue_ns));
-                        p.done = true;
-                    }
-                }
-                None => self.skipped += 1, // completion of a request issued before the trace began
+            if !self.pairing.complete(device, sector, time) {
+                self.skipped += 1; // completion of a request issued before the trace began
             }
         } else {
             self.skipped += 1;
@@ -157,9 +136,8 @@ impl<R: Read> Iterator for BlktraceReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if self.pending.front().is_some_and(|p| p.done || self.ended) {
-                self.popped += 1;
-                return self.pending.pop_front().map(|p| Ok(p.request));
+            if let Some(r) = self.pairing.pop(self.ended) {
+                return Some(Ok(r));
             }
             if self.ended {
                 return None;

@@ -12,17 +12,27 @@
 //! | UMass / SPC CSV | `ASU,LBA,Size,Opcode,Timestamp` | s | LBA in 512-byte blocks, size in bytes |
 //! | VMware vSCSI CSV | `version,time,op,size,lbn` (SCSI opcode in hex) | s | lbn in 512-byte blocks, size in bytes |
 //! | blktrace binary | `struct blk_io_trace` (48 bytes, little-endian, magic `0x656174xx`) + payload | ns | sectors, bytes |
+//! | blkparse text | `maj,min cpu seq s.ns pid action RWBS sector + sectors` | ns | 512-byte sectors |
+//! | iogate request log | `ios.parquet` rows (`crate::requestlog`) | ns | bytes |
 //!
-//! Replay (a later step kind) and trace analysis read through this module.
+//! [`open`] picks the reader for a [`TraceFormat`]; replay (`crate::replay`) and trace
+//! analysis (the report crate) read through it.
 
+mod blkparse;
 mod blktrace;
 mod csv;
+mod pairing;
 mod text;
 
-use std::io::BufRead;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use iogate_spec::TraceFormat;
 
 use serde::{Deserialize, Serialize};
 
+pub use blkparse::BlkparseReader;
 pub use blktrace::BlktraceReader;
 pub use csv::{CsvFormat, CsvReader};
 pub use text::{DiskSimReader, FioIologReader};
@@ -62,6 +72,55 @@ pub enum TraceError {
     /// The file cannot be read.
     #[error("reading the trace: {0}")]
     Io(String),
+}
+
+/// A stream of trace requests, whatever the format.
+pub type TraceStream = Box<dyn Iterator<Item = Result<TraceRequest, TraceError>> + Send>;
+
+/// Opens `path` as a trace of `format`; `log_step` picks the step of an iogate request log.
+///
+/// Errors: the file cannot be opened ([`TraceError::Io`]); malformed records come later,
+/// from the stream.
+pub fn open(
+    path: &Path,
+    format: TraceFormat,
+    log_step: Option<&str>,
+) -> Result<TraceStream, TraceError> {
+    let buffered = || -> Result<BufReader<File>, TraceError> {
+        let file =
+            File::open(path).map_err(|e| TraceError::Io(format!("{}: {e}", path.display())))?;
+        Ok(BufReader::with_capacity(1 << 20, file))
+    };
+    Ok(match format {
+        TraceFormat::Iogate => Box::new(crate::requestlog::RequestLogReader::open(path, log_step)?),
+        TraceFormat::Blktrace => Box::new(BlktraceReader::new(buffered()?)),
+        TraceFormat::Blkparse => Box::new(BlkparseReader::new(buffered()?)),
+        TraceFormat::Msr => Box::new(CsvReader::new(buffered()?, CsvFormat::Msr)),
+        TraceFormat::Spc => Box::new(CsvReader::new(buffered()?, CsvFormat::Spc)),
+        TraceFormat::Vscsi => Box::new(CsvReader::new(buffered()?, CsvFormat::Vscsi)),
+        TraceFormat::FioIolog => Box::new(FioIologReader::new(buffered()?)),
+        TraceFormat::Disksim => Box::new(DiskSimReader::new(buffered()?, TimeUnit::Milliseconds)),
+        TraceFormat::DisksimNs => Box::new(DiskSimReader::new(buffered()?, TimeUnit::Nanoseconds)),
+    })
+}
+
+/// Guesses a trace's format from its file name: `.parquet` → iogate, `.blktrace.N` →
+/// blktrace, `.csv` → msr, `.iolog`/`.log` → fio_iolog, `.trace` → disksim.
+pub fn guess_format(path: &Path) -> Option<TraceFormat> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    if name.ends_with(".parquet") {
+        Some(TraceFormat::Iogate)
+    } else if name.contains(".blktrace.") {
+        Some(TraceFormat::Blktrace)
+    } else if name.ends_with(".csv") {
+        Some(TraceFormat::Msr)
+    } else if name.ends_with(".iolog") || name.ends_with(".log") {
+        Some(TraceFormat::FioIolog)
+    } else if name.ends_with(".trace") {
+        Some(TraceFormat::Disksim)
+    } else {
+        None
+    }
 }
 
 /// Unit of DiskSim ASCII arrival times: DiskSim writes milliseconds, MQSim nanoseconds.

@@ -21,7 +21,9 @@ use crate::plan::{
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
+mod replay;
 mod steps;
+pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
 use steps::{latency_bands, precondition, workload};
 
 /// Largest queue depth a job may ask for (io_uring's ring size limit is 32768 entries).
@@ -275,6 +277,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         let built = match &step.value {
             RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
             RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
+            RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
         };
         let Some((s, name_span)) = built else {
             continue;
@@ -308,7 +311,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         .value
         .iter()
         .rev()
-        .find(|s| matches!(s.value, RawStep::Workload(_)))
+        .find(|s| matches!(s.value, RawStep::Workload(_) | RawStep::Replay(_)))
         .map(|s| raw_step_name(&s.value).to_string());
 
     let mut assertions: Vec<Assertion> = raw
@@ -378,6 +381,7 @@ fn raw_step_name(s: &RawStep) -> &str {
     match s {
         RawStep::Precondition(p) => p.name.as_ref().map_or("precondition", |n| n.value.as_str()),
         RawStep::Workload(w) => w.name.as_ref().map_or("workload", |n| n.value.as_str()),
+        RawStep::Replay(r) => r.name.as_ref().map_or("replay", |n| n.value.as_str()),
     }
 }
 

@@ -198,6 +198,7 @@ pub(super) fn precondition(
             think_time_ns: 0,
             polled: false,
             kernel_submission: false,
+            replay: None,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -347,6 +348,7 @@ pub(super) fn workload(
         Limit::Duration { duration_ns } => (Some(ramp_ns + duration_ns), None),
         Limit::Ios { ios } => (None, Some((ios as f64 * mean_bs).round() as u64)),
         Limit::Bytes { bytes } => (None, Some(bytes)),
+        Limit::Trace => (None, None),
     };
     Some((
         PlanStep {
@@ -368,6 +370,7 @@ pub(super) fn workload(
             think_time_ns,
             polled,
             kernel_submission,
+            replay: None,
             estimated_duration_ns,
             estimated_bytes,
         },

@@ -1,0 +1,229 @@
+//! Compilation of `replay:` steps: trace format, timing, queue depth, address mapping,
+//! filter and loops. Child of `compile`; the trace file itself is read by the runner
+//! (`runner::replay`), so a plan does not depend on the trace's contents.
+
+use std::ops::Range;
+
+use super::steps::{region, step_name};
+use super::*;
+use crate::document::{RawReplay, RawTiming};
+use crate::plan::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
+
+/// Default limit on outstanding replayed requests.
+pub const DEFAULT_REPLAY_QUEUE_DEPTH: u32 = 64;
+
+pub(super) fn replay(
+    cx: &mut Ctx<'_>,
+    r: &RawReplay,
+    index: usize,
+    size: u64,
+    lbs: u64,
+    seed: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, r.name.as_ref(), "replay");
+    let region = region(cx, r.region.as_ref(), size, lbs);
+    if r.trace.value.trim().is_empty() {
+        let span = cx.span(&r.trace);
+        cx.error(
+            span,
+            "empty trace path",
+            "expected the path of a trace file",
+        );
+    }
+    let format = TraceFormat::from_name(&r.format.value);
+    if format.is_none() {
+        let span = cx.span(&r.format);
+        let names: Vec<&str> = TraceFormat::NAMES.iter().map(|(n, _)| *n).collect();
+        cx.error(
+            span,
+            "unknown trace format",
+            format!(
+                "expected one of {}, found `{}`",
+                names.join(", "),
+                r.format.value
+            ),
+        );
+    }
+    let timing = match &r.timing {
+        None => Some(ReplayTiming::AsFastAsPossible),
+        Some(t) => match &t.value {
+            RawTiming::AsFastAsPossible => Some(ReplayTiming::AsFastAsPossible),
+            RawTiming::AsRecorded => Some(ReplayTiming::AsRecorded),
+            RawTiming::Scaled(f) if *f > 0.0 && f.is_finite() => {
+                Some(ReplayTiming::Scaled { factor: *f })
+            }
+            RawTiming::Scaled(f) => {
+                let span = cx.span(t);
+                cx.error(
+                    span,
+                    "invalid time scale",
+                    format!("expected a speed-up factor above 0 (2: twice the recorded rate), found {f}"),
+                );
+                None
+            }
+            RawTiming::IdleCapped(d) => match syntax::parse_duration(d) {
+                Ok(max_idle_ns) => Some(ReplayTiming::IdleCapped { max_idle_ns }),
+                Err(e) => {
+                    let span = cx.span(t);
+                    cx.error(
+                        span,
+                        "invalid idle cap",
+                        format!("expected {}, found {}", e.expected, e.found),
+                    );
+                    None
+                }
+            },
+        },
+    };
+    let (queue_depth, from_trace) = match &r.queue_depth {
+        None => (Some(DEFAULT_REPLAY_QUEUE_DEPTH), false),
+        Some(q) if q.value == "trace" => (Some(1024), true),
+        Some(q) => match q.value.parse::<u64>() {
+            Ok(n) if (1..=MAX_QUEUE_DEPTH).contains(&n) => (Some(n as u32), false),
+            _ => {
+                let span = cx.span(q);
+                cx.error(
+                    span,
+                    "invalid queue depth",
+                    format!(
+                        "expected a number from 1 to {MAX_QUEUE_DEPTH}, or `trace`, found `{}`",
+                        q.value
+                    ),
+                );
+                (None, false)
+            }
+        },
+    };
+    let mapping = match r.mapping.as_ref().map(|m| (m, m.value.as_str())) {
+        None | Some((_, "fold")) => Some(AddressMapping::Fold),
+        Some((_, "offset")) => Some(AddressMapping::Offset),
+        Some((_, "none")) => Some(AddressMapping::None),
+        Some((m, other)) => {
+            let span = cx.span(m);
+            cx.error(
+                span,
+                "unknown address mapping",
+                format!("expected `fold`, `offset` or `none`, found `{other}`"),
+            );
+            None
+        }
+    };
+    let filter = filter(cx, r);
+    let loops = r
+        .loops
+        .as_ref()
+        .map_or(Some(1), |l| cx.count(l, "loops", 1, 1_000_000));
+    let (region, format, timing, queue_depth, mapping, filter, loops) = (
+        region?,
+        format?,
+        timing?,
+        queue_depth?,
+        mapping?,
+        filter?,
+        loops?,
+    );
+    Some((
+        PlanStep {
+            name,
+            kind: StepKind::Replay,
+            queue_depth,
+            jobs: 1,
+            limit: Limit::Trace,
+            region,
+            mix: Vec::new(),
+            job_seeds: vec![derive_seed(seed, index as u64, 0)],
+            verify: false,
+            distribution: Distribution::Uniform,
+            rate: RateLimit::default(),
+            think_time_ns: 0,
+            polled: false,
+            kernel_submission: false,
+            ramp_ns: 0,
+            cpus: Vec::new(),
+            replay: Some(ReplayPlan {
+                trace: r.trace.value.clone(),
+                format,
+                timing,
+                queue_depth_from_trace: from_trace,
+                mapping,
+                filter,
+                loops: loops as u32,
+                log_step: r.log_step.as_ref().map(|s| s.value.clone()),
+            }),
+            estimated_duration_ns: None,
+            estimated_bytes: None,
+        },
+        name_span,
+    ))
+}
+
+fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {
+    let Some(f) = &r.filter else {
+        return Some(TraceFilter {
+            reads: true,
+            writes: true,
+            min_size_bytes: 0,
+            max_size_bytes: u64::MAX,
+            from_ns: 0,
+            to_ns: None,
+        });
+    };
+    let min = f
+        .min_size
+        .as_ref()
+        .map_or(Some(0), |s| cx.byte_size(s, "minimum size"));
+    let max = f
+        .max_size
+        .as_ref()
+        .map_or(Some(u64::MAX), |s| cx.byte_size(s, "maximum size"));
+    let from = f
+        .from
+        .as_ref()
+        .map_or(Some(0), |s| cx.duration(s, "window start"));
+    let to = match &f.to {
+        None => Some(None),
+        Some(s) => cx.duration(s, "window end").map(Some),
+    };
+    let (reads, writes) = (f.reads.unwrap_or(true), f.writes.unwrap_or(true));
+    let (min, max, from, to) = (min?, max?, from?, to?);
+    let mut ok = true;
+    if !reads && !writes {
+        let span = cx.span(&r.format);
+        cx.error(
+            span,
+            "the replay filter excludes every request",
+            "expected `reads: true` or `writes: true` in `filter:`",
+        );
+        ok = false;
+    }
+    if min > max {
+        if let Some(s) = &f.max_size {
+            let span = cx.span(s);
+            cx.error(
+                span,
+                "empty size range",
+                format!("expected a maximum size of at least the minimum ({min}B)"),
+            );
+        }
+        ok = false;
+    }
+    if let (Some(to), Some(s)) = (to, &f.to) {
+        if to <= from {
+            let span = cx.span(s);
+            cx.error(
+                span,
+                "empty time window",
+                "expected a window end after its start",
+            );
+            ok = false;
+        }
+    }
+    ok.then_some(TraceFilter {
+        reads,
+        writes,
+        min_size_bytes: min,
+        max_size_bytes: max,
+        from_ns: from,
+        to_ns: to,
+    })
+}

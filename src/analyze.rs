@@ -1,0 +1,218 @@
+//! `iogate analyze`: one trace's analysis (text, `--json`, `--html`), or the request-by-
+//! request comparison of two (`--compare`). Thin: the readers are `runner::trace`, the
+//! analysis and comparison `report::analysis` and `report::compare`.
+
+use std::path::Path;
+
+use iogate_report::{analysis, compare, render};
+use iogate_runner::trace::{self, TraceStream};
+use iogate_spec::units::{format_ns, ByteSize};
+use iogate_spec::TraceFormat;
+
+use crate::cli::AnalyzeArgs;
+use crate::exit;
+
+fn format_of(path: &Path, given: Option<&str>) -> Result<TraceFormat, u8> {
+    let names: Vec<&str> = TraceFormat::NAMES.iter().map(|(n, _)| *n).collect();
+    match given {
+        Some(name) => TraceFormat::from_name(name).ok_or_else(|| {
+            eprintln!(
+                "error: unknown trace format `{name}`: expected one of {}",
+                names.join(", ")
+            );
+            exit::USAGE
+        }),
+        None => trace::guess_format(path).ok_or_else(|| {
+            eprintln!(
+                "error: cannot tell the format of {} from its name: give --format ({})",
+                path.display(),
+                names.join(", ")
+            );
+            exit::USAGE
+        }),
+    }
+}
+
+fn open(path: &Path, format: TraceFormat, step: Option<&str>) -> Result<TraceStream, u8> {
+    trace::open(path, format, step).map_err(|e| {
+        eprintln!("error: {}: {e}", path.display());
+        exit::USAGE
+    })
+}
+
+/// Runs `iogate analyze`; returns the exit code: 0, 1 when `--compare` finds the traces
+/// differ, 2 for bad input.
+pub fn analyze(args: &AnalyzeArgs) -> u8 {
+    let format = match format_of(&args.trace, args.format.as_deref()) {
+        Ok(f) => f,
+        Err(c) => return c,
+    };
+    let a = match open(&args.trace, format, args.step.as_deref()) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    if let Some(b_path) = &args.compare {
+        let b_format = match format_of(b_path, args.compare_format.as_deref()) {
+            Ok(f) => f,
+            Err(c) => return c,
+        };
+        let b = match open(b_path, b_format, args.compare_step.as_deref()) {
+            Ok(s) => s,
+            Err(c) => return c,
+        };
+        let c = match compare::compare(
+            &args.trace.display().to_string(),
+            &b_path.display().to_string(),
+            a,
+            b,
+        ) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::USAGE;
+            }
+        };
+        if args.json {
+            match serde_json::to_string_pretty(&c) {
+                Ok(j) => println!("{j}"),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::TARGET;
+                }
+            }
+        } else {
+            println!(
+                "A: {} ({} requests)\nB: {} ({} requests)",
+                c.a, c.requests_a, c.b, c.requests_b
+            );
+            println!(
+                "identical requests: {} ({:.3}%); same order: {}; same requests: {}",
+                c.identical, c.identical_pct, c.same_order, c.same_requests
+            );
+            println!(
+                "mismatches: {} operations, {} offsets, {} sizes",
+                c.op_mismatches, c.offset_mismatches, c.size_mismatches
+            );
+            let e = &c.issue_time_error_ns;
+            println!(
+                "issue-time error |B − A|: p50 {}, p99 {}, max {} (mean signed {})",
+                format_ns(e.p50 as f64),
+                format_ns(e.p99 as f64),
+                format_ns(e.max as f64),
+                format_ns(c.mean_signed_error_ns)
+            );
+            for m in &c.first_mismatches {
+                println!("  #{}: A {:?} / B {:?}", m.index, m.a, m.b);
+            }
+        }
+        return if c.same_order { exit::PASS } else { exit::FAIL };
+    }
+    let result = analysis::analyze(
+        &args.trace.display().to_string(),
+        format.name(),
+        a,
+        args.idle_threshold.as_nanos() as u64,
+    );
+    let a = match result {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    for m in &a.malformed {
+        eprintln!("warning: skipped malformed record: {m}");
+    }
+    if a.malformed_count > a.malformed.len() as u64 {
+        eprintln!("warning: … {} malformed records in all", a.malformed_count);
+    }
+    if let Some(out) = &args.html {
+        match render::analysis_html(&a) {
+            Ok(html) => {
+                if let Err(e) = std::fs::write(out, html) {
+                    eprintln!("error: cannot write {}: {e}", out.display());
+                    return exit::TARGET;
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::TARGET;
+            }
+        }
+    }
+    if args.json {
+        match serde_json::to_string_pretty(&a) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::TARGET;
+            }
+        }
+        return exit::PASS;
+    }
+    println!(
+        "{} ({}): {} requests over {}",
+        a.trace,
+        a.format,
+        a.requests,
+        format_ns(a.span_ns as f64)
+    );
+    println!(
+        "reads {} ({}), writes {} ({}), mean size {:.0} B",
+        a.reads,
+        ByteSize(a.bytes_read),
+        a.writes,
+        ByteSize(a.bytes_written),
+        a.mean_size_bytes
+    );
+    let top: Vec<String> = {
+        let mut s: Vec<(&u64, &u64)> = a.size_histogram.iter().collect();
+        s.sort_by(|x, y| y.1.cmp(x.1));
+        s.iter()
+            .take(5)
+            .map(|(k, v)| {
+                format!(
+                    "{} {:.1}%",
+                    ByteSize(**k),
+                    **v as f64 * 100.0 / a.requests.max(1) as f64
+                )
+            })
+            .collect()
+    };
+    println!("sizes: {}", top.join(", "));
+    println!(
+        "inter-arrival: mean {}, p50 {}, p99 {}",
+        format_ns(a.inter_arrival.mean),
+        format_ns(a.inter_arrival.p50 as f64),
+        format_ns(a.inter_arrival.p99 as f64)
+    );
+    println!(
+        "seek distance: mean |d| {}, sequential {:.1}%, backward {:.1}%; {} streams, {:.1}% of requests continue one",
+        ByteSize(a.seek_distance.absolute_bytes.mean as u64),
+        a.seek_distance.zero_pct,
+        a.seek_distance.backward_pct,
+        a.sequential_streams,
+        a.sequential_pct
+    );
+    println!(
+        "idle periods ≥ {}: {}, {:.1}% of the span; write update ratio {:.1}%",
+        format_ns(a.idle_periods.threshold_ns as f64),
+        a.idle_periods.duration_ns.count,
+        a.idle_periods.share_pct,
+        a.write_update_ratio_pct
+    );
+    if let Some(s) = &a.service_time {
+        println!(
+            "service time: read mean {}, write mean {}; 0–1 ms {:.1}%, 1–100 ms {:.1}%, >100 ms {:.1}%",
+            format_ns(s.read_ns.mean),
+            format_ns(s.write_ns.mean),
+            s.bands_pct[0],
+            s.bands_pct[1],
+            s.bands_pct[2]
+        );
+    }
+    if let Some(q) = &a.queue_depth {
+        println!("queue depth: mean {:.2}, max {}", q.mean, q.max);
+    }
+    exit::PASS
+}
