@@ -66,12 +66,28 @@ pub struct LoopDevice {
 
 impl LoopDevice {
     pub fn new(size_mib: u64, tag: &str) -> LoopDevice {
-        let backing = PathBuf::from(format!(
-            "/dev/shm/iogate-test-{tag}-{}.img",
-            std::process::id()
-        ));
+        Self::in_dir(Path::new("/dev/shm"), size_mib, tag, false)
+    }
+
+    /// A loop device over a fully written file on the machine's disk (direct I/O): the
+    /// disk's latency (tens of µs on a VM), not RAM's.
+    pub fn on_disk(size_mib: u64, tag: &str) -> LoopDevice {
+        Self::in_dir(&std::env::temp_dir(), size_mib, tag, true)
+    }
+
+    fn in_dir(dir: &Path, size_mib: u64, tag: &str, allocate: bool) -> LoopDevice {
+        let backing = dir.join(format!("iogate-test-{tag}-{}.img", std::process::id()));
         let f = std::fs::File::create(&backing).expect("backing file");
         f.set_len(size_mib << 20).expect("size backing file");
+        if allocate {
+            // Allocated blocks: reads of holes would not reach the disk.
+            let chunk = vec![0xa5u8; 1 << 20];
+            let mut f = &f;
+            for _ in 0..size_mib {
+                std::io::Write::write_all(&mut f, &chunk).expect("fill backing file");
+            }
+            f.sync_all().expect("sync backing file");
+        }
         let out = Command::new("losetup")
             .args(["-f", "--show", "--direct-io=on"])
             .arg(&backing)

@@ -200,7 +200,12 @@ pub fn run_job<S: RequestSource>(
 
     let paced = !pacer.is_free();
     let timed = src.timed();
-    if timed {
+    // Requests held to a time (replayed or rate-limited) are issued on time: the job
+    // sleeps until shortly before it and polls the rest (`ring::wait_until`). Paced and
+    // replayed runs then observe completions the same way, so a replay of a paced run's
+    // log measures the same latencies (the IPEAK audit, tests/replay.rs).
+    let precise = timed || paced;
+    if precise {
         // Timer wake-ups late by the default 50 µs slack would show as issue-time error.
         let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
     }
@@ -375,7 +380,7 @@ pub fn run_job<S: RequestSource>(
                         JobLimit::Deadline(d) => d,
                         _ => u64::MAX,
                     };
-                    wait_until(p.origin, at.min(deadline), timed);
+                    wait_until(p.origin, at.min(deadline), precise);
                     continue;
                 }
                 _ => break,
@@ -447,7 +452,7 @@ pub fn run_job<S: RequestSource>(
                     if at <= now {
                         return Ok(n);
                     }
-                    if timed && at - now <= DUE_SPIN_NS {
+                    if precise && at - now <= DUE_SPIN_NS {
                         // Close to a due time: poll for completions until it comes.
                         while ring.completion().is_empty()
                             && (p.origin.elapsed().as_nanos() as u64) < at
@@ -464,7 +469,7 @@ pub fn run_job<S: RequestSource>(
                         }
                         return Ok(n);
                     }
-                    let wait = at - now - if timed { DUE_SPIN_NS } else { 0 };
+                    let wait = at - now - if precise { DUE_SPIN_NS } else { 0 };
                     let ts = types::Timespec::from(std::time::Duration::from_nanos(wait));
                     let args = types::SubmitArgs::new().timespec(&ts);
                     match ring.submitter().submit_with_args(1, &args) {
