@@ -268,3 +268,54 @@ fn malformed_traces_are_refused_before_any_io() {
     let o = iogate(&["run", s(&spec), "--target", s(&target), "-q"]);
     assert_eq!(code(&o), 2);
 }
+
+#[test]
+fn drivebench_plan_is_stable() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/drivebench.yaml");
+    let o = iogate(&["plan", spec]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    insta::assert_snapshot!("drivebench_plan_table", String::from_utf8_lossy(&o.stdout));
+}
+
+/// specs/drivebench.yaml as shipped: fill, replay with idle time, replay as fast as possible.
+#[test]
+fn drivebench_spec_runs_on_a_loop_device() {
+    let _io = common::io_lock();
+    if !common::root_or_skip("drivebench_spec_runs_on_a_loop_device") {
+        return;
+    }
+    let dev = LoopDevice::new(1024, "drivebench");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/drivebench.yaml");
+    let out = dir.path().join("out");
+    common::run_ok(Path::new(spec), &dev.path, &out);
+    let r = result(&out);
+    let (idle, fast) = (&r["steps"][1], &r["steps"][2]);
+    for s in [idle, fast] {
+        assert_eq!(s["metrics"]["ios"].as_u64(), Some(24_783), "{}", s["name"]);
+        let bands = s["metrics"]["latency_bands"].as_array().unwrap();
+        assert_eq!(bands.len(), 3, "DriveBench's three bands");
+        let total: f64 = bands.iter().map(|b| b["share_pct"].as_f64().unwrap()).sum();
+        assert!((total - 100.0).abs() < 1e-6);
+        assert!(
+            s["metrics"]["read"]["latency"]["stddev_ns"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
+    // Idle time preserved: the recorded 60 s; as fast as possible: far less.
+    let idle_s = idle["duration_ns"].as_f64().unwrap() / 1e9;
+    let fast_s = fast["duration_ns"].as_f64().unwrap() / 1e9;
+    eprintln!("drivebench: with idle {idle_s:.2} s, as fast as possible {fast_s:.2} s");
+    assert!(
+        (idle_s / 60.055 - 1.0).abs() < 0.02,
+        "with idle: {idle_s} s"
+    );
+    assert!(fast_s < idle_s / 4.0, "as fast as possible: {fast_s} s");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("### with_idle") && md.contains("≥ 100.000ms"),
+        "{md}"
+    );
+}

@@ -35,6 +35,14 @@ struct StepView {
     errors: u64,
     block_sizes: Vec<BlockSizeView>,
     per_job: Vec<JobView>,
+    /// Latency by operation: (operation, requests, mean, standard deviation, p99).
+    by_op: Vec<(String, u64, String, String, String)>,
+    /// Latency bands: (band, share).
+    bands: Vec<(String, String)>,
+    /// Head-to-head time (issue to next issue): mean and p99 (absent in older results).
+    head_to_head: Option<String>,
+    /// Replay steps: what was played, and how late requests were issued.
+    replay: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -193,6 +201,67 @@ fn context(result: &RunResult, with_charts: bool) -> Context {
                 p99_9: format_ns(m.latency.p99_9_ns as f64),
                 max: format_ns(m.latency.max_ns as f64),
                 errors: m.errors,
+                by_op: [("read", &s.metrics.read), ("write", &s.metrics.write)]
+                    .into_iter()
+                    .filter(|(_, o)| o.ios > 0)
+                    .map(|(name, o)| {
+                        (
+                            name.to_string(),
+                            o.ios,
+                            format_ns(o.latency.mean_ns),
+                            format_ns(o.latency.stddev_ns),
+                            format_ns(o.latency.p99_ns as f64),
+                        )
+                    })
+                    .collect(),
+                bands: s
+                    .metrics
+                    .latency_bands
+                    .iter()
+                    // IOMeter's 21 bands are listed only where requests fell; a spec's own
+                    // few bands (DriveBench's three) are listed in full.
+                    .filter(|b| s.metrics.latency_bands.len() <= 4 || b.count > 0)
+                    .map(|b| {
+                        let label = match b.upper_ns {
+                            Some(u) if b.lower_ns == 0 => format!("< {}", format_ns(u as f64)),
+                            Some(u) => format!(
+                                "{} – {}",
+                                format_ns(b.lower_ns as f64),
+                                format_ns(u as f64)
+                            ),
+                            None => format!("≥ {}", format_ns(b.lower_ns as f64)),
+                        };
+                        (label, format!("{:.2}%", b.share_pct))
+                    })
+                    .collect(),
+                head_to_head: (s.metrics.head_to_head.max_ns > 0).then(|| {
+                    format!(
+                        "mean {}, p99 {}",
+                        format_ns(s.metrics.head_to_head.mean_ns),
+                        format_ns(s.metrics.head_to_head.p99_ns as f64)
+                    )
+                }),
+                replay: s.replay.as_ref().map(|r| {
+                    let lag = s.metrics.issue_lag.map_or(String::new(), |l| {
+                        format!(
+                            "; issued late by p50 {}, p99 {}, max {}",
+                            format_ns(l.p50_ns as f64),
+                            format_ns(l.p99_ns as f64),
+                            format_ns(l.max_ns as f64)
+                        )
+                    });
+                    format!(
+                        "{} ({}): {} of {} requests played × {} loop(s), {} filtered out, {} outside the region; recorded span {}{lag}",
+                        r.trace,
+                        r.format,
+                        r.played,
+                        r.trace_requests,
+                        r.loops,
+                        r.filtered,
+                        r.out_of_range,
+                        format_ns(r.recorded_span_ns as f64)
+                    )
+                }),
                 per_job: if s.per_job.len() > 1 {
                     s.per_job
                         .iter()

@@ -105,9 +105,9 @@ pub enum RawTiming {
     /// Each request at its recorded time from the trace's first request.
     AsRecorded,
     /// Recorded times divided by the factor (2: twice the recorded rate).
-    Scaled(f64),
+    Scaled(Spanned<f64>),
     /// Recorded times, with every gap between requests longer than this shortened to it.
-    IdleCapped(String),
+    IdleCapped(Spanned<String>),
 }
 
 /// `filter:` of a replay: requests outside it are not played.
@@ -116,10 +116,10 @@ pub enum RawTiming {
 pub struct RawTraceFilter {
     /// Play reads (default true).
     #[serde(default)]
-    pub reads: Option<bool>,
+    pub reads: Option<Spanned<bool>>,
     /// Play writes (default true).
     #[serde(default)]
-    pub writes: Option<bool>,
+    pub writes: Option<Spanned<bool>>,
     /// Smallest request played.
     #[serde(default)]
     pub min_size: Option<Spanned<String>>,

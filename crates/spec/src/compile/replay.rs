@@ -46,34 +46,27 @@ pub(super) fn replay(
     }
     let timing = match &r.timing {
         None => Some(ReplayTiming::AsFastAsPossible),
-        Some(t) => match &t.value {
-            RawTiming::AsFastAsPossible => Some(ReplayTiming::AsFastAsPossible),
-            RawTiming::AsRecorded => Some(ReplayTiming::AsRecorded),
-            RawTiming::Scaled(f) if *f > 0.0 && f.is_finite() => {
-                Some(ReplayTiming::Scaled { factor: *f })
-            }
-            RawTiming::Scaled(f) => {
-                let span = cx.span(t);
-                cx.error(
+        Some(t) => {
+            match &t.value {
+                RawTiming::AsFastAsPossible => Some(ReplayTiming::AsFastAsPossible),
+                RawTiming::AsRecorded => Some(ReplayTiming::AsRecorded),
+                RawTiming::Scaled(f) if f.value > 0.0 && f.value.is_finite() => {
+                    Some(ReplayTiming::Scaled { factor: f.value })
+                }
+                RawTiming::Scaled(f) => {
+                    let span = cx.span(f);
+                    cx.error(
                     span,
                     "invalid time scale",
-                    format!("expected a speed-up factor above 0 (2: twice the recorded rate), found {f}"),
+                    format!("expected a speed-up factor above 0 (2: twice the recorded rate), found {}", f.value),
                 );
-                None
-            }
-            RawTiming::IdleCapped(d) => match syntax::parse_duration(d) {
-                Ok(max_idle_ns) => Some(ReplayTiming::IdleCapped { max_idle_ns }),
-                Err(e) => {
-                    let span = cx.span(t);
-                    cx.error(
-                        span,
-                        "invalid idle cap",
-                        format!("expected {}, found {}", e.expected, e.found),
-                    );
                     None
                 }
-            },
-        },
+                RawTiming::IdleCapped(d) => cx
+                    .duration(d, "idle cap")
+                    .map(|max_idle_ns| ReplayTiming::IdleCapped { max_idle_ns }),
+            }
+        }
     };
     let (queue_depth, from_trace) = match &r.queue_depth {
         None => (Some(DEFAULT_REPLAY_QUEUE_DEPTH), false),
@@ -184,11 +177,15 @@ fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {
         None => Some(None),
         Some(s) => cx.duration(s, "window end").map(Some),
     };
-    let (reads, writes) = (f.reads.unwrap_or(true), f.writes.unwrap_or(true));
+    let flag = |b: &Option<Spanned<bool>>| b.as_ref().is_none_or(|b| b.value);
+    let (reads, writes) = (flag(&f.reads), flag(&f.writes));
     let (min, max, from, to) = (min?, max?, from?, to?);
     let mut ok = true;
     if !reads && !writes {
-        let span = cx.span(&r.format);
+        let span = f
+            .writes
+            .as_ref()
+            .map_or_else(|| cx.span(&r.format), |w| cx.span(w));
         cx.error(
             span,
             "the replay filter excludes every request",
