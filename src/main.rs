@@ -374,6 +374,11 @@ fn run(args: &RunArgs) -> u8 {
     if let Err(c) = write_file(&out.join("result.json"), &json) {
         return c;
     }
+    let intervals = out.join("intervals.parquet");
+    if let Err(e) = iogate_runner::requestlog::write_intervals(&intervals, &result) {
+        eprintln!("error: cannot write {}: {e}", intervals.display());
+        return exit::TARGET;
+    }
     if args.log_requests {
         let logs = request_log.into_inner().unwrap_or_default();
         let steps: Vec<iogate_runner::requestlog::StepLog<'_>> = logs

@@ -38,9 +38,13 @@ fn fileserver_mix_is_accurate_on_a_file() {
     let out = dir.path().join("out");
     let target = dir.path().join("target.img");
     common::run_ok(&spec, &target, &out);
-    for f in ["result.json", "report.md", "report.html", "junit.xml"] {
+    for f in ["result.json", "report.md", "report.html", "junit.xml", "intervals.parquet"] {
         assert!(out.join(f).exists(), "{f} missing");
     }
+    let parquet = std::fs::read(out.join("intervals.parquet")).unwrap();
+    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1"));
+    // Without --log-requests there is no request log.
+    assert!(!out.join("ios.parquet").exists());
     let r = result(&out);
     assert_eq!(r["schema_version"], 1);
     assert_eq!(r["outcome"], "pass");
