@@ -38,7 +38,13 @@ fn fileserver_mix_is_accurate_on_a_file() {
     let out = dir.path().join("out");
     let target = dir.path().join("target.img");
     common::run_ok(&spec, &target, &out);
-    for f in ["result.json", "report.md", "report.html", "junit.xml", "intervals.parquet"] {
+    for f in [
+        "result.json",
+        "report.md",
+        "report.html",
+        "junit.xml",
+        "intervals.parquet",
+    ] {
         assert!(out.join(f).exists(), "{f} missing");
     }
     let parquet = std::fs::read(out.join("intervals.parquet")).unwrap();

@@ -1,0 +1,185 @@
+//! `iogate analyze` on the repository's real traces (MQSim web search, MIT; a blktrace
+//! sample, BSD): the JSON fields the issue names, checked against facts computed here
+//! from the trace text, the HTML page with its charts, and bad input.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{code, iogate};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/runner/tests/data")
+        .join(name)
+}
+
+fn analyze_json(args: &[&str]) -> serde_json::Value {
+    let o = iogate(&[&["analyze"], args, &["--json"]].concat());
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("analyze --json prints JSON")
+}
+
+#[test]
+fn mqsim_trace_figures_match_the_trace_text() {
+    let path = data("mqsim-wsrch-small.trace");
+    let a = analyze_json(&[path.to_str().unwrap(), "--format", "disksim_ns"]);
+    // Facts from the text: `time device lba sectors flags`, flags bit 0 = read.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (mut reads, mut writes, mut bytes_read, mut bytes_written) = (0u64, 0u64, 0u64, 0u64);
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut zero_seeks = 0u64;
+    let mut prev_end: Option<u64> = None;
+    let mut times = Vec::new();
+    for line in text.lines() {
+        let f: Vec<u64> = line
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let (offset, len) = (f[2] * 512, f[3] * 512);
+        if f[4] & 1 == 1 {
+            reads += 1;
+            bytes_read += len;
+        } else {
+            writes += 1;
+            bytes_written += len;
+        }
+        *sizes.entry(len).or_default() += 1;
+        if prev_end == Some(offset) {
+            zero_seeks += 1;
+        }
+        prev_end = Some(offset + len);
+        times.push(f[0]);
+    }
+    let n = reads + writes;
+    assert_eq!(a["requests"].as_u64(), Some(n));
+    assert_eq!(a["reads"].as_u64(), Some(reads));
+    assert_eq!(a["writes"].as_u64(), Some(writes));
+    assert_eq!(a["bytes_read"].as_u64(), Some(bytes_read));
+    assert_eq!(a["bytes_written"].as_u64(), Some(bytes_written));
+    let mean = (bytes_read + bytes_written) as f64 / n as f64;
+    assert!((a["mean_size_bytes"].as_f64().unwrap() - mean).abs() < 1e-6);
+    let hist: BTreeMap<u64, u64> = a["size_histogram"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap()))
+        .collect();
+    assert_eq!(hist, sizes);
+    let zero_pct = zero_seeks as f64 * 100.0 / (n - 1) as f64;
+    assert!((a["seek_distance"]["zero_pct"].as_f64().unwrap() - zero_pct).abs() < 1e-9);
+    assert_eq!(
+        a["seek_distance"]["absolute_bytes"]["count"].as_u64(),
+        Some(n - 1)
+    );
+    let span = times.last().unwrap() - times[0];
+    assert_eq!(a["span_ns"].as_u64(), Some(span));
+    let ia = &a["inter_arrival"];
+    assert_eq!(ia["count"].as_u64(), Some(n - 1));
+    let mean_gap = span as f64 / (n - 1) as f64;
+    assert!(
+        (ia["mean"].as_f64().unwrap() / mean_gap - 1.0).abs() < 0.001,
+        "{ia}"
+    );
+    // No completions in a DiskSim trace: no service times, no queue depth.
+    assert!(a["service_time"].is_null() && a["queue_depth"].is_null());
+    assert!(!a["access_sequence"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn blktrace_sample_has_service_times_and_queue_depth() {
+    let path = data("blktrace_viewer-sample.blktrace.0");
+    let a = analyze_json(&[path.to_str().unwrap()]);
+    assert_eq!(a["format"], "blktrace");
+    assert_eq!(a["requests"].as_u64(), Some(963));
+    let svc = &a["service_time"];
+    assert_eq!(svc["all_ns"]["count"].as_u64(), Some(963));
+    assert!(svc["read_ns"]["mean"].as_f64().unwrap() > 0.0);
+    let bands: f64 = svc["bands_pct"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((bands - 100.0).abs() < 1e-6);
+    let q = &a["queue_depth"];
+    assert!(q["max"].as_u64().unwrap() >= 1);
+    let seen: u64 = q["at_arrival"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(seen, 963);
+}
+
+#[test]
+fn html_page_has_a_chart_per_distribution() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("a.html");
+    let path = data("blktrace_viewer-sample.blktrace.0");
+    let o = iogate(&[
+        "analyze",
+        path.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for title in [
+        "Transfer sizes",
+        "Seek distance",
+        "Inter-arrival time",
+        "Idle periods",
+        "Service time",
+        "Queue depth at arrival",
+        "Access sequence",
+    ] {
+        assert!(page.contains(title), "no {title} chart");
+    }
+    assert_eq!(page.matches("<svg").count(), 7);
+    assert!(!page.contains("<script"), "the page must be self-contained, without scripts");
+    // The text summary names the counts.
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("963 requests"), "{text}");
+}
+
+#[test]
+fn bad_input_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = dir.path().join("trace.bin");
+    std::fs::write(&unknown, "x").unwrap();
+    let o = iogate(&["analyze", unknown.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give --format"));
+    let o = iogate(&["analyze", unknown.to_str().unwrap(), "--format", "nope"]);
+    assert_eq!(code(&o), 2);
+    let o = iogate(&["analyze", "/nonexistent.trace", "--format", "msr"]);
+    assert_eq!(code(&o), 2);
+    // Malformed lines are skipped and reported with their numbers.
+    let csv = dir.path().join("t.csv");
+    std::fs::write(
+        &csv,
+        "128166372003061629,src1,0,Read,4096,4096,100\nbroken\n128166372003161629,src1,0,Write,8192,512,200\n",
+    )
+    .unwrap();
+    let o = iogate(&["analyze", csv.to_str().unwrap(), "--json"]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 2"));
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (a["requests"].as_u64(), a["malformed_count"].as_u64()),
+        (Some(2), Some(1))
+    );
+    // Traces that differ: exit 1.
+    let o = iogate(&[
+        "analyze",
+        csv.to_str().unwrap(),
+        "--compare",
+        data("mqsim-wsrch-small.trace").to_str().unwrap(),
+        "--compare-format",
+        "disksim_ns",
+    ]);
+    assert_eq!(code(&o), 1);
+}
