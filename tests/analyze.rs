@@ -139,7 +139,10 @@ fn html_page_has_a_chart_per_distribution() {
         assert!(page.contains(title), "no {title} chart");
     }
     assert_eq!(page.matches("<svg").count(), 7);
-    assert!(!page.contains("<script"), "the page must be self-contained, without scripts");
+    assert!(
+        !page.contains("<script"),
+        "the page must be self-contained, without scripts"
+    );
     // The text summary names the counts.
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("963 requests"), "{text}");

@@ -81,6 +81,10 @@ pub struct ReplayFigures {
     pub bytes: u64,
     /// Whether every played request has a recorded service time.
     pub has_service_times: bool,
+    /// Most requests outstanding at once in the recording (played requests, with
+    /// service times; 0 without): the ring size of a `queue_depth: trace` replay.
+    #[serde(default)]
+    pub max_recorded_queue_depth: u32,
 }
 
 /// The mapping of trace requests onto the target, shared by [`scan`] and [`ReplaySource`].
@@ -177,8 +181,10 @@ pub fn scan(
         max_request_bytes: 0,
         bytes: 0,
         has_service_times: true,
+        max_recorded_queue_depth: 0,
     };
     let (mut first, mut last) = (None, 0);
+    let mut in_flight: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let (mut malformed, mut listed) = (0u64, String::new());
     for r in open(path, plan)? {
         let r = match r {
@@ -206,6 +212,14 @@ pub fn scan(
                 fig.bytes += len;
                 fig.max_request_bytes = fig.max_request_bytes.max(len);
                 fig.has_service_times &= r.service_time_ns.is_some();
+                if let Some(svc) = r.service_time_ns.filter(|_| fig.has_service_times) {
+                    while in_flight.peek().is_some_and(|c| c.0 <= r.time_ns) {
+                        in_flight.pop();
+                    }
+                    in_flight.push(Reverse(r.time_ns + svc));
+                    fig.max_recorded_queue_depth =
+                        fig.max_recorded_queue_depth.max(in_flight.len() as u32);
+                }
                 first.get_or_insert(r.time_ns);
                 last = r.time_ns;
             }
@@ -240,6 +254,9 @@ pub fn scan(
         ));
     }
     fig.recorded_span_ns = last - first.unwrap_or(last);
+    if !fig.has_service_times {
+        fig.max_recorded_queue_depth = 0;
+    }
     Ok(fig)
 }
 
@@ -487,6 +504,34 @@ mod tests {
             .collect();
         // The 1.2 ms gap is capped at 0.5 ms.
         assert_eq!(&dues[..2], &[0, 500_000]);
+    }
+
+    #[test]
+    fn recorded_queue_depth_comes_from_completion_times() {
+        // MSR: 100 ns ticks; response times 100 µs (1000 ticks).
+        let t = write_trace(
+            "1000,h,0,Read,0,4096,1000\n1100,h,0,Read,4096,4096,1000\n3000,h,0,Write,8192,4096,1000\n",
+        );
+        let region = Region {
+            offset_bytes: 0,
+            length_bytes: 1 << 20,
+        };
+        let mut p = plan(AddressMapping::None, ReplayTiming::AsFastAsPossible);
+        p.format = TraceFormat::Msr;
+        p.queue_depth_from_trace = true;
+        p.loops = 1;
+        let fig = scan(&t.0, &p, region, 512).unwrap();
+        assert_eq!(fig.max_recorded_queue_depth, 2);
+        let mut s = ReplaySource::new(&t.0, &p, region, 512, &fig, 1).unwrap();
+        let qds: Vec<u32> = std::iter::from_fn(|| s.next_request())
+            .map(|r| r.max_outstanding)
+            .collect();
+        assert_eq!(qds, vec![1, 2, 1]);
+        // Without completion times, `queue_depth: trace` is refused.
+        let t = write_trace(TRACE);
+        p.format = TraceFormat::FioIolog;
+        let e = scan(&t.0, &p, region, 512).unwrap_err().to_string();
+        assert!(e.contains("needs completion times"), "{e}");
     }
 
     #[test]

@@ -284,6 +284,14 @@ fn run_step(
             length_bytes: slice.max(granule),
         }
     };
+    // A `queue_depth: trace` replay needs no more slots (and buffers) than the
+    // recording ever had outstanding.
+    let queue_depth = match &replay {
+        Some((plan, fig)) if plan.queue_depth_from_trace => {
+            step.queue_depth.min(fig.max_recorded_queue_depth.max(1))
+        }
+        _ => step.queue_depth,
+    };
     let progress: Vec<AtomicU64> = (0..step.jobs).map(|_| AtomicU64::new(0)).collect();
     let origin = Instant::now();
     let replay_ref = replay.as_ref();
@@ -313,7 +321,7 @@ fn run_step(
                         Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
                     let params = JobParams {
                         job,
-                        queue_depth: step.queue_depth,
+                        queue_depth,
                         max_block_size: max_bs,
                         align: target.logical_block_size as usize,
                         limit: job_limit(step, job),
