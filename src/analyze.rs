@@ -1,6 +1,7 @@
 //! `iogate analyze`: one trace's analysis (text, `--json`, `--html`), or the request-by-
-//! request comparison of two (`--compare`). Thin: the readers are `runner::trace`, the
-//! analysis and comparison `report::analysis` and `report::compare`.
+//! request comparison of two (`--compare`); and `iogate steady-state`, the SNIA PTS
+//! criterion on a series of numbers. Thin: the readers are `runner::trace`, the analysis
+//! and comparison `report::analysis` and `report::compare`, the criterion `spec::steady`.
 
 use std::path::Path;
 
@@ -215,4 +216,53 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         println!("queue depth: mean {:.2}, max {}", q.mean, q.max);
     }
     exit::PASS
+}
+
+/// Runs `iogate steady-state`: 0 when the series reaches steady state, 4 when it does not,
+/// 2 when it has fewer values than the window.
+pub fn steady_state(args: &crate::cli::SteadyStateArgs) -> u8 {
+    use iogate_spec::steady::{evaluate, Criterion};
+    let c = Criterion {
+        window: args.window,
+        max_excursion_pct: args.max_excursion,
+        max_slope_pct: args.max_slope,
+    };
+    if args.window < 2 {
+        eprintln!("error: --window must be at least 2 rounds");
+        return exit::USAGE;
+    }
+    let Some(w) = evaluate(&args.values, &c) else {
+        eprintln!(
+            "error: {} values, fewer than the {}-round window",
+            args.values.len(),
+            args.window
+        );
+        return exit::USAGE;
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&w) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::TARGET;
+            }
+        }
+    } else {
+        println!(
+            "steady state {} in rounds {}–{}: average {:.6}, data excursion {:.3}% (limit {}%), slope excursion {:.3}% (limit {}%)",
+            if w.reached { "reached" } else { "NOT reached" },
+            w.window_start,
+            w.window_start + w.values.len() - 1,
+            w.average,
+            w.excursion_pct,
+            c.max_excursion_pct,
+            w.slope_excursion_pct,
+            c.max_slope_pct
+        );
+    }
+    if w.reached {
+        exit::PASS
+    } else {
+        exit::INCONCLUSIVE
+    }
 }

@@ -40,6 +40,9 @@ pub enum Command {
     /// Analyse a block trace (sizes, seeks, inter-arrival and idle times, service times,
     /// queue depth, access sequence), or compare two traces request by request.
     Analyze(AnalyzeArgs),
+    /// Evaluate the SNIA PTS steady-state criterion on a series of per-round values
+    /// (exit 0 reached, 4 not reached, 2 too few values).
+    SteadyState(SteadyStateArgs),
     /// Bless a result as the golden baseline: writes <golden>/<spec name>/<key>.json.
     Bless {
         /// A run's output directory (or its result.json).
@@ -121,4 +124,25 @@ pub struct AnalyzeArgs {
     /// Step of the compared request log.
     #[arg(long)]
     pub compare_step: Option<String>,
+}
+
+/// Options of `iogate steady-state`.
+#[derive(Debug, clap::Args)]
+pub struct SteadyStateArgs {
+    /// The tracked metric's value in each round, in order.
+    #[arg(required = true, allow_negative_numbers = true)]
+    pub values: Vec<f64>,
+    /// Rounds in the measurement window.
+    #[arg(long, default_value_t = 5)]
+    pub window: usize,
+    /// Largest data excursion (max − min), percent of the window average.
+    #[arg(long, default_value_t = 20.0)]
+    pub max_excursion: f64,
+    /// Largest slope excursion (best-fit line's change across the window), percent of
+    /// the window average.
+    #[arg(long, default_value_t = 10.0)]
+    pub max_slope: f64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Command::Plan { spec, target, json } => plan(&spec, target.as_deref(), json),
         Command::Run(args) => run(&args),
         Command::Analyze(args) => analyze::analyze(&args),
+        Command::SteadyState(args) => analyze::steady_state(&args),
         Command::Bless {
             result,
             golden,

@@ -186,3 +186,50 @@ fn bad_input_is_a_usage_error() {
     ]);
     assert_eq!(code(&o), 1);
 }
+
+#[test]
+fn steady_state_command_evaluates_a_series() {
+    // A fresh drive's write IOPS falling, then settling (hand-worked in spec::steady).
+    let o = iogate(&[
+        "steady-state",
+        "50000",
+        "30000",
+        "15000",
+        "10200",
+        "10000",
+        "9900",
+        "10100",
+        "10000",
+        "9950",
+        "--json",
+    ]);
+    assert_eq!(code(&o), 0);
+    let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["reached"], true);
+    assert_eq!(w["window_start"], 4);
+    assert_eq!(w["average"], 10040.0);
+    assert!((w["excursion_pct"].as_f64().unwrap() - 2.988_047_808).abs() < 1e-6);
+    assert!((w["slope_excursion_pct"].as_f64().unwrap() - 1.195_219_123).abs() < 1e-6);
+    // A steady trend is not steady state: exit 4 (inconclusive).
+    let o = iogate(&["steady-state", "90", "95", "100", "105", "110"]);
+    assert_eq!(code(&o), 4);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("NOT reached"));
+    // Looser limits and a shorter window reach it.
+    let o = iogate(&[
+        "steady-state",
+        "90",
+        "95",
+        "100",
+        "105",
+        "110",
+        "--window",
+        "3",
+        "--max-excursion",
+        "50",
+        "--max-slope",
+        "50",
+    ]);
+    assert_eq!(code(&o), 0);
+    // Too few rounds: a usage error.
+    assert_eq!(code(&iogate(&["steady-state", "1", "2"])), 2);
+}

@@ -12,6 +12,7 @@ pub mod diag;
 pub mod document;
 pub mod expr;
 pub mod plan;
+pub mod steady;
 pub mod syntax;
 pub mod units;
 
