@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use iogate_spec::{Limit, Plan, PlanStep};
+use iogate_spec::{Limit, Plan, PlanStep, StepKind};
 
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
@@ -237,6 +237,22 @@ fn run_step(
     band_edges_ns: &[u64],
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
+    match step.kind {
+        StepKind::Purge | StepKind::Idle => {
+            let started = Instant::now();
+            let error = if step.kind == StepKind::Purge {
+                purge(step, target).err()
+            } else {
+                idle(step, opts.stop);
+                None
+            };
+            let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
+            r.duration_ns = started.elapsed().as_nanos() as u64;
+            r.error = error;
+            return r;
+        }
+        _ => {}
+    }
     let writes = step.writes();
     let replay = match (&step.replay, opts.replays.get(index).cloned().flatten()) {
         (Some(r), Some(fig)) => Some((r, fig)),
@@ -447,6 +463,57 @@ fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f
         bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
         errors,
         latency: LatencySummary::from_histogram(h),
+    }
+}
+
+/// Discards the step's region: hole punching on a file (`fallocate(PUNCH_HOLE |
+/// KEEP_SIZE)`), io_uring's block discard (BLKDISCARD) on a block device.
+fn purge(step: &PlanStep, target: &Target) -> Result<(), String> {
+    let file = target.open_job(true).map_err(|e| e.to_string())?;
+    let (offset, len) = (step.region.offset_bytes, step.region.length_bytes);
+    let result = match target.kind {
+        crate::TargetKind::File => rustix::fs::fallocate(
+            &file,
+            rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+            offset,
+            len,
+        )
+        .map_err(std::io::Error::from),
+        crate::TargetKind::BlockDevice => crate::engine::uring::discard(&file, offset, len)
+            .map_err(|e| match e {
+                crate::engine::uring::EngineError::Ring(e) => e,
+                other => std::io::Error::other(other.to_string()),
+            }),
+    };
+    result.map_err(|e| {
+        let why = match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP) => match target.kind {
+                crate::TargetKind::File => "its file system cannot punch holes".to_string(),
+                crate::TargetKind::BlockDevice => "the device does not support discard".to_string(),
+            },
+            Some(libc::EINVAL) | Some(libc::ENOTTY)
+                if target.kind == crate::TargetKind::BlockDevice =>
+            {
+                format!("the kernel has no io_uring block discard (Linux 6.12+ needed): {e}")
+            }
+            _ => e.to_string(),
+        };
+        format!("cannot purge {}: {why}", target.path.display())
+    })
+}
+
+/// Waits the step's duration without I/O, returning early when `stop` is set.
+fn idle(step: &PlanStep, stop: &AtomicBool) {
+    let Limit::Duration { duration_ns } = step.limit else {
+        return;
+    };
+    let until = Instant::now() + Duration::from_nanos(duration_ns);
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= until {
+            break;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(100)));
     }
 }
 

@@ -59,6 +59,33 @@ pub enum RawStep {
     Workload(Box<RawWorkload>),
     /// A block trace played back on the target.
     Replay(Box<RawReplay>),
+    /// Discard the region (BLKDISCARD on a block device, hole punching on a file).
+    Purge(Box<RawPurge>),
+    /// No I/O for a duration.
+    Idle(Box<RawIdle>),
+}
+
+/// `purge:` discard the region, so that an SSD starts from a fresh-out-of-box state.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPurge {
+    /// Step name (default `purge`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// Part of the target (default all of it).
+    #[serde(default)]
+    pub region: Option<RawRegion>,
+}
+
+/// `idle:` no I/O for a duration (host idle recovery, garbage-collection time).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIdle {
+    /// Step name (default `idle`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// How long.
+    pub duration: Spanned<String>,
 }
 
 /// `replay:` a recorded block trace played back on the target.

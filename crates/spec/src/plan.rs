@@ -92,6 +92,10 @@ pub enum StepKind {
     Workload,
     /// A block trace played back.
     Replay,
+    /// The region discarded.
+    Purge,
+    /// No I/O for a duration.
+    Idle,
 }
 
 impl StepKind {
@@ -101,6 +105,8 @@ impl StepKind {
             StepKind::Precondition => "precondition",
             StepKind::Workload => "workload",
             StepKind::Replay => "replay",
+            StepKind::Purge => "purge",
+            StepKind::Idle => "idle",
         }
     }
 }
@@ -450,9 +456,10 @@ pub fn derive_seed(seed: u64, step: u64, job: u64) -> u64 {
 impl PlanStep {
     /// Whether the step writes.
     pub fn writes(&self) -> bool {
-        match &self.replay {
-            Some(r) => r.filter.writes,
-            None => self.mix.iter().any(|m| m.read_pct < 100.0),
+        match (&self.replay, self.kind) {
+            (Some(r), _) => r.filter.writes,
+            (None, StepKind::Purge) => true,
+            (None, _) => self.mix.iter().any(|m| m.read_pct < 100.0),
         }
     }
 }

@@ -278,6 +278,8 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
             RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
             RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
             RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
+            RawStep::Purge(p) => replay::purge(cx, p, size, lbs),
+            RawStep::Idle(i) => replay::idle(cx, i, size),
         };
         let Some((s, name_span)) = built else {
             continue;
@@ -382,6 +384,8 @@ fn raw_step_name(s: &RawStep) -> &str {
         RawStep::Precondition(p) => p.name.as_ref().map_or("precondition", |n| n.value.as_str()),
         RawStep::Workload(w) => w.name.as_ref().map_or("workload", |n| n.value.as_str()),
         RawStep::Replay(r) => r.name.as_ref().map_or("replay", |n| n.value.as_str()),
+        RawStep::Purge(p) => p.name.as_ref().map_or("purge", |n| n.value.as_str()),
+        RawStep::Idle(i) => i.name.as_ref().map_or("idle", |n| n.value.as_str()),
     }
 }
 

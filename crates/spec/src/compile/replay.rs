@@ -1,12 +1,13 @@
-//! Compilation of `replay:` steps: trace format, timing, queue depth, address mapping,
-//! filter and loops. Child of `compile`; the trace file itself is read by the runner
-//! (`runner::replay`), so a plan does not depend on the trace's contents.
+//! Compilation of `replay:` steps (trace format, timing, queue depth, address mapping,
+//! filter and loops) and of the I/O-less steps `purge:` and `idle:`. Child of `compile`;
+//! the trace file itself is read by the runner (`runner::replay`), so a plan does not
+//! depend on the trace's contents.
 
 use std::ops::Range;
 
 use super::steps::{region, step_name};
 use super::*;
-use crate::document::{RawReplay, RawTiming};
+use crate::document::{RawIdle, RawPurge, RawReplay, RawTiming};
 use crate::plan::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
 
 /// Default limit on outstanding replayed requests.
@@ -223,4 +224,68 @@ fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {
         from_ns: from,
         to_ns: to,
     })
+}
+
+/// A step without requests of its own: all the request-shaped fields are empty.
+fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -> PlanStep {
+    PlanStep {
+        name,
+        kind,
+        queue_depth: 1,
+        jobs: 1,
+        limit,
+        region,
+        mix: Vec::new(),
+        job_seeds: Vec::new(),
+        verify: false,
+        distribution: Distribution::Uniform,
+        rate: RateLimit::default(),
+        think_time_ns: 0,
+        polled: false,
+        kernel_submission: false,
+        ramp_ns: 0,
+        cpus: Vec::new(),
+        replay: None,
+        estimated_duration_ns: match limit {
+            Limit::Duration { duration_ns } => Some(duration_ns),
+            _ => None,
+        },
+        estimated_bytes: None,
+    }
+}
+
+pub(super) fn purge(
+    cx: &mut Ctx<'_>,
+    p: &RawPurge,
+    size: u64,
+    lbs: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, p.name.as_ref(), "purge");
+    let region = region(cx, p.region.as_ref(), size, lbs)?;
+    let limit = Limit::Bytes {
+        bytes: region.length_bytes,
+    };
+    Some((bare(name, StepKind::Purge, region, limit), name_span))
+}
+
+pub(super) fn idle(
+    cx: &mut Ctx<'_>,
+    i: &RawIdle,
+    size: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, i.name.as_ref(), "idle");
+    let duration_ns = cx.duration(&i.duration, "idle duration")?;
+    let region = Region {
+        offset_bytes: 0,
+        length_bytes: size,
+    };
+    Some((
+        bare(
+            name,
+            StepKind::Idle,
+            region,
+            Limit::Duration { duration_ns },
+        ),
+        name_span,
+    ))
 }
