@@ -3,7 +3,8 @@
 //!
 //! Outcome precedence: `error` (the run failed) > `fail` (an assertion failed) >
 //! `regressed` (a rule is worse than its tolerance) > `inconclusive` (the run was
-//! interrupted, or a baseline was required and none exists) > `pass`. A rule regresses when the change in the worse
+//! interrupted, a sweep did not reach a required steady state, or a baseline was required
+//! and none exists) > `pass`. A rule regresses when the change in the worse
 //! direction exceeds its tolerance; noise-aware comparison (confidence intervals from
 //! repeated runs) is not implemented yet, so tolerances must cover run-to-run noise.
 
@@ -120,7 +121,15 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         .is_some_and(|b| b.rules.iter().any(|r| r.outcome == RuleOutcome::Regressed))
     {
         Outcome::Regressed
-    } else if result.interrupted || (input.required && input.baseline.is_none()) {
+    } else if result.interrupted
+        || (input.required && input.baseline.is_none())
+        || result.steps.iter().any(|s| {
+            s.sweep
+                .as_ref()
+                .and_then(|w| w.steady_state.as_ref())
+                .is_some_and(|ss| ss.required && !ss.reached)
+        })
+    {
         Outcome::Inconclusive
     } else {
         Outcome::Pass

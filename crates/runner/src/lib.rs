@@ -3,7 +3,8 @@
 //! [`target`] probes, prepares and identifies files and block devices; [`engine`]
 //! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring` and its buffer pool);
 //! [`trace`] streams block traces (every supported format) for [`replay`] and analysis;
-//! [`requestlog`] writes and reads `ios.parquet`; [`run`] executes a plan's steps and merges per-job measurements into a
+//! [`requestlog`] writes and reads `ios.parquet`; [`sweep`] runs matrices in rounds to
+//! steady state; [`run`] executes a plan's steps and merges per-job measurements into a
 //! [`result::RunResult`]; [`event`] is what the binary displays. The report crate reads
 //! results; the spec crate provides the plan.
 
@@ -13,6 +14,7 @@ pub mod replay;
 pub mod requestlog;
 pub mod result;
 pub mod run;
+pub mod sweep;
 pub mod target;
 pub mod trace;
 

@@ -117,6 +117,10 @@ pub struct StepResult {
     /// A replay step's trace figures: requests played, filtered and out of range.
     #[serde(default)]
     pub replay: Option<crate::replay::ReplayFigures>,
+    /// A sweep step's cases, rounds and steady-state decision (its `metrics` are the
+    /// tracked case's last round).
+    #[serde(default)]
+    pub sweep: Option<crate::sweep::SweepResult>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
 }
@@ -447,7 +451,14 @@ impl RunResult {
     /// A metric's value in SI base units (seconds, bytes, per second), for assertions and
     /// baseline rules. None when the step is missing from the result.
     pub fn metric(&self, m: &MetricRef) -> Option<f64> {
-        let metrics = &self.step(&m.step)?.metrics;
+        let step = self.step(&m.step)?;
+        let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());
+        match m.metric {
+            Metric::SteadyStateReached => return Some(f64::from(u8::from(steady()?.reached))),
+            Metric::SteadyStateRound => return Some(f64::from(steady()?.round.unwrap_or(0))),
+            _ => {}
+        }
+        let metrics = &step.metrics;
         let o = match m.op {
             OpFilter::All => &metrics.all,
             OpFilter::Read => &metrics.read,
@@ -471,6 +482,7 @@ impl RunResult {
             Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
             Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
+            Metric::SteadyStateReached | Metric::SteadyStateRound => return None,
         })
     }
 }

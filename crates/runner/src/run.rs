@@ -251,6 +251,28 @@ fn run_step(
             r.error = error;
             return r;
         }
+        StepKind::Sweep => {
+            let started = Instant::now();
+            let Some(plan) = &step.sweep else {
+                let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
+                r.error = Some("a sweep step without cases".into());
+                return r;
+            };
+            let (sweep, tracked, error) = crate::sweep::run_sweep(
+                plan,
+                |case| run_step(case, index, target, opts, band_edges_ns, on_event),
+                || opts.stop.load(Ordering::Relaxed),
+            );
+            // The step's own figures are the tracked case's last round.
+            let mut r = tracked
+                .unwrap_or_else(|| merge(step, &[], opts.interval_ns, false, band_edges_ns));
+            r.name = step.name.clone();
+            r.kind = StepKind::Sweep;
+            r.duration_ns = started.elapsed().as_nanos() as u64;
+            r.sweep = Some(sweep);
+            r.error = error;
+            return r;
+        }
         _ => {}
     }
     let writes = step.writes();
@@ -736,6 +758,7 @@ fn merge(
         error_records,
         verify_records: verify.records,
         replay: None,
+        sweep: None,
         error: None,
     }
 }

@@ -63,6 +63,102 @@ pub enum RawStep {
     Purge(Box<RawPurge>),
     /// No I/O for a duration.
     Idle(Box<RawIdle>),
+    /// A workload template over a matrix of cases, in rounds, until steady state.
+    Sweep(Box<RawSweep>),
+}
+
+/// `sweep:` a workload template over a matrix (block size × read % × queue depth × jobs),
+/// repeated in rounds (SNIA PTS, TKperf).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    /// Step name (default `sweep`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// Run time of each case in each round (default 60s).
+    #[serde(default)]
+    pub duration: Option<Spanned<String>>,
+    /// Share of random requests (default 100%).
+    #[serde(default)]
+    pub random: Option<Spanned<String>>,
+    /// Queue depth when the matrix does not vary it (default 1).
+    #[serde(default)]
+    pub queue_depth: Option<Spanned<u64>>,
+    /// Jobs when the matrix does not vary them (default 1).
+    #[serde(default)]
+    pub jobs: Option<Spanned<u64>>,
+    /// The matrix.
+    pub matrix: RawMatrix,
+    /// Nesting of the matrix, outermost first (default block_size, read, queue_depth, jobs).
+    #[serde(default)]
+    pub order: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Round limit (default 25 with `steady_state`, else 1).
+    #[serde(default)]
+    pub rounds: Option<Spanned<u64>>,
+    /// The steady-state criterion; rounds stop when it holds.
+    #[serde(default)]
+    pub steady_state: Option<RawSteadyState>,
+    /// Part of the target (default all of it).
+    #[serde(default)]
+    pub region: Option<RawRegion>,
+}
+
+/// `matrix:` the values of each varied parameter.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMatrix {
+    /// Transfer sizes.
+    #[serde(default)]
+    pub block_size: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Read shares.
+    #[serde(default)]
+    pub read: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Queue depths.
+    #[serde(default)]
+    pub queue_depth: Option<Spanned<Vec<Spanned<u64>>>>,
+    /// Job counts.
+    #[serde(default)]
+    pub jobs: Option<Spanned<Vec<Spanned<u64>>>>,
+}
+
+/// `steady_state:` of a sweep (SNIA PTS; defaults: window 5, 20%, 10%, `fail`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSteadyState {
+    /// The tracked case: its block size and read share (and queue depth, jobs when varied).
+    pub case: RawCase,
+    /// `iops`, `bandwidth` or `latency` (mean).
+    pub metric: Spanned<String>,
+    /// Rounds in the measurement window.
+    #[serde(default)]
+    pub window: Option<Spanned<u64>>,
+    /// Largest data excursion, percent of the window average.
+    #[serde(default)]
+    pub max_excursion: Option<Spanned<String>>,
+    /// Largest slope excursion, percent of the window average.
+    #[serde(default)]
+    pub max_slope: Option<Spanned<String>>,
+    /// Not reaching steady state within the rounds: `fail` (inconclusive, exit 4) or `warn`.
+    #[serde(default)]
+    pub on_failure: Option<Spanned<String>>,
+}
+
+/// A case of a sweep's matrix.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCase {
+    /// Block size.
+    #[serde(default)]
+    pub block_size: Option<Spanned<String>>,
+    /// Read share.
+    #[serde(default)]
+    pub read: Option<Spanned<String>>,
+    /// Queue depth.
+    #[serde(default)]
+    pub queue_depth: Option<Spanned<u64>>,
+    /// Jobs.
+    #[serde(default)]
+    pub jobs: Option<Spanned<u64>>,
 }
 
 /// `purge:` discard the region, so that an SSD starts from a fresh-out-of-box state.

@@ -154,6 +154,10 @@ pub enum Metric {
     SubmissionLatency(LatencyStat),
     /// Completion latency (submission to completion), all operations.
     CompletionLatency(LatencyStat),
+    /// A sweep's steady state: 1 when reached, else 0.
+    SteadyStateReached,
+    /// A sweep's round that closed the steady-state window (0 when not reached).
+    SteadyStateRound,
 }
 
 impl Metric {
@@ -162,7 +166,11 @@ impl Metric {
         match self {
             Metric::Iops => Dim::RATE,
             Metric::Bandwidth => Dim::BANDWIDTH,
-            Metric::Ios | Metric::Errors | Metric::VerifyErrors => Dim::NONE,
+            Metric::Ios
+            | Metric::Errors
+            | Metric::VerifyErrors
+            | Metric::SteadyStateReached
+            | Metric::SteadyStateRound => Dim::NONE,
             Metric::Bytes => Dim::BYTES,
             Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_) => {
                 Dim::TIME
@@ -174,7 +182,11 @@ impl Metric {
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
-            Metric::Iops | Metric::Bandwidth | Metric::Ios | Metric::Bytes
+            Metric::Iops
+                | Metric::Bandwidth
+                | Metric::Ios
+                | Metric::Bytes
+                | Metric::SteadyStateReached
         )
     }
 }
@@ -205,6 +217,8 @@ impl fmt::Display for MetricRef {
             Metric::Bytes => f.write_str(".bytes"),
             Metric::Errors => f.write_str(".errors"),
             Metric::VerifyErrors => f.write_str(".verify_errors"),
+            Metric::SteadyStateReached => f.write_str(".steady_state.reached"),
+            Metric::SteadyStateRound => f.write_str(".steady_state.round"),
             Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => {
                 let name = LatencyStat::NAMES
                     .iter()
@@ -222,7 +236,7 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 9] = [
+pub const METRIC_NAMES: [&str; 10] = [
     "iops",
     "bandwidth",
     "ios",
@@ -232,6 +246,7 @@ pub const METRIC_NAMES: [&str; 9] = [
     "latency",
     "submission_latency",
     "completion_latency",
+    "steady_state",
 ];
 
 /// Why a metric path does not resolve: the offending segment's span and a message.
@@ -311,6 +326,27 @@ impl MetricPath {
             "bytes" => Metric::Bytes,
             "errors" => Metric::Errors,
             "verify_errors" if op == OpFilter::All => Metric::VerifyErrors,
+            "steady_state" if op == OpFilter::All => {
+                i += 1;
+                match segs.get(i).map(|(n, sp)| (n.as_str(), sp)) {
+                    Some(("reached", _)) => Metric::SteadyStateReached,
+                    Some(("round", _)) => Metric::SteadyStateRound,
+                    Some((other, sp)) => {
+                        return Err(PathError {
+                            span: sp.clone(),
+                            expected: "`reached` or `round` after `steady_state`".into(),
+                            found: format!("`{other}`"),
+                        })
+                    }
+                    None => {
+                        return Err(PathError {
+                            span: end_span,
+                            expected: "`reached` or `round` after `steady_state`".into(),
+                            found: "the end of the path".into(),
+                        })
+                    }
+                }
+            }
             kind @ ("latency" | "submission_latency" | "completion_latency") => {
                 i += 1;
                 let names: Vec<&str> = LatencyStat::NAMES.iter().map(|n| n.0).collect();

@@ -96,6 +96,8 @@ pub enum StepKind {
     Purge,
     /// No I/O for a duration.
     Idle,
+    /// A matrix of workload cases in rounds.
+    Sweep,
 }
 
 impl StepKind {
@@ -107,6 +109,7 @@ impl StepKind {
             StepKind::Replay => "replay",
             StepKind::Purge => "purge",
             StepKind::Idle => "idle",
+            StepKind::Sweep => "sweep",
         }
     }
 }
@@ -268,6 +271,9 @@ pub struct PlanStep {
     pub cpus: Vec<u32>,
     /// The trace played by a replay step (`kind: replay`; then `mix` is empty).
     pub replay: Option<ReplayPlan>,
+    /// The cases and rounds of a sweep step (`kind: sweep`; then `mix` is empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepPlan>,
     /// Known run time (time-bounded steps).
     pub estimated_duration_ns: Option<u64>,
     /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).
@@ -404,6 +410,70 @@ pub struct ReplayPlan {
     pub log_step: Option<String>,
 }
 
+/// A sweep: cases (each a complete workload step), rounds and the steady-state criterion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPlan {
+    /// Cases in run order within a round.
+    pub cases: Vec<SweepCase>,
+    /// Round limit.
+    pub rounds: u32,
+    /// Steady-state criterion; without it, all rounds run.
+    pub steady_state: Option<SteadyStatePlan>,
+}
+
+/// One case of a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepCase {
+    /// Transfer size.
+    pub block_size_bytes: u64,
+    /// Read share, percent.
+    pub read_pct: f64,
+    /// Queue depth per job.
+    pub queue_depth: u32,
+    /// Jobs.
+    pub jobs: u32,
+    /// The workload the case runs each round (named `<sweep>/<label>`).
+    pub step: PlanStep,
+}
+
+impl SweepCase {
+    /// `4KiB 65%R QD32 1J` style label.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {}%R QD{} {}J",
+            ByteSize(self.block_size_bytes),
+            self.read_pct,
+            self.queue_depth,
+            self.jobs
+        )
+    }
+}
+
+/// What steady state tracks and decides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SteadyStatePlan {
+    /// Index of the tracked case in `SweepPlan::cases`.
+    pub case: usize,
+    /// The tracked metric.
+    pub metric: SteadyMetric,
+    /// Window and limits.
+    pub criterion: crate::steady::Criterion,
+    /// Whether not reaching it makes the run inconclusive (else a warning).
+    pub required: bool,
+}
+
+/// A metric steady state can track.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SteadyMetric {
+    /// Requests per second.
+    Iops,
+    /// Bytes per second.
+    Bandwidth,
+    /// Mean total latency.
+    Latency,
+}
+
 /// A baseline rule: fail when `metric` is worse than the golden value by more than
 /// `tolerance_pct` percent (worse = lower for IOPS and bandwidth, higher for latency).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -498,7 +568,10 @@ impl Plan {
                 Limit::Duration { duration_ns } => format_ns(duration_ns as f64),
                 Limit::Ios { ios } => format!("{ios} ios"),
                 Limit::Bytes { bytes } => ByteSize(bytes).to_string(),
-                Limit::Trace => "trace".to_string(),
+                Limit::Trace => match &s.sweep {
+                    Some(w) => format!("≤{} rounds", w.rounds),
+                    None => "trace".to_string(),
+                },
             };
             let region = format!(
                 "{}+{}",
@@ -519,6 +592,32 @@ impl Plan {
                 s.estimated_bytes
                     .map_or("?".into(), |b| ByteSize(b).to_string()),
             ));
+            if let Some(w) = &s.sweep {
+                for (i, c) in w.cases.iter().enumerate() {
+                    let tracked = w.steady_state.as_ref().is_some_and(|ss| ss.case == i);
+                    out.push_str(&format!(
+                        "      case {:>3}: {:<24} random {:>6.2}%  {}{}\n",
+                        i + 1,
+                        c.label(),
+                        c.step.mix.first().map_or(0.0, |m| m.random_pct),
+                        c.step
+                            .estimated_duration_ns
+                            .map_or("?".into(), |d| format_ns(d as f64)),
+                        if tracked { "  ← steady state" } else { "" }
+                    ));
+                }
+                if let Some(ss) = &w.steady_state {
+                    out.push_str(&format!(
+                        "      steady state: {:?} of case {}, window {} rounds, excursion ≤ {}%, slope ≤ {}%, {}\n",
+                        ss.metric,
+                        ss.case + 1,
+                        ss.criterion.window,
+                        ss.criterion.max_excursion_pct,
+                        ss.criterion.max_slope_pct,
+                        if ss.required { "required" } else { "warn only" }
+                    ));
+                }
+            }
             if let Some(r) = &s.replay {
                 out.push_str(&format!(
                     "      trace {} ({}), timing {}, queue depth {}, mapping {}, loops {}\n",

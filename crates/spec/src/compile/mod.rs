@@ -23,6 +23,7 @@ use crate::syntax::{self, SizeOrPercent, ValueError};
 
 mod replay;
 mod steps;
+mod sweep;
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
 use steps::{latency_bands, precondition, workload};
 
@@ -33,7 +34,7 @@ pub const MAX_JOBS: u64 = 1_024;
 /// Largest block size (one registered buffer per outstanding request).
 pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
 
-const RESERVED_NAMES: [&str; 8] = [
+const RESERVED_NAMES: [&str; 9] = [
     "read",
     "write",
     "iops",
@@ -42,6 +43,7 @@ const RESERVED_NAMES: [&str; 8] = [
     "bytes",
     "errors",
     "latency",
+    "steady_state",
 ];
 
 struct Ctx<'a> {
@@ -280,6 +282,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
             RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
             RawStep::Purge(p) => replay::purge(cx, p, size, lbs),
             RawStep::Idle(i) => replay::idle(cx, i, size),
+            RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
         };
         let Some((s, name_span)) = built else {
             continue;
@@ -313,7 +316,12 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         .value
         .iter()
         .rev()
-        .find(|s| matches!(s.value, RawStep::Workload(_) | RawStep::Replay(_)))
+        .find(|s| {
+            matches!(
+                s.value,
+                RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_)
+            )
+        })
         .map(|s| raw_step_name(&s.value).to_string());
 
     let mut assertions: Vec<Assertion> = raw
@@ -386,6 +394,7 @@ fn raw_step_name(s: &RawStep) -> &str {
         RawStep::Replay(r) => r.name.as_ref().map_or("replay", |n| n.value.as_str()),
         RawStep::Purge(p) => p.name.as_ref().map_or("purge", |n| n.value.as_str()),
         RawStep::Idle(i) => i.name.as_ref().map_or("idle", |n| n.value.as_str()),
+        RawStep::Sweep(w) => w.name.as_ref().map_or("sweep", |n| n.value.as_str()),
     }
 }
 

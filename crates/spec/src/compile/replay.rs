@@ -144,6 +144,7 @@ pub(super) fn replay(
                 loops: loops as u32,
                 log_step: r.log_step.as_ref().map(|s| s.value.clone()),
             }),
+            sweep: None,
             estimated_duration_ns: None,
             estimated_bytes: None,
         },
@@ -227,7 +228,7 @@ fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {
 }
 
 /// A step without requests of its own: all the request-shaped fields are empty.
-fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -> PlanStep {
+pub(super) fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -> PlanStep {
     PlanStep {
         name,
         kind,
@@ -246,6 +247,7 @@ fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -> PlanStep 
         ramp_ns: 0,
         cpus: Vec::new(),
         replay: None,
+        sweep: None,
         estimated_duration_ns: match limit {
             Limit::Duration { duration_ns } => Some(duration_ns),
             _ => None,

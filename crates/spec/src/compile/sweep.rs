@@ -1,0 +1,353 @@
+//! Compilation of `sweep:` steps: the matrix expanded into cases in the stated nesting
+//! order (each case a complete workload step with its own seeds), the round limit, and
+//! the steady-state criterion with its tracked case. Child of `compile`; the runner runs
+//! the rounds (`runner::sweep`) and `steady` decides when they stop.
+
+use std::ops::Range;
+
+use super::replay::bare;
+use super::steps::{block_size, region, step_name};
+use super::*;
+use crate::document::{RawSteadyState, RawSweep};
+use crate::plan::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
+use crate::steady::Criterion;
+
+/// Matrix parameters, in the default nesting order (outermost first).
+const PARAMETERS: [&str; 4] = ["block_size", "read", "queue_depth", "jobs"];
+/// Most cases a sweep may expand to.
+const MAX_CASES: usize = 4096;
+
+#[derive(Clone, Copy)]
+enum Value {
+    Bytes(u64),
+    Pct(f64),
+    Count(u64),
+}
+
+pub(super) fn sweep(
+    cx: &mut Ctx<'_>,
+    w: &RawSweep,
+    index: usize,
+    size: u64,
+    lbs: u64,
+    seed: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, w.name.as_ref(), "sweep");
+    let region = region(cx, w.region.as_ref(), size, lbs);
+    let duration_ns = match &w.duration {
+        None => Some(60_000_000_000),
+        Some(d) => match cx.duration(d, "case duration") {
+            Some(0) => {
+                let span = cx.span(d);
+                cx.error(span, "duration must be positive", "expected a duration above 0");
+                None
+            }
+            other => other,
+        },
+    };
+    let random_pct = w
+        .random
+        .as_ref()
+        .map_or(Some(100.0), |r| cx.percent(r, "random share"));
+    let qd = w
+        .queue_depth
+        .as_ref()
+        .map_or(Some(1), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
+    let jobs = w
+        .jobs
+        .as_ref()
+        .map_or(Some(1), |s| cx.count(s, "jobs", 1, MAX_JOBS));
+    // Each parameter's values: the matrix's, or the single default.
+    let mut axes: Vec<(&str, Vec<Value>)> = Vec::new();
+    let m = &w.matrix;
+    let bs_values: Option<Vec<Value>> = match &m.block_size {
+        Some(list) => list
+            .value
+            .iter()
+            .map(|b| block_size(cx, b, lbs, region.as_ref()).map(Value::Bytes))
+            .collect(),
+        None => Some(vec![Value::Bytes(4096)]),
+    };
+    let read_values: Option<Vec<Value>> = match &m.read {
+        Some(list) => list
+            .value
+            .iter()
+            .map(|r| cx.percent(r, "read share").map(Value::Pct))
+            .collect(),
+        None => Some(vec![Value::Pct(100.0)]),
+    };
+    let qd_values: Option<Vec<Value>> = match &m.queue_depth {
+        Some(list) => list
+            .value
+            .iter()
+            .map(|q| cx.count(q, "queue depth", 1, MAX_QUEUE_DEPTH).map(Value::Count))
+            .collect(),
+        None => qd.map(|q| vec![Value::Count(q)]),
+    };
+    let jobs_values: Option<Vec<Value>> = match &m.jobs {
+        Some(list) => list
+            .value
+            .iter()
+            .map(|j| cx.count(j, "jobs", 1, MAX_JOBS).map(Value::Count))
+            .collect(),
+        None => jobs.map(|j| vec![Value::Count(j)]),
+    };
+    for (list, span) in [
+        (m.block_size.as_ref().map(|l| l.value.len()), m.block_size.as_ref().map(|l| cx.span(l))),
+        (m.read.as_ref().map(|l| l.value.len()), m.read.as_ref().map(|l| cx.span(l))),
+        (m.queue_depth.as_ref().map(|l| l.value.len()), m.queue_depth.as_ref().map(|l| cx.span(l))),
+        (m.jobs.as_ref().map(|l| l.value.len()), m.jobs.as_ref().map(|l| cx.span(l))),
+    ] {
+        if let (Some(0), Some(span)) = (list, span) {
+            cx.error(span, "empty matrix list", "expected at least one value");
+        }
+    }
+    let order: Vec<String> = match &w.order {
+        None => PARAMETERS.iter().map(|p| p.to_string()).collect(),
+        Some(o) => {
+            let mut seen: Vec<String> = Vec::new();
+            for p in &o.value {
+                if !PARAMETERS.contains(&p.value.as_str()) || seen.contains(&p.value) {
+                    let span = cx.span(p);
+                    cx.error(
+                        span,
+                        "invalid matrix order",
+                        format!(
+                            "expected each of {} at most once, found `{}`",
+                            PARAMETERS.join(", "),
+                            p.value
+                        ),
+                    );
+                    return None;
+                }
+                seen.push(p.value.clone());
+            }
+            // Parameters not named keep their default relative order, innermost.
+            for p in PARAMETERS {
+                if !seen.iter().any(|s| s == p) {
+                    seen.push(p.to_string());
+                }
+            }
+            seen
+        }
+    };
+    let (bs_values, read_values, qd_values, jobs_values) =
+        (bs_values?, read_values?, qd_values?, jobs_values?);
+    for p in &order {
+        let values = match p.as_str() {
+            "block_size" => bs_values.clone(),
+            "read" => read_values.clone(),
+            "queue_depth" => qd_values.clone(),
+            _ => jobs_values.clone(),
+        };
+        let name = PARAMETERS.iter().copied().find(|x| x == p).unwrap_or("jobs");
+        axes.push((name, values));
+    }
+    let count: usize = axes.iter().map(|a| a.1.len()).product();
+    if count > MAX_CASES {
+        // At least one list is given when there is more than one case.
+        let span = [
+            m.block_size.as_ref().map(|l| cx.span(l)),
+            m.read.as_ref().map(|l| cx.span(l)),
+            m.queue_depth.as_ref().map(|l| cx.span(l)),
+            m.jobs.as_ref().map(|l| cx.span(l)),
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or(0..0);
+        cx.error(span, "matrix too large", format!("expected at most {MAX_CASES} cases, found {count}"));
+        return None;
+    }
+    let (region, duration_ns, random_pct) = (region?, duration_ns?, random_pct?);
+    // Cartesian product in nesting order: the last axis varies fastest.
+    let mut cases = Vec::with_capacity(count);
+    for n in 0..count {
+        let mut rest = n;
+        let mut pick = [Value::Count(0); 4];
+        for (ai, (_, values)) in axes.iter().enumerate().rev() {
+            pick[ai] = values[rest % values.len()];
+            rest /= values.len();
+        }
+        let (mut bs, mut read, mut q, mut j) = (4096, 100.0, 1, 1);
+        for (ai, (p, _)) in axes.iter().enumerate() {
+            match (*p, pick[ai]) {
+                ("block_size", Value::Bytes(b)) => bs = b,
+                ("read", Value::Pct(r)) => read = r,
+                ("queue_depth", Value::Count(c)) => q = c as u32,
+                (_, Value::Count(c)) => j = c as u32,
+                _ => {}
+            }
+        }
+        let case_seed_index = (index as u64) << 16 | n as u64;
+        let mut step = bare(
+            String::new(),
+            StepKind::Workload,
+            region,
+            Limit::Duration { duration_ns },
+        );
+        step.queue_depth = q;
+        step.jobs = j;
+        step.mix = vec![MixLine {
+            block_size_bytes: bs,
+            weight_pct: 100.0,
+            read_pct: read,
+            random_pct,
+            align_bytes: bs,
+            burst: 0,
+            delay_ns: 0,
+        }];
+        step.job_seeds = (0..u64::from(j))
+            .map(|k| derive_seed(seed, case_seed_index, k))
+            .collect();
+        let mut case = SweepCase {
+            block_size_bytes: bs,
+            read_pct: read,
+            queue_depth: q,
+            jobs: j,
+            step,
+        };
+        case.step.name = format!("{name}/{}", case.label());
+        cases.push(case);
+    }
+    let steady_state = match &w.steady_state {
+        None => Some(None),
+        Some(s) => steady_state(cx, s, &cases).map(Some),
+    }?;
+    let rounds = match &w.rounds {
+        Some(r) => cx.count(r, "rounds", 1, 100_000)? as u32,
+        None if steady_state.is_some() => 25,
+        None => 1,
+    };
+    if let (Some(ss), Some(r)) = (&steady_state, &w.rounds) {
+        if (rounds as usize) < ss.criterion.window {
+            let span = cx.span(r);
+            cx.error(
+                span,
+                "fewer rounds than the steady-state window",
+                format!(
+                    "expected at least {} rounds (the window), found {rounds}",
+                    ss.criterion.window
+                ),
+            );
+            return None;
+        }
+    }
+    let mut step = bare(name, StepKind::Sweep, region, Limit::Trace);
+    step.estimated_duration_ns = Some(duration_ns * count as u64 * u64::from(rounds));
+    step.sweep = Some(SweepPlan {
+        cases,
+        rounds,
+        steady_state,
+    });
+    Some((step, name_span))
+}
+
+fn steady_state(
+    cx: &mut Ctx<'_>,
+    s: &RawSteadyState,
+    cases: &[SweepCase],
+) -> Option<SteadyStatePlan> {
+    let metric = match s.metric.value.as_str() {
+        "iops" => Some(SteadyMetric::Iops),
+        "bandwidth" => Some(SteadyMetric::Bandwidth),
+        "latency" => Some(SteadyMetric::Latency),
+        other => {
+            let span = cx.span(&s.metric);
+            cx.error(
+                span,
+                "unknown steady-state metric",
+                format!("expected `iops`, `bandwidth` or `latency` (mean), found `{other}`"),
+            );
+            None
+        }
+    };
+    let window = s
+        .window
+        .as_ref()
+        .map_or(Some(5), |w| cx.count(w, "window", 2, 1000));
+    let max_excursion = s
+        .max_excursion
+        .as_ref()
+        .map_or(Some(20.0), |p| cx.percent(p, "maximum data excursion"));
+    let max_slope = s
+        .max_slope
+        .as_ref()
+        .map_or(Some(10.0), |p| cx.percent(p, "maximum slope excursion"));
+    let required = match s.on_failure.as_ref().map(|f| (f, f.value.as_str())) {
+        None | Some((_, "fail")) => Some(true),
+        Some((_, "warn")) => Some(false),
+        Some((f, other)) => {
+            let span = cx.span(f);
+            cx.error(
+                span,
+                "unknown steady-state failure policy",
+                format!("expected `fail` or `warn`, found `{other}`"),
+            );
+            None
+        }
+    };
+    // The tracked case: every given field must match.
+    let c = &s.case;
+    let bs = match &c.block_size {
+        Some(b) => cx.byte_size(b, "block size").map(Some),
+        None => Some(None),
+    };
+    let read = match &c.read {
+        Some(r) => cx.percent(r, "read share").map(Some),
+        None => Some(None),
+    };
+    let (metric, window, max_excursion, max_slope, required, bs, read) =
+        (metric?, window?, max_excursion?, max_slope?, required?, bs?, read?);
+    let matches: Vec<usize> = cases
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| {
+            bs.is_none_or(|b| b == k.block_size_bytes)
+                && read.is_none_or(|r| (r - k.read_pct).abs() < 1e-9)
+                && c.queue_depth.as_ref().is_none_or(|q| q.value == u64::from(k.queue_depth))
+                && c.jobs.as_ref().is_none_or(|j| j.value == u64::from(k.jobs))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let span = [
+        c.block_size.as_ref().map(|x| cx.span(x)),
+        c.read.as_ref().map(|x| cx.span(x)),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+    .unwrap_or_else(|| cx.span(&s.metric));
+    match matches.as_slice() {
+        [one] => Some(SteadyStatePlan {
+            case: *one,
+            metric,
+            criterion: Criterion {
+                window: window as usize,
+                max_excursion_pct: max_excursion,
+                max_slope_pct: max_slope,
+            },
+            required,
+        }),
+        [] => {
+            let labels: Vec<String> = cases.iter().take(8).map(SweepCase::label).collect();
+            cx.error(
+                span,
+                "the tracked case is not in the matrix",
+                format!("expected one of the cases ({}…)", labels.join(", ")),
+            );
+            None
+        }
+        _ => {
+            cx.error(
+                span,
+                "the tracked case is ambiguous",
+                format!(
+                    "expected one case, found {}: give queue_depth and jobs too",
+                    matches.len()
+                ),
+            );
+            None
+        }
+    }
+}
