@@ -34,6 +34,12 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Shorten sweeps: each case runs this long per round.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        case_duration: Option<std::time::Duration>,
+        /// Shorten sweeps: at most this many rounds (at least the steady-state window).
+        #[arg(long)]
+        max_rounds: Option<u32>,
     },
     /// Run a spec and write result.json, report.md, report.html and junit.xml.
     Run(RunArgs),
@@ -85,6 +91,12 @@ pub struct RunArgs {
     /// run verify data written by an earlier one (write pass, then verify pass).
     #[arg(long)]
     pub verify_state: Option<PathBuf>,
+    /// Shorten sweeps (for CI): each case runs this long per round.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub case_duration: Option<std::time::Duration>,
+    /// Shorten sweeps (for CI): at most this many rounds (at least the steady-state window).
+    #[arg(long)]
+    pub max_rounds: Option<u32>,
     /// Record every request (issue and completion times, operation, offset, length,
     /// result) in ios.parquet in the output directory.
     #[arg(long)]

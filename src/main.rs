@@ -27,7 +27,19 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check { specs } => check(&specs),
-        Command::Plan { spec, target, json } => plan(&spec, target.as_deref(), json),
+        Command::Plan {
+            spec,
+            target,
+            json,
+            case_duration,
+            max_rounds,
+        } => plan(
+            &spec,
+            target.as_deref(),
+            json,
+            case_duration.map(|d| d.as_nanos() as u64),
+            max_rounds,
+        ),
         Command::Run(args) => run(&args),
         Command::Analyze(args) => analyze::analyze(&args),
         Command::SteadyState(args) => analyze::steady_state(&args),
@@ -86,7 +98,13 @@ fn probe(target: Option<&Path>) -> Result<Option<Target>, u8> {
         .transpose()
 }
 
-fn plan(spec: &Path, target: Option<&Path>, json: bool) -> u8 {
+fn plan(
+    spec: &Path,
+    target: Option<&Path>,
+    json: bool,
+    case_duration_ns: Option<u64>,
+    max_rounds: Option<u32>,
+) -> u8 {
     let src = match read_spec(spec) {
         Ok(s) => s,
         Err(c) => return c,
@@ -98,7 +116,11 @@ fn plan(spec: &Path, target: Option<&Path>, json: bool) -> u8 {
     let geometry = target
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);
-    match iogate_spec::compile(&src, &geometry) {
+    let compiled = iogate_spec::compile(&src, &geometry).map(|mut p| {
+        p.shorten(case_duration_ns, max_rounds);
+        p
+    });
+    match compiled {
         Ok(p) if json => {
             match serde_json::to_string_pretty(&p) {
                 Ok(s) => println!("{s}"),
@@ -219,7 +241,13 @@ fn run(args: &RunArgs) -> u8 {
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);
     let plan = match iogate_spec::compile(&src, &geometry) {
-        Ok(p) => p,
+        Ok(mut p) => {
+            p.shorten(
+                args.case_duration.map(|d| d.as_nanos() as u64),
+                args.max_rounds,
+            );
+            p
+        }
         Err(d) => {
             eprint!("{}", d.render());
             return exit::USAGE;

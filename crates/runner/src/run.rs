@@ -264,8 +264,8 @@ fn run_step(
                 || opts.stop.load(Ordering::Relaxed),
             );
             // The step's own figures are the tracked case's last round.
-            let mut r = tracked
-                .unwrap_or_else(|| merge(step, &[], opts.interval_ns, false, band_edges_ns));
+            let mut r =
+                tracked.unwrap_or_else(|| merge(step, &[], opts.interval_ns, false, band_edges_ns));
             r.name = step.name.clone();
             r.kind = StepKind::Sweep;
             r.duration_ns = started.elapsed().as_nanos() as u64;

@@ -107,6 +107,8 @@ pub struct SteadyStateResult {
 pub struct SweepResult {
     /// Rounds run.
     pub rounds: u32,
+    /// Bytes written over all rounds and cases.
+    pub written_bytes: u64,
     /// First and last round of the measurement window (1-based).
     pub window_rounds: [u32; 2],
     /// Every case.
@@ -129,12 +131,14 @@ pub fn run_sweep(
     let mut error = None;
     let mut decision: Option<Window> = None;
     let mut rounds = 0;
+    let mut written = 0u64;
     'rounds: for _ in 0..sweep.rounds {
         for (i, case) in sweep.cases.iter().enumerate() {
             if stopped() {
                 break 'rounds;
             }
             let r = run_case(&case.step);
+            written += r.metrics.write.bytes;
             figures[i].push(CaseFigures::of(&r));
             if let Some(e) = &r.error {
                 error = Some(format!("{}: {e}", case.step.name));
@@ -147,8 +151,22 @@ pub fn run_sweep(
             }
         }
         rounds += 1;
+        if sweep.write_limit_bytes.is_some_and(|l| written >= l) {
+            // The write limit ends the rounds; the last window is still evaluated below.
+            if let Some(ss) = &sweep.steady_state {
+                let values: Vec<f64> = figures[ss.case]
+                    .iter()
+                    .map(|f| f.metric(ss.metric))
+                    .collect();
+                decision = steady::window_at(&values, values.len() - 1, &ss.criterion);
+            }
+            break;
+        }
         if let Some(ss) = &sweep.steady_state {
-            let values: Vec<f64> = figures[ss.case].iter().map(|f| f.metric(ss.metric)).collect();
+            let values: Vec<f64> = figures[ss.case]
+                .iter()
+                .map(|f| f.metric(ss.metric))
+                .collect();
             if let Some(w) = steady::window_at(&values, values.len() - 1, &ss.criterion) {
                 let reached = w.reached;
                 decision = Some(w);
@@ -180,7 +198,10 @@ pub fn run_sweep(
         })
         .collect();
     let steady_state = sweep.steady_state.as_ref().map(|ss| {
-        let values: Vec<f64> = figures[ss.case].iter().map(|f| f.metric(ss.metric)).collect();
+        let values: Vec<f64> = figures[ss.case]
+            .iter()
+            .map(|f| f.metric(ss.metric))
+            .collect();
         // Fewer rounds than the window: report what there is, not reached.
         let window = decision.clone().unwrap_or_else(|| {
             let avg = values.iter().sum::<f64>() / values.len().max(1) as f64;
@@ -210,6 +231,7 @@ pub fn run_sweep(
     (
         SweepResult {
             rounds,
+            written_bytes: written,
             window_rounds: [first as u32 + 1, complete as u32],
             cases,
             steady_state,

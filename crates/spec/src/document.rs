@@ -98,6 +98,10 @@ pub struct RawSweep {
     /// The steady-state criterion; rounds stop when it holds.
     #[serde(default)]
     pub steady_state: Option<RawSteadyState>,
+    /// Rounds also stop once this much has been written over all rounds: a size, or a
+    /// share of the region (`400%`: SNIA's write saturation test).
+    #[serde(default)]
+    pub write_limit: Option<Spanned<String>>,
     /// Part of the target (default all of it).
     #[serde(default)]
     pub region: Option<RawRegion>,

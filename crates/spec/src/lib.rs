@@ -21,8 +21,8 @@ pub use diag::{Diagnostic, Diagnostics, SourceFile};
 pub use expr::{format_value, Assertion, Dim, LatencyStat, Metric, MetricRef, OpFilter};
 pub use plan::{
     AddressMapping, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep,
-    RateLimit, Region, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepKind, SweepCase,
-    SweepPlan, TraceFilter, TraceFormat, Zone,
+    RateLimit, Region, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepKind,
+    SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

@@ -419,6 +419,8 @@ pub struct SweepPlan {
     pub rounds: u32,
     /// Steady-state criterion; without it, all rounds run.
     pub steady_state: Option<SteadyStatePlan>,
+    /// Rounds stop once this many bytes have been written over all rounds.
+    pub write_limit_bytes: Option<u64>,
 }
 
 /// One case of a sweep.
@@ -535,6 +537,40 @@ impl PlanStep {
 }
 
 impl Plan {
+    /// Shortens sweeps for CI: every case runs `case_duration_ns` per round and at most
+    /// `max_rounds` rounds (kept at least the steady-state window). `iogate run` and
+    /// `iogate plan` apply it with `--case-duration` and `--max-rounds`.
+    pub fn shorten(&mut self, case_duration_ns: Option<u64>, max_rounds: Option<u32>) {
+        let mut total = 0;
+        for step in &mut self.steps {
+            let Some(sweep) = &mut step.sweep else {
+                total += step.estimated_duration_ns.unwrap_or(0);
+                continue;
+            };
+            if let Some(d) = case_duration_ns {
+                for c in &mut sweep.cases {
+                    c.step.limit = Limit::Duration { duration_ns: d };
+                    c.step.estimated_duration_ns = Some(d);
+                }
+            }
+            if let Some(r) = max_rounds {
+                let window = sweep
+                    .steady_state
+                    .as_ref()
+                    .map_or(1, |s| s.criterion.window as u32);
+                sweep.rounds = sweep.rounds.min(r.max(window));
+            }
+            let per_round: u64 = sweep
+                .cases
+                .iter()
+                .map(|c| c.step.estimated_duration_ns.unwrap_or(0))
+                .sum();
+            step.estimated_duration_ns = Some(per_round * u64::from(sweep.rounds));
+            total += step.estimated_duration_ns.unwrap_or(0);
+        }
+        self.estimated_duration_ns = total;
+    }
+
     /// Whether any step verifies data (then every writing step stamps verification headers).
     pub fn verifies(&self) -> bool {
         self.steps.iter().any(|s| s.verify)

@@ -39,7 +39,11 @@ pub(super) fn sweep(
         Some(d) => match cx.duration(d, "case duration") {
             Some(0) => {
                 let span = cx.span(d);
-                cx.error(span, "duration must be positive", "expected a duration above 0");
+                cx.error(
+                    span,
+                    "duration must be positive",
+                    "expected a duration above 0",
+                );
                 None
             }
             other => other,
@@ -80,7 +84,10 @@ pub(super) fn sweep(
         Some(list) => list
             .value
             .iter()
-            .map(|q| cx.count(q, "queue depth", 1, MAX_QUEUE_DEPTH).map(Value::Count))
+            .map(|q| {
+                cx.count(q, "queue depth", 1, MAX_QUEUE_DEPTH)
+                    .map(Value::Count)
+            })
             .collect(),
         None => qd.map(|q| vec![Value::Count(q)]),
     };
@@ -93,10 +100,22 @@ pub(super) fn sweep(
         None => jobs.map(|j| vec![Value::Count(j)]),
     };
     for (list, span) in [
-        (m.block_size.as_ref().map(|l| l.value.len()), m.block_size.as_ref().map(|l| cx.span(l))),
-        (m.read.as_ref().map(|l| l.value.len()), m.read.as_ref().map(|l| cx.span(l))),
-        (m.queue_depth.as_ref().map(|l| l.value.len()), m.queue_depth.as_ref().map(|l| cx.span(l))),
-        (m.jobs.as_ref().map(|l| l.value.len()), m.jobs.as_ref().map(|l| cx.span(l))),
+        (
+            m.block_size.as_ref().map(|l| l.value.len()),
+            m.block_size.as_ref().map(|l| cx.span(l)),
+        ),
+        (
+            m.read.as_ref().map(|l| l.value.len()),
+            m.read.as_ref().map(|l| cx.span(l)),
+        ),
+        (
+            m.queue_depth.as_ref().map(|l| l.value.len()),
+            m.queue_depth.as_ref().map(|l| cx.span(l)),
+        ),
+        (
+            m.jobs.as_ref().map(|l| l.value.len()),
+            m.jobs.as_ref().map(|l| cx.span(l)),
+        ),
     ] {
         if let (Some(0), Some(span)) = (list, span) {
             cx.error(span, "empty matrix list", "expected at least one value");
@@ -140,7 +159,11 @@ pub(super) fn sweep(
             "queue_depth" => qd_values.clone(),
             _ => jobs_values.clone(),
         };
-        let name = PARAMETERS.iter().copied().find(|x| x == p).unwrap_or("jobs");
+        let name = PARAMETERS
+            .iter()
+            .copied()
+            .find(|x| x == p)
+            .unwrap_or("jobs");
         axes.push((name, values));
     }
     let count: usize = axes.iter().map(|a| a.1.len()).product();
@@ -156,7 +179,11 @@ pub(super) fn sweep(
         .flatten()
         .next()
         .unwrap_or(0..0);
-        cx.error(span, "matrix too large", format!("expected at most {MAX_CASES} cases, found {count}"));
+        cx.error(
+            span,
+            "matrix too large",
+            format!("expected at most {MAX_CASES} cases, found {count}"),
+        );
         return None;
     }
     let (region, duration_ns, random_pct) = (region?, duration_ns?, random_pct?);
@@ -233,12 +260,26 @@ pub(super) fn sweep(
             return None;
         }
     }
+    let write_limit_bytes = match &w.write_limit {
+        None => None,
+        Some(l) => match syntax::parse_size_or_percent(&l.value) {
+            Ok(SizeOrPercent::Bytes(b)) => Some(b),
+            Ok(SizeOrPercent::Percent(p)) => {
+                Some((region.length_bytes as f64 * p / 100.0).round() as u64)
+            }
+            Err(e) => {
+                cx.value_error(l, "write limit", e);
+                return None;
+            }
+        },
+    };
     let mut step = bare(name, StepKind::Sweep, region, Limit::Trace);
     step.estimated_duration_ns = Some(duration_ns * count as u64 * u64::from(rounds));
     step.sweep = Some(SweepPlan {
         cases,
         rounds,
         steady_state,
+        write_limit_bytes,
     });
     Some((step, name_span))
 }
@@ -297,15 +338,24 @@ fn steady_state(
         Some(r) => cx.percent(r, "read share").map(Some),
         None => Some(None),
     };
-    let (metric, window, max_excursion, max_slope, required, bs, read) =
-        (metric?, window?, max_excursion?, max_slope?, required?, bs?, read?);
+    let (metric, window, max_excursion, max_slope, required, bs, read) = (
+        metric?,
+        window?,
+        max_excursion?,
+        max_slope?,
+        required?,
+        bs?,
+        read?,
+    );
     let matches: Vec<usize> = cases
         .iter()
         .enumerate()
         .filter(|(_, k)| {
             bs.is_none_or(|b| b == k.block_size_bytes)
                 && read.is_none_or(|r| (r - k.read_pct).abs() < 1e-9)
-                && c.queue_depth.as_ref().is_none_or(|q| q.value == u64::from(k.queue_depth))
+                && c.queue_depth
+                    .as_ref()
+                    .is_none_or(|q| q.value == u64::from(k.queue_depth))
                 && c.jobs.as_ref().is_none_or(|j| j.value == u64::from(k.jobs))
         })
         .map(|(i, _)| i)
