@@ -224,3 +224,171 @@ pub fn access_sequence_svg(title: &str, points: &[(f64, f64, bool)]) -> Result<S
     }
     Ok(svg)
 }
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(52, 101, 164),
+    RGBColor(204, 0, 0),
+    RGBColor(78, 154, 6),
+    RGBColor(245, 121, 0),
+    RGBColor(117, 80, 123),
+    RGBColor(193, 125, 17),
+    RGBColor(6, 152, 154),
+    RGBColor(85, 87, 83),
+];
+
+/// Convergence: each case's metric over rounds (x: round, from 1), one line per case;
+/// a legend when there are at most 10 cases.
+pub fn convergence_svg(
+    title: &str,
+    y_desc: &str,
+    series: &[(String, Vec<f64>)],
+) -> Result<String, ChartError> {
+    register_font();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 340)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let rounds = series.iter().map(|s| s.1.len()).max().unwrap_or(1).max(2);
+        let y_max = series
+            .iter()
+            .flat_map(|s| s.1.iter().copied())
+            .fold(1e-9, f64::max);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FAMILY, 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(1.0..rounds as f64, 0.0..y_max * 1.1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("round")
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.3e}"))
+            .label_style((FAMILY, 11))
+            .draw()
+            .map_err(err)?;
+        for (i, (label, values)) in series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let drawn = chart
+                .draw_series(LineSeries::new(
+                    values.iter().enumerate().map(|(r, v)| ((r + 1) as f64, *v)),
+                    color.stroke_width(1),
+                ))
+                .map_err(err)?;
+            if series.len() <= 10 {
+                drawn
+                    .label(label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            }
+        }
+        if series.len() <= 10 {
+            chart
+                .configure_series_labels()
+                .label_font((FAMILY, 11))
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// Steady-state verification (SNIA PTS): the tracked metric over rounds, the window's
+/// average, the average ± `band_pct` (the data-excursion band) and the best-fit line over
+/// the window (`slope`, `intercept` at the window's first round).
+#[allow(clippy::too_many_arguments)]
+pub fn steady_state_svg(
+    title: &str,
+    y_desc: &str,
+    values: &[f64],
+    window_start: usize,
+    window_len: usize,
+    average: f64,
+    slope: f64,
+    intercept: f64,
+    band_pct: f64,
+) -> Result<String, ChartError> {
+    register_font();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 340)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let rounds = values.len().max(2);
+        let y_max = values
+            .iter()
+            .copied()
+            .fold(average * (1.0 + band_pct / 100.0), f64::max)
+            .max(1e-9);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FAMILY, 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.5..rounds as f64 + 0.5, 0.0..y_max * 1.1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("round")
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.3e}"))
+            .label_style((FAMILY, 11))
+            .draw()
+            .map_err(err)?;
+        let (x0, x1) = (window_start as f64, (window_start + window_len - 1) as f64);
+        let band = average * band_pct / 100.0;
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, average - band), (x1, average + band)],
+                RGBColor(78, 154, 6).mix(0.15).filled(),
+            )))
+            .map_err(err)?
+            .label(format!("average ± {band_pct}%"))
+            .legend(|(x, y)| {
+                Rectangle::new(
+                    [(x, y - 4), (x + 16, y + 4)],
+                    RGBColor(78, 154, 6).mix(0.3).filled(),
+                )
+            });
+        chart
+            .draw_series(LineSeries::new(
+                values.iter().enumerate().map(|(r, v)| ((r + 1) as f64, *v)),
+                RGBColor(52, 101, 164).stroke_width(2),
+            ))
+            .map_err(err)?
+            .label("tracked metric")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RGBColor(52, 101, 164)));
+        chart
+            .draw_series(LineSeries::new(
+                [(x0, average), (x1, average)],
+                RGBColor(78, 154, 6).stroke_width(2),
+            ))
+            .map_err(err)?
+            .label("window average")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RGBColor(78, 154, 6)));
+        chart
+            .draw_series(LineSeries::new(
+                [
+                    (x0, intercept),
+                    (x1, intercept + slope * (window_len as f64 - 1.0)),
+                ],
+                RGBColor(204, 0, 0).stroke_width(2),
+            ))
+            .map_err(err)?
+            .label("best-fit line")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RGBColor(204, 0, 0)));
+        chart
+            .configure_series_labels()
+            .label_font((FAMILY, 11))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}

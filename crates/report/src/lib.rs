@@ -11,6 +11,7 @@ pub mod baseline;
 pub mod chart;
 pub mod compare;
 pub mod render;
+mod sweep_view;
 pub mod verdict;
 
 pub use baseline::{Baseline, BaselineError};

@@ -303,6 +303,12 @@ fn context(result: &RunResult, with_charts: bool) -> Context {
         })
         .collect();
     cx.insert("steps", &steps);
+    let sweeps: Vec<crate::sweep_view::SweepView> = result
+        .steps
+        .iter()
+        .filter_map(|s| crate::sweep_view::sweep_view(s, with_charts))
+        .collect();
+    cx.insert("sweeps", &sweeps);
 
     let assertions: Vec<AssertionView> = result
         .assertions

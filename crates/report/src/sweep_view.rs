@@ -1,0 +1,253 @@
+//! The sweep section of a report (the TKperf report, for SNIA PTS tests): the steady-state
+//! decision with its window, the convergence and verification charts, the measurement-
+//! window tables (block size × read share) and the IOPS heat map. Builds serializable views
+//! for `render`'s templates; charts come from `chart`.
+
+use iogate_runner::result::StepResult;
+use iogate_runner::sweep::{CaseFigures, SweepResult};
+use iogate_spec::units::{format_ns, ByteSize};
+use iogate_spec::SteadyMetric;
+use serde::Serialize;
+
+use crate::chart;
+
+/// A block size × read share table of one figure.
+#[derive(Serialize)]
+pub(crate) struct MatrixTable {
+    /// What the cells hold.
+    pub title: String,
+    /// Column headers (read shares).
+    pub columns: Vec<String>,
+    /// Rows: block size, then cells as (text, heat 0–1 for the background).
+    pub rows: Vec<(String, Vec<(String, f64)>)>,
+}
+
+/// The view of one sweep step.
+#[derive(Serialize)]
+pub(crate) struct SweepView {
+    pub name: String,
+    pub rounds: u32,
+    pub window: String,
+    /// One line: reached or not, where, with the numbers and limits.
+    pub steady_state: Option<String>,
+    /// The window's values.
+    pub window_values: Vec<String>,
+    pub tables: Vec<MatrixTable>,
+    pub charts: Vec<String>,
+}
+
+fn metric_name(m: SteadyMetric) -> &'static str {
+    match m {
+        SteadyMetric::Iops => "IOPS",
+        SteadyMetric::Bandwidth => "bandwidth (B/s)",
+        SteadyMetric::Latency => "mean latency (ns)",
+    }
+}
+
+fn value_of(m: SteadyMetric, f: &CaseFigures) -> f64 {
+    match m {
+        SteadyMetric::Iops => f.iops,
+        SteadyMetric::Bandwidth => f.bandwidth_bytes_per_s,
+        SteadyMetric::Latency => f.mean_latency_ns,
+    }
+}
+
+fn format_value(m: SteadyMetric, v: f64) -> String {
+    match m {
+        SteadyMetric::Iops => format!("{v:.0}"),
+        SteadyMetric::Bandwidth => format!("{:.1} MB/s", v / 1e6),
+        SteadyMetric::Latency => format_ns(v),
+    }
+}
+
+/// A table over the matrix (block sizes in rows, read shares in columns) of `figure`,
+/// with heat from the column-independent min–max of the values (`higher_hot`: larger is
+/// hotter).
+fn table(
+    sweep: &SweepResult,
+    title: &str,
+    figure: impl Fn(&CaseFigures) -> f64,
+    text: impl Fn(f64) -> String,
+) -> MatrixTable {
+    let mut sizes: Vec<u64> = Vec::new();
+    let mut reads: Vec<f64> = Vec::new();
+    for c in &sweep.cases {
+        if !sizes.contains(&c.block_size_bytes) {
+            sizes.push(c.block_size_bytes);
+        }
+        if !reads.iter().any(|r| (r - c.read_pct).abs() < 1e-9) {
+            reads.push(c.read_pct);
+        }
+    }
+    let values: Vec<f64> = sweep.cases.iter().map(|c| figure(&c.window)).collect();
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let rows = sizes
+        .iter()
+        .map(|&bs| {
+            let cells = reads
+                .iter()
+                .map(|&r| {
+                    // Several queue depths or job counts: the first case of the pair.
+                    match sweep
+                        .cases
+                        .iter()
+                        .find(|c| c.block_size_bytes == bs && (c.read_pct - r).abs() < 1e-9)
+                    {
+                        Some(c) => {
+                            let v = figure(&c.window);
+                            let heat = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+                            (text(v), heat)
+                        }
+                        None => ("—".into(), 0.0),
+                    }
+                })
+                .collect();
+            (ByteSize(bs).to_string(), cells)
+        })
+        .collect();
+    MatrixTable {
+        title: title.to_string(),
+        columns: reads.iter().map(|r| format!("{r}% read")).collect(),
+        rows,
+    }
+}
+
+/// The sweep view of `step`, when it is a sweep.
+pub(crate) fn sweep_view(step: &StepResult, with_charts: bool) -> Option<SweepView> {
+    let sweep = step.sweep.as_ref()?;
+    let metric = sweep
+        .steady_state
+        .as_ref()
+        .map_or(SteadyMetric::Iops, |s| s.metric);
+    let steady_state = sweep.steady_state.as_ref().map(|ss| {
+        let w = &ss.window;
+        let last = w.window_start + w.values.len() - 1;
+        format!(
+            "Steady state {} for {} of case {}: rounds {}–{}, window average {}, data excursion {:.2}% (limit {}%), slope excursion {:.2}% (limit {}%){}",
+            if ss.reached { "reached" } else { "NOT reached" },
+            metric_name(ss.metric),
+            ss.case,
+            w.window_start,
+            last,
+            format_value(ss.metric, w.average),
+            w.excursion_pct,
+            ss.limits_pct[0],
+            w.slope_excursion_pct,
+            ss.limits_pct[1],
+            if ss.reached {
+                format!(" at round {last}")
+            } else if ss.required {
+                " — the run is inconclusive".to_string()
+            } else {
+                " — a warning only (on_failure: warn)".to_string()
+            }
+        )
+    });
+    let window_values = sweep
+        .steady_state
+        .as_ref()
+        .map(|ss| {
+            ss.window
+                .values
+                .iter()
+                .map(|v| format_value(ss.metric, *v))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut tables = vec![table(
+        sweep,
+        "IOPS (measurement window average)",
+        |f| f.iops,
+        |v| format!("{v:.0}"),
+    )];
+    tables.push(table(
+        sweep,
+        "Throughput, MB/s",
+        |f| f.bandwidth_bytes_per_s,
+        |v| format!("{:.1}", v / 1e6),
+    ));
+    tables.push(table(
+        sweep,
+        "Mean latency",
+        |f| f.mean_latency_ns,
+        format_ns,
+    ));
+    tables.push(table(
+        sweep,
+        "Maximum latency",
+        |f| f.max_latency_ns,
+        format_ns,
+    ));
+    let mut charts = Vec::new();
+    if with_charts {
+        let series: Vec<(String, Vec<f64>)> = sweep
+            .cases
+            .iter()
+            .map(|c| {
+                (
+                    format!("{} {}%R", ByteSize(c.block_size_bytes), c.read_pct),
+                    c.rounds.iter().map(|f| value_of(metric, f)).collect(),
+                )
+            })
+            .collect();
+        charts.push(chart::convergence_svg(
+            &format!("{}: convergence, every case", step.name),
+            metric_name(metric),
+            &series,
+        ));
+        if let Some(ss) = &sweep.steady_state {
+            let tracked = sweep
+                .cases
+                .iter()
+                .find(|c| {
+                    format!(
+                        "{} {}%R QD{} {}J",
+                        ByteSize(c.block_size_bytes),
+                        c.read_pct,
+                        c.queue_depth,
+                        c.jobs
+                    ) == ss.case
+                })
+                .map(|c| {
+                    c.rounds
+                        .iter()
+                        .map(|f| value_of(ss.metric, f))
+                        .collect::<Vec<f64>>()
+                })
+                .unwrap_or_default();
+            charts.push(chart::steady_state_svg(
+                &format!("{}: steady-state verification ({})", step.name, ss.case),
+                metric_name(ss.metric),
+                &tracked,
+                ss.window.window_start,
+                ss.window.values.len(),
+                ss.window.average,
+                ss.window.slope,
+                ss.window.intercept,
+                ss.limits_pct[0],
+            ));
+        }
+    }
+    Some(SweepView {
+        name: step.name.clone(),
+        rounds: sweep.rounds,
+        window: format!(
+            "rounds {}–{}",
+            sweep.window_rounds[0], sweep.window_rounds[1]
+        ),
+        steady_state,
+        window_values,
+        tables,
+        charts: charts
+            .into_iter()
+            .map(|c| match c {
+                Ok(svg) => svg,
+                Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
+            })
+            .collect(),
+    })
+}
