@@ -121,6 +121,7 @@ pub(super) fn sweep(
             cx.error(span, "empty matrix list", "expected at least one value");
         }
     }
+    let mut order_ok = true;
     let order: Vec<String> = match &w.order {
         None => PARAMETERS.iter().map(|p| p.to_string()).collect(),
         Some(o) => {
@@ -137,7 +138,8 @@ pub(super) fn sweep(
                             p.value
                         ),
                     );
-                    return None;
+                    order_ok = false;
+                    continue;
                 }
                 seen.push(p.value.clone());
             }
@@ -150,8 +152,13 @@ pub(super) fn sweep(
             seen
         }
     };
+    // The criterion's own fields are checked even when the matrix has mistakes.
+    let fields = w.steady_state.as_ref().map(|s| steady_fields(cx, s));
     let (bs_values, read_values, qd_values, jobs_values) =
         (bs_values?, read_values?, qd_values?, jobs_values?);
+    if !order_ok {
+        return None;
+    }
     for p in &order {
         let values = match p.as_str() {
             "block_size" => bs_values.clone(),
@@ -239,7 +246,10 @@ pub(super) fn sweep(
     }
     let steady_state = match &w.steady_state {
         None => Some(None),
-        Some(s) => steady_state(cx, s, &cases).map(Some),
+        Some(s) => fields
+            .flatten()
+            .and_then(|f| steady_state(cx, s, f, &cases))
+            .map(Some),
     }?;
     let rounds = match &w.rounds {
         Some(r) => cx.count(r, "rounds", 1, 100_000)? as u32,
@@ -284,11 +294,10 @@ pub(super) fn sweep(
     Some((step, name_span))
 }
 
-fn steady_state(
-    cx: &mut Ctx<'_>,
-    s: &RawSteadyState,
-    cases: &[SweepCase],
-) -> Option<SteadyStatePlan> {
+/// The criterion's fields: metric, window, limits, policy, tracked block size and read share.
+type Fields = (SteadyMetric, u64, f64, f64, bool, Option<u64>, Option<f64>);
+
+fn steady_fields(cx: &mut Ctx<'_>, s: &RawSteadyState) -> Option<Fields> {
     let metric = match s.metric.value.as_str() {
         "iops" => Some(SteadyMetric::Iops),
         "bandwidth" => Some(SteadyMetric::Bandwidth),
@@ -338,7 +347,7 @@ fn steady_state(
         Some(r) => cx.percent(r, "read share").map(Some),
         None => Some(None),
     };
-    let (metric, window, max_excursion, max_slope, required, bs, read) = (
+    Some((
         metric?,
         window?,
         max_excursion?,
@@ -346,7 +355,16 @@ fn steady_state(
         required?,
         bs?,
         read?,
-    );
+    ))
+}
+
+fn steady_state(
+    cx: &mut Ctx<'_>,
+    s: &RawSteadyState,
+    (metric, window, max_excursion, max_slope, required, bs, read): Fields,
+    cases: &[SweepCase],
+) -> Option<SteadyStatePlan> {
+    let c = &s.case;
     let matches: Vec<usize> = cases
         .iter()
         .enumerate()
