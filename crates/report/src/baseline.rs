@@ -113,6 +113,7 @@ pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
         for metric in metrics {
             out.push(MetricRef {
                 step: step.to_string(),
+                case: None,
                 op,
                 metric,
             });

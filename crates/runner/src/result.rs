@@ -453,6 +453,25 @@ impl RunResult {
     pub fn metric(&self, m: &MetricRef) -> Option<f64> {
         let step = self.step(&m.step)?;
         let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());
+        if let Some(sel) = &m.case {
+            // A sweep case: its measurement-window figures.
+            let c = step
+                .sweep
+                .as_ref()?
+                .cases
+                .iter()
+                .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
+            let w = &c.window;
+            return match m.metric {
+                Metric::Iops => Some(w.iops),
+                Metric::Bandwidth => Some(w.bandwidth_bytes_per_s),
+                Metric::Errors => Some(w.errors as f64),
+                Metric::Latency(LatencyStat::Mean) => Some(w.mean_latency_ns / 1e9),
+                Metric::Latency(LatencyStat::Max) => Some(w.max_latency_ns / 1e9),
+                Metric::Latency(LatencyStat::P99) => Some(w.p99_latency_ns / 1e9),
+                _ => None,
+            };
+        }
         match m.metric {
             Metric::SteadyStateReached => return Some(f64::from(u8::from(steady()?.reached))),
             Metric::SteadyStateRound => return Some(f64::from(steady()?.round.unwrap_or(0))),

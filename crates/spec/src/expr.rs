@@ -53,6 +53,9 @@ impl Dim {
 pub struct MetricPath {
     /// Segments, e.g. `["fileserver", "read", "latency", "p99.9"]`.
     pub segments: Vec<(String, Range<usize>)>,
+    /// A sweep case selector's (key, value, span) items, e.g. `[block_size=4KiB, read=0%]`.
+    #[serde(default)]
+    pub selector: Vec<(String, String, Range<usize>)>,
     /// Span of the whole path.
     pub span: Range<usize>,
 }
@@ -196,10 +199,63 @@ impl Metric {
 pub struct MetricRef {
     /// Step name.
     pub step: String,
+    /// A sweep case (its measurement-window figures) instead of the step's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<CaseSelector>,
     /// Reads, writes or both.
     pub op: OpFilter,
     /// The quantity.
     pub metric: Metric,
+}
+
+/// Which case of a sweep a metric addresses; absent fields match any case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseSelector {
+    /// Transfer size, bytes.
+    pub block_size_bytes: Option<u64>,
+    /// Read share in hundredths of a percent (7000 = 70%), so selectors compare exactly.
+    pub read_centi_pct: Option<u32>,
+    /// Queue depth.
+    pub queue_depth: Option<u32>,
+    /// Jobs.
+    pub jobs: Option<u32>,
+}
+
+impl CaseSelector {
+    /// Whether a case with these parameters matches.
+    pub fn matches(
+        &self,
+        block_size_bytes: u64,
+        read_pct: f64,
+        queue_depth: u32,
+        jobs: u32,
+    ) -> bool {
+        self.block_size_bytes.is_none_or(|b| b == block_size_bytes)
+            && self
+                .read_centi_pct
+                .is_none_or(|r| r == (read_pct * 100.0).round() as u32)
+            && self.queue_depth.is_none_or(|q| q == queue_depth)
+            && self.jobs.is_none_or(|j| j == jobs)
+    }
+}
+
+impl fmt::Display for CaseSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(b) = self.block_size_bytes {
+            parts.push(format!("block_size={}", crate::units::ByteSize(b)));
+        }
+        if let Some(r) = self.read_centi_pct {
+            parts.push(format!("read={}%", f64::from(r) / 100.0));
+        }
+        if let Some(q) = self.queue_depth {
+            parts.push(format!("queue_depth={q}"));
+        }
+        if let Some(j) = self.jobs {
+            parts.push(format!("jobs={j}"));
+        }
+        write!(f, "[{}]", parts.join(", "))
+    }
 }
 
 impl fmt::Display for MetricRef {
@@ -231,6 +287,10 @@ impl fmt::Display for MetricRef {
                 };
                 write!(f, ".{kind}.{name}")
             }
+        }?;
+        match &self.case {
+            Some(c) => write!(f, "{c}"),
+            None => Ok(()),
         }
     }
 }
@@ -403,7 +463,65 @@ impl MetricPath {
                 found: format!("`{extra}`"),
             });
         }
-        Ok(MetricRef { step, op, metric })
+        let case = self.case_selector()?;
+        if case.is_some() {
+            let windowed = matches!(
+                metric,
+                Metric::Iops
+                    | Metric::Bandwidth
+                    | Metric::Errors
+                    | Metric::Latency(LatencyStat::Mean | LatencyStat::Max | LatencyStat::P99)
+            );
+            if !windowed || op != OpFilter::All {
+                return Err(PathError {
+                    span: self.selector[0].2.clone(),
+                    expected: "a case selector on iops, bandwidth, errors or latency.mean, latency.max, latency.p99 (a case's measurement-window figures)".into(),
+                    found: format!("a selector on `{self}`"),
+                });
+            }
+        }
+        Ok(MetricRef {
+            step,
+            case,
+            op,
+            metric,
+        })
+    }
+
+    /// The case selector, parsed: keys block_size, read, queue_depth, jobs.
+    fn case_selector(&self) -> Result<Option<CaseSelector>, PathError> {
+        if self.selector.is_empty() {
+            return Ok(None);
+        }
+        let mut c = CaseSelector::default();
+        for (key, value, span) in &self.selector {
+            let bad = |expected: &str| PathError {
+                span: span.clone(),
+                expected: expected.to_string(),
+                found: format!("`{key}={value}`"),
+            };
+            match key.as_str() {
+                "block_size" => {
+                    c.block_size_bytes = Some(
+                        crate::syntax::parse_byte_size(value)
+                            .map_err(|_| bad("block_size=<size>, like 4KiB"))?,
+                    )
+                }
+                "read" => {
+                    let pct = crate::syntax::parse_percent(value)
+                        .ok()
+                        .filter(|p| (0.0..=100.0).contains(p))
+                        .ok_or_else(|| bad("read=<percent from 0% to 100%>, like 70%"))?;
+                    c.read_centi_pct = Some((pct * 100.0).round() as u32)
+                }
+                "queue_depth" => {
+                    c.queue_depth = Some(value.parse().map_err(|_| bad("queue_depth=<number>"))?)
+                }
+                "jobs" => c.jobs = Some(value.parse().map_err(|_| bad("jobs=<number>"))?),
+                _ => return Err(bad("a selector key: block_size, read, queue_depth or jobs")),
+            }
+        }
+        Ok(Some(c))
     }
 }
 

@@ -18,7 +18,9 @@ pub mod units;
 
 pub use compile::{compile, spec_digest};
 pub use diag::{Diagnostic, Diagnostics, SourceFile};
-pub use expr::{format_value, Assertion, Dim, LatencyStat, Metric, MetricRef, OpFilter};
+pub use expr::{
+    format_value, Assertion, CaseSelector, Dim, LatencyStat, Metric, MetricRef, OpFilter,
+};
 pub use plan::{
     AddressMapping, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep,
     RateLimit, Region, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepKind,

@@ -38,6 +38,9 @@ fn friendly(rule: &Rule) -> &'static str {
         Rule::cmp_op => "a comparison (<, <=, >, >=, ==, !=)",
         Rule::add_op | Rule::mul_op => "an operator (+, -, *, /)",
         Rule::metric | Rule::ident | Rule::percentile => "a metric name",
+        Rule::selector | Rule::selector_item | Rule::selector_value => {
+            "a case selector like [block_size=4KiB, read=0%]"
+        }
         Rule::EOI => "the end of the value",
         Rule::sign => "a sign",
         Rule::byte_size => "a byte size like 4KiB",
@@ -257,16 +260,25 @@ pub fn parse_size_or_percent(text: &str) -> Result<SizeOrPercent, ValueError> {
 
 fn metric_path(pair: Pair<'_, Rule>) -> MetricPath {
     let span = pair.as_span();
+    let mut segments = Vec::new();
+    let mut selector = Vec::new();
+    for p in pair.into_inner() {
+        let range = p.as_span().start()..p.as_span().end();
+        if p.as_rule() == Rule::selector {
+            for item in p.into_inner() {
+                let range = item.as_span().start()..item.as_span().end();
+                let mut kv = item.into_inner();
+                let key = kv.next().map_or(String::new(), |k| k.as_str().to_string());
+                let value = kv.next().map_or(String::new(), |v| v.as_str().to_string());
+                selector.push((key, value, range));
+            }
+        } else {
+            segments.push((p.as_str().to_string(), range));
+        }
+    }
     MetricPath {
-        segments: pair
-            .into_inner()
-            .map(|p| {
-                (
-                    p.as_str().to_string(),
-                    p.as_span().start()..p.as_span().end(),
-                )
-            })
-            .collect(),
+        segments,
+        selector,
         span: span.start()..span.end(),
     }
 }
