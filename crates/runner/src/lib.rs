@@ -10,6 +10,7 @@
 
 pub mod engine;
 pub mod event;
+mod merge;
 pub mod replay;
 pub mod requestlog;
 pub mod result;

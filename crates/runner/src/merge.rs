@@ -1,0 +1,251 @@
+//! Merging per-job measurements into a step's result: histograms added exactly (same
+//! bounds), interval samples summed by index (a short tail folded into the previous
+//! interval), block-size counts, verification counts, and the measured time (first issue,
+//! or the end of the ramp, to the last completion). `run` calls [`merge`] after each step.
+
+use iogate_spec::PlanStep;
+
+use crate::engine::{new_latency_histogram, Interval, JobStats};
+use crate::result::{
+    histogram_buckets, latency_bands, BlockSizeCount, IntervalSample, JobFigures, LatencySummary,
+    OpMetrics, StepMetrics, StepResult, VerifySummary,
+};
+
+fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
+    OpMetrics {
+        ios: h.len(),
+        bytes,
+        iops: if secs > 0.0 {
+            h.len() as f64 / secs
+        } else {
+            0.0
+        },
+        bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
+        errors,
+        latency: LatencySummary::from_histogram(h),
+    }
+}
+
+/// Merges jobs into a step result. Histograms are added exactly (same bounds).
+pub(crate) fn merge(
+    step: &PlanStep,
+    jobs: &[JobStats],
+    interval_ns: u64,
+    verified: bool,
+    band_edges_ns: &[u64],
+) -> StepResult {
+    let (mut submission, mut completion) = (new_latency_histogram(), new_latency_histogram());
+    let mut head_to_head = new_latency_histogram();
+    let mut sizes: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+    let (mut read, mut write, mut all) = (
+        new_latency_histogram(),
+        new_latency_histogram(),
+        new_latency_histogram(),
+    );
+    let (mut read_bytes, mut write_bytes, mut read_errors, mut write_errors) = (0, 0, 0, 0);
+    // Time of the last completion from the step's origin.
+    let mut last_completion_ns = 0;
+    let mut lines = vec![(0u64, 0u64); step.mix.len()];
+    let mut intervals: Vec<Interval> = Vec::new();
+    let mut error_records = Vec::new();
+    let mut verify = crate::engine::VerifyStats::default();
+    for j in jobs {
+        verify.merge(&j.verify);
+    }
+    for j in jobs {
+        // Same bounds on every histogram: `add` cannot fail.
+        let _ = read.add(&j.read_latency);
+        let _ = write.add(&j.write_latency);
+        let _ = submission.add(&j.submission_latency);
+        let _ = completion.add(&j.completion_latency);
+        let _ = head_to_head.add(&j.head_to_head);
+        for (len, (r, w)) in &j.sizes {
+            let e = sizes.entry(*len).or_default();
+            e.0 += r;
+            e.1 += w;
+        }
+        read_bytes += j.read_bytes;
+        write_bytes += j.write_bytes;
+        read_errors += j.read_errors;
+        write_errors += j.write_errors;
+        last_completion_ns = last_completion_ns.max(j.last_completion_ns);
+        for (acc, l) in lines.iter_mut().zip(&j.lines) {
+            acc.0 += l.reads;
+            acc.1 += l.writes;
+        }
+        for iv in &j.intervals {
+            let i = iv.index as usize;
+            if intervals.len() <= i {
+                intervals.resize(i + 1, Interval::default());
+            }
+            let m = &mut intervals[i];
+            m.ios += iv.ios;
+            m.read_ios += iv.read_ios;
+            m.write_ios += iv.write_ios;
+            m.bytes += iv.bytes;
+            m.latency_sum_ns += iv.latency_sum_ns;
+            m.latency_max_ns = m.latency_max_ns.max(iv.latency_max_ns);
+        }
+        error_records.extend(j.error_records.iter().cloned());
+    }
+    let _ = all.add(&read);
+    let _ = all.add(&write);
+    // The measured time runs from the first request any job issued (or the end of the
+    // ramp, if later) to the last completion: job setup is not run time.
+    let measure_start = jobs
+        .iter()
+        .filter_map(|j| j.first_issue_ns)
+        .min()
+        .unwrap_or(0)
+        .max(step.ramp_ns);
+    let duration_ns = last_completion_ns.saturating_sub(measure_start);
+    // Intervals are aligned to the end of the ramp; this is where the last one ends.
+    let intervals_end_ns = last_completion_ns.saturating_sub(step.ramp_ns);
+    let secs = duration_ns as f64 / 1e9;
+    let per_job = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let mut h = new_latency_histogram();
+            let _ = h.add(&j.read_latency);
+            let _ = h.add(&j.write_latency);
+            JobFigures {
+                job: i as u32,
+                ios: h.len(),
+                iops: if secs > 0.0 {
+                    h.len() as f64 / secs
+                } else {
+                    0.0
+                },
+                bytes: j.read_bytes + j.write_bytes,
+                errors: j.read_errors + j.write_errors,
+                mean_latency_ns: if h.is_empty() { 0.0 } else { h.mean() },
+                p99_latency_ns: if h.is_empty() {
+                    0
+                } else {
+                    h.value_at_quantile(0.99)
+                },
+            }
+        })
+        .collect();
+    let bytes = read_bytes + write_bytes;
+    let mut block_sizes: Vec<BlockSizeCount> = Vec::new();
+    for (m, (r, w)) in step.mix.iter().zip(&lines) {
+        match block_sizes
+            .iter_mut()
+            .find(|b| b.block_size_bytes == m.block_size_bytes)
+        {
+            Some(b) => {
+                b.reads += r;
+                b.writes += w;
+                b.ios += r + w;
+            }
+            None => block_sizes.push(BlockSizeCount {
+                block_size_bytes: m.block_size_bytes,
+                ios: r + w,
+                reads: *r,
+                writes: *w,
+            }),
+        }
+    }
+    for (len, (r, w)) in sizes {
+        block_sizes.push(BlockSizeCount {
+            block_size_bytes: u64::from(len),
+            ios: r + w,
+            reads: r,
+            writes: w,
+        });
+    }
+    // The last interval ends at the last completion. When it is shorter than half an
+    // interval (typically the drain of in-flight requests after the deadline), it is
+    // folded into the previous one: a few completions over microseconds are no rate.
+    if intervals.len() >= 2 {
+        let last_start = (intervals.len() as u64 - 1) * interval_ns;
+        if intervals_end_ns.saturating_sub(last_start) < interval_ns / 2 {
+            if let Some(tail) = intervals.pop() {
+                if let Some(prev) = intervals.last_mut() {
+                    prev.ios += tail.ios;
+                    prev.read_ios += tail.read_ios;
+                    prev.write_ios += tail.write_ios;
+                    prev.bytes += tail.bytes;
+                    prev.latency_sum_ns += tail.latency_sum_ns;
+                    prev.latency_max_ns = prev.latency_max_ns.max(tail.latency_max_ns);
+                }
+            }
+        }
+    }
+    let last = intervals.len().saturating_sub(1);
+    let samples = intervals
+        .iter()
+        .enumerate()
+        .map(|(i, iv)| {
+            let start_ns = i as u64 * interval_ns;
+            // The last interval is partial: it ends at the last completion.
+            let len_ns = if i == last {
+                intervals_end_ns.saturating_sub(start_ns).max(1)
+            } else {
+                interval_ns
+            };
+            let s = len_ns as f64 / 1e9;
+            IntervalSample {
+                start_ns,
+                iops: iv.ios as f64 / s,
+                bandwidth_bytes_per_s: iv.bytes as f64 / s,
+                mean_latency_ns: if iv.ios > 0 {
+                    iv.latency_sum_ns as f64 / iv.ios as f64
+                } else {
+                    0.0
+                },
+                max_latency_ns: iv.latency_max_ns,
+                read_ios: iv.read_ios,
+                write_ios: iv.write_ios,
+            }
+        })
+        .collect();
+    StepResult {
+        name: step.name.clone(),
+        kind: step.kind,
+        queue_depth: step.queue_depth,
+        jobs: step.jobs,
+        duration_ns,
+        ramp_ns: step.ramp_ns,
+        cpus: step.cpus.clone(),
+        registered_buffers: !jobs.is_empty() && jobs.iter().all(|j| j.registered),
+        metrics: StepMetrics {
+            all: op_metrics(&all, bytes, read_errors + write_errors, secs),
+            mean_queue_depth: if duration_ns > 0 {
+                jobs.iter().map(|j| j.occupancy_ns).sum::<u128>() as f64 / duration_ns as f64
+            } else {
+                0.0
+            },
+            submission_latency: LatencySummary::from_histogram(&submission),
+            completion_latency: LatencySummary::from_histogram(&completion),
+            head_to_head: LatencySummary::from_histogram(&head_to_head),
+            issue_lag: None,
+            latency_bands: latency_bands(&all, band_edges_ns),
+            latency_histogram: histogram_buckets(&all),
+            read: op_metrics(&read, read_bytes, read_errors, secs),
+            write: op_metrics(&write, write_bytes, write_errors, secs),
+            block_sizes,
+            verify: verified.then(|| {
+                let [corrupted, misplaced, stale, foreign] = verify.by_kind;
+                VerifySummary {
+                    checked_blocks: verify.checked_blocks,
+                    errors: corrupted + misplaced + stale + foreign,
+                    corrupted,
+                    misplaced,
+                    stale,
+                    foreign,
+                }
+            }),
+        },
+        per_job,
+        intervals: samples,
+        interval_ns,
+        error_records,
+        verify_records: verify.records,
+        replay: None,
+        sweep: None,
+        error: None,
+    }
+}

@@ -1,0 +1,489 @@
+//! The metric catalogue: what a metric path (`step.read.latency.p99`,
+//! `pts.iops[block_size=4KiB, read=0%]`, `pts.steady_state.round`) can address, and its
+//! resolution against a spec's steps into a [`MetricRef`]. Used by assertions and baseline
+//! rules (`expr`, `compile`); the runner's result looks the values up.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use crate::expr::Dim;
+
+/// A dotted metric path as written, each segment with its byte span (relative to the
+/// scalar it was parsed from).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricPath {
+    /// Segments, e.g. `["fileserver", "read", "latency", "p99.9"]`.
+    pub segments: Vec<(String, Range<usize>)>,
+    /// A sweep case selector's (key, value, span) items, e.g. `[block_size=4KiB, read=0%]`.
+    #[serde(default)]
+    pub selector: Vec<(String, String, Range<usize>)>,
+    /// Span of the whole path.
+    pub span: Range<usize>,
+}
+
+impl fmt::Display for MetricPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.segments.iter().map(|s| s.0.as_str()).collect();
+        f.write_str(&names.join("."))
+    }
+}
+
+/// Which requests a metric covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpFilter {
+    /// Reads and writes together.
+    All,
+    /// Reads only.
+    Read,
+    /// Writes only.
+    Write,
+}
+
+/// A latency statistic. Percentiles are those stored in every result
+/// (`p50_ns`, `p90_ns`, `p95_ns`, `p99_ns`, `p99_9_ns`, `p99_99_ns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyStat {
+    /// Arithmetic mean.
+    Mean,
+    /// Standard deviation.
+    Stddev,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// 50th percentile.
+    P50,
+    /// 90th percentile.
+    P90,
+    /// 95th percentile.
+    P95,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    P99_9,
+    /// 99.99th percentile.
+    P99_99,
+}
+
+impl LatencyStat {
+    /// Names accepted in paths, in order.
+    pub const NAMES: [(&'static str, LatencyStat); 10] = [
+        ("mean", LatencyStat::Mean),
+        ("stddev", LatencyStat::Stddev),
+        ("min", LatencyStat::Min),
+        ("max", LatencyStat::Max),
+        ("p50", LatencyStat::P50),
+        ("p90", LatencyStat::P90),
+        ("p95", LatencyStat::P95),
+        ("p99", LatencyStat::P99),
+        ("p99.9", LatencyStat::P99_9),
+        ("p99.99", LatencyStat::P99_99),
+    ];
+
+    /// The percentile (0–100) for percentile stats.
+    pub fn percentile(self) -> Option<f64> {
+        match self {
+            LatencyStat::P50 => Some(50.0),
+            LatencyStat::P90 => Some(90.0),
+            LatencyStat::P95 => Some(95.0),
+            LatencyStat::P99 => Some(99.0),
+            LatencyStat::P99_9 => Some(99.9),
+            LatencyStat::P99_99 => Some(99.99),
+            _ => None,
+        }
+    }
+}
+
+/// A measured quantity of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Completed requests per second.
+    Iops,
+    /// Bytes per second.
+    Bandwidth,
+    /// Completed requests.
+    Ios,
+    /// Bytes transferred.
+    Bytes,
+    /// Failed or short requests.
+    Errors,
+    /// Total latency (submission to completion).
+    Latency(LatencyStat),
+    /// Blocks that failed data verification.
+    VerifyErrors,
+    /// Submission latency (preparation to the submitting call's return), all operations.
+    SubmissionLatency(LatencyStat),
+    /// Completion latency (submission to completion), all operations.
+    CompletionLatency(LatencyStat),
+    /// A sweep's steady state: 1 when reached, else 0.
+    SteadyStateReached,
+    /// A sweep's round that closed the steady-state window (0 when not reached).
+    SteadyStateRound,
+}
+
+impl Metric {
+    /// The metric's dimension.
+    pub fn dim(self) -> Dim {
+        match self {
+            Metric::Iops => Dim::RATE,
+            Metric::Bandwidth => Dim::BANDWIDTH,
+            Metric::Ios
+            | Metric::Errors
+            | Metric::VerifyErrors
+            | Metric::SteadyStateReached
+            | Metric::SteadyStateRound => Dim::NONE,
+            Metric::Bytes => Dim::BYTES,
+            Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_) => {
+                Dim::TIME
+            }
+        }
+    }
+
+    /// Whether a larger value is better (IOPS, bandwidth) or worse (latency, errors).
+    pub fn higher_is_better(self) -> bool {
+        matches!(
+            self,
+            Metric::Iops
+                | Metric::Bandwidth
+                | Metric::Ios
+                | Metric::Bytes
+                | Metric::SteadyStateReached
+        )
+    }
+}
+
+/// A resolved metric: which step, which operations, which quantity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetricRef {
+    /// Step name.
+    pub step: String,
+    /// A sweep case (its measurement-window figures) instead of the step's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<CaseSelector>,
+    /// Reads, writes or both.
+    pub op: OpFilter,
+    /// The quantity.
+    pub metric: Metric,
+}
+
+/// Which case of a sweep a metric addresses; absent fields match any case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseSelector {
+    /// Transfer size, bytes.
+    pub block_size_bytes: Option<u64>,
+    /// Read share in hundredths of a percent (7000 = 70%), so selectors compare exactly.
+    pub read_centi_pct: Option<u32>,
+    /// Queue depth.
+    pub queue_depth: Option<u32>,
+    /// Jobs.
+    pub jobs: Option<u32>,
+}
+
+impl CaseSelector {
+    /// Whether a case with these parameters matches.
+    pub fn matches(
+        &self,
+        block_size_bytes: u64,
+        read_pct: f64,
+        queue_depth: u32,
+        jobs: u32,
+    ) -> bool {
+        self.block_size_bytes.is_none_or(|b| b == block_size_bytes)
+            && self
+                .read_centi_pct
+                .is_none_or(|r| r == (read_pct * 100.0).round() as u32)
+            && self.queue_depth.is_none_or(|q| q == queue_depth)
+            && self.jobs.is_none_or(|j| j == jobs)
+    }
+}
+
+impl fmt::Display for CaseSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(b) = self.block_size_bytes {
+            parts.push(format!("block_size={}", crate::units::ByteSize(b)));
+        }
+        if let Some(r) = self.read_centi_pct {
+            parts.push(format!("read={}%", f64::from(r) / 100.0));
+        }
+        if let Some(q) = self.queue_depth {
+            parts.push(format!("queue_depth={q}"));
+        }
+        if let Some(j) = self.jobs {
+            parts.push(format!("jobs={j}"));
+        }
+        write!(f, "[{}]", parts.join(", "))
+    }
+}
+
+impl fmt::Display for MetricRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.step)?;
+        match self.op {
+            OpFilter::All => {}
+            OpFilter::Read => f.write_str(".read")?,
+            OpFilter::Write => f.write_str(".write")?,
+        }
+        match self.metric {
+            Metric::Iops => f.write_str(".iops"),
+            Metric::Bandwidth => f.write_str(".bandwidth"),
+            Metric::Ios => f.write_str(".ios"),
+            Metric::Bytes => f.write_str(".bytes"),
+            Metric::Errors => f.write_str(".errors"),
+            Metric::VerifyErrors => f.write_str(".verify_errors"),
+            Metric::SteadyStateReached => f.write_str(".steady_state.reached"),
+            Metric::SteadyStateRound => f.write_str(".steady_state.round"),
+            Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => {
+                let name = LatencyStat::NAMES
+                    .iter()
+                    .find(|n| n.1 == s)
+                    .map_or("?", |n| n.0);
+                let kind = match self.metric {
+                    Metric::SubmissionLatency(_) => "submission_latency",
+                    Metric::CompletionLatency(_) => "completion_latency",
+                    _ => "latency",
+                };
+                write!(f, ".{kind}.{name}")
+            }
+        }?;
+        match &self.case {
+            Some(c) => write!(f, "{c}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Names accepted as the quantity segment.
+pub const METRIC_NAMES: [&str; 10] = [
+    "iops",
+    "bandwidth",
+    "ios",
+    "bytes",
+    "errors",
+    "verify_errors",
+    "latency",
+    "submission_latency",
+    "completion_latency",
+    "steady_state",
+];
+
+/// Why a metric path does not resolve: the offending segment's span and a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathError {
+    /// Span (relative to the scalar) of the offending segment.
+    pub span: Range<usize>,
+    /// What was expected.
+    pub expected: String,
+    /// What was found.
+    pub found: String,
+}
+
+impl MetricPath {
+    /// Resolves `[step.][read.|write.]quantity[.stat]` against the spec's step names.
+    /// Without a step, the path means `default_step` (the last workload step).
+    pub fn resolve(
+        &self,
+        steps: &[String],
+        default_step: Option<&str>,
+    ) -> Result<MetricRef, PathError> {
+        let segs = &self.segments;
+        let mut i = 0;
+        let end_span = self.span.end..self.span.end;
+        let step = match segs.first() {
+            Some((name, _)) if steps.iter().any(|s| s == name) => {
+                i = 1;
+                name.clone()
+            }
+            Some((name, span)) => {
+                let is_quantity =
+                    METRIC_NAMES.contains(&name.as_str()) || name == "read" || name == "write";
+                match (is_quantity, default_step) {
+                    (true, Some(d)) => d.to_string(),
+                    _ => {
+                        return Err(PathError {
+                            span: span.clone(),
+                            expected: format!("a step name (one of: {})", steps.join(", ")),
+                            found: format!("`{name}`"),
+                        })
+                    }
+                }
+            }
+            None => {
+                return Err(PathError {
+                    span: end_span,
+                    expected: "a metric".into(),
+                    found: "nothing".into(),
+                })
+            }
+        };
+        let mut op = OpFilter::All;
+        if let Some((name, _)) = segs.get(i) {
+            if name == "read" {
+                op = OpFilter::Read;
+                i += 1;
+            } else if name == "write" {
+                op = OpFilter::Write;
+                i += 1;
+            }
+        }
+        let Some((name, span)) = segs.get(i) else {
+            return Err(PathError {
+                span: end_span,
+                expected: format!(
+                    "a metric after `{}` (one of: {})",
+                    self,
+                    METRIC_NAMES.join(", ")
+                ),
+                found: "the end of the path".into(),
+            });
+        };
+        let metric = match name.as_str() {
+            "iops" => Metric::Iops,
+            "bandwidth" => Metric::Bandwidth,
+            "ios" => Metric::Ios,
+            "bytes" => Metric::Bytes,
+            "errors" => Metric::Errors,
+            "verify_errors" if op == OpFilter::All => Metric::VerifyErrors,
+            "steady_state" if op == OpFilter::All => {
+                i += 1;
+                match segs.get(i).map(|(n, sp)| (n.as_str(), sp)) {
+                    Some(("reached", _)) => Metric::SteadyStateReached,
+                    Some(("round", _)) => Metric::SteadyStateRound,
+                    Some((other, sp)) => {
+                        return Err(PathError {
+                            span: sp.clone(),
+                            expected: "`reached` or `round` after `steady_state`".into(),
+                            found: format!("`{other}`"),
+                        })
+                    }
+                    None => {
+                        return Err(PathError {
+                            span: end_span,
+                            expected: "`reached` or `round` after `steady_state`".into(),
+                            found: "the end of the path".into(),
+                        })
+                    }
+                }
+            }
+            kind @ ("latency" | "submission_latency" | "completion_latency") => {
+                i += 1;
+                let names: Vec<&str> = LatencyStat::NAMES.iter().map(|n| n.0).collect();
+                let Some((stat, sspan)) = segs.get(i) else {
+                    return Err(PathError {
+                        span: end_span,
+                        expected: format!(
+                            "a latency statistic after `{kind}` (one of: {})",
+                            names.join(", ")
+                        ),
+                        found: "the end of the path".into(),
+                    });
+                };
+                match LatencyStat::NAMES.iter().find(|n| n.0 == stat) {
+                    Some((_, s)) => match kind {
+                        "latency" => Metric::Latency(*s),
+                        _ if op != OpFilter::All => {
+                            return Err(PathError {
+                                span: span.clone(),
+                                expected: format!(
+                                "`{kind}` without `read.` or `write.` (it covers all operations)"
+                            ),
+                                found: format!("`{kind}` for one operation"),
+                            })
+                        }
+                        "submission_latency" => Metric::SubmissionLatency(*s),
+                        _ => Metric::CompletionLatency(*s),
+                    },
+                    None => {
+                        return Err(PathError {
+                            span: sspan.clone(),
+                            expected: format!("a latency statistic (one of: {})", names.join(", ")),
+                            found: format!("`{stat}`"),
+                        })
+                    }
+                }
+            }
+            other => {
+                let mut expected = METRIC_NAMES.join(", ");
+                if i == 1 || (i == 2 && op != OpFilter::All) {
+                    expected = format!("{expected}, read, write");
+                }
+                return Err(PathError {
+                    span: span.clone(),
+                    expected: format!("a metric (one of: {expected})"),
+                    found: format!("`{other}`"),
+                });
+            }
+        };
+        if let Some((extra, xspan)) = segs.get(i + 1) {
+            return Err(PathError {
+                span: xspan.clone(),
+                expected: "the end of the metric path".into(),
+                found: format!("`{extra}`"),
+            });
+        }
+        let case = self.case_selector()?;
+        if case.is_some() {
+            let windowed = matches!(
+                metric,
+                Metric::Iops
+                    | Metric::Bandwidth
+                    | Metric::Errors
+                    | Metric::Latency(LatencyStat::Mean | LatencyStat::Max | LatencyStat::P99)
+            );
+            if !windowed || op != OpFilter::All {
+                return Err(PathError {
+                    span: self.selector[0].2.clone(),
+                    expected: "a case selector on iops, bandwidth, errors or latency.mean, latency.max, latency.p99 (a case's measurement-window figures)".into(),
+                    found: format!("a selector on `{self}`"),
+                });
+            }
+        }
+        Ok(MetricRef {
+            step,
+            case,
+            op,
+            metric,
+        })
+    }
+
+    /// The case selector, parsed: keys block_size, read, queue_depth, jobs.
+    fn case_selector(&self) -> Result<Option<CaseSelector>, PathError> {
+        if self.selector.is_empty() {
+            return Ok(None);
+        }
+        let mut c = CaseSelector::default();
+        for (key, value, span) in &self.selector {
+            let bad = |expected: &str| PathError {
+                span: span.clone(),
+                expected: expected.to_string(),
+                found: format!("`{key}={value}`"),
+            };
+            match key.as_str() {
+                "block_size" => {
+                    c.block_size_bytes = Some(
+                        crate::syntax::parse_byte_size(value)
+                            .map_err(|_| bad("block_size=<size>, like 4KiB"))?,
+                    )
+                }
+                "read" => {
+                    let pct = crate::syntax::parse_percent(value)
+                        .ok()
+                        .filter(|p| (0.0..=100.0).contains(p))
+                        .ok_or_else(|| bad("read=<percent from 0% to 100%>, like 70%"))?;
+                    c.read_centi_pct = Some((pct * 100.0).round() as u32)
+                }
+                "queue_depth" => {
+                    c.queue_depth = Some(value.parse().map_err(|_| bad("queue_depth=<number>"))?)
+                }
+                "jobs" => c.jobs = Some(value.parse().map_err(|_| bad("jobs=<number>"))?),
+                _ => return Err(bad("a selector key: block_size, read, queue_depth or jobs")),
+            }
+        }
+        Ok(Some(c))
+    }
+}
