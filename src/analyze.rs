@@ -34,6 +34,20 @@ fn format_of(path: &Path, given: Option<&str>) -> Result<TraceFormat, u8> {
     }
 }
 
+/// Prints `v` as pretty JSON; Err(exit code) when it cannot be serialized.
+fn print_json(v: &impl serde::Serialize) -> Result<(), u8> {
+    match serde_json::to_string_pretty(v) {
+        Ok(j) => {
+            println!("{j}");
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(exit::TARGET)
+        }
+    }
+}
+
 fn open(path: &Path, format: TraceFormat, step: Option<&str>) -> Result<TraceStream, u8> {
     trace::open(path, format, step).map_err(|e| {
         eprintln!("error: {}: {e}", path.display());
@@ -74,12 +88,8 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
             }
         };
         if args.json {
-            match serde_json::to_string_pretty(&c) {
-                Ok(j) => println!("{j}"),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return exit::TARGET;
-                }
+            if let Err(code) = print_json(&c) {
+                return code;
             }
         } else {
             println!(
@@ -142,12 +152,8 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         }
     }
     if args.json {
-        match serde_json::to_string_pretty(&a) {
-            Ok(j) => println!("{j}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::TARGET;
-            }
+        if let Err(code) = print_json(&a) {
+            return code;
         }
         return exit::PASS;
     }
@@ -240,12 +246,8 @@ pub fn steady_state(args: &crate::cli::SteadyStateArgs) -> u8 {
         return exit::USAGE;
     };
     if args.json {
-        match serde_json::to_string_pretty(&w) {
-            Ok(j) => println!("{j}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::TARGET;
-            }
+        if let Err(code) = print_json(&w) {
+            return code;
         }
     } else {
         println!(

@@ -155,6 +155,18 @@ impl<'a> Ctx<'a> {
         Some(s.value)
     }
 
+    /// An optional queue depth (default 1, at most [`MAX_QUEUE_DEPTH`]).
+    fn queue_depth(&mut self, s: Option<&Spanned<u64>>) -> Option<u64> {
+        s.map_or(Some(1), |s| {
+            self.count(s, "queue depth", 1, MAX_QUEUE_DEPTH)
+        })
+    }
+
+    /// An optional job count (default 1, at most [`MAX_JOBS`]).
+    fn jobs(&mut self, s: Option<&Spanned<u64>>) -> Option<u64> {
+        s.map_or(Some(1), |s| self.count(s, "jobs", 1, MAX_JOBS))
+    }
+
     fn check_name(&mut self, s: &Spanned<String>, what: &str) {
         let ok = s
             .value

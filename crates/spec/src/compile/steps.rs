@@ -217,14 +217,8 @@ pub(super) fn workload(
 ) -> Option<(PlanStep, Option<Range<usize>>)> {
     let (name, name_span) = step_name(cx, w.name.as_ref(), "workload");
     let region = region(cx, w.region.as_ref(), size, lbs);
-    let qd = w
-        .queue_depth
-        .as_ref()
-        .map_or(Some(1), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
-    let jobs = w
-        .jobs
-        .as_ref()
-        .map_or(Some(1), |s| cx.count(s, "jobs", 1, MAX_JOBS));
+    let qd = cx.queue_depth(w.queue_depth.as_ref());
+    let jobs = cx.jobs(w.jobs.as_ref());
     let given: Vec<(&str, std::ops::Range<usize>)> = [
         w.duration.as_ref().map(|d| ("duration", cx.span(d))),
         w.ios.as_ref().map(|i| ("ios", cx.span(i))),

@@ -53,14 +53,8 @@ pub(super) fn sweep(
         .random
         .as_ref()
         .map_or(Some(100.0), |r| cx.percent(r, "random share"));
-    let qd = w
-        .queue_depth
-        .as_ref()
-        .map_or(Some(1), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
-    let jobs = w
-        .jobs
-        .as_ref()
-        .map_or(Some(1), |s| cx.count(s, "jobs", 1, MAX_JOBS));
+    let qd = cx.queue_depth(w.queue_depth.as_ref());
+    let jobs = cx.jobs(w.jobs.as_ref());
     // Each parameter's values: the matrix's, or the single default.
     let mut axes: Vec<(&str, Vec<Value>)> = Vec::new();
     let m = &w.matrix;
