@@ -116,40 +116,20 @@ pub(super) fn replay(
         filter?,
         loops?,
     );
-    Some((
-        PlanStep {
-            name,
-            kind: StepKind::Replay,
-            queue_depth,
-            jobs: 1,
-            limit: Limit::Trace,
-            region,
-            mix: Vec::new(),
-            job_seeds: vec![derive_seed(seed, index as u64, 0)],
-            verify: false,
-            distribution: Distribution::Uniform,
-            rate: RateLimit::default(),
-            think_time_ns: 0,
-            polled: false,
-            kernel_submission: false,
-            ramp_ns: 0,
-            cpus: Vec::new(),
-            replay: Some(ReplayPlan {
-                trace: r.trace.value.clone(),
-                format,
-                timing,
-                queue_depth_from_trace: from_trace,
-                mapping,
-                filter,
-                loops: loops as u32,
-                log_step: r.log_step.as_ref().map(|s| s.value.clone()),
-            }),
-            sweep: None,
-            estimated_duration_ns: None,
-            estimated_bytes: None,
-        },
-        name_span,
-    ))
+    let mut step = bare(name, StepKind::Replay, region, Limit::Trace);
+    step.queue_depth = queue_depth;
+    step.job_seeds = vec![derive_seed(seed, index as u64, 0)];
+    step.replay = Some(ReplayPlan {
+        trace: r.trace.value.clone(),
+        format,
+        timing,
+        queue_depth_from_trace: from_trace,
+        mapping,
+        filter,
+        loops: loops as u32,
+        log_step: r.log_step.as_ref().map(|s| s.value.clone()),
+    });
+    Some((step, name_span))
 }
 
 fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {
