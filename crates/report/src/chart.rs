@@ -111,7 +111,13 @@ pub fn iops_over_time_svg(title: &str, samples: &[IntervalSample]) -> Result<Str
             .configure_mesh()
             .x_desc("time (s)")
             .y_desc("IOPS")
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_label_formatter(&|v| {
+                if t_max < 10.0 {
+                    format!("{v:.1}")
+                } else {
+                    format!("{v:.0}")
+                }
+            })
             .y_label_formatter(&|v| format!("{v:.0}"))
             .label_style((FAMILY, 12))
             .draw()

@@ -406,7 +406,8 @@ fn context(result: &RunResult, with_charts: bool) -> Context {
 
     let mut charts = Vec::new();
     if with_charts {
-        for s in &result.steps {
+        // Steps without requests (purge, idle) have nothing to draw.
+        for s in result.steps.iter().filter(|s| s.metrics.all.ios > 0) {
             let hist = chart::latency_histogram_svg(
                 &format!("{}: latency histogram", s.name),
                 &s.metrics.latency_histogram,

@@ -1,0 +1,91 @@
+//! The HTML report in a real browser: headless Chromium renders `report.html` of a run
+//! and takes a screenshot, which must not be blank: it must hold dark text, the verdict
+//! badge's green, and the charts' blue bars.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn chromium() -> Option<&'static str> {
+    ["chromium-headless-shell", "chromium"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// Counts pixels of the screenshot that are near-black, badge green and chart blue.
+fn census(png_path: &Path) -> (u64, u64, u64, u64) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).expect("screenshot"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let channels = info.color_type.samples();
+    let (mut dark, mut green, mut blue, mut total) = (0, 0, 0, 0);
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        let (r, g, b) = (i32::from(px[0]), i32::from(px[1]), i32::from(px[2]));
+        total += 1;
+        if r < 80 && g < 80 && b < 80 {
+            dark += 1;
+        }
+        // The pass badge: #2e7d32.
+        if (r - 46).abs() < 20 && (g - 125).abs() < 20 && (b - 50).abs() < 20 {
+            green += 1;
+        }
+        // Chart bars: RGB(52, 101, 164).
+        if (r - 52).abs() < 20 && (g - 101).abs() < 20 && (b - 164).abs() < 20 {
+            blue += 1;
+        }
+    }
+    (dark, green, blue, total)
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
+            panic!("headless Chromium is not installed (scripts/setup.sh installs it)");
+        }
+        eprintln!("skipped: html_report_renders_in_headless_chromium: no headless Chromium");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = common::write_spec(
+        dir.path(),
+        "browser",
+        "iogate: 1\nname: browser\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: rr\n      queue_depth: 4\n      ios: 20000\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\nassert:\n  - rr.errors == 0\n",
+    );
+    let out = dir.path().join("out");
+    common::run_ok(&spec, &dir.path().join("t.img"), &out);
+    let shot = dir.path().join("shot.png");
+    let html = out.join("report.html");
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1280,2400",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        shot.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (dark, green, blue, total) = census(&shot);
+    eprintln!("screenshot: {total} pixels, {dark} dark, {green} badge green, {blue} chart blue");
+    assert!(total >= 1280 * 2400, "screenshot of {total} pixels");
+    assert!(dark > 2_000, "no text rendered ({dark} dark pixels)");
+    assert!(green > 500, "no verdict badge ({green} green pixels)");
+    assert!(blue > 2_000, "no chart bars ({blue} blue pixels)");
+}
