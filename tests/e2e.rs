@@ -622,3 +622,37 @@ fn interrupt_writes_partial_result() {
     assert!(secs > 0.5 && secs < 10.0, "stopped early: {secs}s");
     assert!(r["steps"][0]["metrics"]["ios"].as_u64().unwrap() > 0);
 }
+
+/// In GitHub Actions, the Markdown summary is appended to `$GITHUB_STEP_SUMMARY`.
+#[test]
+fn markdown_summary_goes_to_github_step_summary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "summary",
+        "iogate: 1\nname: summary\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: rr\n      ios: 2000\n      mix: [ { block_size: 4KiB } ]\n",
+    );
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let out = dir.path().join("out");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iogate"))
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .expect("iogate runs");
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert_eq!(
+        text,
+        format!("earlier step\n{report}"),
+        "appended, not replaced"
+    );
+    assert!(text.contains("# iogate: summary — PASS"));
+}
