@@ -400,44 +400,20 @@ mod tests {
             timing,
             queue_depth_from_trace: false,
             mapping,
-            filter: TraceFilter {
-                reads: true,
-                writes: true,
-                min_size_bytes: 0,
-                max_size_bytes: u64::MAX,
-                from_ns: 0,
-                to_ns: None,
-            },
+            filter: TraceFilter::all(),
             loops: 2,
             log_step: None,
         }
     }
 
-    fn write_trace(lines: &str) -> tempfile_path::Temp {
-        tempfile_path::Temp::new(lines)
-    }
+    /// A temporary trace file holding `lines`; `.0` is its path.
+    struct Temp(std::path::PathBuf, tempfile::TempDir);
 
-    /// A minimal temporary file (the runner has no tempfile dependency).
-    mod tempfile_path {
-        pub struct Temp(pub std::path::PathBuf);
-        impl Temp {
-            pub fn new(text: &str) -> Temp {
-                use std::sync::atomic::{AtomicU32, Ordering};
-                static N: AtomicU32 = AtomicU32::new(0);
-                let p = std::env::temp_dir().join(format!(
-                    "iogate-replay-{}-{}.iolog",
-                    std::process::id(),
-                    N.fetch_add(1, Ordering::Relaxed)
-                ));
-                std::fs::write(&p, text).expect("write temp trace");
-                Temp(p)
-            }
-        }
-        impl Drop for Temp {
-            fn drop(&mut self) {
-                let _ = std::fs::remove_file(&self.0);
-            }
-        }
+    fn write_trace(lines: &str) -> Temp {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("trace");
+        std::fs::write(&path, lines).expect("write temp trace");
+        Temp(path, dir)
     }
 
     const TRACE: &str = "fio version 3 iolog\n\

@@ -369,7 +369,8 @@ mod tests {
 
     #[test]
     fn request_log_round_trips_in_issue_order() {
-        let path = std::env::temp_dir().join(format!("iogate-log-{}.parquet", std::process::id()));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("ios.parquet");
         // Job 0 completed out of order; job 1 issued between its requests; a second step.
         let job0 = [rec(1, 300, 8192, Op::Write), rec(0, 100, 0, Op::Read)];
         let job1 = [rec(0, 200, 4096, Op::Read)];
@@ -411,6 +412,5 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("a, b"), "{e}");
-        let _ = std::fs::remove_file(&path);
     }
 }

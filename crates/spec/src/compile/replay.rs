@@ -134,14 +134,7 @@ pub(super) fn replay(
 
 fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {
     let Some(f) = &r.filter else {
-        return Some(TraceFilter {
-            reads: true,
-            writes: true,
-            min_size_bytes: 0,
-            max_size_bytes: u64::MAX,
-            from_ns: 0,
-            to_ns: None,
-        });
+        return Some(TraceFilter::all());
     };
     let min = f
         .min_size

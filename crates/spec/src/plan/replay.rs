@@ -110,6 +110,20 @@ pub struct TraceFilter {
     pub to_ns: Option<u64>,
 }
 
+impl TraceFilter {
+    /// Every request of the trace (the default filter).
+    pub fn all() -> TraceFilter {
+        TraceFilter {
+            reads: true,
+            writes: true,
+            min_size_bytes: 0,
+            max_size_bytes: u64::MAX,
+            from_ns: 0,
+            to_ns: None,
+        }
+    }
+}
+
 /// A replay step's trace and how it is played.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayPlan {
