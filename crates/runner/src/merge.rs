@@ -78,13 +78,7 @@ pub(crate) fn merge(
             if intervals.len() <= i {
                 intervals.resize(i + 1, Interval::default());
             }
-            let m = &mut intervals[i];
-            m.ios += iv.ios;
-            m.read_ios += iv.read_ios;
-            m.write_ios += iv.write_ios;
-            m.bytes += iv.bytes;
-            m.latency_sum_ns += iv.latency_sum_ns;
-            m.latency_max_ns = m.latency_max_ns.max(iv.latency_max_ns);
+            intervals[i].add(iv);
         }
         error_records.extend(j.error_records.iter().cloned());
     }
@@ -164,12 +158,7 @@ pub(crate) fn merge(
         if intervals_end_ns.saturating_sub(last_start) < interval_ns / 2 {
             if let Some(tail) = intervals.pop() {
                 if let Some(prev) = intervals.last_mut() {
-                    prev.ios += tail.ios;
-                    prev.read_ios += tail.read_ios;
-                    prev.write_ios += tail.write_ios;
-                    prev.bytes += tail.bytes;
-                    prev.latency_sum_ns += tail.latency_sum_ns;
-                    prev.latency_max_ns = prev.latency_max_ns.max(tail.latency_max_ns);
+                    prev.add(&tail);
                 }
             }
         }

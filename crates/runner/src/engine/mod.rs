@@ -306,6 +306,18 @@ pub struct Interval {
     pub latency_max_ns: u64,
 }
 
+impl Interval {
+    /// Adds another sample's counts (same interval of another job, or a folded tail).
+    pub fn add(&mut self, o: &Interval) {
+        self.ios += o.ios;
+        self.read_ios += o.read_ios;
+        self.write_ios += o.write_ios;
+        self.bytes += o.bytes;
+        self.latency_sum_ns += o.latency_sum_ns;
+        self.latency_max_ns = self.latency_max_ns.max(o.latency_max_ns);
+    }
+}
+
 /// A failed or short request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorRecord {
