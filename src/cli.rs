@@ -80,9 +80,22 @@ pub struct RunArgs {
     /// Baseline key (default: the device model, or `file` for file targets).
     #[arg(long)]
     pub key: Option<String>,
-    /// A missing baseline makes the run inconclusive (exit 4).
+    /// A missing baseline makes the run inconclusive (exit 4); the spec can say so too
+    /// (`baseline: { required: true }`).
     #[arg(long)]
     pub require_baseline: bool,
+    /// Run the plan N times: metrics become means over the repeats, and their spread
+    /// measures run-to-run noise for the baseline comparison (and for `bless`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Device model, for targets that report none (loop devices, files, emulators);
+    /// refused when the device reports another.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Firmware revision, for targets that report none; refused when the device reports
+    /// another.
+    #[arg(long)]
+    pub firmware_revision: Option<String>,
     /// Allow writing to a block device that holds a partition table, a file system
     /// signature, or is mounted.
     #[arg(long)]

@@ -1,29 +1,49 @@
 //! Golden baselines: `golden/<spec name>/<key>.json`, written only by `iogate bless`.
 //!
-//! A baseline holds every metric of every step of a blessed result (keyed by metric
-//! path, e.g. `fileserver.read.latency.p99`, in SI base units: seconds, bytes, per
-//! second), the spread of the interval samples where one exists, and where it came from
-//! (device identity, iogate version, spec digest, date). `verdict` compares against it.
+//! A baseline holds every metric of a blessed result (keyed by metric path, e.g.
+//! `fileserver.read.latency.p99` or `pts.iops[block_size=4KiB, read=0%, queue_depth=32,
+//! jobs=1]`, in SI base units: seconds, bytes, per second), the samples of its noise where
+//! they exist (repeats, sweep rounds or intervals: `iogate_runner::metrics`) with their
+//! standard deviation, and where it came from (device identity with model, serial and
+//! firmware revision; iogate version; spec digest; dates). `verdict` compares against it.
+//! Version 1 files (without samples) are still read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use iogate_runner::result::{RunResult, StepResult};
+use iogate_runner::metrics::{SampleSource, Samples};
+use iogate_runner::result::RunResult;
 use iogate_runner::{TargetIdentity, TargetKind};
-use iogate_spec::{LatencyStat, Metric, MetricRef, OpFilter};
 use serde::{Deserialize, Serialize};
 
-/// Version of the baseline format.
-pub const BASELINE_SCHEMA_VERSION: u32 = 1;
+/// Version of the baseline format (2 added samples; 1 is still read).
+pub const BASELINE_SCHEMA_VERSION: u32 = 2;
 
 /// One metric's golden value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselineMetric {
-    /// Value in SI base units.
+    /// Value in SI base units (for a repeated set, the mean over the repeats).
     pub value: f64,
-    /// Standard deviation of the per-interval samples (IOPS, bandwidth, mean latency),
-    /// in the same units, when the step had at least 3 full intervals.
-    pub interval_stddev: Option<f64>,
+    /// Sample standard deviation of `samples`, same units (version 1: of the intervals).
+    #[serde(alias = "interval_stddev")]
+    pub stddev: Option<f64>,
+    /// Where the samples came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_source: Option<SampleSource>,
+    /// The samples that measure the metric's noise, same units.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+}
+
+impl BaselineMetric {
+    /// The samples with their origin, when there are any.
+    pub fn samples(&self) -> Option<Samples> {
+        Some(Samples {
+            source: self.sample_source?,
+            values: self.samples.clone(),
+        })
+        .filter(|s| !s.values.is_empty())
+    }
 }
 
 /// A golden baseline file.
@@ -71,11 +91,12 @@ pub enum BaselineError {
 }
 
 /// The default baseline key of a result: the device model (lower-case, `[a-z0-9._-]`
-/// only), `file` for a file target, `unknown-model` for a device without one.
+/// only; reported, or given with `run --model`), else `file` for a file target and
+/// `unknown-model` for a device.
 pub fn default_key(target: &TargetIdentity) -> String {
     match (&target.kind, &target.model) {
-        (TargetKind::File, _) => "file".into(),
         (_, Some(model)) => sanitize_key(model),
+        (TargetKind::File, None) => "file".into(),
         (_, None) => "unknown-model".into(),
     }
 }
@@ -98,67 +119,28 @@ pub fn sanitize_key(s: &str) -> String {
     }
 }
 
-/// Every metric reference of a step (all/read/write × every quantity).
-pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
-    let mut out = Vec::new();
-    for op in [OpFilter::All, OpFilter::Read, OpFilter::Write] {
-        let mut metrics = vec![
-            Metric::Iops,
-            Metric::Bandwidth,
-            Metric::Ios,
-            Metric::Bytes,
-            Metric::Errors,
-        ];
-        metrics.extend(LatencyStat::NAMES.iter().map(|(_, s)| Metric::Latency(*s)));
-        for metric in metrics {
-            out.push(MetricRef {
-                step: step.to_string(),
-                case: None,
-                op,
-                metric,
-            });
-        }
-    }
-    out
-}
-
-fn interval_stddev(step: &StepResult, m: &MetricRef) -> Option<f64> {
-    if m.op != OpFilter::All {
-        return None;
-    }
-    // Full intervals only: the last one is partial.
-    let full = &step.intervals[..step.intervals.len().saturating_sub(1)];
-    if full.len() < 3 {
-        return None;
-    }
-    let xs: Vec<f64> = match m.metric {
-        Metric::Iops => full.iter().map(|i| i.iops).collect(),
-        Metric::Bandwidth => full.iter().map(|i| i.bandwidth_bytes_per_s).collect(),
-        Metric::Latency(LatencyStat::Mean) => {
-            full.iter().map(|i| i.mean_latency_ns / 1e9).collect()
-        }
-        _ => return None,
-    };
+fn stddev(xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     let mean = xs.iter().sum::<f64>() / n;
-    Some((xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt())
+    (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
 }
 
 impl Baseline {
     /// A baseline from a result.
     pub fn from_result(result: &RunResult, key: &str, blessed_at: String) -> Baseline {
         let mut metrics = BTreeMap::new();
-        for step in &result.steps {
-            for m in step_metric_refs(&step.name) {
-                if let Some(value) = result.metric(&m) {
-                    metrics.insert(
-                        m.to_string(),
-                        BaselineMetric {
-                            value,
-                            interval_stddev: interval_stddev(step, &m),
-                        },
-                    );
-                }
+        for m in result.metric_refs() {
+            if let Some(value) = result.metric(&m) {
+                let samples = result.samples(&m);
+                metrics.insert(
+                    m.to_string(),
+                    BaselineMetric {
+                        value,
+                        stddev: samples.as_ref().map(|s| stddev(&s.values)),
+                        sample_source: samples.as_ref().map(|s| s.source),
+                        samples: samples.map(|s| s.values).unwrap_or_default(),
+                    },
+                );
             }
         }
         Baseline {
@@ -189,11 +171,11 @@ impl Baseline {
             path: path.into(),
             message: e.to_string(),
         })?;
-        if b.schema_version != BASELINE_SCHEMA_VERSION {
+        if !(1..=BASELINE_SCHEMA_VERSION).contains(&b.schema_version) {
             return Err(BaselineError::Format {
                 path: path.into(),
                 message: format!(
-                    "schema_version {} is not {BASELINE_SCHEMA_VERSION}",
+                    "schema_version {} is not 1 to {BASELINE_SCHEMA_VERSION}",
                     b.schema_version
                 ),
             });

@@ -1,7 +1,8 @@
 //! iogate's reports: `RunResult` (+ `Baseline`) → `Verdict` → Markdown, HTML, JUnit.
 //!
 //! [`baseline`] reads and writes golden files; [`verdict`] evaluates assertions and
-//! baseline rules; [`render`] turns a result into reports with tera templates; [`chart`]
+//! baseline rules with [`noise`] (bootstrap intervals); [`diff`] compares two results or
+//! sets of repeats; [`render`] turns a result into reports with tera templates; [`chart`]
 //! draws SVG charts with plotters; [`analysis`] analyses block traces with polars and
 //! [`compare`] checks two traces request by request. Reads results and traces only: no
 //! device I/O.
@@ -10,6 +11,7 @@ pub mod analysis;
 pub mod baseline;
 pub mod chart;
 pub mod compare;
+pub mod noise;
 pub mod render;
 mod sweep_view;
 pub mod verdict;

@@ -105,6 +105,7 @@ fn rule_outcome_str(o: RuleOutcome) -> &'static str {
         RuleOutcome::Pass => "pass",
         RuleOutcome::Regressed => "regressed",
         RuleOutcome::Improved => "improved",
+        RuleOutcome::Inconclusive => "inconclusive",
         RuleOutcome::NoBaseline => "no_baseline",
     }
 }

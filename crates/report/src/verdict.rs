@@ -2,11 +2,11 @@
 //! baseline, and the run's outcome (exit code source).
 //!
 //! Outcome precedence: `error` (the run failed) > `fail` (an assertion failed) >
-//! `regressed` (a rule is worse than its tolerance) > `inconclusive` (the run was
-//! interrupted, a sweep did not reach a required steady state, or a baseline was required
-//! and none exists) > `pass`. A rule regresses when the change in the worse
-//! direction exceeds its tolerance; noise-aware comparison (confidence intervals from
-//! repeated runs) is not implemented yet, so tolerances must cover run-to-run noise.
+//! `regressed` (a rule's change exceeds its tolerance and the noise) > `inconclusive` (the
+//! run was interrupted, a sweep did not reach a required steady state, a rule's noise is
+//! too large to tell, or a baseline was required and a rule has none) > `pass`. Each rule
+//! is judged by `noise::judge` on the samples of both sides (`iogate_runner::metrics`):
+//! repeats, sweep rounds or intervals.
 
 use iogate_runner::result::{
     AssertionResult, BaselineComparison, Outcome, RuleOutcome, RuleResult, RunResult,
@@ -14,6 +14,7 @@ use iogate_runner::result::{
 use iogate_spec::{format_value, Plan};
 
 use crate::baseline::Baseline;
+use crate::noise::{self, Side};
 
 /// What the report crate decided about a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,46 +60,43 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
             .baseline_rules
             .iter()
             .map(|rule| {
+                // Baselines key case metrics by their full selector.
+                let key = result
+                    .canonical(&rule.metric)
+                    .unwrap_or_else(|| rule.metric.clone())
+                    .to_string();
                 let value = result.metric(&rule.metric).unwrap_or(f64::NAN);
                 let golden = input
                     .baseline
                     .as_ref()
-                    .and_then(|(b, _)| b.metrics.get(&rule.metric.to_string()))
-                    .map(|m| m.value);
-                let (change_pct, outcome) = match golden {
-                    None => (None, RuleOutcome::NoBaseline),
-                    Some(g) => {
-                        let change = if g == 0.0 {
-                            if value == 0.0 {
-                                0.0
-                            } else {
-                                f64::INFINITY * value.signum()
-                            }
-                        } else {
-                            (value - g) / g.abs() * 100.0
-                        };
-                        let worse = if rule.higher_is_better {
-                            -change
-                        } else {
-                            change
-                        };
-                        let outcome = if value.is_nan() || worse > rule.tolerance_pct {
-                            RuleOutcome::Regressed
-                        } else if -worse > rule.tolerance_pct {
-                            RuleOutcome::Improved
-                        } else {
-                            RuleOutcome::Pass
-                        };
-                        (Some(change), outcome)
-                    }
-                };
+                    .and_then(|(b, _)| b.metrics.get(&key));
+                let samples = result.samples(&rule.metric);
+                let baseline_samples = golden.and_then(|g| g.samples());
+                let judged = golden.map(|g| {
+                    noise::judge(
+                        Side {
+                            value: g.value,
+                            samples: baseline_samples.as_ref().map(|s| s.values.as_slice()),
+                        },
+                        Side {
+                            value,
+                            samples: samples.as_ref().map(|s| s.values.as_slice()),
+                        },
+                        rule.tolerance_pct,
+                        rule.higher_is_better,
+                        &key,
+                    )
+                });
                 RuleResult {
                     metric: rule.path.clone(),
                     tolerance_pct: rule.tolerance_pct,
-                    baseline: golden,
+                    baseline: golden.map(|g| g.value),
                     value,
-                    change_pct,
-                    outcome,
+                    change_pct: judged.map(|j| j.change_pct),
+                    change_interval_pct: judged.and_then(|j| j.interval_pct),
+                    baseline_samples: baseline_samples.map(|s| s.info()),
+                    samples: samples.map(|s| s.info()),
+                    outcome: judged.map_or(RuleOutcome::NoBaseline, |j| j.outcome),
                 }
             })
             .collect();
@@ -109,6 +107,14 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
                 .baseline
                 .as_ref()
                 .and_then(|(b, _)| b.target.firmware_revision.clone()),
+            baseline_target: input.baseline.as_ref().map(|(b, _)| b.target.clone()),
+            baseline_blessed_at: input.baseline.as_ref().map(|(b, _)| b.blessed_at.clone()),
+            baseline_iogate_version: input
+                .baseline
+                .as_ref()
+                .map(|(b, _)| b.iogate_version.clone()),
+            required: input.required,
+            confidence_pct: noise::CONFIDENCE_PCT,
             rules,
         }
     });
@@ -122,7 +128,12 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
     {
         Outcome::Regressed
     } else if result.interrupted
-        || (input.required && input.baseline.is_none())
+        || baseline.as_ref().is_some_and(|b| {
+            b.rules.iter().any(|r| {
+                r.outcome == RuleOutcome::Inconclusive
+                    || (input.required && r.outcome == RuleOutcome::NoBaseline)
+            })
+        })
         || result.steps.iter().any(|s| {
             s.sweep
                 .as_ref()

@@ -3,7 +3,8 @@
 //! [`target`] probes, prepares and identifies files and block devices; [`engine`]
 //! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring` and its buffer pool);
 //! [`trace`] streams block traces (every supported format) for [`replay`] and analysis;
-//! [`requestlog`] writes and reads `ios.parquet`; [`sweep`] runs matrices in rounds to
+//! [`requestlog`] writes and reads `ios.parquet`; [`metrics`] looks metrics up in results
+//! (repeats, samples of noise); [`sweep`] runs matrices in rounds to
 //! steady state; [`run`] executes a plan's steps and merges per-job measurements into a
 //! [`result::RunResult`]; [`event`] is what the binary displays. The report crate reads
 //! results; the spec crate provides the plan.
@@ -11,6 +12,7 @@
 pub mod engine;
 pub mod event;
 mod merge;
+pub mod metrics;
 pub mod replay;
 pub mod requestlog;
 pub mod result;

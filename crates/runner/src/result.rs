@@ -7,7 +7,7 @@
 //! request's preparation to the observation of its completion), per operation.
 
 use hdrhistogram::Histogram;
-use iogate_spec::{LatencyStat, Metric, MetricRef, OpFilter, StepKind};
+use iogate_spec::{LatencyStat, StepKind};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::verify::VerifyRecord;
@@ -77,6 +77,17 @@ pub struct RunResult {
     pub assertions: Vec<AssertionResult>,
     /// Baseline comparison (filled by the report crate).
     pub baseline: Option<BaselineComparison>,
+    /// The spec's text as run (shown in reports), when the binary recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_text: Option<String>,
+    /// The execution plan as a text table (shown in reports), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_text: Option<String>,
+    /// Every run of a repeated set (`iogate run --repeat N`), in order; empty for a single
+    /// run. With repeats, [`RunResult::metric`] is the mean over them and `steps` hold
+    /// the last repeat's detail (see `metrics`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<crate::metrics::RepeatRecord>,
 }
 
 /// One step's result.
@@ -349,6 +360,22 @@ pub struct BaselineComparison {
     pub key: String,
     /// Firmware revision recorded in the baseline.
     pub baseline_firmware_revision: Option<String>,
+    /// The device the baseline was blessed on (model, serial, firmware revision), when
+    /// one was found.
+    #[serde(default)]
+    pub baseline_target: Option<TargetIdentity>,
+    /// When the baseline was blessed, RFC 3339.
+    #[serde(default)]
+    pub baseline_blessed_at: Option<String>,
+    /// iogate version of the blessed run.
+    #[serde(default)]
+    pub baseline_iogate_version: Option<String>,
+    /// Whether a missing baseline makes the run inconclusive.
+    #[serde(default)]
+    pub required: bool,
+    /// Confidence level of the rules' intervals, percent (95).
+    #[serde(default)]
+    pub confidence_pct: f64,
     /// One entry per rule.
     pub rules: Vec<RuleResult>,
 }
@@ -363,6 +390,9 @@ pub enum RuleOutcome {
     Regressed,
     /// Better than the baseline by more than the tolerance.
     Improved,
+    /// The change's confidence interval straddles the tolerance: the noise is too large
+    /// to tell whether the change is within it.
+    Inconclusive,
     /// No baseline value for this metric.
     NoBaseline,
 }
@@ -380,6 +410,17 @@ pub struct RuleResult {
     pub value: f64,
     /// Relative change, percent (positive = larger).
     pub change_pct: Option<f64>,
+    /// Confidence interval of the change, percent (low, high; positive = larger), from a
+    /// bootstrap of both sides' samples; None when neither side has samples, and then the
+    /// verdict rests on the tolerance alone.
+    #[serde(default)]
+    pub change_interval_pct: Option<[f64; 2]>,
+    /// Where the baseline's samples came from, and how many.
+    #[serde(default)]
+    pub baseline_samples: Option<crate::metrics::SampleInfo>,
+    /// Where this run's samples came from, and how many.
+    #[serde(default)]
+    pub samples: Option<crate::metrics::SampleInfo>,
     /// Verdict.
     pub outcome: RuleOutcome,
 }
@@ -448,60 +489,4 @@ impl RunResult {
         self.steps.iter().find(|s| s.name == name)
     }
 
-    /// A metric's value in SI base units (seconds, bytes, per second), for assertions and
-    /// baseline rules. None when the step is missing from the result.
-    pub fn metric(&self, m: &MetricRef) -> Option<f64> {
-        let step = self.step(&m.step)?;
-        let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());
-        if let Some(sel) = &m.case {
-            // A sweep case: its measurement-window figures.
-            let c = step
-                .sweep
-                .as_ref()?
-                .cases
-                .iter()
-                .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
-            let w = &c.window;
-            return match m.metric {
-                Metric::Iops => Some(w.iops),
-                Metric::Bandwidth => Some(w.bandwidth_bytes_per_s),
-                Metric::Errors => Some(w.errors as f64),
-                Metric::Latency(LatencyStat::Mean) => Some(w.mean_latency_ns / 1e9),
-                Metric::Latency(LatencyStat::Max) => Some(w.max_latency_ns / 1e9),
-                Metric::Latency(LatencyStat::P99) => Some(w.p99_latency_ns / 1e9),
-                _ => None,
-            };
-        }
-        match m.metric {
-            Metric::SteadyStateReached => return Some(f64::from(u8::from(steady()?.reached))),
-            Metric::SteadyStateRound => return Some(f64::from(steady()?.round.unwrap_or(0))),
-            _ => {}
-        }
-        let metrics = &step.metrics;
-        let o = match m.op {
-            OpFilter::All => &metrics.all,
-            OpFilter::Read => &metrics.read,
-            OpFilter::Write => &metrics.write,
-        };
-        let (ios, bytes, iops, bw, errors, lat) = (
-            o.ios,
-            o.bytes,
-            o.iops,
-            o.bandwidth_bytes_per_s,
-            o.errors,
-            &o.latency,
-        );
-        Some(match m.metric {
-            Metric::Iops => iops,
-            Metric::Bandwidth => bw,
-            Metric::Ios => ios as f64,
-            Metric::Bytes => bytes as f64,
-            Metric::Errors => errors as f64,
-            Metric::Latency(s) => lat.get(s) / 1e9,
-            Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
-            Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
-            Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
-            Metric::SteadyStateReached | Metric::SteadyStateRound => return None,
-        })
-    }
 }

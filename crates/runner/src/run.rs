@@ -164,6 +164,9 @@ pub fn execute(
         steps: Vec::new(),
         assertions: Vec::new(),
         baseline: None,
+        spec_text: None,
+        plan_text: None,
+        repeats: Vec::new(),
     };
     if !target.direct_io {
         on_event(RunEvent::Warning(format!(

@@ -345,11 +345,26 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
     for s in steps.iter().filter(|s| s.verify) {
         assertions.extend(verify_assertion(&s.name));
     }
+    let mut baseline_required = false;
     let baseline_rules = raw
         .baseline
         .0
         .iter()
-        .filter_map(|(k, v)| baseline_rule(cx, k, v, &step_names, default_step.as_deref()))
+        .filter_map(|(k, v)| {
+            if k.value == "required" {
+                match v.value.as_str() {
+                    "true" => baseline_required = true,
+                    "false" => baseline_required = false,
+                    _ => cx.error(
+                        cx.span(v),
+                        "invalid `baseline.required`",
+                        format!("expected `true` or `false`, found `{}`", v.value),
+                    ),
+                }
+                return None;
+            }
+            baseline_rule(cx, k, v, &step_names, default_step.as_deref())
+        })
         .collect();
 
     let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
@@ -372,6 +387,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         steps,
         assertions,
         baseline_rules,
+        baseline_required,
         latency_band_edges_ns,
         estimated_duration_ns,
         estimated_bytes,

@@ -66,6 +66,9 @@ pub struct Plan {
     pub assertions: Vec<Assertion>,
     /// Baseline rules, in spec order.
     pub baseline_rules: Vec<BaselineRule>,
+    /// Whether a missing baseline (no file, or no value for a rule's metric) makes the run
+    /// inconclusive (`baseline: { required: true }`; `run --require-baseline` too).
+    pub baseline_required: bool,
     /// Edges of the latency bands, ns, ascending: bands `[0, e0)`, `[e0, e1)`, …, `[e_last, ∞)`.
     pub latency_band_edges_ns: Vec<u64>,
     /// Sum of the steps' known durations (time-bounded steps), in nanoseconds.
@@ -506,10 +509,14 @@ impl Plan {
             }
         }
         if !self.baseline_rules.is_empty() {
-            out.push_str("\nbaseline rules:\n");
+            out.push_str(if self.baseline_required {
+                "\nbaseline rules (a missing baseline is inconclusive):\n"
+            } else {
+                "\nbaseline rules:\n"
+            });
             for r in &self.baseline_rules {
                 out.push_str(&format!(
-                    "  {}: fail when more than {}% {} the baseline\n",
+                    "  {}: regressed when more than {}% {} the baseline, beyond the noise\n",
                     r.metric,
                     r.tolerance_pct,
                     if r.higher_is_better { "below" } else { "above" }

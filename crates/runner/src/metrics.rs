@@ -1,0 +1,317 @@
+//! Metric lookup on a result: the value of a metric path (`step[.op].quantity[case]`) for
+//! assertions, baselines and diffs, the catalogue of every metric a result holds, repeated
+//! runs (`iogate run --repeat N`), and the samples that measure a metric's noise.
+//!
+//! Neighbours: `result` defines the data; the report crate's `verdict`, `baseline` and
+//! `diff` call these functions; the spec crate defines [`MetricRef`].
+//!
+//! A metric's samples, in order of preference: one value per repeat (at least
+//! [`MIN_SAMPLES`] repeats); a sweep case's rounds in the measurement window; a step's
+//! full one-second intervals (IOPS, bandwidth and mean latency). Samples from intervals
+//! and rounds measure the noise within one run, not between runs, so they understate it
+//! on drives whose figures move from run to run; repeats measure it.
+
+use std::collections::BTreeMap;
+
+use iogate_spec::{CaseSelector, LatencyStat, Metric, MetricRef, OpFilter};
+use serde::{Deserialize, Serialize};
+
+use crate::result::RunResult;
+
+/// Fewest samples that count as a measurement of noise.
+pub const MIN_SAMPLES: usize = 3;
+
+/// One run of a repeated set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatRecord {
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// End, RFC 3339 UTC.
+    pub finished_at: String,
+    /// Every metric of the repeat ([`RunResult::metric_map`]), SI base units.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Where a metric's samples come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SampleSource {
+    /// One value per repeated run.
+    Repeats,
+    /// A sweep case's rounds in the measurement window.
+    Rounds,
+    /// A step's full one-second intervals.
+    Intervals,
+}
+
+impl SampleSource {
+    /// Plural noun for reports: "repeats", "rounds", "intervals".
+    pub fn noun(self) -> &'static str {
+        match self {
+            SampleSource::Repeats => "repeats",
+            SampleSource::Rounds => "rounds",
+            SampleSource::Intervals => "intervals",
+        }
+    }
+}
+
+/// A metric's samples, SI base units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Samples {
+    /// Their origin.
+    pub source: SampleSource,
+    /// The values.
+    pub values: Vec<f64>,
+}
+
+/// Where samples came from and how many (recorded with a rule's verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleInfo {
+    /// Origin.
+    pub source: SampleSource,
+    /// Number of samples.
+    pub count: usize,
+}
+
+impl Samples {
+    /// Origin and count.
+    pub fn info(&self) -> SampleInfo {
+        SampleInfo {
+            source: self.source,
+            count: self.values.len(),
+        }
+    }
+}
+
+/// Every metric of a step without a case selector: all/read/write × IOPS, bandwidth,
+/// requests, bytes, errors and every total-latency statistic.
+pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
+    let mut out = Vec::new();
+    for op in [OpFilter::All, OpFilter::Read, OpFilter::Write] {
+        let mut metrics = vec![
+            Metric::Iops,
+            Metric::Bandwidth,
+            Metric::Ios,
+            Metric::Bytes,
+            Metric::Errors,
+        ];
+        metrics.extend(LatencyStat::NAMES.iter().map(|(_, s)| Metric::Latency(*s)));
+        for metric in metrics {
+            out.push(MetricRef {
+                step: step.to_string(),
+                case: None,
+                op,
+                metric,
+            });
+        }
+    }
+    out
+}
+
+/// The quantities a sweep case reports (its measurement-window figures).
+pub const CASE_METRICS: [Metric; 6] = [
+    Metric::Iops,
+    Metric::Bandwidth,
+    Metric::Errors,
+    Metric::Latency(LatencyStat::Mean),
+    Metric::Latency(LatencyStat::P99),
+    Metric::Latency(LatencyStat::Max),
+];
+
+fn case_value(c: &crate::sweep::CaseFigures, metric: Metric) -> Option<f64> {
+    Some(match metric {
+        Metric::Iops => c.iops,
+        Metric::Bandwidth => c.bandwidth_bytes_per_s,
+        Metric::Errors => c.errors as f64,
+        Metric::Latency(LatencyStat::Mean) => c.mean_latency_ns / 1e9,
+        Metric::Latency(LatencyStat::Max) => c.max_latency_ns / 1e9,
+        Metric::Latency(LatencyStat::P99) => c.p99_latency_ns / 1e9,
+        _ => return None,
+    })
+}
+
+fn full_selector(c: &crate::sweep::CaseResult) -> CaseSelector {
+    CaseSelector {
+        block_size_bytes: Some(c.block_size_bytes),
+        read_centi_pct: Some((c.read_pct * 100.0).round() as u32),
+        queue_depth: Some(c.queue_depth),
+        jobs: Some(c.jobs),
+    }
+}
+
+impl RunResult {
+    /// A metric's value in SI base units (seconds, bytes, per second), for assertions and
+    /// baseline rules: for a repeated set, the mean over the repeats; otherwise the
+    /// steps' value ([`RunResult::step_metric`]). None when the step or case is missing.
+    pub fn metric(&self, m: &MetricRef) -> Option<f64> {
+        match self.repeat_values(m) {
+            Some(v) => Some(v.iter().sum::<f64>() / v.len() as f64),
+            None => self.step_metric(m),
+        }
+    }
+
+    /// The metric with a case selector completed to the one case it selects (all four
+    /// matrix dimensions), so that partial selectors and baselines agree on a key. None
+    /// when the selector matches no case.
+    pub fn canonical(&self, m: &MetricRef) -> Option<MetricRef> {
+        let Some(sel) = &m.case else {
+            return Some(m.clone());
+        };
+        let c = self
+            .step(&m.step)?
+            .sweep
+            .as_ref()?
+            .cases
+            .iter()
+            .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
+        Some(MetricRef {
+            case: Some(full_selector(c)),
+            ..m.clone()
+        })
+    }
+
+    /// Every metric this result holds: each step's [`step_metric_refs`], and each sweep
+    /// case's [`CASE_METRICS`] with its full selector.
+    pub fn metric_refs(&self) -> Vec<MetricRef> {
+        let mut out = Vec::new();
+        for step in &self.steps {
+            out.extend(step_metric_refs(&step.name));
+            for c in step.sweep.iter().flat_map(|s| &s.cases) {
+                for metric in CASE_METRICS {
+                    out.push(MetricRef {
+                        step: step.name.clone(),
+                        case: Some(full_selector(c)),
+                        op: OpFilter::All,
+                        metric,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Metric path → value of every metric in [`RunResult::metric_refs`], from the steps.
+    pub fn metric_map(&self) -> BTreeMap<String, f64> {
+        self.metric_refs()
+            .iter()
+            .filter_map(|m| Some((m.to_string(), self.step_metric(m)?)))
+            .collect()
+    }
+
+    /// The metric's value in each repeat, when this is a repeated set (2 or more repeats)
+    /// and every repeat has it.
+    pub fn repeat_values(&self, m: &MetricRef) -> Option<Vec<f64>> {
+        if self.repeats.len() < 2 {
+            return None;
+        }
+        let key = self.canonical(m)?.to_string();
+        self.repeats
+            .iter()
+            .map(|r| r.metrics.get(&key).copied())
+            .collect()
+    }
+
+    /// The samples that measure the metric's noise (see the module documentation), when
+    /// there are at least [`MIN_SAMPLES`].
+    pub fn samples(&self, m: &MetricRef) -> Option<Samples> {
+        let found = if let Some(values) = self.repeat_values(m) {
+            Samples {
+                source: SampleSource::Repeats,
+                values,
+            }
+        } else {
+            let step = self.step(&m.step)?;
+            if let Some(sel) = &m.case {
+                let sweep = step.sweep.as_ref()?;
+                let c = sweep.cases.iter().find(|c| {
+                    sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs)
+                })?;
+                let [first, last] = sweep.window_rounds;
+                let window = c
+                    .rounds
+                    .get(first.saturating_sub(1) as usize..last as usize)?;
+                Samples {
+                    source: SampleSource::Rounds,
+                    values: window
+                        .iter()
+                        .map(|r| case_value(r, m.metric))
+                        .collect::<Option<_>>()?,
+                }
+            } else {
+                // Full intervals only: the last one is partial.
+                let full = &step.intervals[..step.intervals.len().saturating_sub(1)];
+                let secs = step.interval_ns as f64 / 1e9;
+                let values = full
+                    .iter()
+                    .map(|i| match (m.op, m.metric) {
+                        (OpFilter::All, Metric::Iops) => Some(i.iops),
+                        (OpFilter::All, Metric::Bandwidth) => Some(i.bandwidth_bytes_per_s),
+                        (OpFilter::All, Metric::Latency(LatencyStat::Mean)) => {
+                            Some(i.mean_latency_ns / 1e9)
+                        }
+                        (OpFilter::Read, Metric::Iops) if secs > 0.0 => {
+                            Some(i.read_ios as f64 / secs)
+                        }
+                        (OpFilter::Write, Metric::Iops) if secs > 0.0 => {
+                            Some(i.write_ios as f64 / secs)
+                        }
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<f64>>>()?;
+                Samples {
+                    source: SampleSource::Intervals,
+                    values,
+                }
+            }
+        };
+        (found.values.len() >= MIN_SAMPLES).then_some(found)
+    }
+
+    /// A metric's value in this result's steps (for a repeated set, the last repeat), SI
+    /// base units. None when the step or case is missing.
+    pub fn step_metric(&self, m: &MetricRef) -> Option<f64> {
+        let step = self.step(&m.step)?;
+        let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());
+        if let Some(sel) = &m.case {
+            // A sweep case: its measurement-window figures.
+            let c = step
+                .sweep
+                .as_ref()?
+                .cases
+                .iter()
+                .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
+            return case_value(&c.window, m.metric);
+        }
+        match m.metric {
+            Metric::SteadyStateReached => return Some(f64::from(u8::from(steady()?.reached))),
+            Metric::SteadyStateRound => return Some(f64::from(steady()?.round.unwrap_or(0))),
+            _ => {}
+        }
+        let metrics = &step.metrics;
+        let o = match m.op {
+            OpFilter::All => &metrics.all,
+            OpFilter::Read => &metrics.read,
+            OpFilter::Write => &metrics.write,
+        };
+        let (ios, bytes, iops, bw, errors, lat) = (
+            o.ios,
+            o.bytes,
+            o.iops,
+            o.bandwidth_bytes_per_s,
+            o.errors,
+            &o.latency,
+        );
+        Some(match m.metric {
+            Metric::Iops => iops,
+            Metric::Bandwidth => bw,
+            Metric::Ios => ios as f64,
+            Metric::Bytes => bytes as f64,
+            Metric::Errors => errors as f64,
+            Metric::Latency(s) => lat.get(s) / 1e9,
+            Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
+            Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
+            Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
+            Metric::SteadyStateReached | Metric::SteadyStateRound => return None,
+        })
+    }
+}
