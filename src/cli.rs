@@ -49,6 +49,11 @@ pub enum Command {
     /// Evaluate the SNIA PTS steady-state criterion on a series of per-round values
     /// (exit 0 reached, 4 not reached, 2 too few values).
     SteadyState(SteadyStateArgs),
+    /// Compare two results (firmware A against B): every metric with its change, its
+    /// bootstrap interval and whether it moved beyond the tolerance and the noise; overlay
+    /// charts; sweep matrices as tables of changes. Markdown on stdout. Exit 0 when no
+    /// metric regressed, 1 when one did, 2 on bad input.
+    Diff(DiffArgs),
     /// Bless a result as the golden baseline: writes <golden>/<spec name>/<key>.json.
     Bless {
         /// A run's output directory (or its result.json).
@@ -168,6 +173,25 @@ pub struct SteadyStateArgs {
     #[arg(long, default_value_t = 10.0)]
     pub max_slope: f64,
     /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `iogate diff`.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// Side A (the reference): a result.json, a run's output directory, or a directory
+    /// of run directories (a set of repeated runs).
+    pub a: PathBuf,
+    /// Side B, in the same forms.
+    pub b: PathBuf,
+    /// Allowed change of every metric in its worse direction, percent.
+    #[arg(long, default_value_t = 5.0)]
+    pub tolerance: f64,
+    /// Also write diff.md, diff.html (with overlay charts) and diff.json here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
 }

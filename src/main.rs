@@ -1,9 +1,11 @@
 //! `iogate`: the thin binary. Parses the command line (`cli`), wires spec → runner →
 //! report, prints diagnostics and progress, and maps outcomes to exit codes (`exit`);
-//! `run` is the run pipeline (repeats, baseline, reports), `analyze` the trace analysis.
+//! `run` is the run pipeline (repeats, baseline, reports), `diff` compares two results,
+//! `analyze` is the trace analysis.
 
 mod analyze;
 mod cli;
+mod diff;
 mod exit;
 mod run;
 
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
             max_rounds,
         ),
         Command::Run(args) => run::run(&args),
+        Command::Diff(args) => diff::diff(&args),
         Command::Analyze(args) => analyze::analyze(&args),
         Command::SteadyState(args) => analyze::steady_state(&args),
         Command::Bless {

@@ -305,7 +305,11 @@ pub fn run(args: &RunArgs) -> u8 {
         if b.target.firmware_revision != result.target.firmware_revision {
             display.event(RunEvent::Warning(format!(
                 "comparing firmware revision {} with the baseline's {}",
-                result.target.firmware_revision.as_deref().unwrap_or("(none)"),
+                result
+                    .target
+                    .firmware_revision
+                    .as_deref()
+                    .unwrap_or("(none)"),
                 b.target.firmware_revision.as_deref().unwrap_or("(none)")
             )));
         }

@@ -398,3 +398,134 @@ pub fn steady_state_svg(
     }
     Ok(svg)
 }
+
+/// How an axis of [`lines_svg`] is scaled and labelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Seconds, linear.
+    Seconds,
+    /// Nanoseconds, logarithmic (latency CDFs), labelled as durations.
+    LatencyLog,
+    /// Nanoseconds, linear, labelled as durations.
+    Latency,
+    /// Plain numbers (IOPS), linear.
+    Plain,
+    /// Percent, 0 to 100.
+    Percent,
+}
+
+impl Axis {
+    fn to_plot(self, v: f64) -> f64 {
+        match self {
+            Axis::LatencyLog => v.max(1.0).log10(),
+            _ => v,
+        }
+    }
+
+    fn label(self, v: f64) -> String {
+        match self {
+            Axis::LatencyLog => format_ns(10f64.powf(v)),
+            Axis::Latency => format_ns(v),
+            Axis::Seconds => format!("{v:.1}"),
+            Axis::Plain => format!("{v:.0}"),
+            Axis::Percent => format!("{v:.0}"),
+        }
+    }
+}
+
+/// Overlaid lines, one per series with a legend (revision A against B: IOPS or latency
+/// over time, latency CDFs). Points are (x, y) in the axes' units; a logarithmic axis is
+/// drawn as the log10 of its values on a linear scale.
+pub fn lines_svg(
+    title: &str,
+    (x_axis, x_desc): (Axis, &str),
+    (y_axis, y_desc): (Axis, &str),
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, ChartError> {
+    register_font();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 300)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let points = || {
+            series
+                .iter()
+                .flat_map(|s| s.1.iter())
+                .map(|(x, y)| (x_axis.to_plot(*x), y_axis.to_plot(*y)))
+        };
+        let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+        for (x, y) in points() {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y1 = y1.max(y);
+        }
+        if !x0.is_finite() || !x1.is_finite() {
+            (x0, x1) = (0.0, 1.0);
+        }
+        if x_axis == Axis::Seconds {
+            x0 = 0.0;
+        }
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        let y1 = if y_axis == Axis::Percent {
+            100.0
+        } else {
+            y1.max(1e-9) * 1.1
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FAMILY, 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, 0.0..y1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| x_axis.label(*v))
+            .y_label_formatter(&|v| y_axis.label(*v))
+            .label_style((FAMILY, 12))
+            .draw()
+            .map_err(err)?;
+        for (i, (label, values)) in series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            chart
+                .draw_series(LineSeries::new(
+                    values
+                        .iter()
+                        .map(|(x, y)| (x_axis.to_plot(*x), y_axis.to_plot(*y))),
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?
+                .label(label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .label_font((FAMILY, 12))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// A latency CDF from histogram buckets: (upper bound ns, % of requests at or below).
+pub fn cdf_points(buckets: &[HistogramBucket]) -> Vec<(f64, f64)> {
+    let total: u64 = buckets.iter().map(|b| b.count).sum();
+    let mut seen = 0u64;
+    let mut out = Vec::with_capacity(buckets.len() + 1);
+    if let Some(first) = buckets.first() {
+        out.push((first.lower_ns.max(1) as f64, 0.0));
+    }
+    for b in buckets {
+        seen += b.count;
+        out.push((b.upper_ns as f64, seen as f64 * 100.0 / total.max(1) as f64));
+    }
+    out
+}

@@ -2,7 +2,7 @@
 //!
 //! [`baseline`] reads and writes golden files; [`verdict`] evaluates assertions and
 //! baseline rules with [`noise`] (bootstrap intervals); [`diff`] compares two results or
-//! sets of repeats; [`render`] turns a result into reports with tera templates; [`chart`]
+//! sets of repeats; [`render`] turns a result into reports with tera templates (contexts built in `view`); [`chart`]
 //! draws SVG charts with plotters; [`analysis`] analyses block traces with polars and
 //! [`compare`] checks two traces request by request. Reads results and traces only: no
 //! device I/O.
@@ -11,10 +11,12 @@ pub mod analysis;
 pub mod baseline;
 pub mod chart;
 pub mod compare;
+pub mod diff;
 pub mod noise;
 pub mod render;
 mod sweep_view;
 pub mod verdict;
+mod view;
 
 pub use baseline::{Baseline, BaselineError};
 pub use verdict::{evaluate, BaselineInput, Verdict};

@@ -177,7 +177,10 @@ mod tests {
         assert_eq!(j.outcome, RuleOutcome::Regressed);
         assert_eq!(j.interval_pct, None);
         assert!((j.change_pct + 6.0).abs() < 1e-9);
-        assert_eq!(judge(exact(100.0), exact(96.0), 5.0, true, "x").outcome, RuleOutcome::Pass);
+        assert_eq!(
+            judge(exact(100.0), exact(96.0), 5.0, true, "x").outcome,
+            RuleOutcome::Pass
+        );
         assert_eq!(
             judge(exact(100.0), exact(106.0), 5.0, true, "x").outcome,
             RuleOutcome::Improved

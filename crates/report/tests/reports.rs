@@ -20,14 +20,27 @@ fn plan(baseline_rules: &str, asserts: &str) -> iogate_spec::Plan {
         .expect("plan compiles")
 }
 
-fn verdict_with(baseline: Option<&Baseline>, rules: &str) -> iogate_report::Verdict {
+/// The fixture without interval samples: rules are judged on the tolerance alone.
+fn exact_fixture() -> RunResult {
+    let mut r = fixture();
+    for s in &mut r.steps {
+        s.intervals.clear();
+    }
+    r
+}
+
+fn verdict_on(r: &RunResult, baseline: Option<&Baseline>, rules: &str) -> iogate_report::Verdict {
     let p = plan(rules, "  - fileserver.iops >= 50\n");
     let input = BaselineInput {
         baseline: baseline.map(|b| (b, "golden/fileserver/file.json".to_string())),
         key: "file".into(),
         required: true,
     };
-    evaluate(&p, &fixture(), &input)
+    evaluate(&p, r, &input)
+}
+
+fn verdict_with(baseline: Option<&Baseline>, rules: &str) -> iogate_report::Verdict {
+    verdict_on(&exact_fixture(), baseline, rules)
 }
 
 #[test]
@@ -58,7 +71,7 @@ fn reports_snapshot() {
 
 #[test]
 fn rules_know_which_way_is_worse() {
-    let r = fixture();
+    let r = exact_fixture();
     let mut b = Baseline::from_result(&r, "file", "now".into());
     // Same values: pass.
     let v = verdict_with(
@@ -99,6 +112,38 @@ fn rules_know_which_way_is_worse() {
 }
 
 #[test]
+fn interval_noise_widens_the_verdict() {
+    // The fixture's File Server step has 4 full intervals: 48626, 47553, 43605, 45350
+    // IOPS (a 4.8% standard deviation), so the 95% interval of a change between two such
+    // runs spans about ±6%: a 5% tolerance cannot be confirmed, a 25% one can, and a 50%
+    // drop is a regression in spite of the noise.
+    let r = fixture();
+    let mut b = Baseline::from_result(&r, "file", "now".into());
+    let m = &b.metrics["fileserver.iops"];
+    assert_eq!(m.samples.len(), 4);
+    assert_eq!(
+        m.sample_source,
+        Some(iogate_runner::metrics::SampleSource::Intervals)
+    );
+    let v = verdict_on(&r, Some(&b), "  fileserver.iops: -5%\n");
+    let rule = &v.baseline.as_ref().expect("rules").rules[0];
+    let [lo, hi] = rule
+        .change_interval_pct
+        .expect("an interval from both sides' samples");
+    assert!(lo < -5.0 && hi > 5.0, "[{lo}, {hi}]");
+    assert_eq!(rule.outcome, RuleOutcome::Inconclusive);
+    assert_eq!(v.outcome, Outcome::Inconclusive);
+    let v = verdict_on(&r, Some(&b), "  fileserver.iops: -25%\n");
+    assert_eq!(v.outcome, Outcome::Pass);
+    let iops = b.metrics["fileserver.iops"].value;
+    let g = b.metrics.get_mut("fileserver.iops").expect("iops");
+    g.value = iops * 2.0;
+    g.samples.iter_mut().for_each(|x| *x *= 2.0);
+    let v = verdict_on(&r, Some(&b), "  fileserver.iops: -5%\n");
+    assert_eq!(v.outcome, Outcome::Regressed);
+}
+
+#[test]
 fn missing_baseline_is_inconclusive_when_required() {
     let v = verdict_with(None, "  fileserver.iops: -5%\n");
     assert_eq!(v.outcome, Outcome::Inconclusive);
@@ -123,4 +168,67 @@ fn an_engine_error_outranks_everything() {
         },
     );
     assert_eq!(v.outcome, Outcome::Error);
+}
+
+/// The fixture as a slower revision: every IOPS and bandwidth figure of the File Server
+/// step (step totals and intervals) scaled by `f`, latencies by 1/f.
+fn slower(f: f64) -> RunResult {
+    let mut r = fixture();
+    r.target.firmware_revision = Some("B".into());
+    for s in r.steps.iter_mut().filter(|s| s.name == "fileserver") {
+        for o in [
+            &mut s.metrics.all,
+            &mut s.metrics.read,
+            &mut s.metrics.write,
+        ] {
+            o.iops *= f;
+            o.bandwidth_bytes_per_s *= f;
+            o.latency.mean_ns /= f;
+        }
+        for i in &mut s.intervals {
+            i.iops *= f;
+            i.bandwidth_bytes_per_s *= f;
+            i.mean_latency_ns /= f;
+        }
+    }
+    r
+}
+
+#[test]
+fn diff_snapshot() {
+    let mut a = fixture();
+    a.target.firmware_revision = Some("A".into());
+    let b = slower(0.8);
+    let d = iogate_report::diff::diff(("a/result.json", &a), ("b/result.json", &b), 5.0);
+    let row = |m: &str| {
+        d.rows
+            .iter()
+            .find(|r| r.metric == m)
+            .unwrap_or_else(|| panic!("{m} compared"))
+    };
+    // 20% fewer IOPS with 4.8% interval noise: beyond tolerance and noise.
+    assert_eq!(row("fileserver.iops").outcome, RuleOutcome::Regressed);
+    assert_eq!(
+        row("fileserver.latency.mean").outcome,
+        RuleOutcome::Regressed
+    );
+    // Unchanged and without samples: within tolerance.
+    assert_eq!(row("fileserver.latency.p99").outcome, RuleOutcome::Pass);
+    // The precondition wrote only: its read rows are left out.
+    assert!(d
+        .rows
+        .iter()
+        .all(|r| !r.metric.starts_with("precondition.read")));
+    insta::assert_snapshot!("diff_md", render::diff_markdown(&d).expect("markdown"));
+    let charts = iogate_report::diff::charts(&a, &b);
+    assert_eq!(
+        charts.len(),
+        6,
+        "3 overlays for each of the 2 steps with requests"
+    );
+    let html = render::diff_html(&d, &charts).expect("html");
+    assert!(html.contains("fileserver: latency CDF") && html.matches("<svg").count() == 6);
+    // Self-contained: no scripts, no links or sources outside the page.
+    assert!(!html.contains("<script"));
+    assert!(!html.contains("href=\"http") && !html.contains("src=\"http"));
 }

@@ -23,6 +23,7 @@ fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f
         bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
         errors,
         latency: LatencySummary::from_histogram(h),
+        latency_histogram: Vec::new(),
     }
 }
 
@@ -213,8 +214,14 @@ pub(crate) fn merge(
             issue_lag: None,
             latency_bands: latency_bands(&all, band_edges_ns),
             latency_histogram: histogram_buckets(&all),
-            read: op_metrics(&read, read_bytes, read_errors, secs),
-            write: op_metrics(&write, write_bytes, write_errors, secs),
+            read: OpMetrics {
+                latency_histogram: histogram_buckets(&read),
+                ..op_metrics(&read, read_bytes, read_errors, secs)
+            },
+            write: OpMetrics {
+                latency_histogram: histogram_buckets(&write),
+                ..op_metrics(&write, write_bytes, write_errors, secs)
+            },
             block_sizes,
             verify: verified.then(|| {
                 let [corrupted, misplaced, stale, foreign] = verify.by_kind;

@@ -223,9 +223,10 @@ impl RunResult {
             let step = self.step(&m.step)?;
             if let Some(sel) = &m.case {
                 let sweep = step.sweep.as_ref()?;
-                let c = sweep.cases.iter().find(|c| {
-                    sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs)
-                })?;
+                let c = sweep
+                    .cases
+                    .iter()
+                    .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
                 let [first, last] = sweep.window_rounds;
                 let window = c
                     .rounds

@@ -228,6 +228,10 @@ pub struct OpMetrics {
     pub errors: u64,
     /// Total latency.
     pub latency: LatencySummary,
+    /// Total-latency histogram of this operation (reads and writes; for all operations
+    /// see `StepMetrics::latency_histogram`), same buckets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_histogram: Vec<HistogramBucket>,
 }
 
 /// Latency statistics from an HDR histogram (3 significant digits), nanoseconds.
@@ -488,5 +492,4 @@ impl RunResult {
     pub fn step(&self, name: &str) -> Option<&StepResult> {
         self.steps.iter().find(|s| s.name == name)
     }
-
 }

@@ -1,0 +1,690 @@
+//! Template contexts: a result (or a diff) turned into formatted strings and tables for
+//! the tera templates in `render`. Numbers are formatted here, once, so the Markdown,
+//! HTML and JUnit reports agree; charts come from `chart`, sweep tables from `sweep_view`.
+
+use iogate_runner::result::{Outcome, RuleOutcome, RunResult};
+use iogate_spec::units::{format_bytes, format_ns, ByteSize};
+use serde::Serialize;
+
+use crate::chart;
+
+/// A template context: named values, serialized.
+#[derive(Debug, Default, Serialize)]
+#[serde(transparent)]
+pub(crate) struct Ctx(serde_json::Map<String, serde_json::Value>);
+
+impl Ctx {
+    /// Adds a value (values that cannot be serialized are left out; every view type
+    /// here serializes).
+    pub(crate) fn insert<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        if let Ok(v) = serde_json::to_value(value) {
+            self.0.insert(key.to_string(), v);
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct StepView {
+    name: String,
+    kind: String,
+    queue_depth: u32,
+    jobs: u32,
+    duration: String,
+    iops: String,
+    bandwidth: String,
+    mean: String,
+    p50: String,
+    p99: String,
+    p99_9: String,
+    max: String,
+    errors: u64,
+    block_sizes: Vec<BlockSizeView>,
+    per_job: Vec<JobView>,
+    /// Latency by operation: (operation, requests, mean, standard deviation, p99).
+    by_op: Vec<(String, u64, String, String, String)>,
+    /// Latency bands: (band, share).
+    bands: Vec<(String, String)>,
+    /// Head-to-head time (issue to next issue): mean and p99 (absent in older results).
+    head_to_head: Option<String>,
+    /// Replay steps: what was played, and how late requests were issued.
+    replay: Option<String>,
+}
+
+#[derive(Serialize)]
+struct JobView {
+    job: u32,
+    ios: u64,
+    iops: String,
+    mean: String,
+    p99: String,
+    errors: u64,
+}
+
+#[derive(Serialize)]
+struct BlockSizeView {
+    size: String,
+    ios: u64,
+    share: String,
+    reads: u64,
+    writes: u64,
+}
+
+#[derive(Serialize)]
+struct AssertionView {
+    mark: &'static str,
+    passed: bool,
+    expr: String,
+    value: String,
+    limit: String,
+}
+
+#[derive(Serialize)]
+struct RuleView {
+    mark: &'static str,
+    metric: String,
+    baseline: String,
+    value: String,
+    change: String,
+    tolerance: String,
+    outcome: String,
+    /// Confidence interval of the change, or why there is none.
+    interval: String,
+    /// Where each side's samples came from.
+    noise: String,
+}
+
+#[derive(Serialize)]
+struct RepeatView {
+    metric: String,
+    mean: String,
+    stddev: String,
+    cv: String,
+    min: String,
+    max: String,
+}
+
+#[derive(Serialize)]
+struct TargetView {
+    path: String,
+    kind: String,
+}
+
+fn outcome_str(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Pass => "pass",
+        Outcome::Fail => "fail",
+        Outcome::Regressed => "regressed",
+        Outcome::Inconclusive => "inconclusive",
+        Outcome::Error => "error",
+    }
+}
+
+fn rule_outcome_str(o: RuleOutcome) -> &'static str {
+    match o {
+        RuleOutcome::Pass => "pass",
+        RuleOutcome::Regressed => "regressed",
+        RuleOutcome::Improved => "improved",
+        RuleOutcome::Inconclusive => "inconclusive",
+        RuleOutcome::NoBaseline => "no_baseline",
+    }
+}
+
+/// Formats a metric value by the kind its path names (latency, bandwidth, bytes, other).
+fn format_metric(path: &str, v: f64) -> String {
+    if v.is_nan() {
+        "n/a".into()
+    } else if path.contains("latency") {
+        format_ns(v * 1e9)
+    } else if path.ends_with("bandwidth") {
+        format!("{}/s", format_bytes(v))
+    } else if path.ends_with("bytes") {
+        format_bytes(v)
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The run report's template context (Markdown, HTML and JUnit share it).
+pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
+    let mut cx = Ctx::default();
+    let outcome = outcome_str(result.outcome);
+    cx.insert("spec_name", &result.spec_name);
+    cx.insert("outcome", outcome);
+    cx.insert("outcome_upper", &outcome.to_uppercase());
+    cx.insert("error", &result.error);
+    cx.insert("iogate_version", &result.iogate_version);
+    cx.insert("spec_digest", &result.spec_digest);
+    cx.insert("started_at", &result.started_at);
+    cx.insert("finished_at", &result.finished_at);
+    cx.insert("started_at_plain", result.started_at.trim_end_matches('Z'));
+    let t = &result.target;
+    cx.insert(
+        "target",
+        &TargetView {
+            path: t.path.clone(),
+            kind: format!("{:?}", t.kind)
+                .to_lowercase()
+                .replace("blockdevice", "block device"),
+        },
+    );
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "—".into());
+    let identity = vec![
+        ("model", opt(&t.model)),
+        ("serial", opt(&t.serial)),
+        ("firmware revision", opt(&t.firmware_revision)),
+        (
+            "capacity",
+            format!(
+                "{} ({} bytes)",
+                format_bytes(t.capacity_bytes as f64),
+                t.capacity_bytes
+            ),
+        ),
+        ("logical block size", format!("{} B", t.logical_block_size)),
+        (
+            "direct I/O",
+            if t.direct_io {
+                "yes (O_DIRECT)".into()
+            } else {
+                "no: page cache (results measure memory)".into()
+            },
+        ),
+    ];
+    cx.insert("identity", &identity);
+    let h = &result.host;
+    cx.insert(
+        "host",
+        &vec![
+            ("host", h.hostname.clone()),
+            ("kernel", h.kernel.clone()),
+            ("CPU", format!("{} × {}", h.cpus, h.cpu)),
+        ],
+    );
+
+    let steps: Vec<StepView> = result
+        .steps
+        .iter()
+        .map(|s| {
+            let m = &s.metrics.all;
+            StepView {
+                name: s.name.clone(),
+                kind: s.kind.as_str().to_string(),
+                queue_depth: s.queue_depth,
+                jobs: s.jobs,
+                duration: format_ns(s.duration_ns as f64),
+                iops: format!("{:.0}", m.iops),
+                bandwidth: format!("{}/s", format_bytes(m.bandwidth_bytes_per_s)),
+                mean: format_ns(m.latency.mean_ns),
+                p50: format_ns(m.latency.p50_ns as f64),
+                p99: format_ns(m.latency.p99_ns as f64),
+                p99_9: format_ns(m.latency.p99_9_ns as f64),
+                max: format_ns(m.latency.max_ns as f64),
+                errors: m.errors,
+                by_op: [("read", &s.metrics.read), ("write", &s.metrics.write)]
+                    .into_iter()
+                    .filter(|(_, o)| o.ios > 0)
+                    .map(|(name, o)| {
+                        (
+                            name.to_string(),
+                            o.ios,
+                            format_ns(o.latency.mean_ns),
+                            format_ns(o.latency.stddev_ns),
+                            format_ns(o.latency.p99_ns as f64),
+                        )
+                    })
+                    .collect(),
+                bands: s
+                    .metrics
+                    .latency_bands
+                    .iter()
+                    // IOMeter's 21 bands are listed only where requests fell; a spec's own
+                    // few bands (DriveBench's three) are listed in full.
+                    .filter(|b| s.metrics.latency_bands.len() <= 4 || b.count > 0)
+                    .map(|b| {
+                        let label = match b.upper_ns {
+                            Some(u) if b.lower_ns == 0 => format!("< {}", format_ns(u as f64)),
+                            Some(u) => format!(
+                                "{} – {}",
+                                format_ns(b.lower_ns as f64),
+                                format_ns(u as f64)
+                            ),
+                            None => format!("≥ {}", format_ns(b.lower_ns as f64)),
+                        };
+                        (label, format!("{:.2}%", b.share_pct))
+                    })
+                    .collect(),
+                head_to_head: (s.metrics.head_to_head.max_ns > 0).then(|| {
+                    format!(
+                        "mean {}, p99 {}",
+                        format_ns(s.metrics.head_to_head.mean_ns),
+                        format_ns(s.metrics.head_to_head.p99_ns as f64)
+                    )
+                }),
+                replay: s.replay.as_ref().map(|r| {
+                    let lag = s.metrics.issue_lag.map_or(String::new(), |l| {
+                        format!(
+                            "; issued late by p50 {}, p99 {}, max {}",
+                            format_ns(l.p50_ns as f64),
+                            format_ns(l.p99_ns as f64),
+                            format_ns(l.max_ns as f64)
+                        )
+                    });
+                    format!(
+                        "{} ({}): {} of {} requests played × {} loop(s), {} filtered out, {} outside the region; recorded span {}{lag}",
+                        r.trace,
+                        r.format,
+                        r.played,
+                        r.trace_requests,
+                        r.loops,
+                        r.filtered,
+                        r.out_of_range,
+                        format_ns(r.recorded_span_ns as f64)
+                    )
+                }),
+                per_job: if s.per_job.len() > 1 {
+                    s.per_job
+                        .iter()
+                        .map(|j| JobView {
+                            job: j.job,
+                            ios: j.ios,
+                            iops: format!("{:.0}", j.iops),
+                            mean: format_ns(j.mean_latency_ns),
+                            p99: format_ns(j.p99_latency_ns as f64),
+                            errors: j.errors,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                block_sizes: if s.metrics.block_sizes.len() > 1 {
+                    s.metrics
+                        .block_sizes
+                        .iter()
+                        .map(|b| BlockSizeView {
+                            size: ByteSize(b.block_size_bytes).to_string(),
+                            ios: b.ios,
+                            share: format!(
+                                "{:.2}%",
+                                if m.ios > 0 {
+                                    b.ios as f64 * 100.0 / m.ios as f64
+                                } else {
+                                    0.0
+                                }
+                            ),
+                            reads: b.reads,
+                            writes: b.writes,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+        .collect();
+    cx.insert("steps", &steps);
+    let sweeps: Vec<crate::sweep_view::SweepView> = result
+        .steps
+        .iter()
+        .filter_map(|s| crate::sweep_view::sweep_view(s, with_charts))
+        .collect();
+    cx.insert("sweeps", &sweeps);
+
+    let assertions: Vec<AssertionView> = result
+        .assertions
+        .iter()
+        .map(|a| AssertionView {
+            mark: if a.passed { "✅" } else { "❌" },
+            passed: a.passed,
+            expr: a.expr.clone(),
+            value: a.value_display.clone(),
+            limit: a.limit_display.clone(),
+        })
+        .collect();
+    let rules: Vec<RuleView> = result
+        .baseline
+        .iter()
+        .flat_map(|b| &b.rules)
+        .map(|r| RuleView {
+            mark: match r.outcome {
+                RuleOutcome::Regressed => "❌",
+                RuleOutcome::NoBaseline => "➖",
+                RuleOutcome::Inconclusive => "⚠️",
+                _ => "✅",
+            },
+            metric: r.metric.clone(),
+            baseline: r
+                .baseline
+                .map_or("—".into(), |v| format_metric(&r.metric, v)),
+            value: format_metric(&r.metric, r.value),
+            change: r.change_pct.map_or("—".into(), |c| format!("{c:+.1}%")),
+            tolerance: format!("{}%", r.tolerance_pct),
+            outcome: rule_outcome_str(r.outcome).to_string(),
+            interval: match (r.change_interval_pct, r.baseline) {
+                (Some([lo, hi]), _) => format!("[{lo:+.1}%, {hi:+.1}%]"),
+                (None, Some(_)) => "not measured".into(),
+                (None, None) => "—".into(),
+            },
+            noise: if r.baseline.is_some() {
+                format!(
+                    "baseline {} · this run {}",
+                    noise_text(r.baseline_samples),
+                    noise_text(r.samples)
+                )
+            } else {
+                String::new()
+            },
+        })
+        .collect();
+    let baseline_source = match &result.baseline {
+        Some(b) => match (&b.path, &b.baseline_target) {
+            (Some(p), Some(bt)) => {
+                let opt = |o: &Option<String>| o.as_deref().unwrap_or("—").to_string();
+                format!(
+                    "Compared with {p} (key `{}`), blessed {} with iogate {} on model {}, serial {}, firmware {}; this run: model {}, serial {}, firmware {}{}. A change counts when its {}% interval lies beyond the tolerance.",
+                    b.key,
+                    b.baseline_blessed_at.as_deref().unwrap_or("—"),
+                    b.baseline_iogate_version.as_deref().unwrap_or("—"),
+                    opt(&bt.model),
+                    opt(&bt.serial),
+                    opt(&bt.firmware_revision),
+                    opt(&t.model),
+                    opt(&t.serial),
+                    opt(&t.firmware_revision),
+                    if bt.firmware_revision != t.firmware_revision {
+                        " (another firmware revision)"
+                    } else {
+                        ""
+                    },
+                    b.confidence_pct
+                )
+            }
+            (Some(p), None) => format!("Compared with {p} (key `{}`).", b.key),
+            (None, _) => format!(
+                "No baseline for key `{}`{}: run `iogate bless` to create one.",
+                b.key,
+                if b.required {
+                    " (required: the run is inconclusive)"
+                } else {
+                    ""
+                }
+            ),
+        },
+        None => String::new(),
+    };
+    // With repeats: the spread of each rule's metric and each step's headline figures.
+    let mut repeat_rows = Vec::new();
+    if result.repeats.len() >= 2 {
+        let mut keys: Vec<String> = Vec::new();
+        for s in &result.steps {
+            for q in ["iops", "bandwidth", "latency.mean", "latency.p99"] {
+                keys.push(format!("{}.{q}", s.name));
+            }
+        }
+        for r in result.baseline.iter().flat_map(|b| &b.rules) {
+            if !keys.contains(&r.metric) {
+                keys.push(r.metric.clone());
+            }
+        }
+        for k in keys {
+            let xs: Vec<f64> = result
+                .repeats
+                .iter()
+                .filter_map(|r| r.metrics.get(&k).copied())
+                .collect();
+            if xs.len() < 2 {
+                continue;
+            }
+            let n = xs.len() as f64;
+            let mean = xs.iter().sum::<f64>() / n;
+            let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            let f = |v: f64| format_metric(&k, v);
+            repeat_rows.push(RepeatView {
+                mean: f(mean),
+                stddev: f(sd),
+                cv: if mean != 0.0 {
+                    format!("{:.2}%", sd / mean.abs() * 100.0)
+                } else {
+                    "—".into()
+                },
+                min: f(xs.iter().copied().fold(f64::INFINITY, f64::min)),
+                max: f(xs.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+                metric: k,
+            });
+        }
+    }
+    cx.insert("repeats", &result.repeats.len());
+    cx.insert("repeat_rows", &repeat_rows);
+    cx.insert("spec_text", &result.spec_text);
+    cx.insert("plan_text", &result.plan_text);
+    let failed = assertions.iter().filter(|a| !a.passed).count();
+    let regressed = rules.iter().filter(|r| r.outcome == "regressed").count();
+    let inconclusive = rules.iter().filter(|r| r.outcome == "inconclusive").count();
+    let summary = format!(
+        "{} of {} assertions passed; {} of {} baseline rules regressed{}. Target {}{}{}.",
+        assertions.len() - failed,
+        assertions.len(),
+        regressed,
+        rules.len(),
+        if inconclusive > 0 {
+            format!(", {inconclusive} inconclusive (noise too large to tell)")
+        } else {
+            String::new()
+        },
+        result.target.path,
+        t.firmware_revision
+            .as_ref()
+            .map_or(String::new(), |f| format!(", firmware {f}")),
+        if result.repeats.len() >= 2 {
+            format!("; metrics are means over {} repeats", result.repeats.len())
+        } else {
+            String::new()
+        }
+    );
+    cx.insert("summary", &summary);
+    cx.insert("assertions", &assertions);
+    cx.insert("rules", &rules);
+    cx.insert("baseline_source", &baseline_source);
+
+    let tests = assertions.len() + rules.len() + usize::from(result.error.is_some());
+    cx.insert("tests", &tests);
+    cx.insert("failures", &(failed + regressed));
+    cx.insert("errors", &usize::from(result.error.is_some()));
+    cx.insert(
+        "skipped",
+        &rules
+            .iter()
+            .filter(|r| matches!(r.outcome.as_str(), "no_baseline" | "inconclusive"))
+            .count(),
+    );
+    let time_s: f64 = result
+        .steps
+        .iter()
+        .map(|s| s.duration_ns as f64 / 1e9)
+        .sum();
+    cx.insert("time_s", &format!("{time_s:.3}"));
+    let mut properties: Vec<(String, String)> = identity
+        .iter()
+        .map(|(k, v)| {
+            (
+                format!(
+                    "target.{}",
+                    k.to_lowercase().replace("/", "").replace(' ', "_")
+                ),
+                v.clone(),
+            )
+        })
+        .collect();
+    properties.insert(0, ("target.path".into(), t.path.clone()));
+    properties.push(("iogate.version".into(), result.iogate_version.clone()));
+    properties.push(("spec.digest".into(), result.spec_digest.clone()));
+    properties.push(("host.kernel".into(), h.kernel.clone()));
+    if let Some(b) = &result.baseline {
+        properties.push(("baseline.key".into(), b.key.clone()));
+        if let Some(p) = &b.path {
+            properties.push(("baseline.path".into(), p.clone()));
+        }
+        if let Some(bt) = &b.baseline_target {
+            properties.push(("baseline.model".into(), opt(&bt.model)));
+            properties.push(("baseline.serial".into(), opt(&bt.serial)));
+            properties.push((
+                "baseline.firmware_revision".into(),
+                opt(&bt.firmware_revision),
+            ));
+        }
+    }
+    if result.repeats.len() >= 2 {
+        properties.push(("run.repeats".into(), result.repeats.len().to_string()));
+    }
+    cx.insert("properties", &properties);
+
+    let mut charts = Vec::new();
+    if with_charts {
+        // Steps without requests (purge, idle) have nothing to draw.
+        for s in result.steps.iter().filter(|s| s.metrics.all.ios > 0) {
+            let hist = chart::latency_histogram_svg(
+                &format!("{}: latency histogram", s.name),
+                &s.metrics.latency_histogram,
+            );
+            let cdf_series: Vec<(String, Vec<(f64, f64)>)> =
+                [("read", &s.metrics.read), ("write", &s.metrics.write)]
+                    .into_iter()
+                    .filter(|(_, o)| !o.latency_histogram.is_empty())
+                    .map(|(n, o)| (n.to_string(), chart::cdf_points(&o.latency_histogram)))
+                    .collect();
+            let cdf_series = if cdf_series.is_empty() {
+                vec![(
+                    "all".to_string(),
+                    chart::cdf_points(&s.metrics.latency_histogram),
+                )]
+            } else {
+                cdf_series
+            };
+            let cdf = chart::lines_svg(
+                &format!("{}: latency CDF by operation", s.name),
+                (chart::Axis::LatencyLog, "total latency"),
+                (chart::Axis::Percent, "requests at or below (%)"),
+                &cdf_series,
+            );
+            let iops =
+                chart::iops_over_time_svg(&format!("{}: IOPS over time", s.name), &s.intervals);
+            let bandwidth = chart::lines_svg(
+                &format!("{}: bandwidth over time", s.name),
+                (chart::Axis::Seconds, "time (s)"),
+                (chart::Axis::Plain, "MiB/s"),
+                &[(
+                    "bandwidth".to_string(),
+                    s.intervals
+                        .iter()
+                        .map(|i| (i.start_ns as f64 / 1e9, i.bandwidth_bytes_per_s / 1048576.0))
+                        .collect(),
+                )],
+            );
+            for c in [hist, cdf, iops, bandwidth] {
+                charts.push(match c {
+                    Ok(svg) => svg,
+                    Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
+                });
+            }
+        }
+    }
+    cx.insert("charts", &charts);
+    cx
+}
+
+#[derive(Serialize)]
+struct DiffRowView {
+    metric: String,
+    a: String,
+    b: String,
+    change: String,
+    interval: String,
+    outcome: &'static str,
+    noise: String,
+}
+
+pub(crate) fn noise_text(s: Option<iogate_runner::metrics::SampleInfo>) -> String {
+    s.map_or("exact".into(), |s| {
+        format!("{} {}", s.count, s.source.noun())
+    })
+}
+
+fn diff_row_view(r: &crate::diff::DiffRow) -> DiffRowView {
+    DiffRowView {
+        metric: r.metric.clone(),
+        a: format_metric(&r.metric, r.a),
+        b: format_metric(&r.metric, r.b),
+        change: if r.change_pct.is_finite() {
+            format!("{:+.1}%", r.change_pct)
+        } else {
+            "from 0".into()
+        },
+        interval: r.interval_pct.map_or("not measured".into(), |[lo, hi]| {
+            format!("[{lo:+.1}%, {hi:+.1}%]")
+        }),
+        outcome: rule_outcome_str(r.outcome),
+        noise: format!(
+            "A {} · B {}",
+            noise_text(r.a_samples),
+            noise_text(r.b_samples)
+        ),
+    }
+}
+
+/// The diff report's template context.
+pub(crate) fn diff_view(
+    d: &crate::diff::Diff,
+    charts: &[(String, Result<String, chart::ChartError>)],
+) -> Ctx {
+    let mut cx = Ctx::default();
+    cx.insert("d", d);
+    cx.insert("confidence", &format!("{}", d.confidence_pct));
+    cx.insert("tolerance", &format!("{}", d.tolerance_pct));
+    let rows: Vec<DiffRowView> = d.rows.iter().map(diff_row_view).collect();
+    // Rows that moved beyond the noise first, for the summary.
+    let moved: Vec<&DiffRowView> = rows
+        .iter()
+        .filter(|r| matches!(r.outcome, "regressed" | "improved" | "inconclusive"))
+        .collect();
+    cx.insert("moved", &moved);
+    cx.insert("rows", &rows);
+    let matrices: Vec<(String, Vec<String>, Vec<(String, Vec<Option<DiffRowView>>)>)> = d
+        .matrices
+        .iter()
+        .map(|m| {
+            (
+                format!("{}: {} by block size", m.step, m.metric),
+                m.columns.clone(),
+                m.block_sizes
+                    .iter()
+                    .zip(&m.cells)
+                    .map(|(bs, cells)| {
+                        (
+                            ByteSize(*bs).to_string(),
+                            cells
+                                .iter()
+                                .map(|c| c.as_ref().map(diff_row_view))
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    cx.insert("matrices", &matrices);
+    let charts: Vec<(String, String)> = charts
+        .iter()
+        .map(|(t, svg)| {
+            (
+                t.clone(),
+                match svg {
+                    Ok(s) => s.clone(),
+                    Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
+                },
+            )
+        })
+        .collect();
+    cx.insert("charts", &charts);
+    cx
+}

@@ -1,0 +1,113 @@
+//! `iogate diff A B`: loads each side (one result, or a directory of runs combined into a
+//! set), compares them with `iogate_report::diff`, prints Markdown or JSON, and writes
+//! diff.md, diff.html and diff.json with `--out`.
+
+use std::path::{Path, PathBuf};
+
+use iogate_report::baseline::load_result;
+use iogate_report::diff::{self, combine};
+use iogate_report::render;
+use iogate_runner::result::{RuleOutcome, RunResult};
+
+use crate::cli::DiffArgs;
+use crate::exit;
+
+/// The result files a side names: the file itself, `DIR/result.json`, or every
+/// `DIR/*/result.json` in name order.
+fn result_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let own = path.join("result.json");
+    if own.is_file() {
+        return Ok(vec![own]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("result.json"))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "{}: neither a result.json nor a directory of runs holding result.json files",
+            path.display()
+        ));
+    }
+    Ok(files)
+}
+
+fn load_side(path: &Path) -> Result<RunResult, String> {
+    let results = result_files(path)?
+        .iter()
+        .map(|f| load_result(f).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    for r in &results {
+        if r.outcome == iogate_runner::Outcome::Error || r.interrupted {
+            return Err(format!(
+                "{}: a run of this side failed or was interrupted; its figures are partial",
+                path.display()
+            ));
+        }
+    }
+    combine(results).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `iogate diff`: returns the exit code.
+pub fn diff(args: &DiffArgs) -> u8 {
+    if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
+        eprintln!("error: --tolerance must be a percentage of 0 or more");
+        return exit::USAGE;
+    }
+    let (a, b) = match (load_side(&args.a), load_side(&args.b)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let label = |p: &Path| p.display().to_string();
+    let d = diff::diff((&label(&args.a), &a), (&label(&args.b), &b), args.tolerance);
+    for w in &d.warnings {
+        eprintln!("warning: {w}");
+    }
+    let markdown = match render::diff_markdown(&d) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::TARGET;
+        }
+    };
+    let json = match serde_json::to_string_pretty(&d) {
+        Ok(j) => j + "\n",
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::TARGET;
+        }
+    };
+    if let Some(out) = &args.out {
+        let html = match render::diff_html(&d, &diff::charts(&a, &b)) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::TARGET;
+            }
+        };
+        let written = std::fs::create_dir_all(out).and_then(|()| {
+            std::fs::write(out.join("diff.md"), &markdown)?;
+            std::fs::write(out.join("diff.html"), &html)?;
+            std::fs::write(out.join("diff.json"), &json)
+        });
+        if let Err(e) = written {
+            eprintln!("error: cannot write to {}: {e}", out.display());
+            return exit::TARGET;
+        }
+    }
+    print!("{}", if args.json { &json } else { &markdown });
+    if d.rows.iter().any(|r| r.outcome == RuleOutcome::Regressed) {
+        exit::FAIL
+    } else {
+        exit::PASS
+    }
+}
