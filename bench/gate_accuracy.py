@@ -22,7 +22,8 @@ in the iops and latency scenarios; in the noise scenario, `inconclusive` rather 
 wrong verdict (A never regressed, B never pass).
 
 Usage (root): python3 bench/gate_accuracy.py [--runs 10] [--iops 4000] [--seconds 5]
-Writes the table to stdout and to bench/reports/gate-accuracy.md.
+Writes the table to stdout and to bench/reports/gate-accuracy.md (gate-accuracy-<scenario>.md
+with --only).
 Needs: a release build (cargo build --release), cgroup v1 blkio, losetup.
 """
 import argparse
@@ -243,7 +244,8 @@ def main():
     text = "\n".join(table) + "\n"
     print(text)
     os.makedirs(os.path.join(ROOT, "bench", "reports"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "reports", "gate-accuracy.md"), "w") as f:
+    name = f"gate-accuracy-{args.only}.md" if args.only else "gate-accuracy.md"
+    with open(os.path.join(ROOT, "bench", "reports", name), "w") as f:
         f.write(text)
     subprocess.run(["rm", "-rf", work])
     return 0 if all(m for _, m in goals(results)) else 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what iogate's tests need on a bare Debian machine: losetup (mount),
 # mkfs.ext4 and e2fsck (e2fsprogs), fio (measurement agreement tests and benchmarks),
-# headless Chromium (the HTML report is screenshotted in tests/browser.rs).
+# headless Chromium (the HTML report is screenshotted in tests/browser.rs), xmllint
+# (libxml2-utils: JUnit XML is validated against tests/schema/junit.xsd in tests/gate.rs).
 # Idempotent; needs root for apt-get.
 set -euo pipefail
 need=()
@@ -10,6 +11,7 @@ command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v e2fsck >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v fio >/dev/null 2>&1 || need+=(fio)
 command -v chromium-headless-shell >/dev/null 2>&1 || need+=(chromium-headless-shell)
+command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then

@@ -1,6 +1,6 @@
-//! The HTML report in a real browser: headless Chromium renders `report.html` of a run
-//! and takes a screenshot, which must not be blank: it must hold dark text, the verdict
-//! badge's green, and the charts' blue bars.
+//! The HTML pages in a real browser: headless Chromium renders `report.html` of a run and
+//! `diff.html` of two runs and takes screenshots, which must not be blank: they must hold
+//! dark text, the verdict badge's green, and the charts' blue bars or lines.
 
 mod common;
 
@@ -63,8 +63,43 @@ fn html_report_renders_in_headless_chromium() {
     );
     let out = dir.path().join("out");
     common::run_ok(&spec, &dir.path().join("t.img"), &out);
-    let shot = dir.path().join("shot.png");
-    let html = out.join("report.html");
+    let (dark, green, blue, total) = screenshot(browser, &out.join("report.html"), dir.path());
+    eprintln!("report: {total} pixels, {dark} dark, {green} badge green, {blue} chart blue");
+    assert!(total >= 1280 * 2400, "screenshot of {total} pixels");
+    assert!(dark > 2_000, "no text rendered ({dark} dark pixels)");
+    assert!(green > 500, "no verdict badge ({green} green pixels)");
+    assert!(blue > 2_000, "no chart bars ({blue} blue pixels)");
+
+    // The diff page of two runs: text, the badge, and A's blue overlay lines.
+    let again = dir.path().join("again");
+    common::run_ok(&spec, &dir.path().join("t.img"), &again);
+    let diff = dir.path().join("diff");
+    let o = common::iogate(&[
+        "diff",
+        out.to_str().expect("UTF-8"),
+        again.to_str().expect("UTF-8"),
+        "--tolerance",
+        "50",
+        "--out",
+        diff.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(
+        common::code(&o),
+        0,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (dark, green, blue, _) = screenshot(browser, &diff.join("diff.html"), dir.path());
+    eprintln!("diff: {dark} dark, {green} badge green, {blue} line blue");
+    assert!(dark > 2_000, "no text rendered ({dark} dark pixels)");
+    assert!(green > 500, "no verdict badge ({green} green pixels)");
+    assert!(blue > 1_000, "no overlay lines ({blue} blue pixels)");
+}
+
+/// Screenshots `html` at 1280×2400 and counts its pixels ([`census`]).
+fn screenshot(browser: &str, html: &Path, dir: &Path) -> (u64, u64, u64, u64) {
+    let shot = dir.join("shot.png");
+    let _ = std::fs::remove_file(&shot);
     let o = Command::new(browser)
         .args([
             "--headless",
@@ -82,10 +117,5 @@ fn html_report_renders_in_headless_chromium() {
         "no screenshot: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let (dark, green, blue, total) = census(&shot);
-    eprintln!("screenshot: {total} pixels, {dark} dark, {green} badge green, {blue} chart blue");
-    assert!(total >= 1280 * 2400, "screenshot of {total} pixels");
-    assert!(dark > 2_000, "no text rendered ({dark} dark pixels)");
-    assert!(green > 500, "no verdict badge ({green} green pixels)");
-    assert!(blue > 2_000, "no chart bars ({blue} blue pixels)");
+    census(&shot)
 }

@@ -1,0 +1,372 @@
+//! The regression gate end to end: repeated runs, baselines with samples and device
+//! identity, model and firmware-revision rules, a spec-required baseline, JUnit checked
+//! against the CI schema (`tests/schema/junit.xsd`, with xmllint), `iogate diff`, and a
+//! throttled loop device standing for a 10% slower firmware revision.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{code, iogate, result, write_spec};
+
+const SPEC: &str = "iogate: 1\nname: gate\ntarget: { size: 32MiB }\nsteps:\n  - workload: { name: w, duration: 2s, queue_depth: 4, mix: [ { block_size: 4KiB, read: 100%, random: 100% } ] }\nbaseline:\n  w.iops: -5%\n  w.latency.mean: +50%\n";
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 test paths")
+}
+
+fn run(
+    spec: &Path,
+    target: &Path,
+    out: &Path,
+    golden: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        s(spec),
+        "--target",
+        s(target),
+        "--out",
+        s(out),
+        "--baseline",
+        s(golden),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    iogate(&args)
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn repeats_bless_samples_and_identity_and_refuse_another_model() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(dir.path(), "gate", SPEC);
+    let target = dir.path().join("t.img");
+    let golden = dir.path().join("golden");
+    let set = dir.path().join("set");
+    let first = set.join("1");
+    let o = run(
+        &spec,
+        &target,
+        &first,
+        &golden,
+        &[
+            "--repeat",
+            "3",
+            "--model",
+            "Sim Drive",
+            "--firmware-revision",
+            "A",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = result(&first);
+    let repeats = r["repeats"].as_array().expect("repeats");
+    assert_eq!(repeats.len(), 3);
+    assert_eq!(r["target"]["model"], "Sim Drive");
+    assert_eq!(r["target"]["firmware_revision"], "A");
+    // The rule's value is the mean over the repeats.
+    let mean = repeats
+        .iter()
+        .map(|x| x["metrics"]["w.iops"].as_f64().expect("w.iops"))
+        .sum::<f64>()
+        / 3.0;
+    let rule = &r["baseline"]["rules"][0];
+    assert_eq!(rule["outcome"], "no_baseline");
+    assert!((rule["value"].as_f64().expect("value") - mean).abs() < 1e-6 * mean);
+    assert!(std::fs::read_to_string(first.join("report.md"))
+        .expect("report")
+        .contains("## Repeats (3 runs)"));
+
+    let o = iogate(&["bless", s(&first), "--golden", s(&golden)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let file = golden.join("gate").join("sim-drive.json");
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("baseline")).expect("JSON");
+    assert_eq!(b["schema_version"], 2);
+    assert_eq!(b["target"]["firmware_revision"], "A");
+    assert_eq!(b["metrics"]["w.iops"]["sample_source"], "repeats");
+    assert_eq!(
+        b["metrics"]["w.iops"]["samples"].as_array().map(Vec::len),
+        Some(3)
+    );
+
+    // Another firmware revision of the same model: compared, and the report says which.
+    let second = set.join("2");
+    let o = run(
+        &spec,
+        &target,
+        &second,
+        &golden,
+        &["--model", "Sim Drive", "--firmware-revision", "B"],
+    );
+    assert!(matches!(code(&o), 0 | 1 | 4), "{}", stderr(&o));
+    let r = result(&second);
+    let cmp = &r["baseline"];
+    assert_eq!(cmp["baseline_target"]["firmware_revision"], "A");
+    let rule = &cmp["rules"][0];
+    assert_eq!(rule["baseline_samples"]["count"], 3);
+    assert!(rule["change_interval_pct"].is_array(), "{rule}");
+    let md = std::fs::read_to_string(second.join("report.md")).expect("report");
+    assert!(md.contains("firmware A; this run: model Sim Drive, serial —, firmware B (another firmware revision)"), "{md}");
+    assert!(stderr(&o).contains("comparing firmware revision B with the baseline's A"));
+
+    // A baseline blessed on another model is refused unless --key chose it.
+    std::fs::copy(&file, golden.join("gate").join("other-drive.json")).expect("copy");
+    let third = dir.path().join("3");
+    let o = run(&spec, &target, &third, &golden, &["--model", "Other Drive"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("blessed on model Sim Drive, this run is on model Other Drive"));
+    assert!(stderr(&o).contains("--key other-drive"));
+    let o = run(
+        &spec,
+        &target,
+        &third,
+        &golden,
+        &["--model", "Other Drive", "--key", "sim-drive"],
+    );
+    assert_ne!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("(compared: --key)"));
+
+    // A set of runs against one run: the set's runs are its samples.
+    let o = iogate(&["diff", s(&set), s(&third), "--json"]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("diff JSON");
+    assert_eq!(d["a"]["runs"], 4, "3 repeats and 1 run");
+    let iops = d["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["metric"] == "w.iops")
+        .expect("w.iops compared");
+    assert_eq!(iops["a_samples"]["source"], "repeats");
+    assert_eq!(iops["a_samples"]["count"], 4);
+    // Bad input is a usage error.
+    let o = iogate(&["diff", s(&set), s(&dir.path().join("missing"))]);
+    assert_eq!(code(&o), 2);
+    let o = run(&spec, &target, &third, &golden, &["--repeat", "0"]);
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn a_baseline_required_by_the_spec_makes_its_absence_inconclusive() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "gate",
+        &SPEC.replace("baseline:\n", "baseline:\n  required: true\n"),
+    );
+    let out = dir.path().join("out");
+    let o = run(
+        &spec,
+        &dir.path().join("t.img"),
+        &out,
+        &dir.path().join("golden"),
+        &[],
+    );
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    assert_eq!(result(&out)["baseline"]["required"], true);
+    let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit");
+    assert_eq!(
+        junit
+            .matches("<skipped message=\"no baseline value")
+            .count(),
+        2
+    );
+}
+
+fn xmllint() -> Option<PathBuf> {
+    let ok = Command::new("xmllint")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(PathBuf::from("xmllint"));
+    }
+    if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
+        panic!("xmllint is not installed (scripts/setup.sh installs libxml2-utils)");
+    }
+    None
+}
+
+fn validate(xml: &Path) -> std::process::Output {
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schema/junit.xsd");
+    Command::new("xmllint")
+        .args(["--noout", "--schema", s(&schema), s(xml)])
+        .output()
+        .expect("xmllint runs")
+}
+
+fn xpath_count(xml: &Path, expr: &str) -> u64 {
+    let o = Command::new("xmllint")
+        .args(["--xpath", &format!("count({expr})"), s(xml)])
+        .output()
+        .expect("xmllint runs");
+    String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .expect("a count")
+}
+
+#[test]
+fn junit_validates_against_the_ci_schema() {
+    if xmllint().is_none() {
+        eprintln!("skipped: junit_validates_against_the_ci_schema: no xmllint");
+        return;
+    }
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "gate",
+        &format!("{SPEC}  w.latency.p99: +10%\n  w.bandwidth: -5%\nassert:\n  - w.errors == 0\n  - w.iops > 1000000000\n"),
+    );
+    let (target, golden) = (dir.path().join("t.img"), dir.path().join("golden"));
+    let first = dir.path().join("1");
+    let o = run(&spec, &target, &first, &golden, &[]);
+    assert_eq!(
+        code(&o),
+        1,
+        "the impossible assertion fails: {}",
+        stderr(&o)
+    );
+    assert_eq!(
+        code(&iogate(&["bless", s(&first), "--golden", s(&golden)])),
+        0
+    );
+    // Tamper with the baseline: twice the IOPS (a regression), no p99 (no baseline).
+    let file = golden.join("gate").join("file.json");
+    let mut b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("baseline")).expect("JSON");
+    let iops = &mut b["metrics"]["w.iops"];
+    iops["value"] = (iops["value"].as_f64().expect("value") * 2.0).into();
+    if let Some(xs) = iops["samples"].as_array_mut() {
+        for x in xs {
+            *x = (x.as_f64().expect("sample") * 2.0).into();
+        }
+    }
+    b["metrics"]
+        .as_object_mut()
+        .expect("metrics")
+        .remove("w.latency.p99");
+    std::fs::write(&file, b.to_string()).expect("baseline written");
+
+    let out = dir.path().join("2");
+    let o = run(&spec, &target, &out, &golden, &[]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let xml = out.join("junit.xml");
+    let v = validate(&xml);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    // One testsuite for the spec, one testcase per assertion and rule; counts agree.
+    assert_eq!(xpath_count(&xml, "//testsuite"), 1);
+    assert_eq!(xpath_count(&xml, "//testcase"), 6);
+    assert_eq!(
+        xpath_count(&xml, "//testcase/failure"),
+        2,
+        "w.iops > 1e9 and the w.iops rule"
+    );
+    assert_eq!(
+        xpath_count(&xml, "//testsuite[@tests=6 and @failures=2]"),
+        1
+    );
+    assert_eq!(
+        xpath_count(&xml, "//testcase[@name='w.latency.p99']/skipped"),
+        1
+    );
+    assert_eq!(xpath_count(&xml, "//property[@name='baseline.path']"), 1);
+    let text = std::fs::read_to_string(&xml).expect("junit");
+    assert!(text.contains("w.iops regressed:") && text.contains("95% interval"));
+    // The schema can fail: a testcase without a name is rejected.
+    let broken = dir.path().join("broken.xml");
+    assert!(text.contains(" name=\"w.errors == 0\""));
+    std::fs::write(&broken, text.replacen(" name=\"w.errors == 0\"", "", 1)).expect("written");
+    assert!(
+        !validate(&broken).status.success(),
+        "xmllint accepted a testcase without a name"
+    );
+}
+
+#[test]
+fn a_throttled_ten_percent_slower_revision_regresses() {
+    if !common::root_or_skip("a_throttled_ten_percent_slower_revision_regresses") {
+        return;
+    }
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "gate",
+        "iogate: 1\nname: gate\ntarget: { size: 64MiB }\nsteps:\n  - workload: { name: w, ramp: 1s, duration: 4s, queue_depth: 8, mix: [ { block_size: 4KiB, read: 100%, random: 100% } ] }\nbaseline:\n  w.iops: -5%\n",
+    );
+    let dev = common::LoopDevice::new(64, "gate");
+    let golden = dir.path().join("golden");
+    let run_under = |iops: u64, out: &Path, extra: &[&str]| {
+        let Some(throttle) = common::Throttle::new(&dev.path, iops, iops) else {
+            panic!("cgroup v1 blkio throttling is not available");
+        };
+        let mut c = throttle.command(env!("CARGO_BIN_EXE_iogate"));
+        c.args([
+            "run",
+            s(&spec),
+            "--target",
+            s(&dev.path),
+            "--out",
+            s(out),
+            "--baseline",
+            s(&golden),
+            "--quiet",
+        ]);
+        c.args(extra);
+        let o = c.output().expect("iogate runs");
+        drop(throttle);
+        o
+    };
+    let bless = dir.path().join("bless");
+    let o = run_under(3000, &bless, &["--repeat", "3"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        code(&iogate(&["bless", s(&bless), "--golden", s(&golden)])),
+        0
+    );
+    let a = dir.path().join("a");
+    let o = run_under(3000, &a, &[]);
+    assert_eq!(code(&o), 0, "revision A again: {}", stderr(&o));
+    let b = dir.path().join("b");
+    let o = run_under(2700, &b, &[]);
+    assert_eq!(code(&o), 1, "revision B: {}", stderr(&o));
+    let rule = &result(&b)["baseline"]["rules"][0];
+    assert_eq!(rule["outcome"], "regressed");
+    let hi = rule["change_interval_pct"][1]
+        .as_f64()
+        .expect("an interval");
+    assert!(hi < -5.0, "the whole interval lies beyond -5%: {rule}");
+    eprintln!("revision B: {rule}");
+
+    let out = dir.path().join("diff");
+    let o = iogate(&["diff", s(&a), s(&b), "--out", s(&out)]);
+    assert_eq!(
+        code(&o),
+        1,
+        "diff exits 1 when a metric regressed: {}",
+        stderr(&o)
+    );
+    let md = std::fs::read_to_string(out.join("diff.md")).expect("diff.md");
+    assert!(
+        md.contains("| `w.iops` |") && md.contains("**regressed**"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(out.join("diff.html")).expect("diff.html");
+    assert_eq!(
+        html.matches("<svg").count(),
+        3,
+        "IOPS, latency and CDF overlays"
+    );
+    assert!(out.join("diff.json").exists());
+}
