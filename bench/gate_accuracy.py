@@ -9,9 +9,9 @@ that baseline (this run's samples: its one-second intervals), and counts the ver
 
 Scenarios (a 1 s ramp, then SECONDS measured; rules `w.iops: -5%`, `w.latency.mean: +25%`;
 the mean latency of a loop device over a virtual disk moves about 10% between runs):
-  iops     A capped at X IOPS, B at 0.9 X (closed loop, queue depth 8): B is 10% slower
+  iops     A capped at X IOPS, B at 0.9 X (closed loop, queue depth 32): B is 10% slower
            (its mean latency is 11% higher, within the latency rule's tolerance).
-  latency  A and B run a paced workload (X/4 IOPS, queue depth 8) that both sustain; B
+  latency  A and B run a paced workload (X/4 IOPS, queue depth 32) that both sustain; B
            stalls: every 50 ms the cap drops to 10 IOPS for STALL ms (garbage
            collection pauses), so its IOPS hold and its latency grows.
   noise    the cap changes every 200 ms to X * U(0.6, 1.4) on both revisions, and B's
@@ -49,7 +49,7 @@ steps:
       name: w
       ramp: 1s
       duration: {seconds}s
-      queue_depth: 8
+      queue_depth: 32
 {rate}      mix: [ {{ block_size: 4KiB, read: 100%, random: 100% }} ]
 baseline:
   required: true
@@ -202,7 +202,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--iops", type=int, default=4000, help="revision A's cap (X)")
-    p.add_argument("--seconds", type=int, default=5)
+    p.add_argument("--seconds", type=int, default=8)
     p.add_argument("--stall-ms", type=float, default=2.0)
     p.add_argument("--only", choices=["iops", "latency", "noise"])
     args = p.parse_args()

@@ -59,7 +59,7 @@ fn html_report_renders_in_headless_chromium() {
     let spec = common::write_spec(
         dir.path(),
         "browser",
-        "iogate: 1\nname: browser\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: rr\n      queue_depth: 4\n      ios: 20000\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\nassert:\n  - rr.errors == 0\n",
+        "iogate: 1\nname: browser\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: rr\n      queue_depth: 4\n      duration: 3s\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\nassert:\n  - rr.errors == 0\n",
     );
     let out = dir.path().join("out");
     common::run_ok(&spec, &dir.path().join("t.img"), &out);

@@ -501,6 +501,14 @@ pub fn lines_svg(
                 .map_err(err)?
                 .label(label.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            // Few points (short steps): mark them, so a one-interval series still shows.
+            if values.len() < 20 {
+                chart
+                    .draw_series(values.iter().map(|(x, y)| {
+                        Circle::new((x_axis.to_plot(*x), y_axis.to_plot(*y)), 3, color.filled())
+                    }))
+                    .map_err(err)?;
+            }
         }
         chart
             .configure_series_labels()

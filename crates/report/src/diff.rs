@@ -1,5 +1,6 @@
 //! `iogate diff A B`: two results (firmware A against B) metric by metric, each change with
-//! its bootstrap interval and verdict (`noise::judge`, one tolerance for every metric),
+//! its bootstrap interval and verdict (`noise::judge`, one tolerance for every metric; a
+//! metric without samples on either side is never more than inconclusive),
 //! sweep matrices as tables of changes, and overlay charts (IOPS and mean latency over
 //! time, latency CDFs). `render::diff_markdown` and `render::diff_html` write it.
 //!
@@ -174,6 +175,17 @@ fn row(a: &RunResult, b: &RunResult, m: &MetricRef, tolerance_pct: f64) -> Optio
         m.metric.higher_is_better(),
         &label,
     );
+    // Without samples on either side the noise is unknown: a change beyond the tolerance
+    // cannot be told from noise (a maximum latency moves a lot between identical runs),
+    // so it is inconclusive, except a change from or to zero (errors appearing).
+    let outcome = match j.outcome {
+        RuleOutcome::Regressed | RuleOutcome::Improved
+            if j.interval_pct.is_none() && j.change_pct.is_finite() && vb != 0.0 =>
+        {
+            RuleOutcome::Inconclusive
+        }
+        o => o,
+    };
     Some(DiffRow {
         metric: label,
         step: m.step.clone(),
@@ -181,7 +193,7 @@ fn row(a: &RunResult, b: &RunResult, m: &MetricRef, tolerance_pct: f64) -> Optio
         b: vb,
         change_pct: j.change_pct,
         interval_pct: j.interval_pct,
-        outcome: j.outcome,
+        outcome,
         a_samples: sa.map(|s| s.info()),
         b_samples: sb.map(|s| s.info()),
     })
