@@ -593,6 +593,9 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
     cx
 }
 
+/// A sweep matrix of changes: (title, column labels, rows of (block size, cells)).
+type MatrixView = (String, Vec<String>, Vec<(String, Vec<Option<DiffRowView>>)>);
+
 #[derive(Serialize)]
 struct DiffRowView {
     metric: String,
@@ -649,7 +652,7 @@ pub(crate) fn diff_view(
         .collect();
     cx.insert("moved", &moved);
     cx.insert("rows", &rows);
-    let matrices: Vec<(String, Vec<String>, Vec<(String, Vec<Option<DiffRowView>>)>)> = d
+    let matrices: Vec<MatrixView> = d
         .matrices
         .iter()
         .map(|m| {
