@@ -97,14 +97,21 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn agree(t: &Throttle, name: &str, dev: &str, fio_args: &[&str], workload: &str) {
+/// A fresh cgroup for every run: blk-throttle carries a group's over- or under-use over
+/// to its next period, so a run in a reused group starts with the previous run's debt.
+fn throttle(dev: &str) -> Throttle {
+    let t = Throttle::new(std::path::Path::new(dev), 20_000, 20_000);
+    t.expect("cgroup v1 blkio throttling (checked before the first run)")
+}
+
+fn agree(name: &str, dev: &str, fio_args: &[&str], workload: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut fi, mut fl, mut gi, mut gl) = (vec![], vec![], vec![], vec![]);
     for _ in 0..PAIRS {
-        let (i, l) = fio(t, dev, fio_args);
+        let (i, l) = fio(&throttle(dev), dev, fio_args);
         fi.push(i);
         fl.push(l);
-        let (i, l) = iogate_run(t, dev, dir.path(), workload);
+        let (i, l) = iogate_run(&throttle(dev), dev, dir.path(), workload);
         gi.push(i);
         gl.push(l);
     }
@@ -144,23 +151,22 @@ fn iops_and_latency_agree_with_fio() {
         .output()
         .expect("fio fill");
     assert!(fill.status.success());
-    let Some(t) = Throttle::new(&dev.path, 20_000, 20_000) else {
+    let Some(_probe) = Throttle::new(&dev.path, 20_000, 20_000) else {
         if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
             panic!("cgroup v1 blkio throttling is not available");
         }
         eprintln!("skipped: iops_and_latency_agree_with_fio: cgroup v1 blkio is not mounted");
         return;
     };
+    drop(_probe);
     let rr = "      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n";
     agree(
-        &t,
         "4KiB random read QD1",
         d,
         &["--rw=randread", "--bs=4k", "--iodepth=1"],
         &format!("      queue_depth: 1\n{rr}"),
     );
     agree(
-        &t,
         "4KiB random read QD32",
         d,
         &["--rw=randread", "--bs=4k", "--iodepth=32"],
@@ -168,7 +174,6 @@ fn iops_and_latency_agree_with_fio() {
     );
     let fileserver = "      queue_depth: 4\n      mix:\n        - { block_size: 512B, weight: 10%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 1KiB, weight: 5%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 2KiB, weight: 5%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 4KiB, weight: 60%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 8KiB, weight: 2%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 16KiB, weight: 4%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 32KiB, weight: 4%, read: 80%, random: 100%, align: 512B }\n        - { block_size: 64KiB, weight: 10%, read: 80%, random: 100%, align: 512B }\n";
     agree(
-        &t,
         "File Server mix QD4",
         d,
         &[
