@@ -406,9 +406,7 @@ pub fn run(args: &RunArgs) -> u8 {
             let noise = match (r.change_interval_pct, r.baseline_samples, r.samples) {
                 (Some([lo, hi]), base, this) => {
                     let n = |s: Option<iogate_runner::metrics::SampleInfo>| {
-                        s.map_or("exact".to_string(), |s| {
-                            format!("{} {}", s.count, s.source.noun())
-                        })
+                        s.map_or("exact".to_string(), |s| s.to_string())
                     };
                     format!(
                         ", {:.0}% interval [{lo:+.1}%, {hi:+.1}%] ({} vs {})",

@@ -119,12 +119,6 @@ pub fn sanitize_key(s: &str) -> String {
     }
 }
 
-fn stddev(xs: &[f64]) -> f64 {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-}
-
 impl Baseline {
     /// A baseline from a result.
     pub fn from_result(result: &RunResult, key: &str, blessed_at: String) -> Baseline {
@@ -136,7 +130,7 @@ impl Baseline {
                     m.to_string(),
                     BaselineMetric {
                         value,
-                        stddev: samples.as_ref().map(|s| stddev(&s.values)),
+                        stddev: samples.as_ref().map(|s| crate::noise::stddev(&s.values)),
                         sample_source: samples.as_ref().map(|s| s.source),
                         samples: samples.map(|s| s.values).unwrap_or_default(),
                     },

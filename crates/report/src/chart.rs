@@ -231,6 +231,25 @@ pub fn access_sequence_svg(title: &str, points: &[(f64, f64, bool)]) -> Result<S
     Ok(svg)
 }
 
+/// The series legend every multi-series chart uses: a framed, half-transparent box.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), ChartError>
+where
+    DB: DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FAMILY, 11))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
+}
+
 const PALETTE: [RGBColor; 8] = [
     RGBColor(52, 101, 164),
     RGBColor(204, 0, 0),
@@ -290,13 +309,7 @@ pub fn convergence_svg(
             }
         }
         if series.len() <= 10 {
-            chart
-                .configure_series_labels()
-                .label_font((FAMILY, 11))
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+            draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         }
         root.present().map_err(err)?;
     }
@@ -387,13 +400,7 @@ pub fn steady_state_svg(
             .map_err(err)?
             .label("best-fit line")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], RGBColor(204, 0, 0)));
-        chart
-            .configure_series_labels()
-            .label_font((FAMILY, 11))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -510,14 +517,7 @@ pub fn lines_svg(
                     .map_err(err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FAMILY, 12))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)

@@ -62,8 +62,15 @@ pub fn change_pct(reference: f64, value: f64) -> f64 {
     }
 }
 
-fn mean(xs: &[f64]) -> f64 {
+/// Arithmetic mean (NaN for no values).
+pub fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Sample standard deviation (n − 1 in the denominator; NaN for fewer than 2 values).
+pub fn stddev(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() as f64 - 1.0)).sqrt()
 }
 
 fn seed_of(label: &str) -> u64 {

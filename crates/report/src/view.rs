@@ -436,9 +436,7 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             if xs.len() < 2 {
                 continue;
             }
-            let n = xs.len() as f64;
-            let mean = xs.iter().sum::<f64>() / n;
-            let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            let (mean, sd) = (crate::noise::mean(&xs), crate::noise::stddev(&xs));
             let f = |v: f64| format_metric(&k, v);
             repeat_rows.push(RepeatView {
                 mean: f(mean),
@@ -607,10 +605,9 @@ struct DiffRowView {
     noise: String,
 }
 
+/// A side's samples ("3 repeats"), or "exact" when it has none.
 pub(crate) fn noise_text(s: Option<iogate_runner::metrics::SampleInfo>) -> String {
-    s.map_or("exact".into(), |s| {
-        format!("{} {}", s.count, s.source.noun())
-    })
+    s.map_or("exact".into(), |s| s.to_string())
 }
 
 fn diff_row_view(r: &crate::diff::DiffRow) -> DiffRowView {

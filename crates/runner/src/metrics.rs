@@ -73,6 +73,13 @@ pub struct SampleInfo {
     pub count: usize,
 }
 
+impl std::fmt::Display for SampleInfo {
+    /// "3 repeats", "4 intervals", "5 rounds".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.count, self.source.noun())
+    }
+}
+
 impl Samples {
     /// Origin and count.
     pub fn info(&self) -> SampleInfo {
