@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use iogate_report::baseline::{default_key, load_result, sanitize_key};
+use iogate_report::baseline::{default_key, device_match, load_result, sanitize_key, DeviceMatch};
 use iogate_report::{render, Baseline, BaselineInput};
 use iogate_runner::engine::verify::VerifyState;
 use iogate_runner::metrics::RepeatRecord;
@@ -107,16 +107,87 @@ fn write_file(path: &Path, text: &str) -> Result<(), u8> {
     })
 }
 
+/// Everything checked and made ready before the first request.
+struct Prepared {
+    src: iogate_spec::SourceFile,
+    plan: iogate_spec::Plan,
+    target: Target,
+    spec_dir: PathBuf,
+    replays: Vec<Option<iogate_runner::replay::ReplayFigures>>,
+    verify_state: Option<VerifyState>,
+    /// The scratch file's directory when no target was given; removed on drop.
+    _scratch: Option<tempfile::TempDir>,
+}
+
 /// `iogate run`: returns the exit code.
 pub fn run(args: &RunArgs) -> u8 {
-    let src = match read_spec(&args.spec) {
-        Ok(s) => s,
+    let prepared = match prepare(args) {
+        Ok(p) => p,
         Err(c) => return c,
     };
-    let probed = match probe(args.target.as_deref()) {
-        Ok(t) => t,
-        Err(c) => return c,
+    let stop = Arc::new(AtomicBool::new(false));
+    // Without the handler, Ctrl-C kills the run and no partial result is written.
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop)) {
+        eprintln!("warning: cannot handle Ctrl-C ({e}); an interrupted run writes no result");
+    }
+    let mut display = Display {
+        quiet: args.quiet,
+        tty: std::io::stderr().is_terminal(),
+        bar: None,
     };
+    let request_log = std::sync::Mutex::new(Vec::new());
+    let mut result = execute_repeats(args, &prepared, &stop, &request_log, &mut display);
+    let plan = &prepared.plan;
+    result.spec_text = Some(prepared.src.text.clone());
+    result.plan_text = Some(plan.render_table());
+    if let Err(e) = override_identity(&mut result.target, args) {
+        eprintln!("error: {e}");
+        return exit::USAGE;
+    }
+    if let (Some(state), Some(path)) = (&prepared.verify_state, &args.verify_state) {
+        if let Err(e) = state.save(path) {
+            eprintln!("error: {e}");
+            return exit::TARGET;
+        }
+    }
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stamp: String = result
+            .started_at
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
+        PathBuf::from("results").join(&plan.spec_name).join(stamp)
+    });
+    let chosen = match choose_baseline(args, plan, &result, &out, &mut display) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let input = BaselineInput {
+        baseline: chosen
+            .baseline
+            .as_ref()
+            .map(|b| (b, chosen.path.display().to_string())),
+        key: chosen.key,
+        required: args.require_baseline || plan.baseline_required,
+        not_compared: chosen.not_compared,
+    };
+    iogate_report::evaluate(plan, &result, &input).apply(&mut result);
+    if let Err(code) = write_outputs(args, &result, &out, request_log) {
+        return code;
+    }
+    print_summary(&result, &plan.spec_name, &out, &args.baseline);
+    if result.interrupted {
+        return exit::INTERRUPTED;
+    }
+    exit::of_outcome(result.outcome)
+}
+
+/// Compiles the spec, probes and prepares the target (the destructive-write guard), and
+/// scans replay traces and loads the verification state: every check that can be made
+/// before the first request.
+fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
+    let src = read_spec(&args.spec)?;
+    let probed = probe(args.target.as_deref())?;
     let geometry = probed
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);
@@ -130,68 +201,46 @@ pub fn run(args: &RunArgs) -> u8 {
         }
         Err(d) => {
             eprint!("{}", d.render());
-            return exit::USAGE;
+            return Err(exit::USAGE);
         }
+    };
+    let fail = |e: &dyn std::fmt::Display, code: u8| {
+        eprintln!("error: {e}");
+        code
     };
     // Without --target: a scratch file in a temporary directory, removed at the end.
-    let scratch_dir;
-    let mut target = match probed {
-        Some(t) => t,
+    let (mut target, scratch) = match probed {
+        Some(t) => (t, None),
         None => {
-            scratch_dir = match tempfile::Builder::new().prefix("iogate-").tempdir() {
-                Ok(d) => d,
-                Err(e) => {
-                    eprintln!("error: cannot create a scratch directory: {e}");
-                    return exit::TARGET;
-                }
-            };
-            match Target::probe(&scratch_dir.path().join(format!("{}.img", plan.spec_name))) {
-                Ok(t) => t,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return exit::TARGET;
-                }
-            }
+            let dir = tempfile::Builder::new()
+                .prefix("iogate-")
+                .tempdir()
+                .map_err(|e| {
+                    fail(
+                        &format!("cannot create a scratch directory: {e}"),
+                        exit::TARGET,
+                    )
+                })?;
+            let t = Target::probe(&dir.path().join(format!("{}.img", plan.spec_name)))
+                .map_err(|e| fail(&e, exit::TARGET))?;
+            (t, Some(dir))
         }
     };
-    if let Err(e) = iogate_runner::check_host(&plan) {
-        eprintln!("error: {e}");
-        return exit::TARGET;
-    }
-    if let Err(e) = iogate_runner::check_target(&plan, &target) {
-        eprintln!("error: {e}");
-        return exit::TARGET;
-    }
-    // Every trace is read once before any I/O: a malformed trace is refused with its
-    // line numbers, like a spec mistake.
+    iogate_runner::check_host(&plan).map_err(|e| fail(&e, exit::TARGET))?;
+    iogate_runner::check_target(&plan, &target).map_err(|e| fail(&e, exit::TARGET))?;
+    // Every trace is read once before any I/O: a missing, malformed or unplayable trace
+    // is refused with its line numbers, like a spec mistake.
     let spec_dir = args
         .spec
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let replays = match iogate_runner::scan_replays(&plan, &spec_dir, target.logical_block_size) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            // A missing, malformed or unplayable trace is bad input, like a spec mistake.
-            return exit::USAGE;
-        }
-    };
+    let replays = iogate_runner::scan_replays(&plan, &spec_dir, target.logical_block_size)
+        .map_err(|e| fail(&e, exit::USAGE))?;
     let writes = plan.steps.iter().any(|s| s.writes());
-    if let Err(e) = target.prepare(plan.target.size_bytes, writes, args.allow_destructive) {
-        eprintln!("error: {e}");
-        return exit::TARGET;
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    // Without the handler, Ctrl-C kills the run and no partial result is written.
-    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop)) {
-        eprintln!("warning: cannot handle Ctrl-C ({e}); an interrupted run writes no result");
-    }
-    let mut display = Display {
-        quiet: args.quiet,
-        tty: std::io::stderr().is_terminal(),
-        bar: None,
-    };
+    target
+        .prepare(plan.target.size_bytes, writes, args.allow_destructive)
+        .map_err(|e| fail(&e, exit::TARGET))?;
     // Verification: a state over the whole used size, in logical blocks; loaded from
     // --verify-state when that file exists (a verify pass after a write pass).
     let verify_state = if plan.verifies() || args.verify_state.is_some() {
@@ -200,17 +249,34 @@ pub fn run(args: &RunArgs) -> u8 {
             Some(p) if p.exists() => Some(VerifyState::load(p, plan.target.size_bytes, unit)),
             _ => None,
         };
-        match loaded.unwrap_or_else(|| VerifyState::new(plan.target.size_bytes, unit, plan.seed)) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::TARGET;
-            }
-        }
+        let state = loaded
+            .unwrap_or_else(|| VerifyState::new(plan.target.size_bytes, unit, plan.seed))
+            .map_err(|e| fail(&e, exit::TARGET))?;
+        Some(state)
     } else {
         None
     };
-    let request_log = std::sync::Mutex::new(Vec::new());
+    Ok(Prepared {
+        src,
+        plan,
+        target,
+        spec_dir,
+        replays,
+        verify_state,
+        _scratch: scratch,
+    })
+}
+
+/// Runs the plan `--repeat` times (once by default). With repeats, the metrics are means
+/// over them and `steps` hold the last repeat; a failed or interrupted repeat ends the set
+/// and is the result.
+fn execute_repeats(
+    args: &RunArgs,
+    p: &Prepared,
+    stop: &AtomicBool,
+    request_log: &std::sync::Mutex<iogate_runner::run::RequestLogSink>,
+    display: &mut Display,
+) -> iogate_runner::RunResult {
     let repeat = args.repeat.max(1);
     let mut repeats: Vec<RepeatRecord> = Vec::new();
     let mut first_started_at = None;
@@ -224,13 +290,13 @@ pub fn run(args: &RunArgs) -> u8 {
         }
         let opts = RunOptions {
             interval_ns: 1_000_000_000,
-            stop: &stop,
-            verify: verify_state.as_ref(),
-            spec_dir: spec_dir.clone(),
-            replays: replays.clone(),
-            request_log: args.log_requests.then_some(&request_log),
+            stop,
+            verify: p.verify_state.as_ref(),
+            spec_dir: p.spec_dir.clone(),
+            replays: p.replays.clone(),
+            request_log: args.log_requests.then_some(request_log),
         };
-        let r = iogate_runner::execute(&plan, &target, &opts, &mut |e| display.event(e));
+        let r = iogate_runner::execute(&p.plan, &p.target, &opts, &mut |e| display.event(e));
         first_started_at.get_or_insert_with(|| r.started_at.clone());
         let failed = r.outcome == iogate_runner::Outcome::Error || r.interrupted;
         if !failed {
@@ -245,110 +311,124 @@ pub fn run(args: &RunArgs) -> u8 {
         }
     };
     if repeat > 1 {
-        // A set: metrics are means over the repeats; steps hold the last repeat's detail.
-        // A failed or interrupted repeat ends the set and is the result.
         result.started_at = first_started_at.unwrap_or_default();
         if result.outcome != iogate_runner::Outcome::Error && !result.interrupted {
             result.repeats = repeats;
         }
     }
-    result.spec_text = Some(src.text.clone());
-    result.plan_text = Some(plan.render_table());
-    if let Err(e) = override_identity(&mut result.target, args) {
-        eprintln!("error: {e}");
-        return exit::USAGE;
-    }
+    result
+}
 
-    if let (Some(state), Some(path)) = (&verify_state, &args.verify_state) {
-        if let Err(e) = state.save(path) {
-            eprintln!("error: {e}");
-            return exit::TARGET;
-        }
-    }
+/// The baseline a run is judged against.
+struct ChosenBaseline {
+    key: String,
+    path: PathBuf,
+    /// Loaded and comparable with this run's device.
+    baseline: Option<Baseline>,
+    /// Why a file under the key was set aside.
+    not_compared: Option<String>,
+}
+
+/// Looks up `<baseline dir>/<spec>/<key>.json` and decides whether it may be compared:
+/// a baseline from another device model is refused (exit 2) unless `--key` chose it; one
+/// from another machine or disk (targets without a model: files, loop devices) is set
+/// aside, so its rules say `no_baseline`, with the `iogate bless` command that makes one
+/// for this machine, unless `--key` chose it.
+fn choose_baseline(
+    args: &RunArgs,
+    plan: &iogate_spec::Plan,
+    result: &iogate_runner::RunResult,
+    out: &Path,
+    display: &mut Display,
+) -> Result<ChosenBaseline, u8> {
     let key = args
         .key
         .as_deref()
         .map_or_else(|| default_key(&result.target), sanitize_key);
-    let baseline_path = Baseline::path(&args.baseline, &plan.spec_name, &key);
-    let baseline = if baseline_path.exists() {
-        match Baseline::load(&baseline_path) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::USAGE;
-            }
-        }
-    } else {
-        None
-    };
-    if let Some(b) = &baseline {
-        if b.spec_digest != plan.spec_digest {
-            display.event(RunEvent::Warning(format!(
-                "baseline {} was blessed from a different version of the spec ({})",
-                baseline_path.display(),
-                b.spec_digest
-            )));
-        }
-        if b.target.model != result.target.model {
-            let models = format!(
-                "baseline {} was blessed on model {}, this run is on model {}",
-                baseline_path.display(),
-                b.target.model.as_deref().unwrap_or("(none)"),
-                result.target.model.as_deref().unwrap_or("(none)")
-            );
-            if args.key.is_none() {
-                eprintln!("error: {models}; pass --key {key} to compare across models");
-                return exit::USAGE;
-            }
-            display.event(RunEvent::Warning(format!("{models} (compared: --key)")));
-        }
-        if b.target.firmware_revision != result.target.firmware_revision {
-            display.event(RunEvent::Warning(format!(
-                "comparing firmware revision {} with the baseline's {}",
-                result
-                    .target
-                    .firmware_revision
-                    .as_deref()
-                    .unwrap_or("(none)"),
-                b.target.firmware_revision.as_deref().unwrap_or("(none)")
-            )));
-        }
-    }
-    let input = BaselineInput {
-        baseline: baseline
-            .as_ref()
-            .map(|b| (b, baseline_path.display().to_string())),
+    let path = Baseline::path(&args.baseline, &plan.spec_name, &key);
+    let mut chosen = ChosenBaseline {
         key,
-        required: args.require_baseline || plan.baseline_required,
+        path,
+        baseline: None,
+        not_compared: None,
     };
-    iogate_report::evaluate(&plan, &result, &input).apply(&mut result);
-
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stamp: String = result
-            .started_at
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect();
-        PathBuf::from("results").join(&plan.spec_name).join(stamp)
-    });
-    if let Err(e) = std::fs::create_dir_all(&out) {
-        eprintln!("error: cannot create {}: {e}", out.display());
-        return exit::TARGET;
+    if !chosen.path.exists() {
+        return Ok(chosen);
     }
-    let json = match serde_json::to_string_pretty(&result) {
-        Ok(j) => j + "\n",
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::TARGET;
+    let b = Baseline::load(&chosen.path).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::USAGE
+    })?;
+    let shown = chosen.path.display().to_string();
+    if b.spec_digest != plan.spec_digest {
+        display.event(RunEvent::Warning(format!(
+            "baseline {shown} was blessed from a different version of the spec ({})",
+            b.spec_digest
+        )));
+    }
+    match device_match(&b.target, &result.target) {
+        DeviceMatch::Same => {}
+        DeviceMatch::OtherModel(why) if args.key.is_none() => {
+            eprintln!(
+                "error: baseline {shown} {why}; pass --key {} to compare across models",
+                chosen.key
+            );
+            return Err(exit::USAGE);
         }
-    };
-    if let Err(c) = write_file(&out.join("result.json"), &json) {
-        return c;
+        DeviceMatch::OtherMachine(why) if args.key.is_none() => {
+            let note = format!(
+                "baseline {shown} {why}: not compared. `iogate bless {} --golden {} --key {}` makes one for this machine; `--key {}` compares with it anyway",
+                out.display(),
+                args.baseline.display(),
+                chosen.key,
+                chosen.key
+            );
+            display.event(RunEvent::Warning(note.clone()));
+            chosen.not_compared = Some(note);
+            return Ok(chosen);
+        }
+        DeviceMatch::OtherModel(why) | DeviceMatch::OtherMachine(why) => {
+            display.event(RunEvent::Warning(format!(
+                "baseline {shown} {why} (compared: --key)"
+            )));
+        }
     }
+    if b.target.firmware_revision != result.target.firmware_revision {
+        display.event(RunEvent::Warning(format!(
+            "comparing firmware revision {} with the baseline's {}",
+            result
+                .target
+                .firmware_revision
+                .as_deref()
+                .unwrap_or("(none)"),
+            b.target.firmware_revision.as_deref().unwrap_or("(none)")
+        )));
+    }
+    chosen.baseline = Some(b);
+    Ok(chosen)
+}
+
+/// Writes the result directory: `result.json`, `intervals.parquet`, `ios.parquet` with
+/// `--log-requests`, the reports (the Markdown one also to `$GITHUB_STEP_SUMMARY`).
+fn write_outputs(
+    args: &RunArgs,
+    result: &iogate_runner::RunResult,
+    out: &Path,
+    request_log: std::sync::Mutex<iogate_runner::run::RequestLogSink>,
+) -> Result<(), u8> {
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("error: cannot create {}: {e}", out.display());
+        return Err(exit::TARGET);
+    }
+    let json = serde_json::to_string_pretty(result).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::TARGET
+    })? + "\n";
+    write_file(&out.join("result.json"), &json)?;
     let intervals = out.join("intervals.parquet");
-    if let Err(e) = iogate_runner::requestlog::write_intervals(&intervals, &result) {
+    if let Err(e) = iogate_runner::requestlog::write_intervals(&intervals, result) {
         eprintln!("error: cannot write {}: {e}", intervals.display());
-        return exit::TARGET;
+        return Err(exit::TARGET);
     }
     if args.log_requests {
         let logs = request_log.into_inner().unwrap_or_default();
@@ -362,36 +442,42 @@ pub fn run(args: &RunArgs) -> u8 {
         let path = out.join("ios.parquet");
         if let Err(e) = iogate_runner::requestlog::write(&path, &steps) {
             eprintln!("error: cannot write {}: {e}", path.display());
-            return exit::TARGET;
+            return Err(exit::TARGET);
         }
     }
     let reports = [
-        ("report.md", render::markdown(&result)),
-        ("report.html", render::html(&result)),
-        ("junit.xml", render::junit(&result)),
+        ("report.md", render::markdown(result)),
+        ("report.html", render::html(result)),
+        ("junit.xml", render::junit(result)),
     ];
     for (name, text) in reports {
-        match text {
-            Ok(t) => {
-                if let Err(c) = write_file(&out.join(name), &t) {
-                    return c;
-                }
-                if name == "report.md" {
-                    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-                        let appended = std::fs::OpenOptions::new()
-                            .create(true)
-                            .append(true)
-                            .open(&summary)
-                            .and_then(|mut f| f.write_all(t.as_bytes()));
-                        if let Err(e) = appended {
-                            eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
-                        }
-                    }
-                }
+        let t = match text {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("warning: {name} not written: {e}");
+                continue;
             }
-            Err(e) => eprintln!("warning: {name} not written: {e}"),
+        };
+        write_file(&out.join(name), &t)?;
+        if name != "report.md" {
+            continue;
+        }
+        if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&summary)
+                .and_then(|mut f| f.write_all(t.as_bytes()));
+            if let Err(e) = appended {
+                eprintln!("warning: cannot append to $GITHUB_STEP_SUMMARY: {e}");
+            }
         }
     }
+    Ok(())
+}
+
+/// Prints assertions and baseline rules on stderr and the outcome line on stdout.
+fn print_summary(result: &iogate_runner::RunResult, spec_name: &str, out: &Path, golden: &Path) {
     for a in &result.assertions {
         eprintln!(
             "{} {}  ({} vs {})",
@@ -402,6 +488,15 @@ pub fn run(args: &RunArgs) -> u8 {
         );
     }
     if let Some(b) = &result.baseline {
+        if b.path.is_none() && b.not_compared.is_none() {
+            eprintln!(
+                "no baseline {}: `iogate bless {} --golden {} --key {}` makes one",
+                Baseline::path(golden, spec_name, &b.key).display(),
+                out.display(),
+                golden.display(),
+                b.key
+            );
+        }
         for r in &b.rules {
             let noise = match (r.change_interval_pct, r.baseline_samples, r.samples) {
                 (Some([lo, hi]), base, this) => {
@@ -415,7 +510,9 @@ pub fn run(args: &RunArgs) -> u8 {
                         n(base)
                     )
                 }
-                (None, _, _) if r.baseline.is_some() => ", noise not measured".to_string(),
+                (None, _, _) if r.baseline.is_some() => {
+                    ", noise not measured (`--repeat 5` on both sides measures it)".to_string()
+                }
                 _ => String::new(),
             };
             eprintln!(
@@ -430,16 +527,7 @@ pub fn run(args: &RunArgs) -> u8 {
     if let Some(e) = &result.error {
         eprintln!("error: {e}");
     }
-    println!(
-        "{}: {:?} → {}",
-        plan.spec_name,
-        result.outcome,
-        out.display()
-    );
-    if result.interrupted {
-        return exit::INTERRUPTED;
-    }
-    exit::of_outcome(result.outcome)
+    println!("{spec_name}: {:?} → {}", result.outcome, out.display());
 }
 
 pub fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {

@@ -19,17 +19,6 @@ use common::{result, write_spec, LoopDevice, Throttle};
 const PAIRS: usize = 5;
 const RUNTIME_S: u32 = 2;
 
-fn fio_available(test: &str) -> bool {
-    if Command::new("fio").arg("--version").output().is_ok() {
-        return true;
-    }
-    if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
-        panic!("{test}: fio is not installed (scripts/setup.sh installs it)");
-    }
-    eprintln!("skipped: {test}: fio is not installed");
-    false
-}
-
 /// (IOPS, mean total latency in ns) of one fio run.
 fn fio(t: &Throttle, dev: &str, args: &[&str]) -> (f64, f64) {
     let out = t
@@ -137,14 +126,8 @@ fn agree(name: &str, dev: &str, caps: (u64, u64), fio_args: &[&str], workload: &
     );
 }
 
-#[test]
 fn iops_and_latency_agree_with_fio() {
     let _io = common::io_lock();
-    if !common::root_or_skip("iops_and_latency_agree_with_fio")
-        || !fio_available("iops_and_latency_agree_with_fio")
-    {
-        return;
-    }
     let dev = LoopDevice::new(512, "agree");
     let d = dev.path.to_str().unwrap();
     let fill = Command::new("fio")
@@ -160,14 +143,6 @@ fn iops_and_latency_agree_with_fio() {
         .output()
         .expect("fio fill");
     assert!(fill.status.success());
-    let Some(_probe) = Throttle::new(&dev.path, 20_000, 20_000) else {
-        if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
-            panic!("cgroup v1 blkio throttling is not available");
-        }
-        eprintln!("skipped: iops_and_latency_agree_with_fio: cgroup v1 blkio is not mounted");
-        return;
-    };
-    drop(_probe);
     let rr = "      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n";
     agree(
         "4KiB random read QD1",
@@ -206,3 +181,7 @@ fn iops_and_latency_agree_with_fio() {
         fileserver,
     );
 }
+
+tests_main![
+    iops_and_latency_agree_with_fio: [Root, Blkio, Fio],
+];

@@ -7,17 +7,6 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-fn chromium() -> Option<&'static str> {
-    ["chromium-headless-shell", "chromium"]
-        .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
 /// Counts pixels of the screenshot that are near-black, badge green (pass) or orange
 /// (inconclusive), and chart blue.
 fn census(png_path: &Path) -> (u64, u64, u64, u64) {
@@ -50,15 +39,8 @@ fn census(png_path: &Path) -> (u64, u64, u64, u64) {
     (dark, green, blue, total)
 }
 
-#[test]
 fn html_report_renders_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
-            panic!("headless Chromium is not installed (scripts/setup.sh installs it)");
-        }
-        eprintln!("skipped: html_report_renders_in_headless_chromium: no headless Chromium");
-        return;
-    };
+    let browser = common::chromium().expect("headless Chromium (Need::Chromium)");
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = common::write_spec(
         dir.path(),
@@ -130,3 +112,7 @@ fn screenshot(browser: &str, html: &Path, dir: &Path, height: u32) -> (u64, u64,
     );
     census(&shot)
 }
+
+tests_main![
+    html_report_renders_in_headless_chromium: [Chromium],
+];

@@ -22,7 +22,6 @@ fn mix_spec(name: &str, ios: u64, extra: &str) -> String {
     )
 }
 
-#[test]
 fn fileserver_mix_is_accurate_on_a_file() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -166,7 +165,6 @@ fn fileserver_mix_is_accurate_on_a_file() {
     assert!(!junit.contains("<failure"));
 }
 
-#[test]
 fn gate_passes_fresh_baseline_and_fails_doctored_one() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -210,7 +208,13 @@ fn gate_passes_fresh_baseline_and_fails_doctored_one() {
 
     let o = iogate(&["bless", first.to_str().unwrap(), "--golden", golden_s]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    let baseline_path = golden.join("gate").join("file.json");
+    // A file's key names this machine and the disk under the file.
+    let key = result(&first)["baseline"]["key"]
+        .as_str()
+        .expect("the key looked up")
+        .to_string();
+    assert!(key.starts_with("file-"), "{key}");
+    let baseline_path = golden.join("gate").join(format!("{key}.json"));
     assert!(
         baseline_path.exists(),
         "bless writes <golden>/<spec>/<key>.json"
@@ -242,9 +246,48 @@ fn gate_passes_fresh_baseline_and_fails_doctored_one() {
     assert_eq!(r["baseline"]["rules"][0]["outcome"], "regressed");
     let junit = std::fs::read_to_string(third.join("junit.xml")).unwrap();
     assert!(junit.contains("type=\"regression\""), "{junit}");
+
+    // The same baseline blessed on another machine (its identity doctored): a file there
+    // is another device, so nothing is compared: no_baseline, exit 0, with the bless
+    // command that makes one here; `--key` compares with it anyway.
+    b["target"]["host"] =
+        serde_json::json!({ "name": "elsewhere", "machine_id": "0123456789abcdef" });
+    std::fs::write(&baseline_path, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+    let (c, fourth, err) = run("r4", &[]);
+    assert_eq!(c, 0, "a baseline from another host is not compared: {err}");
+    let r = result(&fourth);
+    assert_eq!(r["outcome"], "pass");
+    for rule in r["baseline"]["rules"].as_array().unwrap() {
+        assert_eq!(rule["outcome"], "no_baseline", "{rule}");
+    }
+    let note = r["baseline"]["not_compared"]
+        .as_str()
+        .expect("the reason is recorded");
+    assert!(
+        note.contains("host elsewhere") && note.contains("iogate bless"),
+        "{note}"
+    );
+    assert!(err.contains("not compared"), "{err}");
+    let md = std::fs::read_to_string(fourth.join("report.md")).unwrap();
+    assert!(md.contains("host elsewhere"), "{md}");
+    let (c, fifth, err) = run("r5", &["--key", &key]);
+    assert_eq!(c, 1, "--key compares with the other host's baseline: {err}");
+    assert_eq!(
+        result(&fifth)["baseline"]["rules"][0]["outcome"],
+        "regressed"
+    );
+    // A baseline that records no machine at all (blessed before iogate kept one) is not
+    // compared either.
+    b["target"].as_object_mut().unwrap().remove("host");
+    std::fs::write(&baseline_path, serde_json::to_string_pretty(&b).unwrap()).unwrap();
+    let (c, sixth, err) = run("r6", &[]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(
+        result(&sixth)["baseline"]["rules"][0]["outcome"],
+        "no_baseline"
+    );
 }
 
-#[test]
 fn failed_assertion_exits_1_and_bad_spec_exits_2() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -297,7 +340,6 @@ fn failed_assertion_exits_1_and_bad_spec_exits_2() {
     assert_eq!(code(&o), 2);
 }
 
-#[test]
 fn plan_is_deterministic() {
     let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/fileserver.yaml");
     let a = iogate(&["plan", spec, "--json"]);
@@ -313,12 +355,8 @@ fn plan_is_deterministic() {
     );
 }
 
-#[test]
 fn runs_on_a_loop_device_and_refuses_a_file_system() {
     let _io = common::io_lock();
-    if !common::root_or_skip("runs_on_a_loop_device_and_refuses_a_file_system") {
-        return;
-    }
     let dev = LoopDevice::new(128, "fs");
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(
@@ -342,13 +380,7 @@ fn runs_on_a_loop_device_and_refuses_a_file_system() {
         .args(["-q", "-F"])
         .arg(&dev.path)
         .status();
-    if !matches!(mkfs, Ok(s) if s.success()) {
-        if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
-            panic!("mkfs.ext4 is missing");
-        }
-        eprintln!("skipped: ext4 refusal: mkfs.ext4 is not installed");
-        return;
-    }
+    assert!(matches!(mkfs, Ok(s) if s.success()), "mkfs.ext4: {mkfs:?}");
     let before = std::fs::read(&dev.path).map(|d| d.len()).unwrap_or(0);
     let digest = |p: &std::path::Path| {
         let data = std::fs::read(p).expect("read device");
@@ -420,7 +452,6 @@ fn runs_on_a_loop_device_and_refuses_a_file_system() {
 
 /// The shipped File Server spec runs end to end on a scratch file (no --target), and
 /// the shipped golden baseline for it has a value for every baseline rule.
-#[test]
 fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -442,22 +473,37 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     assert_eq!(r["assertions"].as_array().unwrap().len(), 3);
     assert!(r["steps"][1]["metrics"]["ios"].as_u64().unwrap() > 1000);
 
-    let golden = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/fileserver/file.json");
+    // The shipped golden baseline belongs to the reference machine it names, under the
+    // key `reference`; it has a value for every baseline rule.
+    let golden = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/golden/fileserver/reference.json"
+    );
     let b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(golden).expect("golden baseline")).unwrap();
     assert_eq!(b["spec_name"], "fileserver");
-    assert_eq!(b["key"], "file");
+    assert_eq!(b["key"], "reference");
+    assert!(
+        b["target"]["host"]["name"].is_string(),
+        "the shipped baseline says which machine it belongs to"
+    );
     for rule in r["baseline"]["rules"].as_array().unwrap() {
         let metric = rule["metric"].as_str().unwrap();
         assert!(
             b["metrics"][metric]["value"].as_f64().unwrap() > 0.0,
             "golden lacks {metric}"
         );
+        assert!(
+            b["metrics"][metric]["samples"]
+                .as_array()
+                .is_some_and(|s| s.len() >= 3),
+            "golden has no samples for {metric}"
+        );
     }
-    // Gating against it works (the verdict depends on this machine's disk, so only the
-    // comparison itself is checked here).
-    let out2 = dir.path().join("out2");
+    // The README's first command on any machine: the shipped golden directory holds no
+    // baseline for this machine's key, so the run is green and says how to bless one.
     let golden_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/golden");
+    let out2 = dir.path().join("out2");
     let o = iogate(&[
         "run",
         spec,
@@ -466,19 +512,44 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
         "--baseline",
         golden_dir,
         "--quiet",
-        "--require-baseline",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 0, "{err}");
+    assert_eq!(
+        result(&out2)["baseline"]["rules"][0]["outcome"],
+        "no_baseline"
+    );
+    // Gating against the reference works when asked for (the verdict depends on this
+    // machine's disk, so only the comparison itself is checked here).
+    let out3 = dir.path().join("out3");
+    let o = iogate(&[
+        "run",
+        spec,
+        "--out",
+        out3.to_str().unwrap(),
+        "--baseline",
+        golden_dir,
+        "--key",
+        "reference",
+        "--quiet",
     ]);
     assert!(
-        matches!(code(&o), 0 | 1),
+        matches!(code(&o), 0 | 1 | 4),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let r2 = result(&out2);
-    assert!(r2["baseline"]["path"]
+    let r3 = result(&out3);
+    assert!(r3["baseline"]["path"]
         .as_str()
         .unwrap()
-        .ends_with("golden/fileserver/file.json"));
-    assert!(r2["baseline"]["rules"][0]["change_pct"].is_number());
+        .ends_with("golden/fileserver/reference.json"));
+    for rule in r3["baseline"]["rules"].as_array().unwrap() {
+        assert!(rule["change_pct"].is_number(), "{rule}");
+        assert!(
+            rule["change_interval_pct"].is_array(),
+            "every rule of the main job has measured noise: {rule}"
+        );
+    }
 }
 
 /// Failed requests are counted and recorded (offset, operation, errno), the run goes on
@@ -486,12 +557,8 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
 /// so that writes to new blocks fail with ENOSPC once the tmpfs is full, while reads and
 /// rewrites succeed. (Device-mapper's error target would be cleaner, but not every
 /// kernel here has device-mapper.)
-#[test]
 fn failed_requests_are_recorded_not_fatal() {
     let _io = common::io_lock();
-    if !common::root_or_skip("failed_requests_are_recorded_not_fatal") {
-        return;
-    }
     let mnt = tempfile::tempdir().expect("tempdir");
     let ok = std::process::Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=8M", "tmpfs"])
@@ -586,7 +653,6 @@ fn failed_requests_are_recorded_not_fatal() {
 
 /// SIGINT stops the run, writes the partial result (marked interrupted, never a pass)
 /// and exits 130.
-#[test]
 fn interrupt_writes_partial_result() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -624,7 +690,6 @@ fn interrupt_writes_partial_result() {
 }
 
 /// In GitHub Actions, the Markdown summary is appended to `$GITHUB_STEP_SUMMARY`.
-#[test]
 fn markdown_summary_goes_to_github_step_summary() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(
@@ -656,3 +721,15 @@ fn markdown_summary_goes_to_github_step_summary() {
     );
     assert!(text.contains("# iogate: summary — PASS"));
 }
+
+tests_main![
+    fileserver_mix_is_accurate_on_a_file,
+    gate_passes_fresh_baseline_and_fails_doctored_one,
+    failed_assertion_exits_1_and_bad_spec_exits_2,
+    plan_is_deterministic,
+    runs_on_a_loop_device_and_refuses_a_file_system: [Root, Mkfs],
+    shipped_fileserver_spec_runs_and_has_a_golden_baseline,
+    failed_requests_are_recorded_not_fatal: [Root],
+    interrupt_writes_partial_result,
+    markdown_summary_goes_to_github_step_summary,
+];

@@ -9,7 +9,6 @@ use common::{code, iogate, result, write_spec, LoopDevice};
 
 /// `ramp` is excluded from every measurement, `bytes` bounds a step exactly, `cpus` pins
 /// jobs, and a CPU the host lacks is refused before any I/O.
-#[test]
 fn ramp_bytes_and_cpu_pinning() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -71,7 +70,6 @@ fn ramp_bytes_and_cpu_pinning() {
 }
 
 /// Rate limits, Poisson arrivals, think time and IOMeter bursts pace requests as asked.
-#[test]
 fn pacing_controls_the_request_rate() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -113,7 +111,6 @@ fn pacing_controls_the_request_rate() {
 
 /// What the kernel or device cannot do is refused before any I/O: polled completions
 /// without poll queues, and requests smaller than the device's logical block.
-#[test]
 fn impossible_requests_are_refused_before_io() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -141,9 +138,6 @@ fn impossible_requests_are_refused_before_io() {
     );
     assert!(!file.exists() && !out.exists(), "nothing created");
 
-    if !common::root_or_skip("impossible_requests_are_refused_before_io (loop devices)") {
-        return;
-    }
     let dev = LoopDevice::new(16, "poll");
     let o = iogate(&[
         "run",
@@ -207,7 +201,6 @@ fn impossible_requests_are_refused_before_io() {
 }
 
 /// A kernel submission thread (SQPOLL) runs the same workload with the same accounting.
-#[test]
 fn kernel_submission_thread_runs_and_measures() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -263,7 +256,6 @@ fn littles_law(target: &std::path::Path, dir: &std::path::Path, qd: u32) -> f64 
 
 /// Little's law as a measurement check: in a closed loop with `qd` requests always
 /// outstanding, qd = IOPS × mean latency.
-#[test]
 fn littles_law_holds_on_a_file() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -279,12 +271,8 @@ fn littles_law_holds_on_a_file() {
     }
 }
 
-#[test]
 fn littles_law_holds_on_a_loop_device() {
     let _io = common::io_lock();
-    if !common::root_or_skip("littles_law_holds_on_a_loop_device") {
-        return;
-    }
     let dev = LoopDevice::new(64, "little");
     let dir = tempfile::tempdir().expect("tempdir");
     for qd in [1, 4, 32, 128] {
@@ -293,3 +281,12 @@ fn littles_law_holds_on_a_loop_device() {
         assert!((ratio - 1.0).abs() <= 0.03, "qd {qd}: ratio {ratio:.4}");
     }
 }
+
+tests_main![
+    ramp_bytes_and_cpu_pinning,
+    pacing_controls_the_request_rate,
+    impossible_requests_are_refused_before_io: [Root],
+    kernel_submission_thread_runs_and_measures,
+    littles_law_holds_on_a_file,
+    littles_law_holds_on_a_loop_device: [Root],
+];

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::{code, iogate, result, write_spec};
@@ -42,7 +42,6 @@ fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-#[test]
 fn repeats_bless_samples_and_identity_and_refuse_another_model() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -154,7 +153,6 @@ fn repeats_bless_samples_and_identity_and_refuse_another_model() {
     assert_eq!(code(&o), 2);
 }
 
-#[test]
 fn a_baseline_required_by_the_spec_makes_its_absence_inconclusive() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -182,20 +180,6 @@ fn a_baseline_required_by_the_spec_makes_its_absence_inconclusive() {
     );
 }
 
-fn xmllint() -> Option<PathBuf> {
-    let ok = Command::new("xmllint")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(PathBuf::from("xmllint"));
-    }
-    if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
-        panic!("xmllint is not installed (scripts/setup.sh installs libxml2-utils)");
-    }
-    None
-}
-
 fn validate(xml: &Path) -> std::process::Output {
     let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schema/junit.xsd");
     Command::new("xmllint")
@@ -215,12 +199,7 @@ fn xpath_count(xml: &Path, expr: &str) -> u64 {
         .expect("a count")
 }
 
-#[test]
 fn junit_validates_against_the_ci_schema() {
-    if xmllint().is_none() {
-        eprintln!("skipped: junit_validates_against_the_ci_schema: no xmllint");
-        return;
-    }
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(
@@ -242,7 +221,11 @@ fn junit_validates_against_the_ci_schema() {
         0
     );
     // Tamper with the baseline: twice the IOPS (a regression), no p99 (no baseline).
-    let file = golden.join("gate").join("file.json");
+    let key = common::result(&first)["baseline"]["key"]
+        .as_str()
+        .expect("key")
+        .to_string();
+    let file = golden.join("gate").join(format!("{key}.json"));
     let mut b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).expect("baseline")).expect("JSON");
     let iops = &mut b["metrics"]["w.iops"];
@@ -298,11 +281,7 @@ fn junit_validates_against_the_ci_schema() {
 /// a few percent: revision A again must not regress (pass, or inconclusive when its
 /// intervals are noisy), and revision B at 60% of A's cap must regress beyond a 10%
 /// tolerance. The 10%-change accuracy is measured by `bench/gate_accuracy.py`.
-#[test]
 fn a_throttled_slower_revision_regresses() {
-    if !common::root_or_skip("a_throttled_slower_revision_regresses") {
-        return;
-    }
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(
@@ -380,3 +359,10 @@ fn a_throttled_slower_revision_regresses() {
     );
     assert!(out.join("diff.json").exists());
 }
+
+tests_main![
+    repeats_bless_samples_and_identity_and_refuse_another_model,
+    a_baseline_required_by_the_spec_makes_its_absence_inconclusive,
+    junit_validates_against_the_ci_schema: [Xmllint],
+    a_throttled_slower_revision_regresses: [Root, Blkio],
+];

@@ -19,7 +19,6 @@ fn allocated(p: &Path) -> u64 {
     std::fs::metadata(p).unwrap().blocks() * 512
 }
 
-#[test]
 fn purge_punches_holes_in_a_file_and_idle_waits() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("t.img");
@@ -40,12 +39,8 @@ fn purge_punches_holes_in_a_file_and_idle_waits() {
     assert_eq!(r["steps"][2]["metrics"]["ios"], 0);
 }
 
-#[test]
 fn purge_discards_a_loop_device_or_says_why_it_cannot() {
     let _io = common::io_lock();
-    if !common::root_or_skip("purge_discards_a_loop_device_or_says_why_it_cannot") {
-        return;
-    }
     let dev = LoopDevice::new(32, "purge");
     let dir = tempfile::tempdir().unwrap();
     let spec = write_spec(dir.path(), "purge", FILL_PURGE_IDLE);
@@ -130,12 +125,8 @@ fn run_shortened(
     r
 }
 
-#[test]
 fn snia_pts_specs_run_shortened_on_a_loop_device() {
     let _io = common::io_lock();
-    if !common::root_or_skip("snia_pts_specs_run_shortened_on_a_loop_device") {
-        return;
-    }
     let dev = LoopDevice::new(128, "pts");
     let dir = tempfile::tempdir().unwrap();
 
@@ -249,7 +240,6 @@ fn snia_pts_specs_run_shortened_on_a_loop_device() {
     eprintln!("wsat: {} rounds to write {written} bytes", sweep["rounds"]);
 }
 
-#[test]
 fn snia_plan_lists_cases_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("t.img");
@@ -262,3 +252,10 @@ fn snia_plan_lists_cases_in_order() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     insta::assert_snapshot!("snia_latency_plan", String::from_utf8_lossy(&o.stdout));
 }
+
+tests_main![
+    purge_punches_holes_in_a_file_and_idle_waits,
+    purge_discards_a_loop_device_or_says_why_it_cannot: [Root],
+    snia_pts_specs_run_shortened_on_a_loop_device: [Root],
+    snia_plan_lists_cases_in_order,
+];

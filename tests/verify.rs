@@ -36,7 +36,6 @@ impl Pass<'_> {
     }
 }
 
-#[test]
 fn verify_pass_catches_and_classifies_corruption() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -137,7 +136,6 @@ fn verify_pass_catches_and_classifies_corruption() {
 /// Writes and verified reads in one step, several jobs, random offsets: a correct
 /// device yields no failures (each job writes its own slice; overlapping writes of one
 /// job are held back until the earlier one completes).
-#[test]
 fn mixed_verified_workload_is_clean() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -165,3 +163,8 @@ fn mixed_verified_workload_is_clean() {
                 && j["mean_latency_ns"].as_f64().unwrap() > 0.0)
     );
 }
+
+tests_main![
+    verify_pass_catches_and_classifies_corruption,
+    mixed_verified_workload_is_clean,
+];

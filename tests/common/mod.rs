@@ -30,27 +30,123 @@ pub fn result(out: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("result.json is JSON")
 }
 
-/// Whether tests that need root (loop devices) must run rather than skip: CI sets
-/// IOGATE_REQUIRE_ROOT_TESTS=1 so that a missing capability fails instead of passing.
-pub fn root_or_skip(test: &str) -> bool {
-    let root = rustix_is_root();
-    let losetup = Command::new("losetup").arg("--version").output().is_ok();
-    if root && losetup {
-        return true;
-    }
-    let reason = if !root {
-        "not running as root"
-    } else {
-        "losetup is not installed"
-    };
-    if std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some() {
-        panic!("{test}: {reason}, but IOGATE_REQUIRE_ROOT_TESTS is set");
-    }
-    eprintln!("skipped: {test}: {reason}");
-    false
+/// What a test needs from the machine beyond the build. A test whose needs are not met
+/// is reported as ignored (skipped) with the reason on stderr, never as passed; when
+/// [`required`] holds (CI, or `IOGATE_REQUIRE_ROOT_TESTS=1`), it runs and fails instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Root and `losetup` (loop devices, mounts).
+    Root,
+    /// cgroup v1 blkio throttling (`/sys/fs/cgroup/blkio`), besides root.
+    Blkio,
+    /// fio on PATH.
+    Fio,
+    /// Headless Chromium on PATH.
+    Chromium,
+    /// xmllint on PATH (libxml2-utils).
+    Xmllint,
+    /// mkfs.ext4 and e2fsck on PATH (e2fsprogs).
+    Mkfs,
 }
 
-fn rustix_is_root() -> bool {
+fn on_path(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl Need {
+    /// Why the need is not met on this machine; None when it is.
+    pub fn missing(self) -> Option<&'static str> {
+        let met = match self {
+            Need::Root => is_root() && on_path("losetup", "--version"),
+            Need::Blkio => {
+                is_root()
+                    && Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device").exists()
+            }
+            Need::Fio => on_path("fio", "--version"),
+            Need::Chromium => chromium().is_some(),
+            Need::Xmllint => on_path("xmllint", "--version"),
+            Need::Mkfs => on_path("mkfs.ext4", "-V") && on_path("e2fsck", "-V"),
+        };
+        (!met).then_some(match self {
+            Need::Root => "needs root and losetup",
+            Need::Blkio => "needs cgroup v1 blkio throttling (root)",
+            Need::Fio => "needs fio (scripts/setup.sh installs it)",
+            Need::Chromium => "needs headless Chromium (scripts/setup.sh installs it)",
+            Need::Xmllint => "needs xmllint (scripts/setup.sh installs libxml2-utils)",
+            Need::Mkfs => "needs mkfs.ext4 and e2fsck (scripts/setup.sh installs e2fsprogs)",
+        })
+    }
+}
+
+/// The headless Chromium binary on PATH, if any.
+pub fn chromium() -> Option<&'static str> {
+    ["chromium-headless-shell", "chromium", "chromium-browser"]
+        .into_iter()
+        .find(|b| on_path(b, "--version"))
+}
+
+/// Whether unmet needs fail tests instead of skipping them: under CI (`CI` set, as every
+/// CI system does) or with `IOGATE_REQUIRE_ROOT_TESTS=1` (what `.ci/run` sets as root).
+pub fn required() -> bool {
+    std::env::var_os("IOGATE_REQUIRE_ROOT_TESTS").is_some_and(|v| v != "0")
+        || std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+}
+
+/// One test of a harness-less test binary: name, needs, body (panics to fail).
+pub type Case = (&'static str, Vec<Need>, fn());
+
+/// Runs `cases` with libtest's command line and output (libtest-mimic): a case whose
+/// needs are unmet is ignored, and counted as such in the closing `test result:` line,
+/// unless [`required`] holds, when it fails with the reason.
+pub fn harness(cases: Vec<Case>) -> std::process::ExitCode {
+    let args = libtest_mimic::Arguments::from_args();
+    let strict = required();
+    let trials = cases
+        .into_iter()
+        .map(|(name, needs, body)| {
+            let missing: Vec<&'static str> = needs.iter().filter_map(|n| n.missing()).collect();
+            let skip = !missing.is_empty() && !strict;
+            if skip {
+                eprintln!("skipped: {name}: {}", missing.join("; "));
+            }
+            libtest_mimic::Trial::test(name, move || {
+                if !missing.is_empty() {
+                    return Err(format!(
+                        "{}, and CI requires it (CI or IOGATE_REQUIRE_ROOT_TESTS is set)",
+                        missing.join("; ")
+                    )
+                    .into());
+                }
+                body();
+                Ok(())
+            })
+            .with_ignored_flag(skip)
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// `main` for a test binary with `harness = false`: `tests_main![a, b: [Root, Fio]]` runs
+/// functions `a` (no needs) and `b` (root and fio) through [`harness`].
+#[macro_export]
+macro_rules! tests_main {
+    ($($name:ident $(: [$($need:ident),* $(,)?])?),* $(,)?) => {
+        fn main() -> std::process::ExitCode {
+            common::harness(vec![
+                $((
+                    stringify!($name),
+                    vec![$($(common::Need::$need),*)?],
+                    $name as fn(),
+                )),*
+            ])
+        }
+    };
+}
+
+fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()

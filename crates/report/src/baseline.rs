@@ -91,14 +91,92 @@ pub enum BaselineError {
 }
 
 /// The default baseline key of a result: the device model (lower-case, `[a-z0-9._-]`
-/// only; reported, or given with `run --model`), else `file` for a file target and
-/// `unknown-model` for a device.
+/// only; reported, or given with `run --model`). A target without a model is only
+/// itself on one machine, so its key names the machine and the disk under it:
+/// `file-<host>-<disk>` for a file (`file-<host>` on tmpfs), `<device>-<host>-<disk>` for
+/// a device such as a loop device (`loop-build7-nvme0n1`) or zram (`zram-build7`), with
+/// the device's trailing number dropped.
 pub fn default_key(target: &TargetIdentity) -> String {
-    match (&target.kind, &target.model) {
-        (_, Some(model)) => sanitize_key(model),
-        (TargetKind::File, None) => "file".into(),
-        (_, None) => "unknown-model".into(),
+    if let Some(model) = &target.model {
+        return sanitize_key(model);
     }
+    let kind = match target.kind {
+        TargetKind::File => "file".to_string(),
+        TargetKind::BlockDevice => target
+            .device_name
+            .as_deref()
+            .map(|n| n.trim_end_matches(|c: char| c.is_ascii_digit()))
+            .filter(|n| !n.is_empty())
+            .unwrap_or("device")
+            .to_string(),
+    };
+    let mut key = kind;
+    if let Some(h) = &target.host {
+        key = format!("{key}-{}", h.name);
+    }
+    if let Some(d) = &target.backing_device {
+        key = format!("{key}-{}", d.device_name);
+    }
+    sanitize_key(&key)
+}
+
+/// Whether a baseline's device may stand for this run's device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceMatch {
+    /// The same model, or the same machine and disk for a target without a model.
+    Same,
+    /// Another device model (the reason names both).
+    OtherModel(String),
+    /// A target without a model on another machine or disk, or a baseline that does not
+    /// record its machine (the reason names both).
+    OtherMachine(String),
+}
+
+/// Compares the device a baseline was blessed on with this run's device. Models decide
+/// when either side has one. Without a model (files, loop devices, zram) the device is the
+/// machine and the disk under it: the machine ids (else host names) must agree, and the
+/// backing disks (name, model, serial) when both sides record one.
+pub fn device_match(baseline: &TargetIdentity, run: &TargetIdentity) -> DeviceMatch {
+    let none = |o: &Option<String>| o.clone().unwrap_or_else(|| "(none)".into());
+    if baseline.model.is_some() || run.model.is_some() {
+        return if baseline.model == run.model {
+            DeviceMatch::Same
+        } else {
+            DeviceMatch::OtherModel(format!(
+                "was blessed on model {}, this run is on model {}",
+                none(&baseline.model),
+                none(&run.model)
+            ))
+        };
+    }
+    let here = run
+        .host
+        .as_ref()
+        .map_or("an unknown host".to_string(), ToString::to_string);
+    let Some(theirs) = &baseline.host else {
+        return DeviceMatch::OtherMachine(format!(
+            "records no machine (blessed before iogate kept one); this run is on {here}"
+        ));
+    };
+    if !run.host.as_ref().is_some_and(|h| h.same_machine(theirs)) {
+        return DeviceMatch::OtherMachine(format!(
+            "was blessed on {theirs}, this run is on {here}"
+        ));
+    }
+    if let (Some(a), Some(b)) = (&baseline.backing_device, &run.backing_device) {
+        if a != b {
+            return DeviceMatch::OtherMachine(format!(
+                "was blessed on disk {} (model {}, serial {}), this run is on disk {} (model {}, serial {})",
+                a.device_name,
+                none(&a.model),
+                none(&a.serial),
+                b.device_name,
+                none(&b.model),
+                none(&b.serial)
+            ));
+        }
+    }
+    DeviceMatch::Same
 }
 
 /// Makes a string safe as a file name: lower-case, runs of other characters → `-`.

@@ -175,17 +175,8 @@ fn row(a: &RunResult, b: &RunResult, m: &MetricRef, tolerance_pct: f64) -> Optio
         m.metric.higher_is_better(),
         &label,
     );
-    // Without samples on either side the noise is unknown: a change beyond the tolerance
-    // cannot be told from noise (a maximum latency moves a lot between identical runs),
-    // so it is inconclusive, except a change from or to zero (errors appearing).
-    let outcome = match j.outcome {
-        RuleOutcome::Regressed | RuleOutcome::Improved
-            if j.interval_pct.is_none() && j.change_pct.is_finite() && vb != 0.0 =>
-        {
-            RuleOutcome::Inconclusive
-        }
-        o => o,
-    };
+    // Without samples on either side, `judge` never decides on the tolerance alone.
+    let outcome = j.outcome;
     Some(DiffRow {
         metric: label,
         step: m.step.clone(),

@@ -15,8 +15,12 @@
 //! the tolerance (all percent): `regressed` when `lo > t` (the change exceeds both the
 //! tolerance and the noise); `improved` when `hi < -t`; `pass` when `hi <= t`; otherwise
 //! `inconclusive` (the interval straddles the tolerance: the noise is too large to tell).
-//! Without samples on either side the interval is the point itself: `regressed` when
-//! `w > t`, as a plain tolerance check.
+//! Without samples on either side the noise is unknown, so the tolerance alone never
+//! decides a change beyond it: `pass` when `w <= t`, otherwise `inconclusive` (`--repeat`
+//! measures the noise). A maximum or percentile latency moves by tens of percent between
+//! identical runs, so a plain tolerance check turns noise into regressions. Two changes
+//! need no noise: a value appearing from or falling to zero (errors appearing), and a
+//! missing current value; both are decided as `regressed`/`improved`.
 
 use iogate_runner::result::RuleOutcome;
 use rand::rngs::SmallRng;
@@ -138,7 +142,13 @@ pub fn judge(
         Some([a, b]) => (worse(a).min(worse(b)), worse(a).max(worse(b))),
         None => (worse(change), worse(change)),
     };
-    let outcome = if current.value.is_nan() || lo > tolerance_pct {
+    // No noise measured: only a change from or to zero is told without it.
+    let unmeasured = interval.is_none() && change.is_finite() && current.value != 0.0;
+    let outcome = if current.value.is_nan() {
+        RuleOutcome::Regressed
+    } else if unmeasured && worse(change).abs() > tolerance_pct {
+        RuleOutcome::Inconclusive
+    } else if lo > tolerance_pct {
         RuleOutcome::Regressed
     } else if hi < -tolerance_pct {
         RuleOutcome::Improved
@@ -175,13 +185,13 @@ mod tests {
     }
 
     #[test]
-    fn without_samples_the_tolerance_alone_decides() {
+    fn without_samples_a_change_beyond_the_tolerance_is_inconclusive() {
         let exact = |v| Side {
             value: v,
             samples: None,
         };
         let j = judge(exact(100.0), exact(94.0), 5.0, true, "x");
-        assert_eq!(j.outcome, RuleOutcome::Regressed);
+        assert_eq!(j.outcome, RuleOutcome::Inconclusive);
         assert_eq!(j.interval_pct, None);
         assert!((j.change_pct + 6.0).abs() < 1e-9);
         assert_eq!(
@@ -190,11 +200,28 @@ mod tests {
         );
         assert_eq!(
             judge(exact(100.0), exact(106.0), 5.0, true, "x").outcome,
-            RuleOutcome::Improved
+            RuleOutcome::Inconclusive
         );
-        // Latency: higher is worse.
+        // Latency: higher is worse; a p99 doubling without measured noise is not a verdict.
         assert_eq!(
-            judge(exact(100.0), exact(106.0), 5.0, false, "x").outcome,
+            judge(exact(100.0), exact(211.0), 50.0, false, "x").outcome,
+            RuleOutcome::Inconclusive
+        );
+        assert_eq!(
+            judge(exact(100.0), exact(140.0), 50.0, false, "x").outcome,
+            RuleOutcome::Pass
+        );
+        // From or to zero needs no noise: errors appearing regress; a missing value too.
+        assert_eq!(
+            judge(exact(0.0), exact(5.0), 5.0, false, "x").outcome,
+            RuleOutcome::Regressed
+        );
+        assert_eq!(
+            judge(exact(100.0), exact(0.0), 5.0, true, "x").outcome,
+            RuleOutcome::Regressed
+        );
+        assert_eq!(
+            judge(exact(100.0), exact(f64::NAN), 5.0, true, "x").outcome,
             RuleOutcome::Regressed
         );
     }

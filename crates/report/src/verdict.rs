@@ -35,6 +35,9 @@ pub struct BaselineInput<'a> {
     pub key: String,
     /// Whether a missing baseline makes the run inconclusive.
     pub required: bool,
+    /// Why a baseline file under the key was set aside (another machine); `baseline` is
+    /// then None.
+    pub not_compared: Option<String>,
 }
 
 /// Evaluates `plan`'s assertions and baseline rules on `result`.
@@ -103,6 +106,7 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         BaselineComparison {
             path: input.baseline.as_ref().map(|(_, p)| p.clone()),
             key: input.key.clone(),
+            not_compared: input.not_compared.clone(),
             baseline_firmware_revision: input
                 .baseline
                 .as_ref()

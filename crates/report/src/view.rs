@@ -363,7 +363,7 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             outcome: rule_outcome_str(r.outcome).to_string(),
             interval: match (r.change_interval_pct, r.baseline) {
                 (Some([lo, hi]), _) => format!("[{lo:+.1}%, {hi:+.1}%]"),
-                (None, Some(_)) => "not measured".into(),
+                (None, Some(_)) => "noise not measured (`--repeat` measures it)".into(),
                 (None, None) => "—".into(),
             },
             noise: if r.baseline.is_some() {
@@ -402,13 +402,16 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             }
             (Some(p), None) => format!("Compared with {p} (key `{}`).", b.key),
             (None, _) => format!(
-                "No baseline for key `{}`{}: run `iogate bless` to create one.",
+                "No baseline for key `{}`{}: {}",
                 b.key,
                 if b.required {
                     " (required: the run is inconclusive)"
                 } else {
                     ""
-                }
+                },
+                b.not_compared
+                    .clone()
+                    .unwrap_or_else(|| "run `iogate bless` to create one.".into())
             ),
         },
         None => String::new(),

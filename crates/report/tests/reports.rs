@@ -35,6 +35,7 @@ fn verdict_on(r: &RunResult, baseline: Option<&Baseline>, rules: &str) -> iogate
         baseline: baseline.map(|b| (b, "golden/fileserver/file.json".to_string())),
         key: "file".into(),
         required: true,
+        not_compared: None,
     };
     evaluate(&p, r, &input)
 }
@@ -55,6 +56,7 @@ fn reports_snapshot() {
         baseline: Some((&b, "golden/fileserver/file.json".into())),
         key: "file".into(),
         required: false,
+        not_compared: None,
     };
     evaluate(&p, &r, &input).apply(&mut r);
     assert_eq!(
@@ -84,6 +86,15 @@ fn rules_know_which_way_is_worse() {
         .iter()
         .all(|r| r.outcome == RuleOutcome::Pass && r.change_pct == Some(0.0)));
 
+    // Baseline noise measured by repeats, ±0.1%: tight enough for the tolerance to decide.
+    for m in ["fileserver.iops", "fileserver.latency.p99"] {
+        let g = b.metrics.get_mut(m).unwrap();
+        g.samples = [0.999, 1.0, 1.001, 1.0, 0.9995]
+            .iter()
+            .map(|f| g.value * f)
+            .collect();
+        g.sample_source = Some(iogate_runner::metrics::SampleSource::Repeats);
+    }
     // Baseline 4% faster: within -5%. 6% faster: regressed. 6% slower: improved.
     let iops = b.metrics["fileserver.iops"].value;
     for (factor, expected) in [
@@ -109,6 +120,17 @@ fn rules_know_which_way_is_worse() {
     let v = verdict_with(Some(&b), "  fileserver.latency.p99: +10%\n");
     assert_eq!(v.outcome, Outcome::Pass);
     assert_eq!(v.baseline.unwrap().rules[0].outcome, RuleOutcome::Improved);
+
+    // Without noise measured on either side, the tolerance alone decides nothing beyond
+    // it: a 20% p99 change is inconclusive (exit 4), within it still a pass.
+    let g = b.metrics.get_mut("fileserver.latency.p99").unwrap();
+    g.samples.clear();
+    g.value = p99 / 1.2;
+    let v = verdict_with(Some(&b), "  fileserver.latency.p99: +10%\n");
+    assert_eq!(v.outcome, Outcome::Inconclusive);
+    b.metrics.get_mut("fileserver.latency.p99").unwrap().value = p99 / 1.05;
+    let v = verdict_with(Some(&b), "  fileserver.latency.p99: +10%\n");
+    assert_eq!(v.outcome, Outcome::Pass);
 }
 
 #[test]
@@ -165,6 +187,7 @@ fn an_engine_error_outranks_everything() {
             baseline: None,
             key: "file".into(),
             required: true,
+            not_compared: None,
         },
     );
     assert_eq!(v.outcome, Outcome::Error);

@@ -189,6 +189,9 @@ pub(crate) fn merge(
                 max_latency_ns: iv.latency_max_ns,
                 read_ios: iv.read_ios,
                 write_ios: iv.write_ios,
+                latency: interval_summary(&[&iv.read_latency, &iv.write_latency]),
+                read_latency: interval_summary(&[&iv.read_latency]),
+                write_latency: interval_summary(&[&iv.write_latency]),
             }
         })
         .collect();
@@ -244,4 +247,14 @@ pub(crate) fn merge(
         sweep: None,
         error: None,
     }
+}
+
+/// The latency summary of one interval from its (value, count) bucket pairs (any number of
+/// jobs' pairs concatenated); None without requests.
+fn interval_summary(pairs: &[&[(u64, u64)]]) -> Option<LatencySummary> {
+    let mut h = crate::engine::interval_latency_histogram();
+    for &(value, count) in pairs.iter().flat_map(|p| p.iter()) {
+        h.saturating_record_n(value, count);
+    }
+    (!h.is_empty()).then(|| LatencySummary::from_histogram(&h))
 }

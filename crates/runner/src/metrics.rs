@@ -251,6 +251,7 @@ impl RunResult {
                 let secs = step.interval_ns as f64 / 1e9;
                 let values = full
                     .iter()
+                    .filter(|i| !matches!(m.metric, Metric::Latency(_)) || interval_has(i, m.op))
                     .map(|i| match (m.op, m.metric) {
                         (OpFilter::All, Metric::Iops) => Some(i.iops),
                         (OpFilter::All, Metric::Bandwidth) => Some(i.bandwidth_bytes_per_s),
@@ -262,6 +263,16 @@ impl RunResult {
                         }
                         (OpFilter::Write, Metric::Iops) if secs > 0.0 => {
                             Some(i.write_ios as f64 / secs)
+                        }
+                        // Percentiles, extremes and per-operation means: the interval's
+                        // own histogram.
+                        (op, Metric::Latency(stat)) => {
+                            let summary = match op {
+                                OpFilter::All => i.latency.as_ref(),
+                                OpFilter::Read => i.read_latency.as_ref(),
+                                OpFilter::Write => i.write_latency.as_ref(),
+                            };
+                            summary.map(|l| l.get(stat) / 1e9)
                         }
                         _ => None,
                     })
@@ -321,5 +332,15 @@ impl RunResult {
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
             Metric::SteadyStateReached | Metric::SteadyStateRound => return None,
         })
+    }
+}
+
+/// Whether an interval measured operation `op`: latency samples come only from intervals
+/// with requests of that operation (an idle interval has no percentile).
+fn interval_has(i: &crate::result::IntervalSample, op: OpFilter) -> bool {
+    match op {
+        OpFilter::All => i.ios() > 0,
+        OpFilter::Read => i.read_ios > 0,
+        OpFilter::Write => i.write_ios > 0,
     }
 }

@@ -407,7 +407,7 @@ mod tests {
     }
 
     /// A temporary trace file holding `lines`; `.0` is its path.
-    struct Temp(std::path::PathBuf, tempfile::TempDir);
+    struct Temp(std::path::PathBuf, #[allow(dead_code)] tempfile::TempDir);
 
     fn write_trace(lines: &str) -> Temp {
         let dir = tempfile::tempdir().expect("tempdir");

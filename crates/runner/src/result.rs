@@ -320,7 +320,7 @@ pub struct BlockSizeCount {
 }
 
 /// One interval, merged over jobs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalSample {
     /// Interval start from the step start, ns.
     pub start_ns: u64,
@@ -334,8 +334,27 @@ pub struct IntervalSample {
     pub max_latency_ns: u64,
     /// Reads completed.
     pub read_ios: u64,
-    /// Writes completed.
+    /// Completed writes.
     pub write_ios: u64,
+    /// Total latency of the interval's requests, all operations, from 2-significant-digit
+    /// histograms merged exactly across jobs (1% resolution): the samples that give
+    /// percentile rules (`latency.p99`) their noise within one run. Absent for an interval
+    /// without requests, and in results written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencySummary>,
+    /// The same for reads only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_latency: Option<LatencySummary>,
+    /// The same for writes only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_latency: Option<LatencySummary>,
+}
+
+impl IntervalSample {
+    /// Requests completed in the interval.
+    pub fn ios(&self) -> u64 {
+        self.read_ios + self.write_ios
+    }
 }
 
 /// One assertion's outcome.
@@ -360,8 +379,14 @@ pub struct AssertionResult {
 pub struct BaselineComparison {
     /// Baseline file used, if one was found.
     pub path: Option<String>,
-    /// Baseline key (device model, `file`, or `--key`).
+    /// Baseline key (device model; for a target without one, `file-<host>-<disk>` and the
+    /// like, see `report::baseline::default_key`; or `--key`).
     pub key: String,
+    /// Why the baseline file found under the key was not compared (it was blessed on
+    /// another machine or disk), with the command that makes one for this machine. Its
+    /// rules are then `no_baseline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
     /// Firmware revision recorded in the baseline.
     pub baseline_firmware_revision: Option<String>,
     /// The device the baseline was blessed on (model, serial, firmware revision), when

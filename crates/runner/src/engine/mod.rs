@@ -288,7 +288,7 @@ impl Generator {
 }
 
 /// One interval sample of one job (merged across jobs by `index`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// Interval number from the step's start.
     pub index: u32,
@@ -304,11 +304,76 @@ pub struct Interval {
     pub latency_sum_ns: u64,
     /// Largest total latency, nanoseconds.
     pub latency_max_ns: u64,
+    /// Total latencies of successful reads: the non-empty buckets of an
+    /// [`interval_latency_histogram`] as (highest equivalent value in ns, count) pairs.
+    /// Pairs of several jobs are simply concatenated: recorded again into one histogram of
+    /// the same shape they add up exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_latency: Vec<(u64, u64)>,
+    /// Total latencies of successful writes, like `read_latency`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_latency: Vec<(u64, u64)>,
+}
+
+/// Histogram of one interval's latencies: 1 ns to 1 hour at 2 significant digits (1%
+/// resolution). Coarser than the step's (0.1%) so that a job's interval costs a few
+/// hundred bucket pairs, not the whole histogram, while percentiles that move by less than
+/// 1% are noise anyway.
+pub fn interval_latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 2)
+        .expect("constant histogram bounds are valid")
+}
+
+/// A job's latencies of the current interval, by operation; emptied into each interval
+/// as it closes ([`IntervalLatency::close`]).
+pub struct IntervalLatency {
+    read: Histogram<u64>,
+    write: Histogram<u64>,
+}
+
+impl Default for IntervalLatency {
+    fn default() -> Self {
+        IntervalLatency {
+            read: interval_latency_histogram(),
+            write: interval_latency_histogram(),
+        }
+    }
+}
+
+impl IntervalLatency {
+    /// Records one successful request's total latency, ns (saturated at the histogram's
+    /// 1 hour).
+    pub fn record(&mut self, op: Op, latency_ns: u64) {
+        let h = match op {
+            Op::Read => &mut self.read,
+            Op::Write => &mut self.write,
+        };
+        h.saturating_record(latency_ns.max(1));
+    }
+
+    /// Moves the recorded latencies into `interval` as bucket pairs and starts afresh.
+    pub fn close(&mut self, interval: &mut Interval) {
+        fn drain(h: &mut Histogram<u64>) -> Vec<(u64, u64)> {
+            if h.is_empty() {
+                return Vec::new();
+            }
+            let pairs = h
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect();
+            h.reset();
+            pairs
+        }
+        interval.read_latency = drain(&mut self.read);
+        interval.write_latency = drain(&mut self.write);
+    }
 }
 
 impl Interval {
     /// Adds another sample's counts (same interval of another job, or a folded tail).
     pub fn add(&mut self, o: &Interval) {
+        self.read_latency.extend_from_slice(&o.read_latency);
+        self.write_latency.extend_from_slice(&o.write_latency);
         self.ios += o.ios;
         self.read_ios += o.read_ios;
         self.write_ios += o.write_ios;

@@ -16,7 +16,8 @@ use super::pacing::Pacer;
 use super::ring::{build_ring, spin_budget_ns, wait_until, DUE_SPIN_NS};
 use super::verify::{self, Expected, VerifyRecord, VerifyState};
 use super::{
-    ErrorRecord, Interval, JobStats, Op, Request, RequestRecord, RequestSource, MAX_ERROR_RECORDS,
+    ErrorRecord, Interval, IntervalLatency, JobStats, Op, Request, RequestRecord, RequestSource,
+    MAX_ERROR_RECORDS,
 };
 
 /// Errors that stop a job.
@@ -193,6 +194,7 @@ pub fn run_job<S: RequestSource>(
     let mut issuing = true;
     let (mut issued_ios, mut issued_bytes) = (0u64, 0u64);
     let mut interval = Interval::default();
+    let mut interval_latency = IntervalLatency::default();
     let mut next_boundary = p.ramp_ns + p.interval_ns;
     let (mut failures_in_a_row, mut successes) = (0u64, 0u64);
     let mut last_errno = 0;
@@ -497,8 +499,8 @@ pub fn run_job<S: RequestSource>(
         occupy(stats, inflight, done);
         while done >= next_boundary {
             interval.index = ((next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
-            stats.intervals.push(interval);
-            interval = Interval::default();
+            interval_latency.close(&mut interval);
+            stats.intervals.push(std::mem::take(&mut interval));
             next_boundary += p.interval_ns;
         }
         for cqe in ring.completion() {
@@ -588,6 +590,7 @@ pub fn run_job<S: RequestSource>(
                     interval.bytes += u64::from(s.len);
                     interval.latency_sum_ns += latency;
                     interval.latency_max_ns = interval.latency_max_ns.max(latency);
+                    interval_latency.record(s.op, latency);
                 }
             } else {
                 failures_in_a_row += 1;
@@ -633,6 +636,7 @@ pub fn run_job<S: RequestSource>(
         .fetch_add(completed_since_publish, Ordering::Relaxed);
     if interval.ios > 0 || stats.intervals.is_empty() {
         interval.index = ((next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
+        interval_latency.close(&mut interval);
         stats.intervals.push(interval);
     }
     if successes == 0 && failures_in_a_row > 0 && failures_in_a_row == issued_ios {
