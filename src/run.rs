@@ -517,7 +517,10 @@ fn print_summary(result: &iogate_runner::RunResult, spec_name: &str, out: &Path,
             };
             eprintln!(
                 "{:<12} {}  change {}{noise} (tolerance {}%)",
-                format!("{:?}", r.outcome).to_lowercase(),
+                serde_json::to_value(r.outcome)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
                 r.metric,
                 r.change_pct.map_or("—".into(), |c| format!("{c:+.1}%")),
                 r.tolerance_pct
