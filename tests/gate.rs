@@ -10,7 +10,7 @@ use std::process::Command;
 
 use common::{code, iogate, result, write_spec};
 
-const SPEC: &str = "iogate: 1\nname: gate\ntarget: { size: 32MiB }\nsteps:\n  - workload: { name: w, duration: 2s, queue_depth: 4, mix: [ { block_size: 4KiB, read: 100%, random: 100% } ] }\nbaseline:\n  w.iops: -5%\n  w.latency.mean: +50%\n";
+const SPEC: &str = "iogate: 1\nname: gate\ntarget: { size: 32MiB }\nsteps:\n  - workload: { name: w, duration: 4s, queue_depth: 4, mix: [ { block_size: 4KiB, read: 100%, random: 100% } ] }\nbaseline:\n  w.iops: -5%\n  w.latency.mean: +50%\n";
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 test paths")
