@@ -298,3 +298,22 @@ pub fn run_ok(spec: &Path, target: &Path, out: &Path) {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// IOMeter's File Server mix lines, indented for a `mix:` key of a workload step.
+pub const FILESERVER_MIX: &str = r#"
+        - { block_size: 512B,  weight: 10%, read: 80%, random: 100%, align: 512B }
+        - { block_size: 1KiB,  weight: 5%,  read: 80%, random: 100%, align: 512B }
+        - { block_size: 2KiB,  weight: 5%,  read: 80%, random: 100%, align: 512B }
+        - { block_size: 4KiB,  weight: 60%, read: 80%, random: 100% }
+        - { block_size: 8KiB,  weight: 2%,  read: 80%, random: 100% }
+        - { block_size: 16KiB, weight: 4%,  read: 80%, random: 100% }
+        - { block_size: 32KiB, weight: 4%,  read: 80%, random: 100% }
+        - { block_size: 64KiB, weight: 10%, read: 80%, random: 100% }"#;
+
+/// A spec `name` with a 1 MiB-block precondition and a File Server workload `mix` of `ios`
+/// requests at queue depth 4 on 64 MiB, followed by `extra` (assertions, rules).
+pub fn mix_spec(name: &str, ios: u64, extra: &str) -> String {
+    format!(
+        "iogate: 1\nname: {name}\ntarget: {{ size: 64MiB }}\nseed: 7\nsteps:\n  - precondition: {{ block_size: 1MiB, passes: 1 }}\n  - workload:\n      name: mix\n      queue_depth: 4\n      ios: {ios}\n      mix:{FILESERVER_MIX}\n{extra}"
+    )
+}
