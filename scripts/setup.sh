@@ -12,6 +12,12 @@ command -v e2fsck >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v fio >/dev/null 2>&1 || need+=(fio)
 command -v chromium-headless-shell >/dev/null 2>&1 || need+=(chromium-headless-shell)
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
+# Building iogate: libblkid (the destructive-write guard) through bindgen, which needs
+# libclang and pkg-config.
+[ -e /usr/include/blkid/blkid.h ] || need+=(libblkid-dev)
+compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || need+=(libclang-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v mkfs.minix >/dev/null 2>&1 || need+=(util-linux)
 
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then

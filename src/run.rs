@@ -237,7 +237,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
         .unwrap_or_default();
     let replays = iogate_runner::scan_replays(&plan, &spec_dir, target.logical_block_size)
         .map_err(|e| fail(&e, exit::USAGE))?;
-    let writes = plan.steps.iter().any(|s| s.writes());
+    let writes = plan.writes();
     target
         .prepare(plan.target.size_bytes, writes, args.allow_destructive)
         .map_err(|e| fail(&e, exit::TARGET))?;

@@ -7,7 +7,7 @@
 //! opens the target once per job with [`Target::open_job`].
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -379,26 +379,9 @@ fn dio_align(path: &Path) -> Option<u32> {
     (st.stx_dio_offset_align > 0).then_some(st.stx_dio_offset_align)
 }
 
-/// Known on-disk signatures: (name, byte offset, magic bytes). Sources: the formats'
-/// superblock definitions as used by util-linux libblkid.
-const SIGNATURES: &[(&str, u64, &[u8])] = &[
-    ("GPT partition table", 512, b"EFI PART"),
-    ("GPT partition table (4K sectors)", 4096, b"EFI PART"),
-    ("ext2/3/4 file system", 1080, &[0x53, 0xEF]),
-    ("XFS file system", 0, b"XFSB"),
-    ("btrfs file system", 65_600, b"_BHRfS_M"),
-    ("LUKS encrypted volume", 0, b"LUKS\xba\xbe"),
-    ("swap space", 4086, b"SWAPSPACE2"),
-    ("LVM2 physical volume", 536, b"LVM2 001"),
-    ("F2FS file system", 1024, &[0x10, 0x20, 0xF5, 0xF2]),
-    ("NTFS file system", 3, b"NTFS    "),
-    ("squashfs", 0, b"hsqs"),
-    ("ISO 9660 file system", 32_769, b"CD001"),
-    ("MBR partition table or boot sector", 510, &[0x55, 0xAA]),
-];
-
 /// Refuses a block device that is mounted, used by another device (holders), has
-/// partitions, or carries a known signature. Reads only.
+/// partitions, or carries any signature util-linux libblkid knows (file systems, RAID
+/// members, LVM, LUKS, swap, partition tables: see [`probe_signatures`]). Reads only.
 ///
 /// Errors: [`RunError::Refused`] naming what was found.
 pub fn check_destructive(path: &Path) -> Result<(), RunError> {
@@ -451,22 +434,62 @@ pub fn check_destructive(path: &Path) -> Result<(), RunError> {
             }
         }
     }
-    let mut head = vec![0u8; 66 * 1024];
-    let mut f = File::open(path).map_err(io)?;
-    let mut read = 0;
-    while read < head.len() {
-        match f.read(&mut head[read..]) {
-            Ok(0) => break,
-            Ok(n) => read += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io(e)),
-        }
-    }
-    for (name, offset, magic) in SIGNATURES {
-        let (start, end) = (*offset as usize, *offset as usize + magic.len());
-        if end <= read && &head[start..end] == *magic {
-            return Err(refuse(format!("a {name} signature at byte {offset}")));
-        }
+    if let Some(what) = probe_signatures(path)? {
+        return Err(refuse(what));
     }
     Ok(())
+}
+
+/// What libblkid finds on `path` (a device or an image file), as a phrase for the
+/// refusal: its superblocks chain (file systems, RAID members, LVM, LUKS, swap, …) and
+/// its partitions chain (partition tables), probed together as `blkid -p` does, so every
+/// format libblkid knows is found without a signature list of our own. `None` when
+/// nothing is found.
+///
+/// Errors: the path cannot be opened or probed ([`RunError::Target`]).
+pub fn probe_signatures(path: &Path) -> Result<Option<String>, RunError> {
+    use libblkid_rs::{BlkidProbe, BlkidSafeprobeRet, BlkidSublks, BlkidSublksFlags};
+    let err = |e: libblkid_rs::BlkidErr| RunError::Target {
+        path: path.to_path_buf(),
+        message: format!("libblkid cannot probe it: {e}"),
+    };
+    let mut probe = BlkidProbe::new_from_filename(path).map_err(err)?;
+    probe.enable_superblocks(true).map_err(err)?;
+    probe
+        .set_superblock_flags(BlkidSublksFlags::new(vec![
+            BlkidSublks::Type,
+            BlkidSublks::Usage,
+            BlkidSublks::Magic,
+        ]))
+        .map_err(err)?;
+    probe.enable_partitions(true).map_err(err)?;
+    let found = match probe.do_safeprobe().map_err(err)? {
+        BlkidSafeprobeRet::None => return Ok(None),
+        BlkidSafeprobeRet::Ambiguous => {
+            return Ok(Some(
+                "more than one signature (libblkid: ambiguous probe)".to_string(),
+            ))
+        }
+        BlkidSafeprobeRet::Success => probe,
+    };
+    let value = |k: &str| found.lookup_value(k).ok().filter(|v| !v.is_empty());
+    let what = match (value("TYPE"), value("PTTYPE")) {
+        (Some(t), _) => {
+            let usage = value("USAGE").unwrap_or_else(|| "filesystem".into());
+            let usage = match usage.as_str() {
+                "filesystem" => "file system",
+                "raid" => "RAID member",
+                "crypto" => "encrypted volume",
+                other => other,
+            }
+            .to_string();
+            match value("SBMAGIC_OFFSET") {
+                Some(o) => format!("a {t} {usage} signature (at byte {o})"),
+                None => format!("a {t} {usage} signature"),
+            }
+        }
+        (None, Some(pt)) => format!("a {pt} partition table"),
+        (None, None) => "a signature libblkid recognises".to_string(),
+    };
+    Ok(Some(what))
 }

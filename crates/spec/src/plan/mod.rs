@@ -338,13 +338,28 @@ pub fn derive_seed(seed: u64, step: u64, job: u64) -> u64 {
 }
 
 impl PlanStep {
-    /// Whether the step writes.
+    /// Whether the step can change the target's data: the one place the destructive-write
+    /// guard (`iogate run` refuses a device holding data) and the runner's read-only
+    /// opens ask. Every step kind answers explicitly: a sweep writes when any of its
+    /// cases does; a purge discards; a precondition fills; an idle step never touches the target.
     pub fn writes(&self) -> bool {
-        match (&self.replay, self.kind) {
-            (Some(r), _) => r.filter.writes,
-            (None, StepKind::Purge) => true,
-            (None, _) => self.mix.iter().any(|m| m.read_pct < 100.0),
+        match self.kind {
+            StepKind::Replay => self.replay.as_ref().is_none_or(|r| r.filter.writes),
+            StepKind::Purge | StepKind::Precondition => true,
+            StepKind::Idle => false,
+            StepKind::Sweep => self
+                .sweep
+                .as_ref()
+                .is_none_or(|s| s.cases.iter().any(|c| c.step.writes())),
+            StepKind::Workload => self.mix.iter().any(|m| m.read_pct < 100.0),
         }
+    }
+}
+
+impl Plan {
+    /// Whether any step of the plan can change the target's data ([`PlanStep::writes`]).
+    pub fn writes(&self) -> bool {
+        self.steps.iter().any(PlanStep::writes)
     }
 }
 
