@@ -137,6 +137,17 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
     if a.malformed_count > a.malformed.len() as u64 {
         eprintln!("warning: … {} malformed records in all", a.malformed_count);
     }
+    if a.requests == 0 {
+        // An empty file, or one with nothing of the format in it, is not a trace.
+        eprintln!(
+            "error: {} holds no {} requests ({} malformed records): is it a {} trace?",
+            args.trace.display(),
+            a.format,
+            a.malformed_count,
+            a.format
+        );
+        return exit::USAGE;
+    }
     if let Some(out) = &args.html {
         match render::analysis_html(&a) {
             Ok(html) => {
@@ -236,6 +247,28 @@ pub fn steady_state(args: &crate::cli::SteadyStateArgs) -> u8 {
     if args.window < 2 {
         eprintln!("error: --window must be at least 2 rounds");
         return exit::USAGE;
+    }
+    // Measurements are finite and not negative (IOPS, bandwidth, latency); limits too.
+    let bad = args
+        .values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite() || **v < 0.0);
+    if let Some((i, v)) = bad {
+        eprintln!(
+            "error: value {} is {v}: expected a finite measurement of 0 or more",
+            i + 1
+        );
+        return exit::USAGE;
+    }
+    for (name, v) in [
+        ("--max-excursion", args.max_excursion),
+        ("--max-slope", args.max_slope),
+    ] {
+        if !v.is_finite() || v < 0.0 {
+            eprintln!("error: {name} is {v}: expected a percentage of 0 or more");
+            return exit::USAGE;
+        }
     }
     let Some(w) = evaluate(&args.values, &c) else {
         eprintln!(

@@ -12,7 +12,8 @@ pub const USAGE: u8 = 2;
 pub const TARGET: u8 = 3;
 /// No verdict: a required baseline is missing.
 pub const INCONCLUSIVE: u8 = 4;
-/// Interrupted by SIGINT, after the partial result was written.
+/// Interrupted by SIGINT, after the partial result was written (SIGTERM: 143, SIGHUP:
+/// 129; 128 + the signal, see `signals.rs`).
 pub const INTERRUPTED: u8 = 130;
 
 /// The exit code of a run's outcome.

@@ -7,7 +7,9 @@ mod analyze;
 mod cli;
 mod diff;
 mod exit;
+mod output;
 mod run;
+mod signals;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -19,6 +19,7 @@ use iogate_spec::Geometry;
 
 use crate::cli::RunArgs;
 use crate::exit;
+use crate::output::Staging;
 use crate::{probe, read_spec};
 
 /// Prints run events on stderr: a progress bar per step (with ETA) on a terminal, one
@@ -125,43 +126,50 @@ pub fn run(args: &RunArgs) -> u8 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    // Without the handler, Ctrl-C kills the run and no partial result is written.
-    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop)) {
-        eprintln!("warning: cannot handle Ctrl-C ({e}); an interrupted run writes no result");
-    }
+    let plan = &prepared.plan;
     let mut display = Display {
         quiet: args.quiet,
         tty: std::io::stderr().is_terminal(),
         bar: None,
     };
-    let request_log = std::sync::Mutex::new(Vec::new());
-    let mut result = execute_repeats(args, &prepared, &stop, &request_log, &mut display);
-    let plan = &prepared.plan;
-    result.spec_text = Some(prepared.src.text.clone());
-    result.plan_text = Some(plan.render_table());
-    if let Err(e) = override_identity(&mut result.target, args) {
+    // Before the first request: the identity the baseline is chosen by, the baseline
+    // file itself, and a writable result directory.
+    let mut identity = prepared.target.identity();
+    if let Err(e) = override_identity(&mut identity, args) {
         eprintln!("error: {e}");
         return exit::USAGE;
     }
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stamp: String = iogate_runner::run::now_rfc3339()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
+        PathBuf::from("results").join(&plan.spec_name).join(stamp)
+    });
+    let staging = match Staging::new(&out) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::TARGET;
+        }
+    };
+    let chosen = match choose_baseline(args, plan, &identity, &out, &mut display) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    crate::signals::register(&stop);
+    let request_log = std::sync::Mutex::new(Vec::new());
+    let mut result = execute_repeats(args, &prepared, &stop, &request_log, &mut display);
+    result.spec_text = Some(prepared.src.text.clone());
+    result.plan_text = Some(plan.render_table());
+    result.target = identity;
     if let (Some(state), Some(path)) = (&prepared.verify_state, &args.verify_state) {
         if let Err(e) = state.save(path) {
             eprintln!("error: {e}");
             return exit::TARGET;
         }
     }
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stamp: String = result
-            .started_at
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect();
-        PathBuf::from("results").join(&plan.spec_name).join(stamp)
-    });
-    let chosen = match choose_baseline(args, plan, &result, &out, &mut display) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
     let input = BaselineInput {
         baseline: chosen
             .baseline
@@ -172,12 +180,20 @@ pub fn run(args: &RunArgs) -> u8 {
         not_compared: chosen.not_compared,
     };
     iogate_report::evaluate(plan, &result, &input).apply(&mut result);
-    if let Err(code) = write_outputs(args, &result, &out, request_log) {
+    if let Err(code) = write_outputs(args, &result, staging.path(), request_log) {
+        eprintln!(
+            "error: the result directory is incomplete; what was written is in {}",
+            staging.keep().display()
+        );
         return code;
+    }
+    if let Err(e) = staging.commit() {
+        eprintln!("error: {e}");
+        return exit::TARGET;
     }
     print_summary(&result, &plan.spec_name, &out, &args.baseline);
     if result.interrupted {
-        return exit::INTERRUPTED;
+        return crate::signals::exit_code(&stop);
     }
     exit::of_outcome(result.outcome)
 }
@@ -337,21 +353,41 @@ struct ChosenBaseline {
 fn choose_baseline(
     args: &RunArgs,
     plan: &iogate_spec::Plan,
-    result: &iogate_runner::RunResult,
+    identity: &iogate_runner::TargetIdentity,
     out: &Path,
     display: &mut Display,
 ) -> Result<ChosenBaseline, u8> {
     let key = args
         .key
         .as_deref()
-        .map_or_else(|| default_key(&result.target), sanitize_key);
-    let path = Baseline::path(&args.baseline, &plan.spec_name, &key);
+        .map_or_else(|| default_key(identity), sanitize_key);
+    let path = Baseline::path(&args.baseline, &plan.spec_name, &key).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::USAGE
+    })?;
     let mut chosen = ChosenBaseline {
         key,
         path,
         baseline: None,
         not_compared: None,
     };
+    if !args.baseline.is_dir() && !plan.baseline_rules.is_empty() {
+        // The default `golden` may be absent (a first run); a directory the user named,
+        // or a path that is not a directory, is a mistake said now, not a silent
+        // `no_baseline`.
+        let why = if args.baseline.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        if args.baseline.exists() || args.baseline != Path::new("golden") {
+            eprintln!(
+                "error: --baseline {} {why}: it must be the golden directory (golden/<spec>/<key>.json)",
+                args.baseline.display()
+            );
+            return Err(exit::USAGE);
+        }
+    }
     if !chosen.path.exists() {
         return Ok(chosen);
     }
@@ -366,7 +402,7 @@ fn choose_baseline(
             b.spec_digest
         )));
     }
-    match device_match(&b.target, &result.target) {
+    match device_match(&b.target, identity) {
         DeviceMatch::Same => {}
         DeviceMatch::OtherModel(why) if args.key.is_none() => {
             eprintln!(
@@ -393,14 +429,10 @@ fn choose_baseline(
             )));
         }
     }
-    if b.target.firmware_revision != result.target.firmware_revision {
+    if b.target.firmware_revision != identity.firmware_revision {
         display.event(RunEvent::Warning(format!(
             "comparing firmware revision {} with the baseline's {}",
-            result
-                .target
-                .firmware_revision
-                .as_deref()
-                .unwrap_or("(none)"),
+            identity.firmware_revision.as_deref().unwrap_or("(none)"),
             b.target.firmware_revision.as_deref().unwrap_or("(none)")
         )));
     }
@@ -491,7 +523,8 @@ fn print_summary(result: &iogate_runner::RunResult, spec_name: &str, out: &Path,
         if b.path.is_none() && b.not_compared.is_none() {
             eprintln!(
                 "no baseline {}: `iogate bless {} --golden {} --key {}` makes one",
-                Baseline::path(golden, spec_name, &b.key).display(),
+                Baseline::path(golden, spec_name, &b.key)
+                    .map_or_else(|e| e.to_string(), |p| p.display().to_string()),
                 out.display(),
                 golden.display(),
                 b.key
@@ -555,7 +588,13 @@ pub fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {
     }
     let key = key.map_or_else(|| default_key(&r.target), sanitize_key);
     let baseline = Baseline::from_result(&r, &key, iogate_runner::run::now_rfc3339());
-    let path = Baseline::path(golden, &r.spec_name, &key);
+    let path = match Baseline::path(golden, &r.spec_name, &key) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {}: {e}", file.display());
+            return exit::USAGE;
+        }
+    };
     match baseline.save(&path) {
         Ok(()) => {
             println!("blessed {} as {}", file.display(), path.display());

@@ -145,7 +145,8 @@ fn fileserver_mix_is_accurate_on_a_file() {
         );
     }
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
-    assert_eq!(junit.matches("<testcase").count(), 2);
+    // The two written assertions and the error policy's `precondition.errors == 0`.
+    assert_eq!(junit.matches("<testcase").count(), 3);
     assert!(!junit.contains("<failure"));
 }
 
@@ -331,7 +332,8 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
     assert_eq!(r["outcome"], "pass");
-    assert_eq!(r["assertions"].as_array().unwrap().len(), 3);
+    // Three written, and the error policy's `precondition.errors == 0`.
+    assert_eq!(r["assertions"].as_array().unwrap().len(), 4);
     assert!(r["steps"][1]["metrics"]["ios"].as_u64().unwrap() > 1000);
 
     // The shipped golden baseline belongs to the reference machine it names, under the

@@ -177,7 +177,527 @@ fn a_sweep_on_a_mounted_file_system_is_refused() {
     );
 }
 
+/// Every signal that stops a run (SIGINT, SIGTERM, SIGHUP) ends each kind of wait at once
+/// (a paced workload, think time, an IOMeter delay, an `as_recorded` replay's gap, an idle
+/// step), writes the partial result, removes the scratch file and exits 128 + signal.
+/// Each wait has a minute left when the signal comes: a run that waits it out, or dies
+/// without a result, fails.
+fn signals_end_every_wait_with_a_partial_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("gap.trace");
+    // Two requests a minute apart.
+    std::fs::write(
+        &trace,
+        "0 0 0 8 1
+60000000000 0 64 8 1
+",
+    )
+    .expect("trace");
+    let mix = |extra: &str| {
+        format!("      mix: [{{ block_size: 4KiB, read: 100%, random: 100%{extra} }}]\n")
+    };
+    let waits = [
+        ("paced", format!("  - workload:\n      duration: 2m\n      rate: {{ iops: 1 }}\n{}", mix(""))),
+        ("think time", format!("  - workload:\n      duration: 2m\n      think_time: 1m\n{}", mix(""))),
+        ("IOMeter delay", format!("  - workload:\n      duration: 2m\n{}", mix(", burst: 1, delay: 1m"))),
+        ("replay gap", format!("  - replay: {{ trace: {}, format: disksim_ns, timing: as_recorded, mapping: fold }}\n", s(&trace))),
+        ("idle", "  - idle: { duration: 2m }\n".to_string()),
+    ];
+    let signals = [("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", 1)];
+    for (i, (what, body)) in waits.iter().enumerate() {
+        let (signame, signum) = signals[i % signals.len()];
+        let spec = write_spec(
+            dir.path(),
+            "wait",
+            &format!("iogate: 1\nname: wait\ntarget: {{ size: 16MiB }}\nsteps:\n{body}"),
+        );
+        let tmp = dir.path().join(format!("tmp{i}"));
+        std::fs::create_dir_all(&tmp).expect("TMPDIR");
+        let out = dir.path().join(format!("out{i}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iogate"))
+            .args(["run", s(&spec), "--out", s(&out), "-q"])
+            .env("TMPDIR", &tmp)
+            .spawn()
+            .expect("spawn iogate");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let sent = std::time::Instant::now();
+        let killed = Command::new("kill")
+            .args([&format!("-{signum}"), &child.id().to_string()])
+            .status();
+        assert!(matches!(killed, Ok(k) if k.success()), "kill: {killed:?}");
+        // A minute of waiting was left: ending within 20 s means the wait was cut short
+        // (the rest is writing the result on a loaded machine).
+        let status = loop {
+            if let Some(st) = child.try_wait().expect("wait") {
+                break st;
+            }
+            if sent.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{what}: still running 20 s after {signame}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        eprintln!(
+            "{what}: {signame} → exit {:?} after {:?}",
+            status.code(),
+            sent.elapsed()
+        );
+        assert_eq!(status.code(), Some(128 + signum), "{what} after {signame}");
+        let r = common::result(&out);
+        assert_eq!(
+            r["interrupted"], true,
+            "{what}: the partial result says interrupted"
+        );
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .expect("TMPDIR")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{what}: scratch left in TMPDIR: {left:?}");
+    }
+}
+
+/// A short run on a file, for bless and output tests.
+fn quick_run(dir: &Path, name: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Output) {
+    let spec = write_spec(
+        dir,
+        name,
+        &format!("iogate: 1\nname: {name}\ntarget: {{ size: 8MiB }}\nsteps:\n  - workload: {{ duration: 200ms, mix: [{{ block_size: 4KiB, read: 100%, random: 100% }}] }}\n"),
+    );
+    let out = dir.join(format!("out-{name}"));
+    let mut args = vec!["run", s(&spec), "--out", s(&out), "-q"];
+    args.extend_from_slice(extra);
+    let o = iogate(&args);
+    (out, o)
+}
+
+/// `iogate bless` builds its path from the spec name inside `result.json`: absolute
+/// paths, `..` and `/` are refused, and nothing is written outside the golden directory.
+fn bless_writes_only_inside_the_golden_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, o) = quick_run(dir.path(), "blessme", &[]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let golden = dir.path().join("a").join("golden");
+    std::fs::create_dir_all(&golden).expect("golden dir");
+    let text = std::fs::read_to_string(out.join("result.json")).expect("result.json");
+    let outside = dir.path().join("outside");
+    for name in [
+        s(&outside).to_string(),
+        "../../x".into(),
+        "..".into(),
+        "a/b".into(),
+        String::new(),
+    ] {
+        let doctored = dir.path().join("doctored.json");
+        let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        v["spec_name"] = serde_json::Value::String(name.clone());
+        std::fs::write(&doctored, v.to_string()).expect("write doctored");
+        let o = iogate(&["bless", s(&doctored), "--golden", s(&golden)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "spec_name {name:?}: {err}");
+        assert!(err.contains("one path component"), "{err}");
+    }
+    let everything: Vec<_> = walk(dir.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.starts_with(&out))
+        .filter(|p| !p.ends_with("doctored.json"))
+        .collect();
+    assert!(
+        everything.is_empty(),
+        "golden files written: {everything:?}"
+    );
+    // A key with path characters is made safe, and the file lands inside.
+    let o = iogate(&[
+        "bless",
+        s(&out),
+        "--golden",
+        s(&golden),
+        "--key",
+        "../../evil",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let written = walk(&golden);
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(
+        written[0].starts_with(golden.join("blessme")),
+        "{written:?}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}
+
+/// What can be checked before the first request is: an `--out` that is a file or
+/// `/dev/null`, a bad baseline file. Each is refused at once (a 60 s run would otherwise
+/// run first). A reused `--out` holds the new run's files only.
+fn results_are_never_lost_or_mixed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let long = write_spec(
+        dir.path(),
+        "long",
+        "iogate: 1\nname: long\ntarget: { size: 8MiB }\nsteps:\n  - workload: { duration: 60s, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n",
+    );
+    let a_file = dir.path().join("a-file");
+    std::fs::write(&a_file, "keep").expect("file");
+    let golden = dir.path().join("golden");
+    std::fs::create_dir_all(golden.join("long")).expect("golden");
+    std::fs::write(golden.join("long").join("mine.json"), "{ not json").expect("bad baseline");
+    let o3 = dir.path().join("o3");
+    let cases: [(&str, Vec<&str>, i32, &str); 3] = [
+        (
+            "--out is a file",
+            vec!["--out", s(&a_file)],
+            3,
+            "not a directory",
+        ),
+        (
+            "--out is /dev/null",
+            vec!["--out", "/dev/null"],
+            3,
+            "not a directory",
+        ),
+        (
+            "a bad baseline",
+            vec!["--out", s(&o3), "--baseline", s(&golden), "--key", "mine"],
+            2,
+            "not a valid file",
+        ),
+    ];
+    for (what, extra, want, says) in cases {
+        let started = std::time::Instant::now();
+        let mut args = vec!["run", s(&long), "-q"];
+        args.extend(extra);
+        let o = iogate(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), want, "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{what}: refused only after the 60 s run"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&a_file).ok().as_deref(),
+        Some("keep")
+    );
+    // Reuse: the first run logs requests (ios.parquet), the second does not; the
+    // directory then holds the second run's files only, and nothing is left beside it.
+    let (out, o) = quick_run(dir.path(), "reuse", &["--log-requests"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("ios.parquet").exists());
+    let (out, o) = quick_run(dir.path(), "reuse", &[]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !out.join("ios.parquet").exists(),
+        "the previous run's request log was left"
+    );
+    let siblings: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("iogate-"))
+        .collect();
+    assert!(siblings.is_empty(), "staging left: {siblings:?}");
+}
+
+/// As root: a read-only result directory's file system and a read-only device with a
+/// writing spec are refused before the first request.
+fn read_only_targets_and_outputs_are_refused_first() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ro = dir.path().join("ro");
+    std::fs::create_dir_all(&ro).expect("dir");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "iogate-ro"])
+        .arg(&ro)
+        .status();
+    assert!(
+        matches!(mounted, Ok(m) if m.success()),
+        "mount ro tmpfs: {mounted:?}"
+    );
+    let long = write_spec(
+        dir.path(),
+        "long",
+        "iogate: 1\nname: long\ntarget: { size: 8MiB }\nsteps:\n  - workload: { duration: 60s, mix: [{ block_size: 4KiB, read: 50%, random: 100% }] }\n",
+    );
+    let started = std::time::Instant::now();
+    let o = iogate(&["run", s(&long), "--out", s(&ro.join("out")), "-q"]);
+    let _ = Command::new("umount").arg(&ro).status();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("cannot write the result directory"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{err}"
+    );
+    let dev = LoopDevice::new(16, "readonly");
+    let setro = Command::new("blockdev")
+        .arg("--setro")
+        .arg(&dev.path)
+        .status();
+    assert!(
+        matches!(setro, Ok(m) if m.success()),
+        "blockdev --setro: {setro:?}"
+    );
+    let o_dir = dir.path().join("o");
+    let o = iogate(&[
+        "run",
+        s(&long),
+        "--target",
+        s(&dev.path),
+        "--out",
+        s(&o_dir),
+        "-q",
+    ]);
+    let _ = Command::new("blockdev")
+        .arg("--setrw")
+        .arg(&dev.path)
+        .status();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("read-only"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{err}"
+    );
+}
+
+/// Every input has a bound and hitting it is a clear error; numbers never wrap; verdicts
+/// are never decided on infinity or on nothing.
+fn bad_inputs_are_bounded_and_never_wrap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let timed = |args: &[&str]| {
+        let started = std::time::Instant::now();
+        let o = iogate(args);
+        (o, started.elapsed())
+    };
+    // Devices and FIFOs as spec, trace or result: refused at once (no hang, no growth).
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(matches!(made, Ok(m) if m.success()), "mkfifo: {made:?}");
+    for args in [
+        vec!["check", "/dev/zero"],
+        vec!["check", s(&fifo)],
+        vec!["analyze", "/dev/zero", "--format", "msr"],
+        vec!["analyze", s(&fifo), "--format", "msr"],
+        vec!["bless", "/dev/zero", "--golden", s(d)],
+        vec!["bless", s(&fifo), "--golden", s(d)],
+    ] {
+        let (o, took) = timed(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "{args:?} took {took:?}"
+        );
+    }
+    // A file without newlines is not a text trace.
+    let zeros = d.join("zeros.csv");
+    std::fs::write(&zeros, vec![b'1'; 200_000]).expect("write");
+    let o = iogate(&["analyze", s(&zeros), "--format", "msr"]);
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    // An empty or garbage trace is no trace: exit 2, not "0 requests".
+    let empty = d.join("empty.csv");
+    std::fs::write(&empty, "").expect("write");
+    let garbage = d.join("garbage.csv");
+    std::fs::write(&garbage, "hello,world\nthis is not,a trace\n").expect("write");
+    for t in [&empty, &garbage] {
+        let o = iogate(&["analyze", s(t), "--format", "msr"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{err}");
+        assert!(err.contains("holds no msr requests"), "{err}");
+    }
+    // One write at 2^62 bytes: analysed with a sparse footprint, not a 128 TiB bitmap;
+    // an extent past 2^64 and a sector count that overflows are malformed, with lines.
+    let far = d.join("far.csv");
+    std::fs::write(
+        &far,
+        format!(
+            "128166372003061629,hm,1,Write,{},4096,100\n128166372003061639,hm,1,Write,{},4096,100\n128166372003061649,hm,1,Read,0,4096,100\n",
+            1u64 << 62,
+            u64::MAX - 10
+        ),
+    )
+    .expect("write");
+    let o = iogate(&["analyze", s(&far), "--format", "msr", "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("beyond 2^64"),
+        "{err}"
+    );
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(a["requests"], 2, "{a}");
+    let disksim = d.join("wrap.trace");
+    std::fs::write(
+        &disksim,
+        format!(
+            "0 0 0 8 1\n1 0 {} 8 1\n2 0 8 {} 0\n",
+            1u64 << 60,
+            1u64 << 60
+        ),
+    )
+    .expect("write");
+    let o = iogate(&["analyze", s(&disksim), "--format", "disksim", "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("line 2") && err.contains("line 3") && err.contains("does not fit in 64 bits"),
+        "{err}"
+    );
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(a["requests"], 1, "{a}");
+    // Assertions: deep nesting and huge expressions are diagnostics, not stack overflows.
+    let nested = |n: usize| format!("{}w.iops{} > 1", "(".repeat(n), ")".repeat(n));
+    let long = format!("w.iops{} > 1", " + w.iops".repeat(80_000));
+    for (what, a) in [
+        ("nested parentheses", nested(100)),
+        ("characters", nested(5000)),
+        ("characters", long),
+    ] {
+        let spec = write_spec(
+            d,
+            "deep",
+            &format!("iogate: 1\nname: deep\nsteps:\n  - workload: {{ name: w, duration: 1s, mix: [{{ block_size: 4KiB, read: 100% }}] }}\nassert:\n  - \"{a}\"\n"),
+        );
+        let (o, took) = timed(&["check", s(&spec)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{what}: {}", &err[..err.len().min(500)]);
+        assert!(
+            err.contains(what),
+            "{}",
+            &err[err.len().saturating_sub(500)..]
+        );
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "{what}: {took:?}"
+        );
+    }
+    // 40,000 bad assertions (a spec near the 1 MiB bound): reported in linear time, the
+    // first 500 in full.
+    let many: String = (0..40_000)
+        .map(|i| format!("  - nope{i}.iops > 1\n"))
+        .collect();
+    let spec = write_spec(
+        d,
+        "many",
+        &format!("iogate: 1\nname: many\nsteps:\n  - workload: {{ name: w, duration: 1s, mix: [{{ block_size: 4KiB, read: 100% }}] }}\nassert:\n{many}"),
+    );
+    let (o, took) = timed(&["check", s(&spec)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2);
+    assert!(
+        err.contains("and 39500 more errors"),
+        "{}",
+        &err[err.len().saturating_sub(300)..]
+    );
+    eprintln!("40,000 bad assertions checked in {took:?}");
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    // Division by zero never passes; a named --baseline that does not exist is an error.
+    let spec = write_spec(
+        d,
+        "div",
+        "iogate: 1\nname: div\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, duration: 200ms, mix: [{ block_size: 4KiB, read: 100% }] }\nassert:\n  - w.iops / 0 > 1\nbaseline:\n  w.iops: -50%\n",
+    );
+    let out = d.join("div-out");
+    let o = iogate(&["run", s(&spec), "--out", s(&out), "-q"]);
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(common::result(&out)["assertions"][0]["passed"], false);
+    let o = iogate(&[
+        "run",
+        s(&spec),
+        "--out",
+        s(&out),
+        "-q",
+        "--baseline",
+        s(&d.join("nothing-here")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    // steady-state refuses values that are not measurements.
+    for v in ["NaN", "-5", "inf"] {
+        let o = iogate(&["steady-state", "--window", "3", "10", "10", v, "10"]);
+        assert_eq!(code(&o), 2, "{v}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// As root: a precondition whose writes fail with ENOSPC (a file on a full tmpfs) fails
+/// the run under the default error policy, with the failed requests recorded; under
+/// `io_errors: record` the run passes and the errors are in the result.
+fn failed_writes_fail_the_run_unless_the_spec_records_them() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = dir.path().join("small");
+    std::fs::create_dir_all(&small).expect("dir");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "iogate-small"])
+        .arg(&small)
+        .status();
+    assert!(
+        matches!(mounted, Ok(m) if m.success()),
+        "mount tmpfs: {mounted:?}"
+    );
+    let target = small.join("target.img");
+    let spec = |policy: &str| {
+        write_spec(
+            dir.path(),
+            "enospc",
+            &format!("iogate: 1\nname: enospc\ntarget: {{ size: 4MiB }}\n{policy}steps:\n  - precondition: {{ block_size: 64KiB, passes: 1 }}\n"),
+        )
+    };
+    let out = dir.path().join("out");
+    let failing = spec("");
+    let o = iogate(&[
+        "run",
+        s(&failing),
+        "--target",
+        s(&target),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let r1 = common::result(&out);
+    let _ = std::fs::remove_file(&target);
+    let recording = spec("io_errors: record\n");
+    let o2 = iogate(&[
+        "run",
+        s(&recording),
+        "--target",
+        s(&target),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let r2 = common::result(&out);
+    let _ = Command::new("umount").arg(&small).status();
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    let errors = r1["steps"][0]["metrics"]["errors"].as_u64().unwrap_or(0);
+    assert!(errors > 0, "{}", r1["steps"][0]["metrics"]);
+    assert_eq!(r1["assertions"][0]["expr"], "precondition.errors == 0");
+    assert_eq!(r1["assertions"][0]["passed"], false);
+    assert_eq!(code(&o2), 0, "{}", String::from_utf8_lossy(&o2.stderr));
+    assert!(r2["steps"][0]["metrics"]["errors"].as_u64().unwrap_or(0) > 0);
+}
+
 tests_main![
+    bad_inputs_are_bounded_and_never_wrap,
+    failed_writes_fail_the_run_unless_the_spec_records_them: [Root],
+    bless_writes_only_inside_the_golden_directory,
+    results_are_never_lost_or_mixed,
+    read_only_targets_and_outputs_are_refused_first: [Root],
+    signals_end_every_wait_with_a_partial_result,
     every_writing_step_kind_is_refused_on_a_device_holding_data: [Root],
     a_sweep_on_a_mounted_file_system_is_refused: [Root, Mkfs],
 ];

@@ -210,6 +210,12 @@ impl LoopDevice {
 
 impl Drop for LoopDevice {
     fn drop(&mut self) {
+        // A read-only flag (blockdev --setro) outlives the detach and would make the next
+        // loop device on this number read-only.
+        let _ = Command::new("blockdev")
+            .arg("--setrw")
+            .arg(&self.path)
+            .status();
         let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
         let _ = std::fs::remove_file(&self.backing);
     }

@@ -32,6 +32,33 @@ use serde::{Deserialize, Serialize};
 pub const CHUNK: usize = 1 << 20;
 /// Points kept in the downsampled access sequence.
 pub const SEQUENCE_POINTS: usize = 2000;
+/// The set of written footprint blocks: a bitmap in pages of `FOOTPRINT_PAGE_WORDS` words
+/// (each page covers 128 MiB of the device at 4 KiB blocks), allocated only where
+/// writes land, so memory follows the written regions, not the largest offset (one
+/// write at 2^62 bytes costs one page, not a 128 TiB bitmap).
+#[derive(Default)]
+struct Footprint {
+    pages: std::collections::HashMap<u64, Box<[u64; FOOTPRINT_PAGE_WORDS]>>,
+}
+
+const FOOTPRINT_PAGE_WORDS: usize = 512;
+
+impl Footprint {
+    /// Marks block `b`; true when it was already marked.
+    fn set(&mut self, b: u64) -> bool {
+        let bits = (FOOTPRINT_PAGE_WORDS * 64) as u64;
+        let page = self
+            .pages
+            .entry(b / bits)
+            .or_insert_with(|| Box::new([0; FOOTPRINT_PAGE_WORDS]));
+        let i = b % bits;
+        let (w, bit) = ((i / 64) as usize, 1u64 << (i % 64));
+        let was = page[w] & bit != 0;
+        page[w] |= bit;
+        was
+    }
+}
+
 /// Granularity of the write-update footprint, bytes.
 const FOOTPRINT_BLOCK: u64 = 4096;
 /// Streams tracked for sequentiality.
@@ -250,7 +277,7 @@ struct Accumulator {
     depth_area: u128,
     last_event_ns: u64,
     depth: QueueDepth,
-    footprint: Vec<u64>,
+    footprint: Footprint,
     written_blocks: u64,
     rewritten_blocks: u64,
     streams: [u64; STREAMS],
@@ -299,7 +326,7 @@ pub fn analyze(
         depth_area: 0,
         last_event_ns: 0,
         depth: QueueDepth::default(),
-        footprint: Vec::new(),
+        footprint: Footprint::default(),
         written_blocks: 0,
         rewritten_blocks: 0,
         streams: [u64::MAX; STREAMS],
@@ -528,15 +555,10 @@ impl Accumulator {
                 (r.offset + r.length.max(1) - 1) / FOOTPRINT_BLOCK,
             );
             for b in first..=last {
-                let (w, bit) = ((b / 64) as usize, 1u64 << (b % 64));
-                if w >= self.footprint.len() {
-                    self.footprint.resize(w + 1, 0);
-                }
                 self.written_blocks += 1;
-                if self.footprint[w] & bit != 0 {
+                if self.footprint.set(b) {
                     self.rewritten_blocks += 1;
                 }
-                self.footprint[w] |= bit;
             }
         }
         match self.streams.iter().position(|&e| e == r.offset) {
@@ -588,7 +610,7 @@ impl Accumulator {
             0.0
         };
         let first = self.first_arrival.unwrap_or(0);
-        a.span_ns = self.prev_arrival.unwrap_or(first) - first;
+        a.span_ns = self.prev_arrival.unwrap_or(first).saturating_sub(first);
         let seeks = self.seek_abs.len().max(1) as f64;
         a.seek_distance = SeekDistance {
             absolute_bytes: summarize(&self.seek_abs),

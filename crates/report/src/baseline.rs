@@ -80,6 +80,15 @@ pub enum BaselineError {
         /// The error.
         source: std::io::Error,
     },
+    /// A spec name or key that is not one plain path component (it would put a golden
+    /// file outside the golden directory).
+    #[error("the {what} `{value}` cannot name a golden file: it must be one path component (no `/`, not `.` or `..`, not empty, at most 200 bytes)")]
+    Name {
+        /// `spec name` or `baseline key`.
+        what: &'static str,
+        /// The value, escaped.
+        value: String,
+    },
     /// Not a baseline or result file of a known version.
     #[error("{path}: not a valid file: {message}")]
     Format {
@@ -89,6 +98,10 @@ pub enum BaselineError {
         message: String,
     },
 }
+
+/// Largest baseline or result file read, bytes (256 MiB: a result with interval
+/// histograms of a day-long run is a few MiB).
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
 
 /// The default baseline key of a result: the device model (lower-case, `[a-z0-9._-]`
 /// only; reported, or given with `run --model`). A target without a model is only
@@ -228,16 +241,35 @@ impl Baseline {
         }
     }
 
-    /// `<golden>/<spec name>/<key>.json`.
-    pub fn path(golden: &Path, spec_name: &str, key: &str) -> PathBuf {
-        golden.join(spec_name).join(format!("{key}.json"))
+    /// `<golden>/<spec name>/<key>.json`, confined to `golden`: the spec name and the key
+    /// come from files (a spec, a `result.json`, `--key`), so each must be one plain path
+    /// component (not empty, `.` or `..`, no `/` or NUL, at most 200 bytes).
+    ///
+    /// Errors: [`BaselineError::Name`] naming the part that would leave the directory.
+    pub fn path(golden: &Path, spec_name: &str, key: &str) -> Result<PathBuf, BaselineError> {
+        for (what, v) in [("spec name", spec_name), ("baseline key", key)] {
+            let bad = v.is_empty()
+                || v == "."
+                || v == ".."
+                || v.len() > 200
+                || v.contains(['/', '\\', '\0']);
+            if bad {
+                return Err(BaselineError::Name {
+                    what,
+                    value: v.escape_debug().to_string(),
+                });
+            }
+        }
+        Ok(golden.join(spec_name).join(format!("{key}.json")))
     }
 
     /// Reads a baseline. Errors: I/O, or not a baseline of a known version.
     pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
-        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Io {
-            path: path.into(),
-            source,
+        let text = iogate_spec::read_bounded(path, MAX_FILE_BYTES).map_err(|source| {
+            BaselineError::Io {
+                path: path.into(),
+                source,
+            }
         })?;
         let b: Baseline = serde_json::from_str(&text).map_err(|e| BaselineError::Format {
             path: path.into(),
@@ -275,10 +307,11 @@ impl Baseline {
 
 /// Reads a `result.json`. Errors: I/O, or not a result of a known schema version.
 pub fn load_result(path: &Path) -> Result<RunResult, BaselineError> {
-    let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Io {
-        path: path.into(),
-        source,
-    })?;
+    let text =
+        iogate_spec::read_bounded(path, MAX_FILE_BYTES).map_err(|source| BaselineError::Io {
+            path: path.into(),
+            source,
+        })?;
     let r: RunResult = serde_json::from_str(&text).map_err(|e| BaselineError::Format {
         path: path.into(),
         message: e.to_string(),

@@ -142,7 +142,7 @@ pub fn compare(
             op: r.op,
             offset: r.offset,
             length: r.length,
-            time_ns: r.time_ns - *first.get_or_insert(r.time_ns),
+            time_ns: r.time_ns.saturating_sub(*first.get_or_insert(r.time_ns)),
         };
         let va = ra.as_ref().map(|r| view(r, &mut first_a));
         let vb = rb.as_ref().map(|r| view(r, &mut first_b));

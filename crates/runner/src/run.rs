@@ -400,10 +400,14 @@ fn run_step(
                 })
             })
             .collect();
+        // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
+        // progress every 500 ms.
+        let mut last_tick = 0;
         while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(20));
             let elapsed_ns = origin.elapsed().as_nanos() as u64;
-            if elapsed_ns / 500_000_000 != (elapsed_ns.saturating_sub(100_000_000)) / 500_000_000 {
+            let tick = elapsed_ns / 500_000_000;
+            if tick != std::mem::replace(&mut last_tick, tick) {
                 let ios: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
                 let fraction = match step.limit {
                     Limit::Duration { duration_ns } => {
@@ -520,6 +524,6 @@ fn idle(step: &PlanStep, stop: &AtomicBool) {
         if now >= until {
             break;
         }
-        std::thread::sleep((until - now).min(Duration::from_millis(100)));
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
     }
 }

@@ -256,6 +256,36 @@ impl Target {
                 if writes && !allow_destructive {
                     check_destructive(&self.path)?;
                 }
+                if writes {
+                    // A read-only device (write-protected, `blockdev --setro`, `losetup
+                    // -r`) is refused now, not after the reads of the run. Opening it
+                    // for writing succeeds (writes then fail with EPERM), so sysfs `ro`
+                    // decides.
+                    let ro = std::fs::metadata(&self.path).ok().and_then(|m| {
+                        let r = m.rdev();
+                        sysfs_read(Path::new(&format!(
+                            "/sys/dev/block/{}:{}/ro",
+                            libc::major(r),
+                            libc::minor(r)
+                        )))
+                    });
+                    if ro.as_deref() == Some("1") {
+                        return Err(RunError::Target {
+                            path: self.path.clone(),
+                            message: "the plan writes, but the device is read-only (sysfs ro = 1; `blockdev --setrw` clears it)".into(),
+                        });
+                    }
+                    OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(&self.path)
+                        .map_err(|e| RunError::Target {
+                            path: self.path.clone(),
+                            message: format!(
+                                "the plan writes, but it cannot be opened for writing: {e}"
+                            ),
+                        })?;
+                }
             }
             TargetKind::File => {
                 let f = OpenOptions::new()

@@ -34,6 +34,9 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
 }
 
+/// Most diagnostics rendered in full; the rest are counted (all are collected).
+pub const MAX_RENDERED: usize = 500;
+
 /// The text of one spec file, for locating and rendering diagnostics.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -41,6 +44,9 @@ pub struct SourceFile {
     pub name: String,
     /// Full UTF-8 text.
     pub text: String,
+    /// Byte offset of each line's start (computed once: locating N diagnostics is then
+    /// N binary searches, not N scans of the text).
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
@@ -49,16 +55,21 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         }
     }
 
     /// 1-based (line, column) of a byte offset; offsets past the end clamp to the end.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..floor_char_boundary(&self.text, offset)];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = before[line_start..].chars().count() + 1;
+        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        // The last line start at or before the offset.
+        let line = starts.partition_point(|&s| s <= offset).max(1);
+        let column = self.text[starts[line - 1]..offset].chars().count() + 1;
         (line, column)
     }
 
@@ -132,7 +143,7 @@ impl Diagnostics {
         let file = SimpleFile::new(self.source.name.as_str(), self.source.text.as_str());
         let config = term::Config::default();
         let mut buffer = Buffer::no_color();
-        for d in &self.items {
+        for d in self.items.iter().take(MAX_RENDERED) {
             let mut label = Label::primary((), d.span.clone());
             if !d.label.is_empty() {
                 label = label.with_message(d.label.clone());
@@ -153,6 +164,12 @@ impl Diagnostics {
             }
         }
         let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
+        if self.items.len() > MAX_RENDERED {
+            out.push_str(&format!(
+                "… and {} more errors (the first {MAX_RENDERED} are shown)\n",
+                self.items.len() - MAX_RENDERED
+            ));
+        }
         out.push_str(&format!(
             "{}: {} error{}\n",
             self.source.name,

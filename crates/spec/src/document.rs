@@ -38,6 +38,10 @@ pub struct RawSpec {
     /// Baseline rules: metric path → tolerance (`-5%`).
     #[serde(default)]
     pub baseline: SpannedPairs,
+    /// Error policy: `fail` (default: a failed request fails the run) or `record` (failed
+    /// requests are recorded and judged only by written assertions).
+    #[serde(default)]
+    pub io_errors: Option<Spanned<String>>,
 }
 
 /// `target:`.

@@ -284,6 +284,15 @@ impl Assertion {
     pub fn evaluate(&self, lookup: &dyn Fn(&MetricRef) -> Option<f64>) -> Evaluation {
         let lhs = self.parsed.lhs.eval(lookup);
         let rhs = self.parsed.rhs.eval(lookup);
+        // A side that is not a finite number (a division by zero, a missing metric) never
+        // passes: `x / 0 < 5` must not decide a verdict on infinity.
+        if !lhs.is_finite() || !rhs.is_finite() {
+            return Evaluation {
+                lhs,
+                rhs,
+                passed: false,
+            };
+        }
         let passed = match self.parsed.op {
             CmpOp::Lt => lhs < rhs,
             CmpOp::Le => lhs <= rhs,

@@ -176,6 +176,47 @@ fn whole_units(value: f64, mult: u64, text: &str, what: &str) -> Result<u64, Val
     Ok(total.round() as u64)
 }
 
+/// Longest assertion, characters, and deepest parenthesis nesting: the parser and the
+/// evaluator recurse, so both are bounded (far above any real assertion) to keep the
+/// stack safe; hitting a bound is a diagnostic.
+pub const MAX_ASSERTION_CHARS: usize = 4096;
+/// See [`MAX_ASSERTION_CHARS`].
+pub const MAX_ASSERTION_NESTING: usize = 32;
+
+fn check_assertion_bounds(text: &str) -> Result<(), ValueError> {
+    let chars = text.chars().count();
+    let excerpt = |e: String| {
+        let head: String = text.chars().take(40).collect();
+        ValueError {
+            offset: 0,
+            expected: e,
+            found: format!("`{head}…`"),
+        }
+    };
+    if chars > MAX_ASSERTION_CHARS {
+        return Err(excerpt(format!(
+            "an assertion of at most {MAX_ASSERTION_CHARS} characters (found {chars})"
+        )));
+    }
+    let (mut depth, mut max) = (0usize, 0usize);
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if max > MAX_ASSERTION_NESTING {
+        return Err(excerpt(format!(
+            "at most {MAX_ASSERTION_NESTING} nested parentheses (found {max})"
+        )));
+    }
+    Ok(())
+}
+
 /// Parses a byte size: `512B`, `4KiB`, `1.5GiB`, `1MB` (decimal). Returns bytes.
 pub fn parse_byte_size(text: &str) -> Result<u64, ValueError> {
     let pair = parse_one(
@@ -296,6 +337,7 @@ pub fn parse_metric_path(text: &str) -> Result<MetricPath, ValueError> {
 /// Parses an assertion: `sum cmp sum`, e.g. `fileserver.read.latency.p99 < 200ms`.
 /// Offsets in the returned AST are relative to `text`.
 pub fn parse_assertion(text: &str) -> Result<ParsedAssertion, ValueError> {
+    check_assertion_bounds(text)?;
     let mut pairs = ValueParser::parse(Rule::assertion, text)
         .map_err(|e| to_value_error(text, e, "an assertion like `step.iops >= 100`"))?;
     let cmp = pairs

@@ -2,6 +2,7 @@
 //! hybrid-polling budget, and precise waits for timed (replayed) requests. Used by
 //! `uring`, which drives the ring; no `unsafe` here.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use io_uring::IoUring;
@@ -65,20 +66,31 @@ pub(crate) fn spin_budget_ns(latency_ewma_ns: u64) -> u64 {
 /// polls, so that the request leaves on time (a sleep's wake-up is late by tens of µs).
 pub const DUE_SPIN_NS: u64 = 60_000;
 
-/// Waits until `until_ns` from `origin`: sleeps, and with `precise`, sleeps until
-/// [`DUE_SPIN_NS`] before and spins the rest.
-pub(crate) fn wait_until(origin: Instant, until_ns: u64, precise: bool) {
-    let now = origin.elapsed().as_nanos() as u64;
+/// Longest single sleep of a job, ns: a wait for a due time (replay gaps, think time,
+/// IOMeter delays, paced requests) is cut into slices this long, with the stop flag
+/// checked between them, so a signal ends every wait within 100 ms.
+pub const MAX_SLEEP_NS: u64 = 50_000_000;
+
+/// Waits until `until_ns` from `origin`, or until `stop` is set: sleeps in slices of at
+/// most [`MAX_SLEEP_NS`], and with `precise`, sleeps until [`DUE_SPIN_NS`] before and
+/// spins the rest.
+pub(crate) fn wait_until(origin: Instant, until_ns: u64, precise: bool, stop: &AtomicBool) {
     let sleep_until = if precise {
         until_ns.saturating_sub(DUE_SPIN_NS)
     } else {
         until_ns
     };
-    if sleep_until > now {
-        std::thread::sleep(std::time::Duration::from_nanos(sleep_until - now));
+    loop {
+        let now = origin.elapsed().as_nanos() as u64;
+        if now >= sleep_until || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_nanos(
+            (sleep_until - now).min(MAX_SLEEP_NS),
+        ));
     }
     if precise {
-        while (origin.elapsed().as_nanos() as u64) < until_ns {
+        while (origin.elapsed().as_nanos() as u64) < until_ns && !stop.load(Ordering::Relaxed) {
             std::hint::spin_loop();
         }
     }

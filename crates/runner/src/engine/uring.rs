@@ -13,7 +13,7 @@ use io_uring::{opcode, squeue, types, EnterFlags, IoUring};
 
 use super::buffers::BufferPool;
 use super::pacing::Pacer;
-use super::ring::{build_ring, spin_budget_ns, wait_until, DUE_SPIN_NS};
+use super::ring::{build_ring, spin_budget_ns, wait_until, DUE_SPIN_NS, MAX_SLEEP_NS};
 use super::verify::{self, Expected, VerifyRecord, VerifyState};
 use super::{
     ErrorRecord, Interval, IntervalLatency, JobStats, Op, Request, RequestRecord, RequestSource,
@@ -382,7 +382,7 @@ pub fn run_job<S: RequestSource>(
                         JobLimit::Deadline(d) => d,
                         _ => u64::MAX,
                     };
-                    wait_until(p.origin, at.min(deadline), precise);
+                    wait_until(p.origin, at.min(deadline), precise, p.stop);
                     continue;
                 }
                 _ => break,
@@ -471,7 +471,8 @@ pub fn run_job<S: RequestSource>(
                         }
                         return Ok(n);
                     }
-                    let wait = at - now - if precise { DUE_SPIN_NS } else { 0 };
+                    // At most MAX_SLEEP_NS: the loop checks the stop flag between waits.
+                    let wait = (at - now - if precise { DUE_SPIN_NS } else { 0 }).min(MAX_SLEEP_NS);
                     let ts = types::Timespec::from(std::time::Duration::from_nanos(wait));
                     let args = types::SubmitArgs::new().timespec(&ts);
                     match ring.submitter().submit_with_args(1, &args) {

@@ -102,6 +102,14 @@ fn parse_event(line: &str, first_ns: &mut Option<u64>) -> Option<Result<Event, S
     } else {
         return Some(Ok(Event::Other));
     };
+    let extent = super::sectors(sector, "sector").and_then(|o| {
+        let l = super::sectors(sectors, "sectors")?;
+        super::check_extent(o, l).map(|()| (o, l))
+    });
+    let (offset, length) = match extent {
+        Ok(e) => e,
+        Err(message) => return Some(Err(message)),
+    };
     Some(Ok(if action == "D" {
         Event::Issue(
             device,
@@ -109,8 +117,8 @@ fn parse_event(line: &str, first_ns: &mut Option<u64>) -> Option<Result<Event, S
             TraceRequest {
                 time_ns: time - first.min(time),
                 op,
-                offset: sector * 512,
-                length: sectors * 512,
+                offset,
+                length,
                 device: Some(device),
                 service_time_ns: None,
             },

@@ -111,10 +111,17 @@ impl<R: Read> BlktraceReader<R> {
             } else {
                 Op::Read
             };
+            let Some(offset) = sector
+                .checked_mul(512)
+                .filter(|o| o.checked_add(u64::from(bytes)).is_some())
+            else {
+                self.skipped += 1; // a sector beyond 2^64 bytes: not a real request
+                return Ok(true);
+            };
             let request = TraceRequest {
                 time_ns: time.saturating_sub(first),
                 op,
-                offset: sector * 512,
+                offset,
                 length: u64::from(bytes),
                 device: Some(device),
                 service_time_ns: None,

@@ -81,7 +81,11 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
                 num(4, "a byte offset")?,
                 num(5, "a size in bytes")?,
                 device,
-                Some(num(6, "a response time")? * 100),
+                Some(
+                    num(6, "a response time")?
+                        .checked_mul(100)
+                        .ok_or("a response time beyond 2^64 ns")?,
+                ),
             )))
         }
         CsvFormat::Spc => {
@@ -98,7 +102,7 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
             Ok(Some((
                 time,
                 op,
-                num(1, "an LBA")? * 512,
+                super::sectors(num(1, "an LBA")?, "LBA")?,
                 num(2, "a size in bytes")?,
                 device,
                 None,
@@ -123,7 +127,7 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
             Ok(Some((
                 time,
                 op,
-                num(4, "an LBN")? * 512,
+                super::sectors(num(4, "an LBN")?, "LBN")?,
                 num(3, "a size in bytes")?,
                 None,
                 None,
@@ -154,6 +158,13 @@ impl<R: BufRead> Iterator for CsvReader<R> {
             let fields: Vec<&str> = trimmed.split(',').collect();
             match parse(self.format, &fields) {
                 Ok(Some((t, op, offset, length, device, service_time_ns))) => {
+                    if let Err(message) = super::check_extent(offset, length) {
+                        return Some(Err(TraceError::Malformed {
+                            unit: "line",
+                            number,
+                            message,
+                        }));
+                    }
                     let first = *self.first_ns.get_or_insert(t);
                     return Some(Ok(TraceRequest {
                         time_ns: t.saturating_sub(first),

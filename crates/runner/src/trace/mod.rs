@@ -25,7 +25,7 @@ mod pairing;
 mod text;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use iogate_spec::TraceFormat;
@@ -55,6 +55,34 @@ pub struct TraceRequest {
     /// Service time (issue to completion) when the trace records completions, ns.
     pub service_time_ns: Option<u64>,
 }
+
+/// Largest request a trace record may describe, bytes (1 GiB: far above any block
+/// layer's request size, `max_hw_sectors_kb`, and within the engine's 32-bit lengths).
+pub const MAX_REQUEST_BYTES: u64 = 1 << 30;
+
+/// `n` 512-byte sectors in bytes. Errors: the product does not fit in 64 bits.
+pub(crate) fn sectors(n: u64, what: &str) -> Result<u64, String> {
+    n.checked_mul(512)
+        .ok_or_else(|| format!("{what} {n} × 512 bytes does not fit in 64 bits"))
+}
+
+/// Checks a request's extent. Errors: a length above [`MAX_REQUEST_BYTES`], or an end
+/// (offset + length) beyond 2^64 − 1 bytes.
+pub(crate) fn check_extent(offset: u64, length: u64) -> Result<(), String> {
+    if length > MAX_REQUEST_BYTES {
+        return Err(format!(
+            "a request of {length} bytes (at most {MAX_REQUEST_BYTES})"
+        ));
+    }
+    offset
+        .checked_add(length)
+        .map(|_| ())
+        .ok_or_else(|| format!("offset {offset} + length {length} is beyond 2^64 − 1 bytes"))
+}
+
+/// Longest text line a trace reader accepts, bytes: far above any trace format's record,
+/// it stops a file without newlines (`/dev/zero`, a binary file) from growing memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
 /// A record that could not be read. Reading goes on after it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -86,6 +114,16 @@ pub fn open(
     format: TraceFormat,
     log_step: Option<&str>,
 ) -> Result<TraceStream, TraceError> {
+    // A FIFO's open would block, and a device never ends: traces are regular files.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(TraceError::Io(format!(
+                "{}: not a regular file (a device, FIFO or directory cannot be a trace)",
+                path.display()
+            )))
+        }
+        _ => {}
+    }
     let buffered = || -> Result<BufReader<File>, TraceError> {
         let file =
             File::open(path).map_err(|e| TraceError::Io(format!("{}: {e}", path.display())))?;
@@ -151,8 +189,13 @@ impl<R: BufRead> Lines<R> {
     /// The next line (without its newline) and its number; None at the end.
     pub(crate) fn next_line(&mut self) -> Option<Result<(u64, &str), TraceError>> {
         self.buf.clear();
-        match self.reader.read_line(&mut self.buf) {
+        let mut limited = (&mut self.reader).take(MAX_LINE_BYTES as u64 + 1);
+        match limited.read_line(&mut self.buf) {
             Ok(0) => None,
+            Ok(n) if n > MAX_LINE_BYTES => Some(Err(TraceError::Io(format!(
+                "line {} is longer than {MAX_LINE_BYTES} bytes: not a text trace of this format",
+                self.number + 1
+            )))),
             Ok(_) => {
                 self.number += 1;
                 Some(Ok((self.number, self.buf.trim_end_matches(['\n', '\r']))))

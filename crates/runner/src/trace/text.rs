@@ -96,6 +96,9 @@ impl<R: BufRead> Iterator for FioIologReader<R> {
                     format!("expected a byte offset and length after the action, found `{line}`"),
                 )));
             };
+            if let Err(m) = super::check_extent(offset, length) {
+                return Some(Err(malformed(number, m)));
+            }
             return Some(Ok(TraceRequest {
                 time_ns,
                 op,
@@ -168,12 +171,20 @@ impl<R: BufRead> Iterator for DiskSimReader<R> {
                     format!("expected numbers `time device block size flags`, found `{line}`"),
                 )));
             };
+            let extent = super::sectors(block, "block").and_then(|o| {
+                let l = super::sectors(size, "size")?;
+                super::check_extent(o, l).map(|()| (o, l))
+            });
+            let (offset, length) = match extent {
+                Ok(e) => e,
+                Err(m) => return Some(Err(malformed(number, m))),
+            };
             let first = *self.first_ns.get_or_insert(t);
             return Some(Ok(TraceRequest {
                 time_ns: t.saturating_sub(first),
                 op: if flags & 1 == 1 { Op::Read } else { Op::Write },
-                offset: block * 512,
-                length: size * 512,
+                offset,
+                length,
                 device: Some(device),
                 service_time_ns: None,
             }));

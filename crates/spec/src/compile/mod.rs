@@ -343,7 +343,38 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         .collect();
     // Every verifying step implicitly asserts that no block failed verification.
     for s in steps.iter().filter(|s| s.verify) {
-        assertions.extend(verify_assertion(&s.name));
+        assertions.extend(implicit_assertion(&s.name, "verify_errors"));
+    }
+    // The error policy: by default every step with requests asserts that none failed
+    // (fio stops at the first error by default; a run with failed writes is not a pass).
+    let record_errors = match raw.io_errors.as_ref().map(|v| v.value.as_str()) {
+        None | Some("fail") => false,
+        Some("record") => true,
+        Some(other) => {
+            let span = raw.io_errors.as_ref().map(|v| cx.span(v));
+            if let Some(span) = span {
+                cx.error(
+                    span,
+                    "invalid `io_errors`",
+                    format!("expected `fail` or `record`, found `{other}`"),
+                );
+            }
+            false
+        }
+    };
+    if !record_errors {
+        for s in steps
+            .iter()
+            .filter(|s| !matches!(s.kind, StepKind::Purge | StepKind::Idle))
+        {
+            let text = format!("{}.errors == 0", s.name);
+            if !assertions
+                .iter()
+                .any(|a| a.expr.replace(' ', "") == text.replace(' ', ""))
+            {
+                assertions.extend(implicit_assertion(&s.name, "errors"));
+            }
+        }
     }
     let mut baseline_required = false;
     let baseline_rules = raw
@@ -395,10 +426,11 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
     })
 }
 
-/// `<step>.verify_errors == 0`, added for each step with `verify: true`; parsed and
-/// resolved like a written assertion (step names are checked identifiers, so it parses).
-fn verify_assertion(step: &str) -> Option<Assertion> {
-    let text = format!("{step}.verify_errors == 0");
+/// `<step>.<metric> == 0`, added for each step with `verify: true` (`verify_errors`) and,
+/// under `io_errors: fail`, for each step with requests (`errors`); parsed and resolved
+/// like a written assertion (step names are checked identifiers, so it parses).
+fn implicit_assertion(step: &str, metric: &str) -> Option<Assertion> {
+    let text = format!("{step}.{metric} == 0");
     let mut parsed = syntax::parse_assertion(&text).ok()?;
     let steps = [step.to_string()];
     let mut metrics = Vec::new();
