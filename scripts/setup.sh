@@ -18,6 +18,11 @@ command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || need+=(libclang-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 command -v mkfs.minix >/dev/null 2>&1 || need+=(util-linux)
+# A faulty device for tests/faults.rs: nbdkit (ddrescue, error, delay filters) through
+# nbdfuse (libnbd-bin) and FUSE.
+command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
+command -v nbdfuse >/dev/null 2>&1 || need+=(libnbd-bin)
+command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 
 if ((${#need[@]})); then
   if [ "$(id -u)" != 0 ]; then

@@ -47,6 +47,8 @@ pub enum Need {
     Xmllint,
     /// mkfs.ext4 and e2fsck on PATH (e2fsprogs).
     Mkfs,
+    /// nbdkit, nbdfuse and fusermount3 on PATH (a faulty device).
+    Nbdkit,
 }
 
 fn on_path(program: &str, arg: &str) -> bool {
@@ -69,6 +71,11 @@ impl Need {
             Need::Chromium => chromium().is_some(),
             Need::Xmllint => on_path("xmllint", "--version"),
             Need::Mkfs => on_path("mkfs.ext4", "-V") && on_path("e2fsck", "-V"),
+            Need::Nbdkit => {
+                on_path("nbdkit", "--version")
+                    && on_path("nbdfuse", "--version")
+                    && on_path("fusermount3", "--version")
+            }
         };
         (!met).then_some(match self {
             Need::Root => "needs root and losetup",
@@ -77,6 +84,9 @@ impl Need {
             Need::Chromium => "needs headless Chromium (scripts/setup.sh installs it)",
             Need::Xmllint => "needs xmllint (scripts/setup.sh installs libxml2-utils)",
             Need::Mkfs => "needs mkfs.ext4 and e2fsck (scripts/setup.sh installs e2fsprogs)",
+            Need::Nbdkit => {
+                "needs nbdkit, nbdfuse and fusermount3 (scripts/setup.sh installs nbdkit, libnbd-bin, fuse3)"
+            }
         })
     }
 }

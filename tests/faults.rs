@@ -1,0 +1,303 @@
+//! Faults from outside iogate, end to end (issue 12): signals that stop a run (every
+//! kind of wait ends at once, the partial result is written), a file system that fills
+//! up under a precondition (ENOSPC), and a block device whose reads fail at chosen
+//! offsets (nbdkit's ddrescue filter through nbdfuse and a `--direct-io=on` loop device).
+//! Each run completes, records its failed requests and follows the spec's error policy.
+
+mod common;
+
+use common::{code, iogate, write_spec};
+use std::path::Path;
+use std::process::Command;
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Every signal that stops a run (SIGINT, SIGTERM, SIGHUP) ends each kind of wait at once
+/// (a paced workload, think time, an IOMeter delay, an `as_recorded` replay's gap, an idle
+/// step), writes the partial result, removes the scratch file and exits 128 + signal.
+/// Each wait has a minute left when the signal comes: a run that waits it out, or dies
+/// without a result, fails.
+fn signals_end_every_wait_with_a_partial_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("gap.trace");
+    // Two requests a minute apart.
+    std::fs::write(
+        &trace,
+        "0 0 0 8 1
+60000000000 0 64 8 1
+",
+    )
+    .expect("trace");
+    let mix = |extra: &str| {
+        format!("      mix: [{{ block_size: 4KiB, read: 100%, random: 100%{extra} }}]\n")
+    };
+    let waits = [
+        ("paced", format!("  - workload:\n      duration: 2m\n      rate: {{ iops: 1 }}\n{}", mix(""))),
+        ("think time", format!("  - workload:\n      duration: 2m\n      think_time: 1m\n{}", mix(""))),
+        ("IOMeter delay", format!("  - workload:\n      duration: 2m\n{}", mix(", burst: 1, delay: 1m"))),
+        ("replay gap", format!("  - replay: {{ trace: {}, format: disksim_ns, timing: as_recorded, mapping: fold }}\n", s(&trace))),
+        ("idle", "  - idle: { duration: 2m }\n".to_string()),
+    ];
+    let signals = [("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", 1)];
+    for (i, (what, body)) in waits.iter().enumerate() {
+        let (signame, signum) = signals[i % signals.len()];
+        let spec = write_spec(
+            dir.path(),
+            "wait",
+            &format!("iogate: 1\nname: wait\ntarget: {{ size: 16MiB }}\nsteps:\n{body}"),
+        );
+        let tmp = dir.path().join(format!("tmp{i}"));
+        std::fs::create_dir_all(&tmp).expect("TMPDIR");
+        let out = dir.path().join(format!("out{i}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iogate"))
+            .args(["run", s(&spec), "--out", s(&out), "-q"])
+            .env("TMPDIR", &tmp)
+            .spawn()
+            .expect("spawn iogate");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let sent = std::time::Instant::now();
+        let killed = Command::new("kill")
+            .args([&format!("-{signum}"), &child.id().to_string()])
+            .status();
+        assert!(matches!(killed, Ok(k) if k.success()), "kill: {killed:?}");
+        // A minute of waiting was left: ending within 20 s means the wait was cut short
+        // (the rest is writing the result on a loaded machine).
+        let status = loop {
+            if let Some(st) = child.try_wait().expect("wait") {
+                break st;
+            }
+            if sent.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{what}: still running 20 s after {signame}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        eprintln!(
+            "{what}: {signame} → exit {:?} after {:?}",
+            status.code(),
+            sent.elapsed()
+        );
+        assert_eq!(status.code(), Some(128 + signum), "{what} after {signame}");
+        let r = common::result(&out);
+        assert_eq!(
+            r["interrupted"], true,
+            "{what}: the partial result says interrupted"
+        );
+        let left: Vec<_> = std::fs::read_dir(&tmp)
+            .expect("TMPDIR")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{what}: scratch left in TMPDIR: {left:?}");
+    }
+}
+
+/// As root: a precondition whose writes fail with ENOSPC (a file on a full tmpfs) fails
+/// the run under the default error policy, with the failed requests recorded; under
+/// `io_errors: record` the run passes and the errors are in the result.
+fn failed_writes_fail_the_run_unless_the_spec_records_them() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = dir.path().join("small");
+    std::fs::create_dir_all(&small).expect("dir");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "iogate-small"])
+        .arg(&small)
+        .status();
+    assert!(
+        matches!(mounted, Ok(m) if m.success()),
+        "mount tmpfs: {mounted:?}"
+    );
+    let target = small.join("target.img");
+    let spec = |policy: &str| {
+        write_spec(
+            dir.path(),
+            "enospc",
+            &format!("iogate: 1\nname: enospc\ntarget: {{ size: 4MiB }}\n{policy}steps:\n  - precondition: {{ block_size: 64KiB, passes: 1 }}\n"),
+        )
+    };
+    let out = dir.path().join("out");
+    let failing = spec("");
+    let o = iogate(&[
+        "run",
+        s(&failing),
+        "--target",
+        s(&target),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let r1 = common::result(&out);
+    let _ = std::fs::remove_file(&target);
+    let recording = spec("io_errors: record\n");
+    let o2 = iogate(&[
+        "run",
+        s(&recording),
+        "--target",
+        s(&target),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let r2 = common::result(&out);
+    let _ = Command::new("umount").arg(&small).status();
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    let errors = r1["steps"][0]["metrics"]["errors"].as_u64().unwrap_or(0);
+    assert!(errors > 0, "{}", r1["steps"][0]["metrics"]);
+    assert_eq!(r1["assertions"][0]["expr"], "precondition.errors == 0");
+    assert_eq!(r1["assertions"][0]["passed"], false);
+    assert_eq!(code(&o2), 0, "{}", String::from_utf8_lossy(&o2.stderr));
+    assert!(r2["steps"][0]["metrics"]["errors"].as_u64().unwrap_or(0) > 0);
+}
+
+/// A disk served by nbdkit (memory plugin, ddrescue filter: the 64 KiB at 1 MiB are
+/// unreadable), exposed as a file by nbdfuse and as a block device by a `--direct-io=on`
+/// loop device; torn down on drop.
+struct FaultyDisk {
+    dir: tempfile::TempDir,
+    nbdkit: std::process::Child,
+    fuse: std::process::Child,
+    loop_dev: Option<std::path::PathBuf>,
+}
+
+impl FaultyDisk {
+    const BAD_OFFSET: u64 = 1 << 20;
+    const BAD_LENGTH: u64 = 64 << 10;
+
+    fn start() -> FaultyDisk {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let map = dir.path().join("bad.map");
+        // GNU ddrescue mapfile: `+` rescued (readable), `-` bad sectors.
+        std::fs::write(
+            &map,
+            format!(
+                "# Rescue Logfile\n0x0 +\n0x0 {:#x} +\n{:#x} {:#x} -\n{:#x} {:#x} +\n",
+                Self::BAD_OFFSET,
+                Self::BAD_OFFSET,
+                Self::BAD_LENGTH,
+                Self::BAD_OFFSET + Self::BAD_LENGTH,
+                (64u64 << 20) - Self::BAD_OFFSET - Self::BAD_LENGTH
+            ),
+        )
+        .expect("mapfile");
+        let sock = dir.path().join("nbd.sock");
+        let nbdkit = Command::new("nbdkit")
+            .args(["-f", "-U"])
+            .arg(&sock)
+            .args(["--filter=ddrescue", "memory", "64M"])
+            .arg(format!("ddrescue-mapfile={}", s(&map)))
+            .spawn()
+            .expect("nbdkit");
+        wait_for(|| sock.exists(), "nbdkit's socket");
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir_all(&mnt).expect("mountpoint");
+        let fuse = Command::new("nbdfuse")
+            .arg(mnt.join("disk"))
+            .arg("--unix")
+            .arg(&sock)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nbdfuse");
+        let file = mnt.join("disk");
+        wait_for(|| file.exists(), "nbdfuse's file");
+        let mut disk = FaultyDisk {
+            dir,
+            nbdkit,
+            fuse,
+            loop_dev: None,
+        };
+        let out = Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on", "-r"])
+            .arg(&file)
+            .output()
+            .expect("losetup");
+        assert!(out.status.success(), "losetup: {out:?}");
+        disk.loop_dev = Some(String::from_utf8_lossy(&out.stdout).trim().into());
+        disk
+    }
+}
+
+impl Drop for FaultyDisk {
+    fn drop(&mut self) {
+        if let Some(l) = &self.loop_dev {
+            let _ = Command::new("blockdev").arg("--setrw").arg(l).status();
+            let _ = Command::new("losetup").arg("-d").arg(l).status();
+        }
+        let _ = Command::new("fusermount3")
+            .arg("-u")
+            .arg(self.dir.path().join("mnt"))
+            .status();
+        let _ = self.fuse.kill();
+        let _ = self.fuse.wait();
+        let _ = self.nbdkit.kill();
+        let _ = self.nbdkit.wait();
+    }
+}
+
+fn wait_for(ready: impl Fn() -> bool, what: &str) {
+    let start = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{what} did not appear"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A sequential read of the whole faulty disk: the run completes, every failed request
+/// is recorded with its offset, operation and errno (EIO), exactly the requests over the
+/// bad region fail, the default error policy fails the run (exit 1) and `io_errors:
+/// record` passes it; both write their result.
+fn reads_failing_at_chosen_offsets_are_recorded_and_judged() {
+    let _io = common::io_lock();
+    let disk = FaultyDisk::start();
+    let dev = disk.loop_dev.clone().expect("loop device");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = |policy: &str| {
+        write_spec(
+            dir.path(),
+            "faulty",
+            &format!("iogate: 1\nname: faulty\n{policy}steps:\n  - workload:\n      name: scan\n      ios: 16384\n      queue_depth: 4\n      mix: [{{ block_size: 4KiB, read: 100%, random: 0% }}]\n"),
+        )
+    };
+    for (policy, want) in [("", 1), ("io_errors: record\n", 0)] {
+        let out = dir.path().join(format!("out{want}"));
+        let o = iogate(&[
+            "run",
+            s(&spec(policy)),
+            "--target",
+            s(&dev),
+            "--out",
+            s(&out),
+            "-q",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), want, "policy {policy:?}: {err}");
+        let r = common::result(&out);
+        let step = &r["steps"][0];
+        let bad = FaultyDisk::BAD_LENGTH / 4096;
+        assert_eq!(step["metrics"]["errors"], bad, "{}", step["metrics"]);
+        assert_eq!(step["metrics"]["ios"], 16384 - bad, "{}", step["metrics"]);
+        let records = step["error_records"].as_array().expect("error records");
+        assert_eq!(records.len() as u64, bad);
+        for e in records {
+            let offset = e["offset"].as_u64().expect("offset");
+            assert!(
+                (FaultyDisk::BAD_OFFSET..FaultyDisk::BAD_OFFSET + FaultyDisk::BAD_LENGTH)
+                    .contains(&offset),
+                "a failure outside the bad region: {e}"
+            );
+            assert_eq!(e["op"], "read", "{e}");
+            assert_eq!(e["errno"], 5, "EIO: {e}");
+        }
+    }
+}
+
+tests_main![
+    signals_end_every_wait_with_a_partial_result,
+    failed_writes_fail_the_run_unless_the_spec_records_them: [Root],
+    reads_failing_at_chosen_offsets_are_recorded_and_judged: [Root, Nbdkit],
+];
