@@ -67,15 +67,28 @@ fn check(specs: &[PathBuf]) -> u8 {
                 continue;
             }
         };
-        match iogate_spec::compile(&src, &Geometry::for_check()) {
-            Ok(p) => println!(
+        let geometry = Geometry::for_check();
+        match iogate_spec::compile(&src, &geometry) {
+            Ok(p) => {
+                // Replay traces are read as `run` reads them: a missing or malformed
+                // trace is found by `check`, not after a run's earlier steps.
+                let spec_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                if let Err(e) =
+                    iogate_runner::scan_replays(&p, &spec_dir, geometry.logical_block_size)
+                {
+                    eprintln!("error: {}: {e}", path.display());
+                    code = exit::USAGE;
+                    continue;
+                }
+                println!(
                 "ok: {} ({}: {} steps, {} assertions, {} baseline rules)",
                 path.display(),
                 p.spec_name,
                 p.steps.len(),
                 p.assertions.len(),
                 p.baseline_rules.len()
-            ),
+                )
+            }
             Err(d) => {
                 eprint!("{}", d.render());
                 code = exit::USAGE;

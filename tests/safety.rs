@@ -546,6 +546,18 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 2, "{err}");
     assert!(err.contains("does not exist"), "{err}");
+    // `check` reads replay traces as `run` does.
+    let bad_trace = d.join("bad.trace");
+    std::fs::write(&bad_trace, "0 0 0 8 1\n1 0 x 8 1\n").expect("write");
+    let spec = write_spec(
+        d,
+        "replaycheck",
+        &format!("iogate: 1\nname: replaycheck\nsteps:\n  - replay: {{ trace: {}, format: disksim }}\n", s(&bad_trace)),
+    );
+    let o = iogate(&["check", s(&spec)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("line 2"), "{err}");
     // steady-state refuses values that are not measurements.
     for v in ["NaN", "-5", "inf"] {
         let o = iogate(&["steady-state", "--window", "3", "10", "10", v, "10"]);
