@@ -81,12 +81,12 @@ fn check(specs: &[PathBuf]) -> u8 {
                     continue;
                 }
                 println!(
-                "ok: {} ({}: {} steps, {} assertions, {} baseline rules)",
-                path.display(),
-                p.spec_name,
-                p.steps.len(),
-                p.assertions.len(),
-                p.baseline_rules.len()
+                    "ok: {} ({}: {} steps, {} assertions, {} baseline rules)",
+                    path.display(),
+                    p.spec_name,
+                    p.steps.len(),
+                    p.assertions.len(),
+                    p.baseline_rules.len()
                 )
             }
             Err(d) => {

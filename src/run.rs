@@ -371,22 +371,14 @@ fn choose_baseline(
         baseline: None,
         not_compared: None,
     };
-    if !args.baseline.is_dir() && !plan.baseline_rules.is_empty() {
-        // The default `golden` may be absent (a first run); a directory the user named,
-        // or a path that is not a directory, is a mistake said now, not a silent
-        // `no_baseline`.
-        let why = if args.baseline.exists() {
-            "is not a directory"
-        } else {
-            "does not exist"
-        };
-        if args.baseline.exists() || args.baseline != Path::new("golden") {
-            eprintln!(
-                "error: --baseline {} {why}: it must be the golden directory (golden/<spec>/<key>.json)",
-                args.baseline.display()
-            );
-            return Err(exit::USAGE);
-        }
+    if args.baseline.exists() && !args.baseline.is_dir() && !plan.baseline_rules.is_empty() {
+        // A missing directory is a first run (`iogate bless` creates it, and the rule says
+        // `no_baseline`); a path that exists and is not a directory is a mistake said now.
+        eprintln!(
+            "error: --baseline {} is not a directory: it must be the golden directory (golden/<spec>/<key>.json)",
+            args.baseline.display()
+        );
+        return Err(exit::USAGE);
     }
     if !chosen.path.exists() {
         return Ok(chosen);

@@ -524,7 +524,7 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     );
     eprintln!("40,000 bad assertions checked in {took:?}");
     assert!(took < std::time::Duration::from_secs(20), "{took:?}");
-    // Division by zero never passes; a named --baseline that does not exist is an error.
+    // Division by zero never passes; a --baseline that is not a directory is an error (a missing one is a first run).
     let spec = write_spec(
         d,
         "div",
@@ -541,18 +541,21 @@ fn bad_inputs_are_bounded_and_never_wrap() {
         s(&out),
         "-q",
         "--baseline",
-        s(&d.join("nothing-here")),
+        s(&spec),
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 2, "{err}");
-    assert!(err.contains("does not exist"), "{err}");
+    assert!(err.contains("is not a directory"), "{err}");
     // `check` reads replay traces as `run` does.
     let bad_trace = d.join("bad.trace");
     std::fs::write(&bad_trace, "0 0 0 8 1\n1 0 x 8 1\n").expect("write");
     let spec = write_spec(
         d,
         "replaycheck",
-        &format!("iogate: 1\nname: replaycheck\nsteps:\n  - replay: {{ trace: {}, format: disksim }}\n", s(&bad_trace)),
+        &format!(
+            "iogate: 1\nname: replaycheck\nsteps:\n  - replay: {{ trace: {}, format: disksim }}\n",
+            s(&bad_trace)
+        ),
     );
     let o = iogate(&["check", s(&spec)]);
     let err = String::from_utf8_lossy(&o.stderr);

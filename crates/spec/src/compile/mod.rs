@@ -193,6 +193,24 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// serde-saphyr's messages in a spec author's terms: advice addressed to a programmer
+/// using the library (its functions and options) is replaced by what the author can do.
+fn user_message(message: &str) -> String {
+    if message.starts_with("multiple YAML documents") {
+        return "expected one YAML document, found a second one (`---`): a spec is one document"
+            .into();
+    }
+    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(',').next().unwrap_or(rest).trim();
+        return format!("duplicate key `{key}`: each key may appear once in a mapping");
+    }
+    if message.contains("budget") {
+        return "the document is too large or too deeply nested for a spec (YAML parser limit)"
+            .into();
+    }
+    message.to_string()
+}
+
 /// Parses the YAML structure of a spec. YAML errors (syntax, unknown or duplicate keys,
 /// wrong types) stop at the first one: the structure after it cannot be trusted.
 pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
@@ -209,6 +227,7 @@ pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
         if let Some(rest) = message.strip_prefix("error: ") {
             message = rest.to_string();
         }
+        let message = user_message(&message);
         let end = src.text[offset..]
             .find(['\n', ':', ',', '}', ']'])
             .map_or(src.text.len(), |i| offset + i.max(1));
