@@ -113,7 +113,10 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
                 format_ns(c.mean_signed_error_ns)
             );
             for m in &c.first_mismatches {
-                println!("  #{}: A {:?} / B {:?}", m.index, m.a, m.b);
+                let side = |c: &Option<iogate_report::compare::Compared>| {
+                    c.map_or_else(|| "(past its end)".to_string(), |c| c.to_string())
+                };
+                println!("  #{}: A {} / B {}", m.index, side(&m.a), side(&m.b));
             }
         }
         return if c.same_order { exit::PASS } else { exit::FAIL };

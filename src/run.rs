@@ -380,6 +380,13 @@ fn choose_baseline(
         );
         return Err(exit::USAGE);
     }
+    if !args.baseline.exists() && !plan.baseline_rules.is_empty() {
+        // Said before the I/O, so a mistyped directory is seen at once, not after the run.
+        display.event(RunEvent::Warning(format!(
+            "--baseline {} does not exist: the baseline rules will say no_baseline; `iogate bless` creates it",
+            args.baseline.display()
+        )));
+    }
     if !chosen.path.exists() {
         return Ok(chosen);
     }

@@ -185,6 +185,16 @@ fn bad_input_is_a_usage_error() {
         "disksim_ns",
     ]);
     assert_eq!(code(&o), 1);
+    // The first mismatches in the field's words, not Rust's debug text.
+    let text = String::from_utf8_lossy(&o.stdout);
+    let first = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("#0:"))
+        .unwrap_or_else(|| panic!("no mismatch listed: {text}"));
+    assert!(
+        first.contains(" at byte ") && !first.contains("Some(") && !first.contains("Compared"),
+        "{first}"
+    );
 }
 
 #[test]

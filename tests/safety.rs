@@ -478,6 +478,14 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     );
     let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(a["requests"], 1, "{a}");
+    // Timestamps that step back (per-CPU streams merged) never wrap a span: the span runs
+    // from the first request to the latest time seen (here 5 ms to 10 ms).
+    let back = d.join("back.trace");
+    std::fs::write(&back, "5.0 0 0 8 1\n3.0 0 8 8 1\n10.0 0 16 8 1\n").expect("write");
+    let o = iogate(&["analyze", s(&back), "--format", "disksim", "--json"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(a["span_ns"], 5_000_000, "{a}");
     // Assertions: deep nesting and huge expressions are diagnostics, not stack overflows.
     let nested = |n: usize| format!("{}w.iops{} > 1", "(".repeat(n), ")".repeat(n));
     let long = format!("w.iops{} > 1", " + w.iops".repeat(80_000));
@@ -485,6 +493,11 @@ fn bad_inputs_are_bounded_and_never_wrap() {
         ("nested parentheses", nested(100)),
         ("characters", nested(5000)),
         ("characters", long),
+        // 256 factors of bytes once wrapped the unit's exponent back to a plain number.
+        (
+            "units multiply past",
+            format!("w.bytes{} > 1", " * w.bytes".repeat(255)),
+        ),
     ] {
         let spec = write_spec(
             d,
@@ -546,6 +559,22 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 2, "{err}");
     assert!(err.contains("is not a directory"), "{err}");
+    // A named --baseline that does not exist is a first run, said before the I/O.
+    let o = iogate(&[
+        "run",
+        s(&spec),
+        "--out",
+        s(&out),
+        "-q",
+        "--baseline",
+        s(&d.join("nothing-here")),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("does not exist"), "{err}");
+    assert_eq!(
+        common::result(&out)["baseline"]["rules"][0]["outcome"],
+        "no_baseline"
+    );
     // `check` reads replay traces as `run` does.
     let bad_trace = d.join("bad.trace");
     std::fs::write(&bad_trace, "0 0 0 8 1\n1 0 x 8 1\n").expect("write");

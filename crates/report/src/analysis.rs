@@ -293,6 +293,8 @@ struct Accumulator {
     seen: u64,
     first_arrival: Option<u64>,
     prev_arrival: Option<u64>,
+    /// The latest arrival seen (timestamps may step back across per-CPU streams).
+    last_arrival: u64,
 }
 
 /// Analyses a trace stream. `expected_requests` (when known, e.g. from a file size
@@ -339,6 +341,7 @@ pub fn analyze(
         seen: 0,
         first_arrival: None,
         prev_arrival: None,
+        last_arrival: 0,
     };
     let mut chunk: Vec<TraceRequest> = Vec::with_capacity(CHUNK);
     for r in stream {
@@ -517,6 +520,7 @@ impl Accumulator {
         }
         self.first_arrival.get_or_insert(t);
         self.prev_arrival = Some(t);
+        self.last_arrival = self.last_arrival.max(t);
         match r.service_time_ns {
             Some(s) if self.has_service => {
                 let i = match r.op {
@@ -541,11 +545,11 @@ impl Accumulator {
                     self.in_flight.pop();
                 }
                 self.advance(t);
-                self.in_flight.push(Reverse(t + s));
+                self.in_flight.push(Reverse(t.saturating_add(s)));
                 let depth = self.in_flight.len() as u64;
                 self.depth.max = self.depth.max.max(depth);
                 *self.depth.at_arrival.entry(depth).or_default() += 1;
-                self.busy_until = self.busy_until.max(t + s);
+                self.busy_until = self.busy_until.max(t.saturating_add(s));
             }
             _ => self.has_service = false,
         }
@@ -610,7 +614,7 @@ impl Accumulator {
             0.0
         };
         let first = self.first_arrival.unwrap_or(0);
-        a.span_ns = self.prev_arrival.unwrap_or(first).saturating_sub(first);
+        a.span_ns = self.last_arrival.saturating_sub(first);
         let seeks = self.seek_abs.len().max(1) as f64;
         a.seek_distance = SeekDistance {
             absolute_bytes: summarize(&self.seek_abs),

@@ -31,6 +31,23 @@ pub struct Compared {
     pub time_ns: u64,
 }
 
+impl std::fmt::Display for Compared {
+    /// `read 4KiB at 1048576 (t+1.2ms)`: what a storage engineer reads in a trace.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let op = match self.op {
+            Op::Read => "read",
+            Op::Write => "write",
+        };
+        write!(
+            f,
+            "{op} {} at byte {} (t+{})",
+            iogate_spec::units::format_bytes(self.length as f64),
+            self.offset,
+            iogate_spec::units::format_ns(self.time_ns as f64)
+        )
+    }
+}
+
 /// A position where A and B differ.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mismatch {

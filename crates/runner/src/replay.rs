@@ -73,7 +73,7 @@ pub struct ReplayFigures {
     pub out_of_range: u64,
     /// Loops.
     pub loops: u32,
-    /// Recorded time from the first to the last played request, ns.
+    /// Recorded time from the first played request to the latest time seen, ns.
     pub recorded_span_ns: u64,
     /// Largest played request after alignment, bytes.
     pub max_request_bytes: u64,
@@ -216,12 +216,12 @@ pub fn scan(
                     while in_flight.peek().is_some_and(|c| c.0 <= r.time_ns) {
                         in_flight.pop();
                     }
-                    in_flight.push(Reverse(r.time_ns + svc));
+                    in_flight.push(Reverse(r.time_ns.saturating_add(svc)));
                     fig.max_recorded_queue_depth =
                         fig.max_recorded_queue_depth.max(in_flight.len() as u32);
                 }
                 first.get_or_insert(r.time_ns);
-                last = r.time_ns;
+                last = last.max(r.time_ns);
             }
         }
     }
@@ -253,7 +253,9 @@ pub fn scan(
             "`queue_depth: trace` needs completion times, and this trace has none; give a queue depth limit instead".into(),
         ));
     }
-    fig.recorded_span_ns = last - first.unwrap_or(last);
+    // Timestamps may step back (blkparse merges per-CPU streams): the span runs from
+    // the first request to the latest time seen, never wrapping.
+    fig.recorded_span_ns = last.saturating_sub(first.unwrap_or(last));
     if !fig.has_service_times {
         fig.max_recorded_queue_depth = 0;
     }

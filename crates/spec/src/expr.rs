@@ -15,6 +15,10 @@ pub use crate::metric::{
     CaseSelector, LatencyStat, Metric, MetricPath, MetricRef, OpFilter, PathError, METRIC_NAMES,
 };
 
+/// The largest exponent of bytes or seconds an assertion's unit may reach (`bytes^8`):
+/// far beyond any meaningful expression, and far below the `i8` that holds it.
+pub const MAX_UNIT_EXPONENT: u8 = 8;
+
 /// Physical dimension as exponents of bytes and seconds.
 /// IOPS are `RATE` (s⁻¹); counts and percentages are `NONE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,20 +223,30 @@ impl Expr {
                 let (lt, rt) = (l.check()?, r.check()?);
                 match op {
                     BinOp::Add | BinOp::Sub => unify(lt, rt, r.span.clone(), "add or subtract"),
-                    BinOp::Mul => Ok(Ty {
-                        dim: Dim {
-                            bytes: lt.dim.bytes + rt.dim.bytes,
-                            time: lt.dim.time + rt.dim.time,
-                        },
-                        bare: lt.bare && rt.bare,
-                    }),
-                    BinOp::Div => Ok(Ty {
-                        dim: Dim {
-                            bytes: lt.dim.bytes - rt.dim.bytes,
-                            time: lt.dim.time - rt.dim.time,
-                        },
-                        bare: lt.bare && rt.bare,
-                    }),
+                    BinOp::Mul | BinOp::Div => {
+                        let sign = if *op == BinOp::Mul { 1 } else { -1 };
+                        let exponent = |a: i8, b: i8| {
+                            a.checked_add(b.checked_mul(sign)?)
+                                .filter(|e| e.unsigned_abs() <= MAX_UNIT_EXPONENT)
+                        };
+                        match (
+                            exponent(lt.dim.bytes, rt.dim.bytes),
+                            exponent(lt.dim.time, rt.dim.time),
+                        ) {
+                            (Some(bytes), Some(time)) => Ok(Ty {
+                                dim: Dim { bytes, time },
+                                bare: lt.bare && rt.bare,
+                            }),
+                            _ => Err(TypeError {
+                                span: self.span.clone(),
+                                message: format!(
+                                    "units multiply past bytes^{MAX_UNIT_EXPONENT} or seconds^{MAX_UNIT_EXPONENT}"
+                                ),
+                                label: "no metric has such a unit: simplify the expression"
+                                    .into(),
+                            }),
+                        }
+                    }
                 }
             }
         }

@@ -15,6 +15,7 @@ use crate::document::{
     RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned,
 };
 use crate::expr::{Assertion, ExprKind, MetricRef};
+use crate::metric::{Metric, PathError};
 use crate::plan::{
     derive_seed, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget,
     RateLimit, Region, StepKind, Zone, PLAN_SCHEMA_VERSION,
@@ -358,7 +359,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
     let mut assertions: Vec<Assertion> = raw
         .assertions
         .iter()
-        .filter_map(|a| assertion(cx, a, &step_names, default_step.as_deref()))
+        .filter_map(|a| assertion(cx, a, &step_names, default_step.as_deref(), &steps))
         .collect();
     // Every verifying step implicitly asserts that no block failed verification.
     for s in steps.iter().filter(|s| s.verify) {
@@ -413,13 +414,20 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
                 }
                 return None;
             }
-            baseline_rule(cx, k, v, &step_names, default_step.as_deref())
+            baseline_rule(cx, k, v, &step_names, default_step.as_deref(), &steps)
         })
         .collect();
 
     let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
-    let estimated_duration_ns = steps.iter().filter_map(|s| s.estimated_duration_ns).sum();
-    let estimated_bytes = steps.iter().filter_map(|s| s.estimated_bytes).sum();
+    // Estimates saturate: a spec of absurd sizes says u64::MAX, never a wrapped small number.
+    let estimated_duration_ns = steps
+        .iter()
+        .filter_map(|s| s.estimated_duration_ns)
+        .fold(0u64, u64::saturating_add);
+    let estimated_bytes = steps
+        .iter()
+        .filter_map(|s| s.estimated_bytes)
+        .fold(0u64, u64::saturating_add);
     let estimate_complete = steps
         .iter()
         .all(|s| s.estimated_bytes.is_some() && s.estimated_duration_ns.is_some());
@@ -443,6 +451,59 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         estimated_bytes,
         estimate_complete,
     })
+}
+
+/// Whether a resolved metric names something the run will measure: a case selector needs
+/// a sweep step with a matching case, and `steady_state.*` a sweep with a steady-state
+/// criterion. Steps that failed to compile are not judged (their own errors are said).
+/// Errors: a [`PathError`] over `span`, the metric path in the assertion or rule.
+fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Result<(), PathError> {
+    let Some(step) = compiled.iter().find(|s| s.name == m.step) else {
+        return Ok(());
+    };
+    let kind = step.kind.as_str();
+    let err = |expected: String, found: String| PathError {
+        span: span.clone(),
+        expected,
+        found,
+    };
+    if let Some(sel) = &m.case {
+        let Some(sweep) = &step.sweep else {
+            return Err(err(
+                "a case selector only on a sweep step".into(),
+                format!("`{sel}` on {kind} step `{}`", m.step),
+            ));
+        };
+        let any = sweep
+            .cases
+            .iter()
+            .any(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs));
+        if !any {
+            let mut cases: Vec<String> = sweep.cases.iter().take(6).map(|c| c.label()).collect();
+            if sweep.cases.len() > cases.len() {
+                cases.push(format!("… {} more", sweep.cases.len() - cases.len()));
+            }
+            return Err(err(
+                format!(
+                    "a selector matching a case of sweep `{}` ({})",
+                    m.step,
+                    cases.join("; ")
+                ),
+                format!("`{sel}`"),
+            ));
+        }
+    }
+    if matches!(
+        m.metric,
+        Metric::SteadyStateReached | Metric::SteadyStateRound
+    ) && step.sweep.as_ref().is_none_or(|s| s.steady_state.is_none())
+    {
+        return Err(err(
+            "`steady_state` only on a sweep step with a `steady_state` criterion".into(),
+            format!("{kind} step `{}` without one", m.step),
+        ));
+    }
+    Ok(())
 }
 
 /// `<step>.<metric> == 0`, added for each step with `verify: true` (`verify_errors`) and,
@@ -532,6 +593,7 @@ fn assertion(
     a: &Spanned<String>,
     steps: &[String],
     default_step: Option<&str>,
+    compiled: &[PlanStep],
 ) -> Option<Assertion> {
     let span = cx.span(a);
     let base = cx.value_start(&span);
@@ -545,6 +607,7 @@ fn assertion(
     let mut errors = Vec::new();
     let mut visit = |p: &crate::expr::MetricPath, slot: &mut Option<MetricRef>| match p
         .resolve(steps, default_step)
+        .and_then(|m| addressable(&m, compiled, p.span.clone()).map(|()| m))
     {
         Ok(m) => *slot = Some(m),
         Err(e) => errors.push(e),
@@ -602,11 +665,15 @@ fn baseline_rule(
     value: &Spanned<String>,
     steps: &[String],
     default_step: Option<&str>,
+    compiled: &[PlanStep],
 ) -> Option<BaselineRule> {
     let kspan = cx.span(key);
     let base = cx.value_start(&kspan);
     let metric = match syntax::parse_metric_path(&key.value) {
-        Ok(p) => match p.resolve(steps, default_step) {
+        Ok(p) => match p
+            .resolve(steps, default_step)
+            .and_then(|m| addressable(&m, compiled, p.span.clone()).map(|()| m))
+        {
             Ok(m) => Some(m),
             Err(e) => {
                 cx.error(

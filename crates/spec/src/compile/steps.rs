@@ -340,7 +340,7 @@ pub(super) fn workload(
         .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
         .sum();
     let (estimated_duration_ns, estimated_bytes) = match limit {
-        Limit::Duration { duration_ns } => (Some(ramp_ns + duration_ns), None),
+        Limit::Duration { duration_ns } => (Some(ramp_ns.saturating_add(duration_ns)), None),
         Limit::Ios { ios } => (None, Some((ios as f64 * mean_bs).round() as u64)),
         Limit::Bytes { bytes } => (None, Some(bytes)),
         Limit::Trace => (None, None),

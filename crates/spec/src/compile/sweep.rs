@@ -278,7 +278,11 @@ pub(super) fn sweep(
         },
     };
     let mut step = bare(name, StepKind::Sweep, region, Limit::Trace);
-    step.estimated_duration_ns = Some(duration_ns * count as u64 * u64::from(rounds));
+    step.estimated_duration_ns = Some(
+        duration_ns
+            .saturating_mul(count as u64)
+            .saturating_mul(u64::from(rounds)),
+    );
     step.sweep = Some(SweepPlan {
         cases,
         rounds,

@@ -371,7 +371,7 @@ impl Plan {
         let mut total = 0;
         for step in &mut self.steps {
             let Some(sweep) = &mut step.sweep else {
-                total += step.estimated_duration_ns.unwrap_or(0);
+                total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
                 continue;
             };
             if let Some(d) = case_duration_ns {
@@ -391,9 +391,9 @@ impl Plan {
                 .cases
                 .iter()
                 .map(|c| c.step.estimated_duration_ns.unwrap_or(0))
-                .sum();
-            step.estimated_duration_ns = Some(per_round * u64::from(sweep.rounds));
-            total += step.estimated_duration_ns.unwrap_or(0);
+                .fold(0u64, u64::saturating_add);
+            step.estimated_duration_ns = Some(per_round.saturating_mul(u64::from(sweep.rounds)));
+            total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
         }
         self.estimated_duration_ns = total;
     }
