@@ -438,15 +438,28 @@ fn gate_passes_fresh_baseline_and_fails_doctored_one() {
         );
     }
 
-    // Doctor the baseline: a drive twice as fast (double IOPS, half the latency).
+    // Doctor the baseline: a drive twice as fast (double IOPS, half the latency), its
+    // value and every sample of its noise (scaling only the value left the samples of
+    // the real drive: a change of -24% within an interval of [-64%, +18%] was seen).
     let mut b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&baseline_path).unwrap()).unwrap();
     for (k, v) in b["metrics"].as_object_mut().unwrap() {
-        let value = v["value"].as_f64().unwrap();
-        if k.ends_with("iops") || k.ends_with("bandwidth") {
-            v["value"] = serde_json::json!(value * 2.0);
+        let factor = if k.ends_with("iops") || k.ends_with("bandwidth") {
+            2.0
         } else if k.contains("latency") {
-            v["value"] = serde_json::json!(value / 2.0);
+            0.5
+        } else {
+            continue;
+        };
+        for field in ["value", "stddev"] {
+            if let Some(x) = v[field].as_f64() {
+                v[field] = serde_json::json!(x * factor);
+            }
+        }
+        if let Some(samples) = v.get_mut("samples").and_then(|s| s.as_array_mut()) {
+            for x in samples.iter_mut() {
+                *x = serde_json::json!(x.as_f64().unwrap_or(0.0) * factor);
+            }
         }
     }
     std::fs::write(&baseline_path, serde_json::to_string_pretty(&b).unwrap()).unwrap();

@@ -112,18 +112,24 @@ fn as_recorded_replay_plays_every_request_in_order() {
     );
     // The trace's pace (~400 requests/s) leaves the engine idle between requests, so
     // each one is issued by the precise wait. The benchmark measures the 50 µs goal at
-    // 20,000 requests/s; here a loose bound catches a broken timing path (a replay
-    // issuing everything at once would be seconds off).
+    // 20,000 requests/s; here the issue times read back from the request log must agree
+    // with the trace within the lateness the engine measured itself in the same run (a
+    // fixed 2 ms failed on a loaded machine whose own lag reached 23 ms). A replay that
+    // issued everything at once is early, not late: its error would be seconds while its
+    // lag stays small.
+    let lag_max = lag["max_ns"].as_f64().unwrap();
+    let slack = lag_max * 1.01 + 50_000.0; // histogram rounding, and one wake-up
     assert!(
-        e["p99"].as_u64().unwrap() < 2_000_000,
-        "issue-time error {e}"
+        e["p99"].as_f64().unwrap() <= slack,
+        "issue-time error {e} beyond the engine's own measured lag ({lag_max} ns)"
     );
-    // Timing preserved: the replay lasts as long as the recorded span.
+    // Timing preserved: the replay lasts as long as the recorded span, give or take the
+    // engine's measured lateness.
     let span = step["replay"]["recorded_span_ns"].as_f64().unwrap();
     let took = step["duration_ns"].as_f64().unwrap();
     assert!(
-        (took / span - 1.0).abs() < 0.02,
-        "took {took} ns for a {span} ns trace"
+        took >= span * 0.99 && took <= span * 1.01 + slack,
+        "took {took} ns for a {span} ns trace (lag max {lag_max} ns)"
     );
 }
 

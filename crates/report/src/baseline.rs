@@ -271,18 +271,21 @@ impl Baseline {
                 source,
             }
         })?;
-        let b: Baseline = serde_json::from_str(&text).map_err(|e| BaselineError::Format {
+        Baseline::from_json(&text).map_err(|message| BaselineError::Format {
             path: path.into(),
-            message: e.to_string(),
-        })?;
+            message,
+        })
+    }
+
+    /// Parses a baseline's JSON text. Errors: the JSON error (with line and column), or
+    /// a schema version this build does not read.
+    pub fn from_json(text: &str) -> Result<Baseline, String> {
+        let b: Baseline = serde_json::from_str(text).map_err(|e| e.to_string())?;
         if !(1..=BASELINE_SCHEMA_VERSION).contains(&b.schema_version) {
-            return Err(BaselineError::Format {
-                path: path.into(),
-                message: format!(
-                    "schema_version {} is not 1 to {BASELINE_SCHEMA_VERSION}",
-                    b.schema_version
-                ),
-            });
+            return Err(format!(
+                "schema_version {} is not 1 to {BASELINE_SCHEMA_VERSION}",
+                b.schema_version
+            ));
         }
         Ok(b)
     }
@@ -312,15 +315,21 @@ pub fn load_result(path: &Path) -> Result<RunResult, BaselineError> {
             path: path.into(),
             source,
         })?;
-    let r: RunResult = serde_json::from_str(&text).map_err(|e| BaselineError::Format {
+    result_from_json(&text).map_err(|message| BaselineError::Format {
         path: path.into(),
-        message: e.to_string(),
-    })?;
+        message,
+    })
+}
+
+/// Parses a `result.json`'s text. Errors: the JSON error (with line and column), or a
+/// schema version this build does not read.
+pub fn result_from_json(text: &str) -> Result<RunResult, String> {
+    let r: RunResult = serde_json::from_str(text).map_err(|e| e.to_string())?;
     if r.schema_version != iogate_runner::result::SCHEMA_VERSION {
-        return Err(BaselineError::Format {
-            path: path.into(),
-            message: format!("schema_version {} is not supported", r.schema_version),
-        });
+        return Err(format!(
+            "schema_version {} is not supported",
+            r.schema_version
+        ));
     }
     Ok(r)
 }

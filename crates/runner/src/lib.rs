@@ -13,6 +13,7 @@ pub mod engine;
 pub mod event;
 mod merge;
 pub mod metrics;
+pub mod nvme;
 pub mod replay;
 pub mod requestlog;
 pub mod result;

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Boots a small VM with QEMU's emulated NVMe controller and runs one command in it.
+#
+#   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…']
+#                        [--mem 1024] [--iogate PATH] [--out DIR] -- COMMAND [ARGS…]
+#
+# The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
+# initramfs with busybox, the nvme/nvme-core modules and their dependencies, `iogate`
+# (default target/release/iogate, with the shared libraries it links) on PATH, and the
+# repository's specs in /specs. The NVMe namespace is a fresh raw image of --size bytes
+# (zeros), on `-device nvme,serial=SERIAL,drive=…,<nvme-props>`; it is /dev/nvme0n1.
+# COMMAND runs with /out as its working directory; what it writes under /out is copied
+# back to --out DIR (tar + base64 over a second serial port), and the script exits with
+# COMMAND's exit code (3 if the guest never reported one). The guest's console log is
+# in DIR/console.log (or a temporary file, printed when the guest fails).
+#
+# Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=256M serial=iogate-nvme-0 props="" mem=1024 iogate=target/release/iogate out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size) size=$2; shift 2 ;;
+    --serial) serial=$2; shift 2 ;;
+    --nvme-props) props=$2; shift 2 ;;
+    --mem) mem=$2; shift 2 ;;
+    --iogate) iogate=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "qemu-nvme: no command (… -- COMMAND)" >&2; exit 2; }
+kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
+[ -n "$kernel" ] || { echo "qemu-nvme: no kernel in /boot (apt-get install linux-image-amd64)" >&2; exit 2; }
+kver=${kernel#/boot/vmlinuz-}
+command -v qemu-system-x86_64 >/dev/null || { echo "qemu-nvme: qemu-system-x86_64 missing" >&2; exit 2; }
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q static || busybox=/bin/busybox
+[ -x "$busybox" ] || { echo "qemu-nvme: busybox-static missing" >&2; exit 2; }
+[ -x "$iogate" ] || { echo "qemu-nvme: $iogate is not built" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,out,specs,modules,lib64,usr/bin}
+cp "$busybox" "$root/bin/busybox"
+for app in $("$root/bin/busybox" --list); do
+  [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+done
+# The NVMe driver and its dependencies, in load order (modprobe resolves them on the
+# host for the guest's kernel version).
+n=0
+for ko in $(modprobe -S "$kver" --show-depends nvme | awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++'); do
+  n=$((n + 1))
+  case "$ko" in
+    *.xz) xz -dc "$ko" > "$root/modules/$(printf %02d $n)-$(basename "${ko%.xz}")" ;;
+    *.zst) zstd -dcq "$ko" > "$root/modules/$(printf %02d $n)-$(basename "${ko%.zst}")" ;;
+    *) cp "$ko" "$root/modules/$(printf %02d $n)-$(basename "$ko")" ;;
+  esac
+done
+# iogate and the shared libraries it links, at the same paths.
+cp "$iogate" "$root/usr/bin/iogate"
+for lib in $(ldd "$iogate" | grep -oE '/[^ ]+' | sort -u); do
+  mkdir -p "$root$(dirname "$lib")"
+  cp -L "$lib" "$root$lib"
+done
+cp -r specs/. "$root/specs/"
+printf '%s\n' "$@" > "$root/command.args"
+cat > "$root/init" <<'INIT'
+#!/bin/sh
+export PATH=/usr/bin:/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+for m in /modules/*.ko; do insmod "$m" 2>/dev/null; done
+i=0
+while [ ! -b /dev/nvme0n1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+cd /out
+set --
+while IFS= read -r a; do set -- "$@" "$a"; done < /command.args
+echo "qemu-nvme: running $*"
+"$@"
+rc=$?
+echo "qemu-nvme: exit $rc"
+{
+  echo "IOGATE-OUT-BEGIN $rc"
+  tar czf - -C /out . | base64
+  echo "IOGATE-OUT-END"
+} > /dev/ttyS1
+sync
+poweroff -f
+INIT
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
+truncate -s "$size" "$work/nvme.img"
+
+console=$work/console.log
+[ -n "$out" ] && mkdir -p "$out" && console=$out/console.log
+device="nvme,serial=$serial,drive=nvm${props:+,$props}"
+set +e
+timeout 1800 qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$mem" -nographic -no-reboot -nic none \
+  -kernel "$kernel" -initrd "$work/initrd.gz" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=3" \
+  -drive "file=$work/nvme.img,if=none,id=nvm,format=raw" -device "$device" \
+  -serial "file:$console" -serial "file:$work/data.txt" -monitor none \
+  </dev/null >/dev/null 2>"$work/qemu.err"
+qemu_rc=$?
+set -e
+rc=$(tr -d '\r' < "$work/data.txt" 2>/dev/null | awk '$1 == "IOGATE-OUT-BEGIN" {print $2}' | tail -1)
+if [ -z "$rc" ]; then
+  echo "qemu-nvme: the guest reported no exit code (qemu exit $qemu_rc)" >&2
+  cat "$work/qemu.err" >&2
+  tail -40 "$console" >&2
+  exit 3
+fi
+if [ -n "$out" ]; then
+  sed -n '/^IOGATE-OUT-BEGIN/,/^IOGATE-OUT-END/p' "$work/data.txt" | sed '1d;$d' | tr -d '\r' \
+    | base64 -d | tar xzf - -C "$out"
+fi
+exit "$rc"
