@@ -174,7 +174,16 @@ fn snia_pts_specs_run_shortened_on_a_loop_device() {
     assert_eq!(rounds, 5, "shortened to 5 rounds, the window");
     for c in cases {
         assert_eq!(c["rounds"].as_array().unwrap().len() as u64, rounds);
-        assert!(c["window"]["iops"].as_f64().unwrap() > 0.0);
+        // Every case measured something. (A 50 ms round of 1 MiB requests at QD32 can
+        // finish none of them on a machine starved by other work, so not every round.)
+        assert!(
+            c["rounds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["iops"].as_f64().unwrap_or(0.0) > 0.0),
+            "{c}"
+        );
     }
     let ss = &sweep["steady_state"];
     assert_eq!(ss["case"], "4KiB 0%R QD32 1J");
