@@ -35,8 +35,7 @@ kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
 [ -n "$kernel" ] || { echo "qemu-nvme: no kernel in /boot (apt-get install linux-image-amd64)" >&2; exit 2; }
 kver=${kernel#/boot/vmlinuz-}
 command -v qemu-system-x86_64 >/dev/null || { echo "qemu-nvme: qemu-system-x86_64 missing" >&2; exit 2; }
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q static || busybox=/bin/busybox
+busybox=/bin/busybox  # busybox-static: no shared libraries to carry into the guest
 [ -x "$busybox" ] || { echo "qemu-nvme: busybox-static missing" >&2; exit 2; }
 [ -x "$iogate" ] || { echo "qemu-nvme: $iogate is not built" >&2; exit 2; }
 

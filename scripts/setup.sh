@@ -23,15 +23,28 @@ command -v mkfs.minix >/dev/null 2>&1 || need+=(util-linux)
 command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
 command -v nbdfuse >/dev/null 2>&1 || need+=(libnbd-bin)
 command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+# A real NVMe controller for tests/nvme.rs: QEMU's emulated one in a TCG VM booted by
+# scripts/qemu-nvme.sh (Debian's kernel, a busybox initramfs packed with cpio).
+# Installed without their recommendations (QEMU's recommend graphical front ends).
+vm=()
+command -v qemu-system-x86_64 >/dev/null 2>&1 || vm+=(qemu-system-x86)
+compgen -G "/boot/vmlinuz-*" >/dev/null || vm+=(linux-image-amd64)
+[ -x /bin/busybox ] || vm+=(busybox-static)
+command -v cpio >/dev/null 2>&1 || vm+=(cpio)
 
-if ((${#need[@]})); then
+if ((${#need[@]} + ${#vm[@]})); then
   if [ "$(id -u)" != 0 ]; then
-    echo "setup: missing ${need[*]}; run as root to install them" >&2
+    echo "setup: missing ${need[*]} ${vm[*]}; run as root to install them" >&2
     exit 0
   fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq "${need[@]}" >/dev/null
+  if ((${#need[@]})); then
+    apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  if ((${#vm[@]})); then
+    apt-get install -y -qq --no-install-recommends "${vm[@]}" >/dev/null
+  fi
 fi
 # Loop devices need the loop driver's control node.
 if [ "$(id -u)" = 0 ] && [ ! -e /dev/loop-control ]; then

@@ -49,6 +49,8 @@ pub enum Need {
     Mkfs,
     /// nbdkit, nbdfuse and fusermount3 on PATH (a faulty device).
     Nbdkit,
+    /// QEMU, a kernel in /boot and a static busybox (scripts/qemu-nvme.sh's VM).
+    Qemu,
 }
 
 fn on_path(program: &str, arg: &str) -> bool {
@@ -71,6 +73,14 @@ impl Need {
             Need::Chromium => chromium().is_some(),
             Need::Xmllint => on_path("xmllint", "--version"),
             Need::Mkfs => on_path("mkfs.ext4", "-V") && on_path("e2fsck", "-V"),
+            Need::Qemu => {
+                on_path("qemu-system-x86_64", "--version")
+                    && std::fs::read_dir("/boot").is_ok_and(|d| {
+                        d.flatten()
+                            .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"))
+                    })
+                    && on_path("busybox", "true")
+            }
             Need::Nbdkit => {
                 on_path("nbdkit", "--version")
                     && on_path("nbdfuse", "--version")
@@ -86,6 +96,9 @@ impl Need {
             Need::Mkfs => "needs mkfs.ext4 and e2fsck (scripts/setup.sh installs e2fsprogs)",
             Need::Nbdkit => {
                 "needs nbdkit, nbdfuse and fusermount3 (scripts/setup.sh installs nbdkit, libnbd-bin, fuse3)"
+            }
+            Need::Qemu => {
+                "needs qemu-system-x86_64, a kernel in /boot and busybox (scripts/setup.sh installs qemu-system-x86, linux-image-amd64, busybox-static)"
             }
         })
     }

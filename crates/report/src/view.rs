@@ -192,6 +192,15 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             },
         ),
     ];
+    let mut identity = identity;
+    if let Some(source) = &t.identity_source {
+        let source = match source.as_str() {
+            "nvme_admin" => "NVMe Identify Controller (admin passthrough)".to_string(),
+            other => other.to_string(),
+        };
+        identity.push(("identity from", source));
+    }
+    identity.push(("drive health", health_summary(result.health.as_ref())));
     cx.insert("identity", &identity);
     let h = &result.host;
     cx.insert(
@@ -690,4 +699,28 @@ pub(crate) fn diff_view(
         .collect();
     cx.insert("charts", &charts);
     cx
+}
+
+/// The run's SMART / Health figures in one line, or why there are none.
+fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
+    use iogate_spec::metric::HealthMetric as M;
+    let Some(h) = h else {
+        return "not available (no NVMe health log: a file, loop device or other disk)".into();
+    };
+    let units = h.value(M::DataUnitsWritten);
+    let warning = h.value(M::CriticalWarning);
+    format!(
+        "media errors +{}, critical warnings {}, temperature max {:.0} °C, data units written +{} ({}), host write commands +{}, thermal transitions +{}",
+        h.value(M::MediaErrors),
+        if warning == 0.0 {
+            "none".to_string()
+        } else {
+            format!("{:#04x} set", warning as u8)
+        },
+        h.value(M::TemperatureMax),
+        units,
+        format_bytes(units * iogate_runner::nvme::DATA_UNIT_BYTES as f64),
+        h.value(M::HostWriteCommands),
+        h.value(M::ThermalTransitions)
+    )
 }

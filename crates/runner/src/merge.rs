@@ -246,6 +246,7 @@ pub(crate) fn merge(
         replay: None,
         sweep: None,
         error: None,
+        health: None,
     }
 }
 

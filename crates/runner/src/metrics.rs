@@ -289,6 +289,16 @@ impl RunResult {
     /// A metric's value in this result's steps (for a repeated set, the last repeat), SI
     /// base units. None when the step or case is missing.
     pub fn step_metric(&self, m: &MetricRef) -> Option<f64> {
+        if let Metric::Health(h) = m.metric {
+            // The drive's log: of the run without a step, else of the step. None where
+            // the target has no health log.
+            let health = if m.step.is_empty() {
+                self.health.as_ref()
+            } else {
+                self.step(&m.step)?.health.as_ref()
+            };
+            return health.map(|x| x.value(h));
+        }
         let step = self.step(&m.step)?;
         let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());
         if let Some(sel) = &m.case {
@@ -330,7 +340,9 @@ impl RunResult {
             Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
             Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
-            Metric::SteadyStateReached | Metric::SteadyStateRound => return None,
+            Metric::SteadyStateReached | Metric::SteadyStateRound | Metric::Health(_) => {
+                return None
+            }
         })
     }
 }

@@ -88,6 +88,10 @@ pub struct RunResult {
     /// the last repeat's detail (see `metrics`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<crate::metrics::RepeatRecord>,
+    /// The drive's SMART / Health log before and after the run: NVMe targets only
+    /// (absent: not available).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<crate::nvme::Health>,
 }
 
 /// One step's result.
@@ -134,6 +138,9 @@ pub struct StepResult {
     pub sweep: Option<crate::sweep::SweepResult>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
+    /// The drive's SMART / Health log before and after the step: NVMe targets only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<crate::nvme::Health>,
 }
 
 /// One job's figures.

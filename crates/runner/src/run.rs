@@ -167,7 +167,16 @@ pub fn execute(
         spec_text: None,
         plan_text: None,
         repeats: Vec::new(),
+        health: None,
     };
+    let health = crate::nvme::HealthReader::open(&target.path, &result.target);
+    let read_health = |on_event: &mut dyn FnMut(RunEvent)| {
+        let h = health.as_ref()?;
+        h.read()
+            .map_err(|e| on_event(RunEvent::Warning(format!("drive health: {e}"))))
+            .ok()
+    };
+    let run_before = read_health(on_event);
     if !target.direct_io {
         on_event(RunEvent::Warning(format!(
             "{} does not support O_DIRECT: requests go through the page cache, so results measure memory, not the drive",
@@ -186,7 +195,8 @@ pub fn execute(
             kind: step.kind,
             estimated_duration_ns: step.estimated_duration_ns,
         });
-        let r = run_step(
+        let before = read_health(on_event);
+        let mut r = run_step(
             step,
             index,
             target,
@@ -194,6 +204,9 @@ pub fn execute(
             &plan.latency_band_edges_ns,
             on_event,
         );
+        if let (Some(before), Some(after)) = (before, read_health(on_event)) {
+            r.health = Some(crate::nvme::Health { before, after });
+        }
         on_event(RunEvent::StepFinished {
             index,
             name: r.name.clone(),
@@ -212,6 +225,9 @@ pub fn execute(
     }
     if opts.stop.load(Ordering::Relaxed) {
         result.interrupted = true;
+    }
+    if let (Some(before), Some(after)) = (run_before, read_health(on_event)) {
+        result.health = Some(crate::nvme::Health { before, after });
     }
     result.finished_at = now_rfc3339();
     result

@@ -63,6 +63,14 @@ pub struct TargetIdentity {
     /// backing file; absent when there is none (tmpfs, overlay) or for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_device: Option<BackingDevice>,
+    /// Where the model, serial and firmware revision came from: `nvme_admin` (Identify
+    /// Controller through the NVMe admin passthrough) or `sysfs`; absent for files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_source: Option<String>,
+    /// What an NVMe controller says of itself (Identify Controller and Namespace), for
+    /// NVMe namespaces when the admin passthrough answers (root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<crate::nvme::NvmeIdentity>,
 }
 
 /// The machine a run happened on (`result.json` → `target.host`).
@@ -358,6 +366,8 @@ impl Target {
             direct_io: self.direct_io,
             host: Some(HostIdentity::current()),
             backing_device: None,
+            identity_source: None,
+            nvme: None,
         };
         if self.kind != TargetKind::BlockDevice {
             // A file: the disk under its file system (the file itself may not exist yet
@@ -393,6 +403,24 @@ impl Target {
                 .find(|w| w.starts_with('['))
                 .map_or(s.clone(), |w| w.trim_matches(['[', ']']).to_string())
         });
+        id.identity_source = Some("sysfs".into());
+        if id
+            .device_name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("nvme"))
+        {
+            // The controller's own word, where the admin passthrough answers (root).
+            if let Some(n) = std::fs::File::open(&self.path)
+                .ok()
+                .and_then(|f| crate::nvme::identity(&f).ok())
+            {
+                id.model = Some(n.controller.model.clone());
+                id.serial = Some(n.controller.serial.clone());
+                id.firmware_revision = Some(n.controller.firmware_revision.clone());
+                id.identity_source = Some("nvme_admin".into());
+                id.nvme = Some(n);
+            }
+        }
         id
     }
 }

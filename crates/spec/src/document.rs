@@ -42,6 +42,10 @@ pub struct RawSpec {
     /// requests are recorded and judged only by written assertions).
     #[serde(default)]
     pub io_errors: Option<Spanned<String>>,
+    /// Drive health policy (NVMe): `fail` (default: media errors or critical warnings
+    /// that rise during the run fail it) or `record`.
+    #[serde(default)]
+    pub health_errors: Option<Spanned<String>>,
 }
 
 /// `target:`.

@@ -145,6 +145,10 @@ pub struct Assertion {
     pub metrics: Vec<MetricRef>,
     /// Dimension of both sides (for display of values).
     pub dim: Dim,
+    /// Not judged when a metric it reads is not available (the implicit drive-health
+    /// assertions on a target without an NVMe health log).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
 
 /// The outcome of evaluating one assertion.

@@ -124,6 +124,65 @@ pub enum Metric {
     SteadyStateReached,
     /// A sweep's round that closed the steady-state window (0 when not reached).
     SteadyStateRound,
+    /// The drive's own SMART / Health log over the step (or, without a step, the run):
+    /// NVMe only.
+    Health(HealthMetric),
+}
+
+/// A figure of an NVMe drive's SMART / Health Information log (NVMe Base Specification
+/// 2.0, log page 02h), taken before and after a step or the run. Counters are the
+/// change over that span; `critical_warning` is the warning bits set at its end (a
+/// drive that ends a step with a warning is not healthy, whenever it was raised).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthMetric {
+    /// Media and Data Integrity Errors added.
+    MediaErrors,
+    /// Critical Warning bits set at the end, as a number (0: none).
+    CriticalWarning,
+    /// Highest composite temperature seen, °C.
+    TemperatureMax,
+    /// Data Units Written added (units of 512,000 bytes).
+    DataUnitsWritten,
+    /// Data Units Read added (units of 512,000 bytes).
+    DataUnitsRead,
+    /// Host Write Commands added.
+    HostWriteCommands,
+    /// Host Read Commands added.
+    HostReadCommands,
+    /// Error Information Log Entries added.
+    ErrorLogEntries,
+    /// Thermal management transitions added (both levels).
+    ThermalTransitions,
+    /// Available Spare after, percent.
+    AvailableSpare,
+    /// Percentage Used after, percent.
+    PercentageUsed,
+}
+
+impl HealthMetric {
+    /// Path names after `health.`, in order.
+    pub const NAMES: [(&'static str, HealthMetric); 11] = [
+        ("media_errors", HealthMetric::MediaErrors),
+        ("critical_warning", HealthMetric::CriticalWarning),
+        ("temperature.max", HealthMetric::TemperatureMax),
+        ("data_units_written", HealthMetric::DataUnitsWritten),
+        ("data_units_read", HealthMetric::DataUnitsRead),
+        ("host_write_commands", HealthMetric::HostWriteCommands),
+        ("host_read_commands", HealthMetric::HostReadCommands),
+        ("error_log_entries", HealthMetric::ErrorLogEntries),
+        ("thermal_transitions", HealthMetric::ThermalTransitions),
+        ("available_spare", HealthMetric::AvailableSpare),
+        ("percentage_used", HealthMetric::PercentageUsed),
+    ];
+
+    /// The path name (`media_errors`, `temperature.max`).
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|n| n.1 == self)
+            .map_or("?", |n| n.0)
+    }
 }
 
 impl Metric {
@@ -136,7 +195,8 @@ impl Metric {
             | Metric::Errors
             | Metric::VerifyErrors
             | Metric::SteadyStateReached
-            | Metric::SteadyStateRound => Dim::NONE,
+            | Metric::SteadyStateRound
+            | Metric::Health(_) => Dim::NONE,
             Metric::Bytes => Dim::BYTES,
             Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_) => {
                 Dim::TIME
@@ -153,6 +213,7 @@ impl Metric {
                 | Metric::Ios
                 | Metric::Bytes
                 | Metric::SteadyStateReached
+                | Metric::Health(HealthMetric::AvailableSpare)
         )
     }
 }
@@ -223,6 +284,13 @@ impl fmt::Display for CaseSelector {
 
 impl fmt::Display for MetricRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Metric::Health(h) = self.metric {
+            // Without a step: the whole run.
+            if !self.step.is_empty() {
+                write!(f, "{}.", self.step)?;
+            }
+            return write!(f, "health.{}", h.name());
+        }
         write!(f, "{}", self.step)?;
         match self.op {
             OpFilter::All => {}
@@ -238,6 +306,7 @@ impl fmt::Display for MetricRef {
             Metric::VerifyErrors => f.write_str(".verify_errors"),
             Metric::SteadyStateReached => f.write_str(".steady_state.reached"),
             Metric::SteadyStateRound => f.write_str(".steady_state.round"),
+            Metric::Health(h) => write!(f, ".health.{}", h.name()),
             Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => {
                 let name = LatencyStat::NAMES
                     .iter()
@@ -259,7 +328,7 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 10] = [
+pub const METRIC_NAMES: [&str; 11] = [
     "iops",
     "bandwidth",
     "ios",
@@ -270,6 +339,7 @@ pub const METRIC_NAMES: [&str; 10] = [
     "submission_latency",
     "completion_latency",
     "steady_state",
+    "health",
 ];
 
 /// Why a metric path does not resolve: the offending segment's span and a message.
@@ -299,6 +369,8 @@ impl MetricPath {
                 i = 1;
                 name.clone()
             }
+            // `health.*` without a step: the drive's log over the whole run.
+            Some((name, _)) if name == "health" => String::new(),
             Some((name, span)) => {
                 let is_quantity =
                     METRIC_NAMES.contains(&name.as_str()) || name == "read" || name == "write";
@@ -366,6 +438,31 @@ impl MetricPath {
                             span: end_span,
                             expected: "`reached` or `round` after `steady_state`".into(),
                             found: "the end of the path".into(),
+                        })
+                    }
+                }
+            }
+            "health" if op == OpFilter::All => {
+                let rest: Vec<&str> = segs[i + 1..].iter().map(|(n, _)| n.as_str()).collect();
+                let joined = rest.join(".");
+                let names: Vec<&str> = HealthMetric::NAMES.iter().map(|n| n.0).collect();
+                match HealthMetric::NAMES.iter().find(|n| n.0 == joined) {
+                    Some((_, h)) => {
+                        i = segs.len() - 1;
+                        Metric::Health(*h)
+                    }
+                    None => {
+                        return Err(PathError {
+                            span: segs.get(i + 1).map_or(end_span.clone(), |s| s.1.clone()),
+                            expected: format!(
+                                "a health figure after `health` (one of: {})",
+                                names.join(", ")
+                            ),
+                            found: if joined.is_empty() {
+                                "the end of the path".into()
+                            } else {
+                                format!("`{joined}`")
+                            },
                         })
                     }
                 }

@@ -15,6 +15,7 @@ mod ioctl;
 
 use std::fs::File;
 
+use iogate_spec::metric::HealthMetric;
 use serde::{Deserialize, Serialize};
 
 use ioctl::{Completion, PassthruCmd};
@@ -400,6 +401,65 @@ pub fn identity(file: &File) -> Result<NvmeIdentity, NvmeError> {
         controller: identify_controller(file)?,
         namespace: identify_namespace(file, nsid)?,
     })
+}
+
+/// The SMART / Health log before and after a step or a run (`result.json` → `health` of
+/// the run and of each step), and the figures assertions read from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Health {
+    /// The log before the first request.
+    pub before: SmartLog,
+    /// The log after the last completion.
+    pub after: SmartLog,
+}
+
+impl Health {
+    /// A figure over the span, as [`HealthMetric`] defines it: counters as the change
+    /// (saturating at 0: a counter never runs back), the critical-warning bits at the
+    /// end, temperature in °C.
+    pub fn value(&self, m: HealthMetric) -> f64 {
+        let (b, a) = (&self.before, &self.after);
+        let delta = |f: fn(&SmartLog) -> u64| f(a).saturating_sub(f(b)) as f64;
+        match m {
+            HealthMetric::MediaErrors => delta(|s| s.media_errors),
+            HealthMetric::CriticalWarning => f64::from(a.critical_warning),
+            HealthMetric::TemperatureMax => {
+                f64::from(a.temperature_k.max(b.temperature_k)) - 273.15
+            }
+            HealthMetric::DataUnitsWritten => delta(|s| s.data_units_written),
+            HealthMetric::DataUnitsRead => delta(|s| s.data_units_read),
+            HealthMetric::HostWriteCommands => delta(|s| s.host_write_commands),
+            HealthMetric::HostReadCommands => delta(|s| s.host_read_commands),
+            HealthMetric::ErrorLogEntries => delta(|s| s.error_log_entries),
+            HealthMetric::ThermalTransitions => {
+                delta(|s| u64::from(s.thermal_transitions[0]) + u64::from(s.thermal_transitions[1]))
+            }
+            HealthMetric::AvailableSpare => f64::from(a.available_spare_pct),
+            HealthMetric::PercentageUsed => f64::from(a.percentage_used_pct),
+        }
+    }
+}
+
+/// Reads the health log of an NVMe target around its steps: opened once, when the
+/// target's identity came from the controller.
+pub struct HealthReader {
+    file: File,
+}
+
+impl HealthReader {
+    /// For a target whose identity came from NVMe Identify; None otherwise (files, loop
+    /// devices, or a controller that does not answer).
+    pub fn open(path: &std::path::Path, identity: &crate::TargetIdentity) -> Option<HealthReader> {
+        identity.nvme.as_ref()?;
+        let file = File::open(path).ok()?;
+        smart_log(&file).ok()?;
+        Some(HealthReader { file })
+    }
+
+    /// The log now. Errors: [`NvmeError`].
+    pub fn read(&self) -> Result<SmartLog, NvmeError> {
+        smart_log(&self.file)
+    }
 }
 
 #[cfg(test)]

@@ -396,6 +396,28 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
             }
         }
     }
+    // The drive-health policy: by default a run whose NVMe health log shows new media
+    // errors or raised critical warnings fails (judged only where the log exists).
+    let record_health = match raw.health_errors.as_ref().map(|v| v.value.as_str()) {
+        None | Some("fail") => false,
+        Some("record") => true,
+        Some(other) => {
+            if let Some(v) = raw.health_errors.as_ref() {
+                let span = cx.span(v);
+                cx.error(
+                    span,
+                    "invalid `health_errors`",
+                    format!("expected `fail` or `record`, found `{other}`"),
+                );
+            }
+            false
+        }
+    };
+    if !record_health {
+        for metric in ["health.media_errors", "health.critical_warning"] {
+            assertions.extend(implicit_assertion("", metric));
+        }
+    }
     let mut baseline_required = false;
     let baseline_rules = raw
         .baseline
@@ -508,9 +530,15 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
 
 /// `<step>.<metric> == 0`, added for each step with `verify: true` (`verify_errors`) and,
 /// under `io_errors: fail`, for each step with requests (`errors`); parsed and resolved
-/// like a written assertion (step names are checked identifiers, so it parses).
+/// like a written assertion (step names are checked identifiers, so it parses). Without a
+/// step, `<metric> == 0` over the whole run (`health.media_errors`, optional: not judged
+/// where the target has no health log).
 fn implicit_assertion(step: &str, metric: &str) -> Option<Assertion> {
-    let text = format!("{step}.{metric} == 0");
+    let text = if step.is_empty() {
+        format!("{metric} == 0")
+    } else {
+        format!("{step}.{metric} == 0")
+    };
     let mut parsed = syntax::parse_assertion(&text).ok()?;
     let steps = [step.to_string()];
     let mut metrics = Vec::new();
@@ -524,6 +552,7 @@ fn implicit_assertion(step: &str, metric: &str) -> Option<Assertion> {
         parsed,
         metrics,
         dim,
+        optional: metric.starts_with("health."),
     })
 }
 
@@ -626,6 +655,7 @@ fn assertion(
     }
     match parsed.check() {
         Ok(dim) => Some(Assertion {
+            optional: false,
             expr: a.value.clone(),
             metrics: {
                 let mut metrics = Vec::new();

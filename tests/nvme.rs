@@ -1,0 +1,187 @@
+//! iogate on a real NVMe controller: QEMU's emulated NVMe device in a small TCG VM
+//! (`scripts/qemu-nvme.sh`), with the freshly built binary inside. Identity comes from
+//! the controller (Identify through the admin passthrough) and equals what the QEMU
+//! command line set; the SMART / Health log is read around every step and the run, its
+//! data units and write commands agree with what iogate wrote; a critical warning fails
+//! the run unless the spec records it. On a file, health is "not available" and nothing
+//! else changes.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{code, iogate, write_spec};
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Boots the VM with `props` on the NVMe device and runs `script` (sh) inside; returns
+/// the exit code and the directory holding what the guest wrote under /out.
+fn in_vm(serial: &str, props: &str, script: &str) -> (i32, tempfile::TempDir) {
+    let out = tempfile::tempdir().expect("tempdir");
+    let o = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/qemu-nvme.sh"))
+        .args(["--size", "64M", "--serial", serial, "--nvme-props", props])
+        .args(["--iogate", env!("CARGO_BIN_EXE_iogate"), "--out"])
+        .arg(out.path())
+        .args(["--", "sh", "-c", script])
+        .output()
+        .expect("qemu-nvme.sh");
+    let rc = o.status.code().unwrap_or(-1);
+    assert_ne!(
+        rc,
+        3,
+        "the VM did not run the command: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (rc, out)
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("json")
+}
+
+const WRITES: &str = "iogate: 1\nname: nv\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 4, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: r, ios: 1000, queue_depth: 4, mix: [{ block_size: 8KiB, read: 100%, random: 100% }] }\n";
+
+/// A shell line that writes `spec` to `path` in the guest.
+fn put(spec: &str, path: &str) -> String {
+    format!(
+        "printf '{}' > {path}",
+        spec.replace('%', "%%").replace('\n', "\\n")
+    )
+}
+
+fn identity_and_health_come_from_the_controller() {
+    let script = format!(
+        "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
+        put(WRITES, "/tmp/s.yaml")
+    );
+    let (rc, out) = in_vm("IOGATE-SN-7", "", &script);
+    let r = json(&out.path().join("run/result.json"));
+    assert_eq!(rc, 0, "{}", r["error"]);
+    let t = &r["target"];
+    // Identity: what the QEMU command line set, from Identify Controller.
+    assert_eq!(t["identity_source"], "nvme_admin");
+    assert_eq!(t["serial"], "IOGATE-SN-7");
+    assert_eq!(t["model"], "QEMU NVMe Ctrl");
+    assert_eq!(t["nvme"]["controller"]["serial"], "IOGATE-SN-7");
+    assert!(t["firmware_revision"]
+        .as_str()
+        .is_some_and(|f| !f.is_empty()));
+    assert_eq!(t["nvme"]["controller"]["format_supported"], true);
+    let ns = &t["nvme"]["namespace"];
+    assert_eq!(
+        ns["size_blocks"].as_u64().unwrap() * ns["lba_data_size_bytes"].as_u64().unwrap(),
+        64 << 20
+    );
+    // Health around each step: the log's data units (512,000 bytes, rounded up) and
+    // write commands agree with what iogate wrote.
+    let w = &r["steps"][0];
+    let h = &w["health"];
+    let delta = |f: &str| h["after"][f].as_u64().unwrap() - h["before"][f].as_u64().unwrap();
+    let bytes = w["metrics"]["write"]["bytes"].as_f64().unwrap();
+    let units = delta("data_units_written") as f64;
+    assert!(
+        (units - bytes / 512_000.0).abs() < 1.0,
+        "data units written +{units} for {bytes} bytes"
+    );
+    assert_eq!(delta("host_write_commands"), 3000, "{h}");
+    let rd = &r["steps"][1]["health"];
+    assert_eq!(
+        rd["after"]["host_read_commands"].as_u64().unwrap()
+            - rd["before"]["host_read_commands"].as_u64().unwrap(),
+        1000,
+        "{rd}"
+    );
+    // The run's log spans both steps; the implicit health assertions were judged.
+    assert!(
+        r["health"]["after"]["data_units_written"].as_u64()
+            >= h["after"]["data_units_written"].as_u64()
+    );
+    let exprs: Vec<&str> = r["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["expr"].as_str().unwrap())
+        .collect();
+    assert!(exprs.contains(&"health.media_errors == 0"), "{exprs:?}");
+    assert!(exprs.contains(&"health.critical_warning == 0"), "{exprs:?}");
+    let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
+    assert!(
+        md.contains("| identity from | NVMe Identify Controller"),
+        "{md}"
+    );
+    assert!(md.contains("data units written +24"), "{md}");
+}
+
+fn a_critical_warning_fails_the_run_unless_recorded() {
+    let record = WRITES.replace(
+        "name: nv\n",
+        "name: nv\nhealth_errors: record\nassert:\n  - w.health.host_write_commands == 3000\n",
+    );
+    let script = format!(
+        "{}; {}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/fail -q; echo $? > /out/fail.rc; iogate run /tmp/r.yaml --target /dev/nvme0n1 --out /out/record -q; echo $? > /out/record.rc",
+        put(WRITES, "/tmp/s.yaml"),
+        put(&record, "/tmp/r.yaml")
+    );
+    // Critical Warning bit 1: temperature above a threshold.
+    let (_, out) = in_vm("IOGATE-SN-8", "smart_critical_warning=2", &script);
+    let rc = |name: &str| {
+        std::fs::read_to_string(out.path().join(name))
+            .expect("exit code file")
+            .trim()
+            .parse::<i32>()
+            .expect("exit code")
+    };
+    assert_eq!(rc("fail.rc"), 1, "the default policy fails the run");
+    let r = json(&out.path().join("fail/result.json"));
+    let failed: Vec<&serde_json::Value> = r["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["passed"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["expr"], "health.critical_warning == 0");
+    assert_eq!(failed[0]["value"], 2.0);
+    assert_eq!(rc("record.rc"), 0, "`health_errors: record` passes it");
+    let r = json(&out.path().join("record/result.json"));
+    assert_eq!(
+        r["assertions"].as_array().unwrap().len(),
+        3,
+        "{}",
+        r["assertions"]
+    );
+}
+
+/// On a file: health not available, no health assertion judged, the report says so.
+fn a_file_has_no_health_and_nothing_else_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "file",
+        "iogate: 1\nname: file\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, ios: 500, mix: [{ block_size: 4KiB, read: 50% }] }\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&["run", s(&spec), "--out", s(&out), "-q"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&out.join("result.json"));
+    assert!(r.get("health").is_none(), "{}", r["health"]);
+    assert!(r["steps"][0].get("health").is_none());
+    assert_eq!(
+        r["assertions"].as_array().unwrap().len(),
+        1,
+        "only w.errors == 0"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(md.contains("| drive health | not available"), "{md}");
+}
+
+tests_main![
+    a_file_has_no_health_and_nothing_else_changes,
+    identity_and_health_come_from_the_controller: [Root, Qemu],
+    a_critical_warning_fails_the_run_unless_recorded: [Root, Qemu],
+];
