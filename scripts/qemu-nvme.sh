@@ -65,7 +65,8 @@ for lib in $(ldd "$iogate" | grep -oE '/[^ ]+' | sort -u); do
   cp -L "$lib" "$root$lib"
 done
 cp -r specs/. "$root/specs/"
-printf '%s\n' "$@" > "$root/command.args"
+# One argument per line, base64-encoded: arguments may hold newlines (a script for sh -c).
+for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$root/command.args"
 cat > "$root/init" <<'INIT'
 #!/bin/sh
 export PATH=/usr/bin:/bin:/sbin
@@ -78,7 +79,7 @@ i=0
 while [ ! -b /dev/nvme0n1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 cd /out
 set --
-while IFS= read -r a; do set -- "$@" "$a"; done < /command.args
+while IFS= read -r a; do set -- "$@" "$(echo "$a" | base64 -d)"; done < /command.args
 echo "qemu-nvme: running $*"
 "$@"
 rc=$?

@@ -157,6 +157,48 @@ fn a_critical_warning_fails_the_run_unless_recorded() {
     );
 }
 
+/// A purge: `auto` chooses Format NVM on this controller (OACS: Format, SANICAP: none)
+/// and what was written reads back as zeros; `sanitize` is refused, saying why.
+fn a_purge_formats_and_sanitize_is_refused() {
+    let script = "dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=8 conv=fsync 2>/dev/null
+dd if=/dev/nvme0n1 bs=1M count=8 2>/dev/null | md5sum > /out/before.md5
+dd if=/dev/zero bs=1M count=8 2>/dev/null | md5sum > /out/zero.md5
+printf 'iogate: 1\\nname: p\\nsteps:\\n  - purge: {}\\n' > /tmp/a.yaml
+iogate run /tmp/a.yaml --target /dev/nvme0n1 --out /out/auto -q; echo $? > /out/auto.rc
+blockdev --flushbufs /dev/nvme0n1; echo 3 > /proc/sys/vm/drop_caches
+dd if=/dev/nvme0n1 bs=1M count=8 2>/dev/null | md5sum > /out/after.md5
+printf 'iogate: 1\\nname: s\\nsteps:\\n  - purge: { method: sanitize }\\n' > /tmp/s.yaml
+iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/sanitize -q 2> /out/sanitize.err; echo $? > /out/sanitize.rc
+";
+    let (_, out) = in_vm("IOGATE-SN-9", "", script);
+    let read = |name: &str| {
+        std::fs::read_to_string(out.path().join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .trim()
+            .to_string()
+    };
+    assert_ne!(
+        read("before.md5"),
+        read("zero.md5"),
+        "random data was written"
+    );
+    assert_eq!(read("auto.rc"), "0");
+    let r = json(&out.path().join("auto/result.json"));
+    assert_eq!(r["steps"][0]["purge"]["method"], "format (userdata erase)");
+    assert_eq!(r["steps"][0]["purge"]["snia_purge"], true);
+    assert_eq!(
+        read("after.md5"),
+        read("zero.md5"),
+        "the format erased the data"
+    );
+    assert_eq!(read("sanitize.rc"), "3");
+    let err = read("sanitize.err");
+    assert!(
+        err.contains("supports no Sanitize action") && err.contains("method: format"),
+        "{err}"
+    );
+}
+
 /// On a file: health not available, no health assertion judged, the report says so.
 fn a_file_has_no_health_and_nothing_else_changes() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -184,4 +226,5 @@ tests_main![
     a_file_has_no_health_and_nothing_else_changes,
     identity_and_health_come_from_the_controller: [Root, Qemu],
     a_critical_warning_fails_the_run_unless_recorded: [Root, Qemu],
+    a_purge_formats_and_sanitize_is_refused: [Root, Qemu],
 ];

@@ -40,7 +40,7 @@ fn step_kinds(trace: &Path) -> Vec<(&'static str, bool, String)> {
             true,
             "  - precondition: { block_size: 128KiB, passes: 1 }\n".into(),
         ),
-        ("purge", true, "  - purge: {}\n".into()),
+        ("purge", true, "  - purge: { method: discard }\n".into()),
         ("replay", true, replay("")),
         (
             "sweep",

@@ -12,7 +12,7 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("test paths are UTF-8")
 }
 
-const FILL_PURGE_IDLE: &str = "iogate: 1\nname: purge\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - purge: { name: fob }\n  - idle: { duration: 300ms }\n";
+const FILL_PURGE_IDLE: &str = "iogate: 1\nname: purge\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - purge: { name: fob, method: discard }\n  - idle: { duration: 300ms }\n";
 
 /// Allocated bytes of a file (st_blocks × 512).
 fn allocated(p: &Path) -> u64 {
@@ -34,9 +34,33 @@ fn purge_punches_holes_in_a_file_and_idle_waits() {
     let r = result(&out);
     assert_eq!(r["steps"][1]["kind"], "purge");
     assert_eq!(r["steps"][1]["name"], "fob");
+    assert_eq!(r["steps"][1]["purge"]["method"], "discard");
+    assert_eq!(r["steps"][1]["purge"]["snia_purge"], false);
     let idle = r["steps"][2]["duration_ns"].as_u64().unwrap();
     assert!((300_000_000..400_000_000).contains(&idle), "idle {idle} ns");
     assert_eq!(r["steps"][2]["metrics"]["ios"], 0);
+    // A SNIA purge (the default, `auto`) on a file is refused before any I/O.
+    let auto = write_spec(
+        dir.path(),
+        "auto",
+        &FILL_PURGE_IDLE.replace(", method: discard", ""),
+    );
+    let o = iogate(&[
+        "run",
+        s(&auto),
+        "--target",
+        s(&target),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(
+        err.contains("not an NVMe namespace") && err.contains("method: discard"),
+        "{err}"
+    );
+    assert_eq!(allocated(&target), 0, "the refused run wrote nothing");
 }
 
 fn purge_discards_a_loop_device_or_says_why_it_cannot() {
@@ -90,10 +114,20 @@ fn run_shortened(
     case: &str,
     rounds: &str,
 ) -> serde_json::Value {
-    let spec = format!("{}/specs/{spec}", env!("CARGO_MANIFEST_DIR"));
+    // A loop device has no SNIA purge (Sanitize, Format NVM): the shipped spec's
+    // `purge: {}` (auto) would be refused, so this copy discards instead.
+    let text = std::fs::read_to_string(format!("{}/specs/{spec}", env!("CARGO_MANIFEST_DIR")))
+        .expect("shipped spec");
+    assert!(text.contains("  - purge: {}\n"), "{spec} purges first");
+    let copy = out.with_extension("yaml");
+    std::fs::write(
+        &copy,
+        text.replace("  - purge: {}\n", "  - purge: { method: discard }\n"),
+    )
+    .expect("spec copy");
     let o = iogate(&[
         "run",
-        &spec,
+        s(&copy),
         "--target",
         s(dev),
         "--out",

@@ -247,6 +247,7 @@ pub(crate) fn merge(
         sweep: None,
         error: None,
         health: None,
+        purge: None,
     }
 }
 

@@ -141,6 +141,19 @@ pub struct StepResult {
     /// The drive's SMART / Health log before and after the step: NVMe targets only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<crate::nvme::Health>,
+    /// What a purge step did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge: Option<PurgeRecord>,
+}
+
+/// What a `purge` step did (`steps[].purge`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PurgeRecord {
+    /// `sanitize (block_erase)`, `format (userdata erase)`, `discard`, …
+    pub method: String,
+    /// Whether it is a purge in SNIA PTS's sense (Sanitize or Format NVM with a secure
+    /// erase); a discard is not.
+    pub snia_purge: bool,
 }
 
 /// One job's figures.

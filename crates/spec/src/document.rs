@@ -173,13 +173,17 @@ pub struct RawCase {
     pub jobs: Option<Spanned<u64>>,
 }
 
-/// `purge:` discard the region, so that an SSD starts from a fresh-out-of-box state.
+/// `purge:` erase the drive (Sanitize or Format NVM) or discard the region, so that an
+/// SSD starts from a fresh-out-of-box state.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPurge {
     /// Step name (default `purge`).
     #[serde(default)]
     pub name: Option<Spanned<String>>,
+    /// `auto` (default), `sanitize`, `format` or `discard`.
+    #[serde(default)]
+    pub method: Option<Spanned<String>>,
     /// Part of the target (default all of it).
     #[serde(default)]
     pub region: Option<RawRegion>,

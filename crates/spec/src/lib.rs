@@ -24,8 +24,8 @@ pub use expr::{
 };
 pub use plan::{
     AddressMapping, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep,
-    RateLimit, Region, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepKind,
-    SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
+    PurgeMethod, RateLimit, Region, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan,
+    StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

@@ -8,7 +8,9 @@ use std::ops::Range;
 use super::steps::{region, step_name};
 use super::*;
 use crate::document::{RawIdle, RawPurge, RawReplay, RawTiming};
-use crate::plan::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
+use crate::plan::{
+    AddressMapping, PurgeMethod, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat,
+};
 
 /// Default limit on outstanding replayed requests.
 pub const DEFAULT_REPLAY_QUEUE_DEPTH: u32 = 64;
@@ -226,6 +228,7 @@ pub(super) fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -
             _ => None,
         },
         estimated_bytes: None,
+        purge_method: None,
     }
 }
 
@@ -236,11 +239,30 @@ pub(super) fn purge(
     lbs: u64,
 ) -> Option<(PlanStep, Option<Range<usize>>)> {
     let (name, name_span) = step_name(cx, p.name.as_ref(), "purge");
+    let method = match p.method.as_ref().map(|m| m.value.as_str()) {
+        None | Some("auto") => Some(PurgeMethod::Auto),
+        Some("sanitize") => Some(PurgeMethod::Sanitize),
+        Some("format") => Some(PurgeMethod::Format),
+        Some("discard") => Some(PurgeMethod::Discard),
+        Some(other) => {
+            if let Some(m) = p.method.as_ref() {
+                let span = cx.span(m);
+                cx.error(
+                    span,
+                    "invalid purge method",
+                    format!("expected `auto`, `sanitize`, `format` or `discard`, found `{other}`"),
+                );
+            }
+            None
+        }
+    };
     let region = region(cx, p.region.as_ref(), size, lbs)?;
     let limit = Limit::Bytes {
         bytes: region.length_bytes,
     };
-    Some((bare(name, StepKind::Purge, region, limit), name_span))
+    let mut step = bare(name, StepKind::Purge, region, limit);
+    step.purge_method = Some(method?);
+    Some((step, name_span))
 }
 
 pub(super) fn idle(

@@ -202,6 +202,7 @@ pub(super) fn precondition(
             sweep: None,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
+            purge_method: None,
         },
         name_span,
     ))
@@ -369,6 +370,7 @@ pub(super) fn workload(
             sweep: None,
             estimated_duration_ns,
             estimated_bytes,
+            purge_method: None,
         },
         name_span,
     ))

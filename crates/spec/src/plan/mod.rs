@@ -286,6 +286,37 @@ pub struct PlanStep {
     pub estimated_duration_ns: Option<u64>,
     /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).
     pub estimated_bytes: Option<u64>,
+    /// How a `purge` step purges (absent for other steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge_method: Option<PurgeMethod>,
+}
+
+/// How a `purge:` step purges. SNIA PTS (Enterprise 1.1, 3.6 "Purge") requires a
+/// security erase, Format Unit/Format NVM or Sanitize; a discard (TRIM) does not qualify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PurgeMethod {
+    /// Sanitize where the controller has an action (block erase, else crypto erase, else
+    /// overwrite), else Format NVM with a secure erase, else refused.
+    Auto,
+    /// NVMe Sanitize (admin 84h), polled until it completes.
+    Sanitize,
+    /// NVMe Format NVM (admin 80h) with a user-data (or cryptographic) secure erase.
+    Format,
+    /// Discard the region (TRIM; a hole punched in a file). Not a SNIA purge.
+    Discard,
+}
+
+impl PurgeMethod {
+    /// The spec's name of the method.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PurgeMethod::Auto => "auto",
+            PurgeMethod::Sanitize => "sanitize",
+            PurgeMethod::Format => "format",
+            PurgeMethod::Discard => "discard",
+        }
+    }
 }
 
 /// A baseline rule: fail when `metric` is worse than the golden value by more than
