@@ -12,6 +12,7 @@ pub mod baseline;
 pub mod chart;
 pub mod compare;
 pub mod diff;
+mod identity_view;
 pub mod noise;
 pub mod render;
 mod sweep_view;

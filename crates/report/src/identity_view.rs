@@ -1,0 +1,67 @@
+//! The target's identity rows of the run report (model, serial, firmware, capacity,
+//! direct I/O, where the identity came from, the drive's health over the run). Part of
+//! `view`, which puts them in the template context.
+
+use iogate_runner::result::RunResult;
+use iogate_spec::units::format_bytes;
+
+/// (label, value) rows for the report's target table.
+pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
+    let t = &result.target;
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "—".into());
+    let mut identity = vec![
+        ("model", opt(&t.model)),
+        ("serial", opt(&t.serial)),
+        ("firmware revision", opt(&t.firmware_revision)),
+        (
+            "capacity",
+            format!(
+                "{} ({} bytes)",
+                format_bytes(t.capacity_bytes as f64),
+                t.capacity_bytes
+            ),
+        ),
+        ("logical block size", format!("{} B", t.logical_block_size)),
+        (
+            "direct I/O",
+            if t.direct_io {
+                "yes (O_DIRECT)".into()
+            } else {
+                "no: page cache (results measure memory)".into()
+            },
+        ),
+    ];
+    if let Some(source) = &t.identity_source {
+        let source = match source.as_str() {
+            "nvme_admin" => "NVMe Identify Controller (admin passthrough)".to_string(),
+            other => other.to_string(),
+        };
+        identity.push(("identity from", source));
+    }
+    identity.push(("drive health", health_summary(result.health.as_ref())));
+    identity
+}
+
+/// The run's SMART / Health figures in one line, or why there are none.
+fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
+    use iogate_spec::metric::HealthMetric as M;
+    let Some(h) = h else {
+        return "not available (no NVMe health log: a file, loop device or other disk)".into();
+    };
+    let units = h.value(M::DataUnitsWritten);
+    let warning = h.value(M::CriticalWarning);
+    format!(
+        "media errors +{}, critical warnings {}, temperature max {:.0} °C, data units written +{} ({}), host write commands +{}, thermal transitions +{}",
+        h.value(M::MediaErrors),
+        if warning == 0.0 {
+            "none".to_string()
+        } else {
+            format!("{:#04x} set", warning as u8)
+        },
+        h.value(M::TemperatureMax),
+        units,
+        format_bytes(units * iogate_runner::nvme::DATA_UNIT_BYTES as f64),
+        h.value(M::HostWriteCommands),
+        h.value(M::ThermalTransitions)
+    )
+}

@@ -1,0 +1,288 @@
+//! Assertions and baseline rules of a spec: metric paths resolved against the steps and
+//! checked to be measurable (`addressable`), units checked, and the implicit assertions
+//! of the error, verification and drive-health policies. Child of `compile`, which calls
+//! it once the steps are compiled.
+
+use std::ops::Range;
+
+use super::Ctx;
+use crate::document::{RawSpec, Spanned};
+use crate::expr::{Assertion, ExprKind, MetricRef};
+use crate::metric::{Metric, PathError};
+use crate::plan::{BaselineRule, PlanStep, StepKind};
+use crate::syntax;
+
+/// Adds the assertions a spec implies: `<step>.verify_errors == 0` for verifying steps;
+/// under `io_errors: fail` (default; fio stops at the first error by default, and a run
+/// with failed writes is not a pass) `<step>.errors == 0` for steps with requests; under
+/// `health_errors: fail` (default) `health.media_errors == 0` and
+/// `health.critical_warning == 0`, judged only where the target has a health log.
+pub(super) fn implicit_assertions(
+    cx: &mut Ctx<'_>,
+    raw: &RawSpec,
+    steps: &[PlanStep],
+    assertions: &mut Vec<Assertion>,
+) {
+    for s in steps.iter().filter(|s| s.verify) {
+        assertions.extend(implicit_assertion(&s.name, "verify_errors"));
+    }
+    if !records(cx, raw.io_errors.as_ref(), "io_errors") {
+        for s in steps
+            .iter()
+            .filter(|s| !matches!(s.kind, StepKind::Purge | StepKind::Idle))
+        {
+            let text = format!("{}.errors == 0", s.name);
+            if !assertions
+                .iter()
+                .any(|a| a.expr.replace(' ', "") == text.replace(' ', ""))
+            {
+                assertions.extend(implicit_assertion(&s.name, "errors"));
+            }
+        }
+    }
+    if !records(cx, raw.health_errors.as_ref(), "health_errors") {
+        for metric in ["health.media_errors", "health.critical_warning"] {
+            assertions.extend(implicit_assertion("", metric));
+        }
+    }
+}
+
+/// A `fail | record` policy key: true for `record`; `fail` when absent; anything else is
+/// a diagnostic (and `fail`).
+fn records(cx: &mut Ctx<'_>, value: Option<&Spanned<String>>, key: &str) -> bool {
+    let Some(v) = value else {
+        return false;
+    };
+    match v.value.as_str() {
+        "fail" => false,
+        "record" => true,
+        other => {
+            let span = cx.span(v);
+            cx.error(
+                span,
+                format!("invalid `{key}`"),
+                format!("expected `fail` or `record`, found `{other}`"),
+            );
+            false
+        }
+    }
+}
+
+/// Whether a resolved metric names something the run will measure: a case selector needs
+/// a sweep step with a matching case, and `steady_state.*` a sweep with a steady-state
+/// criterion. Steps that failed to compile are not judged (their own errors are said).
+/// Errors: a [`PathError`] over `span`, the metric path in the assertion or rule.
+fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Result<(), PathError> {
+    let Some(step) = compiled.iter().find(|s| s.name == m.step) else {
+        return Ok(());
+    };
+    let kind = step.kind.as_str();
+    let err = |expected: String, found: String| PathError {
+        span: span.clone(),
+        expected,
+        found,
+    };
+    if let Some(sel) = &m.case {
+        let Some(sweep) = &step.sweep else {
+            return Err(err(
+                "a case selector only on a sweep step".into(),
+                format!("`{sel}` on {kind} step `{}`", m.step),
+            ));
+        };
+        let any = sweep
+            .cases
+            .iter()
+            .any(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs));
+        if !any {
+            let mut cases: Vec<String> = sweep.cases.iter().take(6).map(|c| c.label()).collect();
+            if sweep.cases.len() > cases.len() {
+                cases.push(format!("… {} more", sweep.cases.len() - cases.len()));
+            }
+            return Err(err(
+                format!(
+                    "a selector matching a case of sweep `{}` ({})",
+                    m.step,
+                    cases.join("; ")
+                ),
+                format!("`{sel}`"),
+            ));
+        }
+    }
+    if matches!(
+        m.metric,
+        Metric::SteadyStateReached | Metric::SteadyStateRound
+    ) && step.sweep.as_ref().is_none_or(|s| s.steady_state.is_none())
+    {
+        return Err(err(
+            "`steady_state` only on a sweep step with a `steady_state` criterion".into(),
+            format!("{kind} step `{}` without one", m.step),
+        ));
+    }
+    Ok(())
+}
+
+/// `<step>.<metric> == 0`, added for each step with `verify: true` (`verify_errors`) and,
+/// under `io_errors: fail`, for each step with requests (`errors`); parsed and resolved
+/// like a written assertion (step names are checked identifiers, so it parses). Without a
+/// step, `<metric> == 0` over the whole run (`health.media_errors`, optional: not judged
+/// where the target has no health log).
+fn implicit_assertion(step: &str, metric: &str) -> Option<Assertion> {
+    let text = if step.is_empty() {
+        format!("{metric} == 0")
+    } else {
+        format!("{step}.{metric} == 0")
+    };
+    let mut parsed = syntax::parse_assertion(&text).ok()?;
+    let steps = [step.to_string()];
+    let mut metrics = Vec::new();
+    parsed.lhs.metrics_mut(&mut |p, m| {
+        *m = p.resolve(&steps, None).ok();
+        metrics.extend(m.clone());
+    });
+    let dim = parsed.check().ok()?;
+    Some(Assertion {
+        expr: text,
+        parsed,
+        metrics,
+        dim,
+        optional: metric.starts_with("health."),
+    })
+}
+
+pub(super) fn assertion(
+    cx: &mut Ctx<'_>,
+    a: &Spanned<String>,
+    steps: &[String],
+    default_step: Option<&str>,
+    compiled: &[PlanStep],
+) -> Option<Assertion> {
+    let span = cx.span(a);
+    let base = cx.value_start(&span);
+    let mut parsed = match syntax::parse_assertion(&a.value) {
+        Ok(p) => p,
+        Err(e) => {
+            cx.value_error(a, "assertion", e);
+            return None;
+        }
+    };
+    let mut errors = Vec::new();
+    let mut visit = |p: &crate::expr::MetricPath, slot: &mut Option<MetricRef>| match p
+        .resolve(steps, default_step)
+        .and_then(|m| addressable(&m, compiled, p.span.clone()).map(|()| m))
+    {
+        Ok(m) => *slot = Some(m),
+        Err(e) => errors.push(e),
+    };
+    parsed.lhs.metrics_mut(&mut visit);
+    parsed.rhs.metrics_mut(&mut visit);
+    if !errors.is_empty() {
+        for e in errors {
+            cx.error(
+                base + e.span.start..base + e.span.end.max(e.span.start + 1),
+                "unknown metric in assertion",
+                format!("expected {}, found {}", e.expected, e.found),
+            );
+        }
+        return None;
+    }
+    match parsed.check() {
+        Ok(dim) => Some(Assertion {
+            optional: false,
+            expr: a.value.clone(),
+            metrics: {
+                let mut metrics = Vec::new();
+                parsed
+                    .lhs
+                    .metrics_mut(&mut |_, m| metrics.extend(m.clone()));
+                parsed
+                    .rhs
+                    .metrics_mut(&mut |_, m| metrics.extend(m.clone()));
+                metrics
+            },
+            parsed,
+            dim,
+        }),
+        Err(e) => {
+            let note = if matches!(parsed.rhs.kind, ExprKind::Number(_))
+                && e.message.contains("bare number")
+            {
+                "give the number a unit: durations like 200ms, sizes like 4KiB, bandwidths like 100MiB/s"
+            } else {
+                "both sides of a comparison must have the same unit"
+            };
+            cx.error_note(
+                base + e.span.start..base + e.span.end,
+                format!("mismatched units in assertion: {}", e.message),
+                e.label,
+                note,
+            );
+            None
+        }
+    }
+}
+
+pub(super) fn baseline_rule(
+    cx: &mut Ctx<'_>,
+    key: &Spanned<String>,
+    value: &Spanned<String>,
+    steps: &[String],
+    default_step: Option<&str>,
+    compiled: &[PlanStep],
+) -> Option<BaselineRule> {
+    let kspan = cx.span(key);
+    let base = cx.value_start(&kspan);
+    let metric = match syntax::parse_metric_path(&key.value) {
+        Ok(p) => match p
+            .resolve(steps, default_step)
+            .and_then(|m| addressable(&m, compiled, p.span.clone()).map(|()| m))
+        {
+            Ok(m) => Some(m),
+            Err(e) => {
+                cx.error(
+                    base + e.span.start..base + e.span.end.max(e.span.start + 1),
+                    "unknown metric in baseline rule",
+                    format!("expected {}, found {}", e.expected, e.found),
+                );
+                None
+            }
+        },
+        Err(e) => {
+            cx.value_error(key, "baseline metric", e);
+            None
+        }
+    };
+    let tolerance = match syntax::parse_signed_percent(&value.value) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            cx.value_error(value, "baseline tolerance", e);
+            None
+        }
+    };
+    let (metric, (sign, pct)) = (metric?, tolerance?);
+    let higher = metric.metric.higher_is_better();
+    let worse_sign = if higher { -1 } else { 1 };
+    if sign != 0 && sign != worse_sign {
+        let span = cx.span(value);
+        let (dir, fix) = if higher {
+            ("higher is better", "-")
+        } else {
+            ("lower is better", "+")
+        };
+        cx.error_note(
+            span,
+            "baseline tolerance points the wrong way",
+            format!(
+                "expected `{fix}{pct}%` ({} {dir}), found `{}`",
+                metric, value.value
+            ),
+            "a tolerance is the allowed change in the worse direction",
+        );
+        return None;
+    }
+    Some(BaselineRule {
+        path: key.value.clone(),
+        metric,
+        tolerance_pct: pct,
+        higher_is_better: higher,
+    })
+}
