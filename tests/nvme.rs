@@ -44,7 +44,7 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("json")
 }
 
-const WRITES: &str = "iogate: 1\nname: nv\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 4, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: r, ios: 1000, queue_depth: 4, mix: [{ block_size: 8KiB, read: 100%, random: 100% }] }\n";
+const WRITES: &str = "iogate: 1\nname: nv\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 4, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: r, ios: 1000, queue_depth: 4, mix: [{ block_size: 8KiB, read: 100%, random: 100% }] }\n  - idle: { duration: 2500ms }\n";
 
 /// A shell line that writes `spec` to `path` in the guest.
 fn put(spec: &str, path: &str) -> String {
@@ -109,12 +109,26 @@ fn identity_and_health_come_from_the_controller() {
         .collect();
     assert!(exprs.contains(&"health.media_errors == 0"), "{exprs:?}");
     assert!(exprs.contains(&"health.critical_warning == 0"), "{exprs:?}");
+    // Sampled about once a second during the run (a 2.5 s idle step at the end): the
+    // quiet controller did not throttle, and its temperature is the log's.
+    let samples = r["health_samples"].as_array().expect("health samples");
+    assert!(samples.len() >= 2, "{samples:?}");
+    assert!(samples
+        .windows(2)
+        .all(|w| w[0]["time_ns"].as_u64() < w[1]["time_ns"].as_u64()));
+    assert_eq!(r["health"]["throttled"], false);
+    assert_eq!(
+        r["health"]["temperature_max_k"], r["health"]["after"]["temperature_k"],
+        "{}",
+        r["health"]
+    );
     let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
     assert!(
         md.contains("| identity from | NVMe Identify Controller"),
         "{md}"
     );
     assert!(md.contains("data units written +24"), "{md}");
+    assert!(md.contains("not throttled"), "{md}");
 }
 
 fn a_critical_warning_fails_the_run_unless_recorded() {

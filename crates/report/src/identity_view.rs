@@ -51,7 +51,7 @@ fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
     let units = h.value(M::DataUnitsWritten);
     let warning = h.value(M::CriticalWarning);
     format!(
-        "media errors +{}, critical warnings {}, temperature max {:.0} °C, data units written +{} ({}), host write commands +{}, thermal transitions +{}",
+        "media errors +{}, critical warnings {}, temperature max {:.0} °C, {}, data units written +{} ({}), host write commands +{}, thermal transitions +{}",
         h.value(M::MediaErrors),
         if warning == 0.0 {
             "none".to_string()
@@ -59,6 +59,11 @@ fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
             format!("{:#04x} set", warning as u8)
         },
         h.value(M::TemperatureMax),
+        if h.throttled {
+            "THROTTLED"
+        } else {
+            "not throttled"
+        },
         units,
         format_bytes(units * iogate_runner::nvme::DATA_UNIT_BYTES as f64),
         h.value(M::HostWriteCommands),

@@ -11,6 +11,7 @@
 
 pub mod engine;
 pub mod event;
+pub mod health;
 mod merge;
 pub mod metrics;
 pub mod nvme;

@@ -92,6 +92,10 @@ pub struct RunResult {
     /// (absent: not available).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<crate::nvme::Health>,
+    /// The health log sampled about once a second during the run (temperature, critical
+    /// warning, thermal transitions): NVMe targets only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub health_samples: Vec<crate::health::HealthSample>,
 }
 
 /// One step's result.

@@ -184,13 +184,16 @@ pub fn execute(
         plan_text: None,
         repeats: Vec::new(),
         health: None,
+        health_samples: Vec::new(),
     };
-    let health = crate::nvme::HealthReader::open(&target.path, &result.target);
+    let monitor = crate::health::HealthMonitor::start(&target.path, &result.target);
     let read_health = |on_event: &mut dyn FnMut(RunEvent)| {
-        let h = health.as_ref()?;
-        h.read()
+        let m = monitor.as_ref()?;
+        let log = m
+            .read()
             .map_err(|e| on_event(RunEvent::Warning(format!("drive health: {e}"))))
-            .ok()
+            .ok()?;
+        Some((log, m.elapsed_ns()))
     };
     let run_before = read_health(on_event);
     if !target.direct_io {
@@ -220,8 +223,8 @@ pub fn execute(
             &plan.latency_band_edges_ns,
             on_event,
         );
-        if let (Some(before), Some(after)) = (before, read_health(on_event)) {
-            r.health = Some(crate::nvme::Health { before, after });
+        if let (Some(m), Some(b), Some(a)) = (&monitor, before, read_health(on_event)) {
+            r.health = Some(m.span(b.0, a.0, b.1, a.1));
         }
         on_event(RunEvent::StepFinished {
             index,
@@ -242,8 +245,11 @@ pub fn execute(
     if opts.stop.load(Ordering::Relaxed) {
         result.interrupted = true;
     }
-    if let (Some(before), Some(after)) = (run_before, read_health(on_event)) {
-        result.health = Some(crate::nvme::Health { before, after });
+    if let (Some(m), Some(b), Some(a)) = (&monitor, run_before, read_health(on_event)) {
+        result.health = Some(m.span(b.0, a.0, b.1, a.1));
+    }
+    if let Some(m) = monitor {
+        result.health_samples = m.finish();
     }
     result.finished_at = now_rfc3339();
     result

@@ -158,11 +158,14 @@ pub enum HealthMetric {
     AvailableSpare,
     /// Percentage Used after, percent.
     PercentageUsed,
+    /// 1 when the drive throttled during the span (thermal-management transitions rose,
+    /// or the temperature warning appeared), else 0.
+    Throttled,
 }
 
 impl HealthMetric {
     /// Path names after `health.`, in order.
-    pub const NAMES: [(&'static str, HealthMetric); 11] = [
+    pub const NAMES: [(&'static str, HealthMetric); 12] = [
         ("media_errors", HealthMetric::MediaErrors),
         ("critical_warning", HealthMetric::CriticalWarning),
         ("temperature.max", HealthMetric::TemperatureMax),
@@ -174,6 +177,7 @@ impl HealthMetric {
         ("thermal_transitions", HealthMetric::ThermalTransitions),
         ("available_spare", HealthMetric::AvailableSpare),
         ("percentage_used", HealthMetric::PercentageUsed),
+        ("throttled", HealthMetric::Throttled),
     ];
 
     /// The path name (`media_errors`, `temperature.max`).

@@ -512,6 +512,14 @@ pub struct Health {
     pub before: SmartLog,
     /// The log after the last completion.
     pub after: SmartLog,
+    /// Highest composite temperature seen over the span (the logs before and after and
+    /// the samples taken about once a second in between), kelvin.
+    #[serde(default)]
+    pub temperature_max_k: u16,
+    /// Whether the drive throttled during the span: its thermal-management transition
+    /// count rose, or the temperature warning appeared.
+    #[serde(default)]
+    pub throttled: bool,
 }
 
 impl Health {
@@ -525,7 +533,11 @@ impl Health {
             HealthMetric::MediaErrors => delta(|s| s.media_errors),
             HealthMetric::CriticalWarning => f64::from(a.critical_warning),
             HealthMetric::TemperatureMax => {
-                f64::from(a.temperature_k.max(b.temperature_k)) - 273.15
+                f64::from(
+                    self.temperature_max_k
+                        .max(a.temperature_k)
+                        .max(b.temperature_k),
+                ) - 273.15
             }
             HealthMetric::DataUnitsWritten => delta(|s| s.data_units_written),
             HealthMetric::DataUnitsRead => delta(|s| s.data_units_read),
@@ -537,29 +549,8 @@ impl Health {
             }
             HealthMetric::AvailableSpare => f64::from(a.available_spare_pct),
             HealthMetric::PercentageUsed => f64::from(a.percentage_used_pct),
+            HealthMetric::Throttled => f64::from(u8::from(self.throttled)),
         }
-    }
-}
-
-/// Reads the health log of an NVMe target around its steps: opened once, when the
-/// target's identity came from the controller.
-pub struct HealthReader {
-    file: File,
-}
-
-impl HealthReader {
-    /// For a target whose identity came from NVMe Identify; None otherwise (files, loop
-    /// devices, or a controller that does not answer).
-    pub fn open(path: &std::path::Path, identity: &crate::TargetIdentity) -> Option<HealthReader> {
-        identity.nvme.as_ref()?;
-        let file = File::open(path).ok()?;
-        smart_log(&file).ok()?;
-        Some(HealthReader { file })
-    }
-
-    /// The log now. Errors: [`NvmeError`].
-    pub fn read(&self) -> Result<SmartLog, NvmeError> {
-        smart_log(&self.file)
     }
 }
 

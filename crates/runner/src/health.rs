@@ -1,0 +1,154 @@
+//! The drive's health over a run: the NVMe SMART / Health log read before and after
+//! every step and the run, and sampled about once a second in between (composite
+//! temperature, critical warning, thermal-management transitions), so that a run in
+//! which the drive throttled says so. Commands and parsing are in `nvme`; `run.rs` starts
+//! a [`HealthMonitor`] when the target's identity came from the controller.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::nvme::{smart_log, Health, NvmeError, SmartLog};
+
+/// How often the log is sampled during a run.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// One sample of the log during the run (`result.json` → `health_samples`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthSample {
+    /// Time since the run started, ns.
+    pub time_ns: u64,
+    /// Composite temperature, kelvin.
+    pub temperature_k: u16,
+    /// Critical Warning bits.
+    pub critical_warning: u8,
+    /// Thermal management transitions so far (both levels).
+    pub thermal_transitions: u64,
+}
+
+impl HealthSample {
+    fn of(log: &SmartLog, time_ns: u64) -> HealthSample {
+        HealthSample {
+            time_ns,
+            temperature_k: log.temperature_k,
+            critical_warning: log.critical_warning,
+            thermal_transitions: u64::from(log.thermal_transitions[0])
+                + u64::from(log.thermal_transitions[1]),
+        }
+    }
+}
+
+/// Reads the log around steps and samples it in a background thread.
+pub struct HealthMonitor {
+    file: std::fs::File,
+    started: Instant,
+    samples: Arc<Mutex<Vec<HealthSample>>>,
+    stop: Arc<AtomicBool>,
+    sampler: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HealthMonitor {
+    /// Starts monitoring a target whose identity came from NVMe Identify; None for other
+    /// targets (files, loop devices) or a controller whose log cannot be read.
+    pub fn start(
+        path: &std::path::Path,
+        identity: &crate::TargetIdentity,
+    ) -> Option<HealthMonitor> {
+        identity.nvme.as_ref()?;
+        let file = std::fs::File::open(path).ok()?;
+        smart_log(&file).ok()?;
+        let sampler_file = file.try_clone().ok()?;
+        let started = Instant::now();
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (samples2, stop2) = (samples.clone(), stop.clone());
+        let sampler = std::thread::Builder::new()
+            .name("iogate-health".into())
+            .spawn(move || sample(&sampler_file, started, &samples2, &stop2))
+            .ok()?;
+        Some(HealthMonitor {
+            file,
+            started,
+            samples,
+            stop,
+            sampler: Some(sampler),
+        })
+    }
+
+    /// The log now. Errors: [`NvmeError`].
+    pub fn read(&self) -> Result<SmartLog, NvmeError> {
+        smart_log(&self.file)
+    }
+
+    /// Nanoseconds since the run started.
+    pub fn elapsed_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+
+    /// The health over `[from_ns, to_ns]`: the logs before and after, the highest
+    /// temperature seen (samples included), and whether the drive throttled: its
+    /// thermal-management transition count rose, or the temperature warning (bit 1)
+    /// appeared, during the span.
+    pub fn span(&self, before: SmartLog, after: SmartLog, from_ns: u64, to_ns: u64) -> Health {
+        let samples = self.samples.lock().map(|s| s.clone()).unwrap_or_default();
+        let inside: Vec<HealthSample> = samples
+            .into_iter()
+            .filter(|s| (from_ns..=to_ns).contains(&s.time_ns))
+            .chain([
+                HealthSample::of(&before, from_ns),
+                HealthSample::of(&after, to_ns),
+            ])
+            .collect();
+        let first = HealthSample::of(&before, from_ns);
+        let throttled = inside.iter().any(|s| {
+            s.thermal_transitions > first.thermal_transitions
+                || (s.critical_warning & 0x2 != 0 && first.critical_warning & 0x2 == 0)
+        });
+        Health {
+            before,
+            after,
+            temperature_max_k: inside.iter().map(|s| s.temperature_k).max().unwrap_or(0),
+            throttled,
+        }
+    }
+
+    /// Stops the sampler; returns every sample taken.
+    pub fn finish(mut self) -> Vec<HealthSample> {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.sampler.take() {
+            let _ = t.join();
+        }
+        self.samples.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for HealthMonitor {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The sampler's loop: a sample every [`SAMPLE_INTERVAL`], looking at `stop` every 50 ms.
+fn sample(
+    file: &std::fs::File,
+    started: Instant,
+    out: &Mutex<Vec<HealthSample>>,
+    stop: &AtomicBool,
+) {
+    let mut next = started + SAMPLE_INTERVAL;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(Duration::from_millis(50)));
+            continue;
+        }
+        next += SAMPLE_INTERVAL;
+        if let Ok(log) = smart_log(file) {
+            if let Ok(mut v) = out.lock() {
+                v.push(HealthSample::of(&log, started.elapsed().as_nanos() as u64));
+            }
+        }
+    }
+}
