@@ -2,7 +2,8 @@
 # Boots a small VM with QEMU's emulated NVMe controller and runs one command in it.
 #
 #   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…']
-#                        [--mem 1024] [--iogate PATH] [--out DIR] -- COMMAND [ARGS…]
+#                        [--mem 1024] [--iogate PATH] [--out DIR]
+#                        [--on-trigger 'HMP COMMAND'] -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
 # initramfs with busybox, the nvme/nvme-core modules and their dependencies, `iogate`
@@ -14,10 +15,14 @@
 # COMMAND's exit code (3 if the guest never reported one). The guest's console log is
 # in DIR/console.log (or a temporary file, printed when the guest fails).
 #
+# --on-trigger changes the controller while COMMAND runs: when the guest writes a line
+# `IOGATE-TRIGGER` to /dev/ttyS1, the HMP command is sent to QEMU's monitor (the NVMe
+# device's id is `nvme0`), e.g. 'qom-set /machine/peripheral/nvme0 smart_critical_warning 2'.
+#
 # Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=256M serial=iogate-nvme-0 props="" mem=1024 iogate=target/release/iogate out=""
+size=256M serial=iogate-nvme-0 props="" mem=1024 iogate=target/release/iogate out="" trigger=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) size=$2; shift 2 ;;
@@ -26,6 +31,7 @@ while [ $# -gt 0 ]; do
     --mem) mem=$2; shift 2 ;;
     --iogate) iogate=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --on-trigger) trigger=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
@@ -98,15 +104,35 @@ truncate -s "$size" "$work/nvme.img"
 
 console=$work/console.log
 [ -n "$out" ] && mkdir -p "$out" && console=$out/console.log
-device="nvme,serial=$serial,drive=nvm${props:+,$props}"
+device="nvme,id=nvme0,serial=$serial,drive=nvm${props:+,$props}"
+monitor=(-monitor none)
+if [ -n "$trigger" ]; then
+  # QEMU's monitor on a pair of FIFOs (pipe:NAME opens NAME.in and NAME.out).
+  mkfifo "$work/mon.in" "$work/mon.out"
+  monitor=(-monitor "pipe:$work/mon")
+  touch "$work/data.txt"
+  (
+    cat "$work/mon.out" >/dev/null &
+    exec 3>"$work/mon.in"
+    until grep -q IOGATE-TRIGGER "$work/data.txt" 2>/dev/null; do
+      [ -e "$work/qemu.done" ] && exit 0
+      sleep 0.1
+    done
+    echo "$trigger" >&3
+    until [ -e "$work/qemu.done" ]; do sleep 0.1; done
+  ) &
+  watcher=$!
+fi
 set +e
 timeout 1800 qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$mem" -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3" \
   -drive "file=$work/nvme.img,if=none,id=nvm,format=raw" -device "$device" \
-  -serial "file:$console" -serial "file:$work/data.txt" -monitor none \
+  -serial "file:$console" -serial "file:$work/data.txt" "${monitor[@]}" \
   </dev/null >/dev/null 2>"$work/qemu.err"
 qemu_rc=$?
+touch "$work/qemu.done"
+[ -n "$trigger" ] && wait "$watcher" 2>/dev/null
 set -e
 rc=$(tr -d '\r' < "$work/data.txt" 2>/dev/null | awk '$1 == "IOGATE-OUT-BEGIN" {print $2}' | tail -1)
 if [ -z "$rc" ]; then

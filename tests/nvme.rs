@@ -19,11 +19,14 @@ fn s(p: &Path) -> &str {
 
 /// Boots the VM with `props` on the NVMe device and runs `script` (sh) inside; returns
 /// the exit code and the directory holding what the guest wrote under /out.
-fn in_vm(serial: &str, props: &str, script: &str) -> (i32, tempfile::TempDir) {
+/// With `trigger`, that monitor command is sent when the guest writes `IOGATE-TRIGGER`
+/// to /dev/ttyS1.
+fn in_vm(serial: &str, props: &str, trigger: &str, script: &str) -> (i32, tempfile::TempDir) {
     let out = tempfile::tempdir().expect("tempdir");
     let o = Command::new("bash")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/qemu-nvme.sh"))
         .args(["--size", "64M", "--serial", serial, "--nvme-props", props])
+        .args(["--on-trigger", trigger])
         .args(["--iogate", env!("CARGO_BIN_EXE_iogate"), "--out"])
         .arg(out.path())
         .args(["--", "sh", "-c", script])
@@ -59,7 +62,7 @@ fn identity_and_health_come_from_the_controller() {
         "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
         put(WRITES, "/tmp/s.yaml")
     );
-    let (rc, out) = in_vm("IOGATE-SN-7", "", &script);
+    let (rc, out) = in_vm("IOGATE-SN-7", "", "", &script);
     let r = json(&out.path().join("run/result.json"));
     assert_eq!(rc, 0, "{}", r["error"]);
     let t = &r["target"];
@@ -131,18 +134,24 @@ fn identity_and_health_come_from_the_controller() {
     assert!(md.contains("not throttled"), "{md}");
 }
 
+/// A critical warning raised while a run is going on (QEMU's `smart_critical_warning`
+/// set through its monitor about 2 s into a 6 s step): the sampler sees it, the run is marked
+/// throttled (bit 1 is the temperature warning) and fails naming the warning; under
+/// `health_errors: record` the same drive passes.
 fn a_critical_warning_fails_the_run_unless_recorded() {
-    let record = WRITES.replace(
-        "name: nv\n",
-        "name: nv\nhealth_errors: record\nassert:\n  - w.health.host_write_commands == 3000\n",
-    );
+    let step = "iogate: 1\nname: nv\nsteps:\n  - idle: { duration: 6s }\n";
+    let record = step.replace("name: nv\n", "name: nv\nhealth_errors: record\n");
     let script = format!(
-        "{}; {}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/fail -q; echo $? > /out/fail.rc; iogate run /tmp/r.yaml --target /dev/nvme0n1 --out /out/record -q; echo $? > /out/record.rc",
-        put(WRITES, "/tmp/s.yaml"),
+        "{}; {}; (until ls -d /out/.fail.iogate-* >/dev/null 2>&1; do sleep 0.1; done; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1) & iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/fail -q; echo $? > /out/fail.rc; iogate run /tmp/r.yaml --target /dev/nvme0n1 --out /out/record -q; echo $? > /out/record.rc",
+        put(step, "/tmp/s.yaml"),
         put(&record, "/tmp/r.yaml")
     );
-    // Critical Warning bit 1: temperature above a threshold.
-    let (_, out) = in_vm("IOGATE-SN-8", "smart_critical_warning=2", &script);
+    let (_, out) = in_vm(
+        "IOGATE-SN-8",
+        "",
+        "qom-set /machine/peripheral/nvme0 smart_critical_warning 2",
+        &script,
+    );
     let rc = |name: &str| {
         std::fs::read_to_string(out.path().join(name))
             .expect("exit code file")
@@ -150,8 +159,22 @@ fn a_critical_warning_fails_the_run_unless_recorded() {
             .parse::<i32>()
             .expect("exit code")
     };
-    assert_eq!(rc("fail.rc"), 1, "the default policy fails the run");
     let r = json(&out.path().join("fail/result.json"));
+    assert_eq!(rc("fail.rc"), 1, "the default policy fails the run: {r}");
+    let h = &r["health"];
+    assert_eq!(h["before"]["critical_warning"], 0, "{h}");
+    assert_eq!(h["after"]["critical_warning"], 2, "{h}");
+    assert_eq!(h["throttled"], true, "{h}");
+    let seen: Vec<u64> = r["health_samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s["critical_warning"].as_u64().unwrap())
+        .collect();
+    assert!(
+        seen.first() == Some(&0) && seen.last() == Some(&2),
+        "{seen:?}"
+    );
     let failed: Vec<&serde_json::Value> = r["assertions"]
         .as_array()
         .unwrap()
@@ -163,9 +186,10 @@ fn a_critical_warning_fails_the_run_unless_recorded() {
     assert_eq!(failed[0]["value"], 2.0);
     assert_eq!(rc("record.rc"), 0, "`health_errors: record` passes it");
     let r = json(&out.path().join("record/result.json"));
+    assert_eq!(r["health"]["after"]["critical_warning"], 2);
     assert_eq!(
         r["assertions"].as_array().unwrap().len(),
-        3,
+        0,
         "{}",
         r["assertions"]
     );
@@ -184,7 +208,7 @@ dd if=/dev/nvme0n1 bs=1M count=8 2>/dev/null | md5sum > /out/after.md5
 printf 'iogate: 1\\nname: s\\nsteps:\\n  - purge: { method: sanitize }\\n' > /tmp/s.yaml
 iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/sanitize -q 2> /out/sanitize.err; echo $? > /out/sanitize.rc
 ";
-    let (_, out) = in_vm("IOGATE-SN-9", "", script);
+    let (_, out) = in_vm("IOGATE-SN-9", "", "", script);
     let read = |name: &str| {
         std::fs::read_to_string(out.path().join(name))
             .unwrap_or_else(|e| panic!("{name}: {e}"))
