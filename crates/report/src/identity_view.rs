@@ -48,17 +48,18 @@ fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
     let Some(h) = h else {
         return "not available (no NVMe health log: a file, loop device or other disk)".into();
     };
-    let units = h.value(M::DataUnitsWritten);
-    let warning = h.value(M::CriticalWarning);
+    let v = |m| h.value(m).unwrap_or(f64::NAN);
+    let units = v(M::DataUnitsWritten);
+    let warning = v(M::CriticalWarning);
     format!(
-        "media errors +{}, critical warnings {}, temperature max {:.0} °C, {}, data units written +{} ({}), host write commands +{}, thermal transitions +{}",
-        h.value(M::MediaErrors),
+        "media errors +{}, critical warnings {}, temperature max {:.0} °C, {}, data units written +{} ({}), host write commands +{}, thermal transitions +{}, write amplification {}",
+        v(M::MediaErrors),
         if warning == 0.0 {
             "none".to_string()
         } else {
             format!("{:#04x} set", warning as u8)
         },
-        h.value(M::TemperatureMax),
+        v(M::TemperatureMax),
         if h.throttled {
             "THROTTLED"
         } else {
@@ -66,7 +67,9 @@ fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
         },
         units,
         format_bytes(units * iogate_runner::nvme::DATA_UNIT_BYTES as f64),
-        h.value(M::HostWriteCommands),
-        h.value(M::ThermalTransitions)
+        v(M::HostWriteCommands),
+        v(M::ThermalTransitions),
+        h.value(M::WriteAmplification)
+            .map_or("not reported (no OCP C0h log)".to_string(), |w| format!("{w:.2}"))
     )
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::nvme::{smart_log, Health, NvmeError, SmartLog};
+use crate::nvme::{smart_log, smart_log_with_ocp, Health, NvmeError, SmartLog};
 
 /// How often the log is sampled during a run.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
@@ -77,9 +77,11 @@ impl HealthMonitor {
         })
     }
 
-    /// The log now. Errors: [`NvmeError`].
+    /// The log now, with the OCP C0h figures where the controller has them.
+    ///
+    /// Errors: [`NvmeError`].
     pub fn read(&self) -> Result<SmartLog, NvmeError> {
-        smart_log(&self.file)
+        smart_log_with_ocp(&self.file)
     }
 
     /// Nanoseconds since the run started.

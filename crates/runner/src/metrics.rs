@@ -297,7 +297,7 @@ impl RunResult {
             } else {
                 self.step(&m.step)?.health.as_ref()
             };
-            return health.map(|x| x.value(h));
+            return health.and_then(|x| x.value(h));
         }
         let step = self.step(&m.step)?;
         let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());

@@ -161,11 +161,14 @@ pub enum HealthMetric {
     /// 1 when the drive throttled during the span (thermal-management transitions rose,
     /// or the temperature warning appeared), else 0.
     Throttled,
+    /// Bytes written to the media (OCP C0h Physical Media Units Written) per byte the
+    /// host wrote (Data Units Written): only where the controller has the OCP log.
+    WriteAmplification,
 }
 
 impl HealthMetric {
     /// Path names after `health.`, in order.
-    pub const NAMES: [(&'static str, HealthMetric); 12] = [
+    pub const NAMES: [(&'static str, HealthMetric); 13] = [
         ("media_errors", HealthMetric::MediaErrors),
         ("critical_warning", HealthMetric::CriticalWarning),
         ("temperature.max", HealthMetric::TemperatureMax),
@@ -178,6 +181,7 @@ impl HealthMetric {
         ("available_spare", HealthMetric::AvailableSpare),
         ("percentage_used", HealthMetric::PercentageUsed),
         ("throttled", HealthMetric::Throttled),
+        ("write_amplification", HealthMetric::WriteAmplification),
     ];
 
     /// The path name (`media_errors`, `temperature.max`).

@@ -174,6 +174,26 @@ pub struct SmartLog {
     pub thermal_transitions: [u32; 2],
     /// Total Time For Thermal Management Temperature 1 and 2 (bytes 227:224, 231:228), s.
     pub thermal_time_s: [u32; 2],
+    /// Physical Media Units Written (bytes) from the OCP Datacenter NVMe SSD
+    /// specification's SMART / Health Information Extended log (C0h), where the
+    /// controller has it (its GUID checked); read around steps, not in the samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ocp_physical_media_written_bytes: Option<u64>,
+}
+
+/// The OCP C0h log's GUID (bytes 511:496, as stored): C0h is in the vendor-specific
+/// range, so only a log carrying it is read as OCP's.
+const OCP_C0_GUID: [u8; 16] = [
+    0xC5, 0xAF, 0x10, 0x28, 0xEA, 0xBF, 0xF2, 0xA4, 0x9C, 0x4F, 0x6F, 0x7C, 0xC9, 0x14, 0xD5, 0xAF,
+];
+/// OCP SMART / Health Information Extended log identifier.
+const LID_OCP_SMART: u8 = 0xC0;
+
+/// Physical Media Units Written (bytes 15:0, in bytes) of an OCP C0h log page, when its
+/// GUID is OCP's (OCP Datacenter NVMe SSD Specification 2.0, figure "SMART / Health
+/// Information Extended"; nvme-cli's ocp plugin reads the same).
+pub fn ocp_physical_media_written(b: &[u8; 512]) -> Option<u64> {
+    (b[496..512] == OCP_C0_GUID).then(|| le128(b, 0))
 }
 
 fn le16(b: &[u8], at: usize) -> u16 {
@@ -280,6 +300,7 @@ impl SmartLog {
             critical_temperature_time_min: le32(b, 196),
             thermal_transitions: [le32(b, 216), le32(b, 220)],
             thermal_time_s: [le32(b, 224), le32(b, 228)],
+            ocp_physical_media_written_bytes: None,
         }
     }
 
@@ -381,6 +402,19 @@ pub fn smart_log(file: &File) -> Result<SmartLog, NvmeError> {
     let mut data = [0u8; 512];
     log_page(file, "Get Log Page (SMART / Health)", LID_SMART, &mut data)?;
     Ok(SmartLog::parse(&data))
+}
+
+/// The SMART / Health log with the OCP C0h log's physical media units written, where
+/// the controller has that log (an error reading it means it has none).
+///
+/// Errors: [`NvmeError`] of the SMART log.
+pub fn smart_log_with_ocp(file: &File) -> Result<SmartLog, NvmeError> {
+    let mut log = smart_log(file)?;
+    let mut c0 = [0u8; 512];
+    if log_page(file, "Get Log Page (OCP C0h)", LID_OCP_SMART, &mut c0).is_ok() {
+        log.ocp_physical_media_written_bytes = ocp_physical_media_written(&c0);
+    }
+    Ok(log)
 }
 
 /// Admin opcodes of the purges (NVMe Base Specification 2.0, figure 138).
@@ -523,13 +557,14 @@ pub struct Health {
 }
 
 impl Health {
-    /// A figure over the span, as [`HealthMetric`] defines it: counters as the change
+    /// A figure over the span, as [`HealthMetric`] defines it (None: the controller does
+    /// not report it, e.g. write amplification without the OCP C0h log): counters as the change
     /// (saturating at 0: a counter never runs back), the critical-warning bits at the
     /// end, temperature in °C.
-    pub fn value(&self, m: HealthMetric) -> f64 {
+    pub fn value(&self, m: HealthMetric) -> Option<f64> {
         let (b, a) = (&self.before, &self.after);
         let delta = |f: fn(&SmartLog) -> u64| f(a).saturating_sub(f(b)) as f64;
-        match m {
+        Some(match m {
             HealthMetric::MediaErrors => delta(|s| s.media_errors),
             HealthMetric::CriticalWarning => f64::from(a.critical_warning),
             HealthMetric::TemperatureMax => {
@@ -550,7 +585,18 @@ impl Health {
             HealthMetric::AvailableSpare => f64::from(a.available_spare_pct),
             HealthMetric::PercentageUsed => f64::from(a.percentage_used_pct),
             HealthMetric::Throttled => f64::from(u8::from(self.throttled)),
-        }
+            HealthMetric::WriteAmplification => {
+                // Media bytes written (OCP C0h) per host byte written (data units).
+                let media = a
+                    .ocp_physical_media_written_bytes?
+                    .saturating_sub(b.ocp_physical_media_written_bytes?);
+                let host = delta(|s| s.data_units_written) * DATA_UNIT_BYTES as f64;
+                if host == 0.0 {
+                    return None;
+                }
+                media as f64 / host
+            }
+        })
     }
 }
 
@@ -602,6 +648,37 @@ mod tests {
         let n = NvmeNamespace::parse(1, &b);
         assert_eq!((n.size_blocks, n.lba_format), (2048, 1));
         assert_eq!((n.lba_data_size_bytes, n.metadata_bytes), (4096, 8));
+    }
+
+    #[test]
+    fn ocp_c0_is_read_only_with_its_guid() {
+        let mut b = [0u8; 512];
+        put(&mut b, 0, &(3u128 << 30).to_le_bytes());
+        assert_eq!(
+            ocp_physical_media_written(&b),
+            None,
+            "a vendor's C0h, not OCP's"
+        );
+        put(&mut b, 496, &OCP_C0_GUID);
+        assert_eq!(ocp_physical_media_written(&b), Some(3 << 30));
+        let log = |units, media| SmartLog {
+            data_units_written: units,
+            ocp_physical_media_written_bytes: Some(media),
+            ..SmartLog::default()
+        };
+        let h = Health {
+            before: log(10, 1 << 30),
+            after: log(12, (1 << 30) + 2_048_000),
+            temperature_max_k: 0,
+            throttled: false,
+        };
+        // 1,024,000 host bytes (2 units), 2,048,000 media bytes: WA 2.
+        assert_eq!(h.value(HealthMetric::WriteAmplification), Some(2.0));
+        let none = Health {
+            before: SmartLog::default(),
+            ..h
+        };
+        assert_eq!(none.value(HealthMetric::WriteAmplification), None);
     }
 
     #[test]
