@@ -31,6 +31,11 @@ command -v qemu-system-x86_64 >/dev/null 2>&1 || vm+=(qemu-system-x86)
 compgen -G "/boot/vmlinuz-*" >/dev/null || vm+=(linux-image-amd64)
 [ -x /bin/busybox ] || vm+=(busybox-static)
 command -v cpio >/dev/null 2>&1 || vm+=(cpio)
+# The history store's PostgreSQL backend (tests/history.rs starts its own server from
+# the Debian packages' binaries) and Python's venv for Apache Otava (the reference
+# change-point detector the history test compares with).
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+python3 -c 'import venv' >/dev/null 2>&1 || need+=(python3-venv)
 
 if ((${#need[@]} + ${#vm[@]})); then
   if [ "$(id -u)" != 0 ]; then
@@ -45,6 +50,14 @@ if ((${#need[@]} + ${#vm[@]})); then
   if ((${#vm[@]})); then
     apt-get install -y -qq --no-install-recommends "${vm[@]}" >/dev/null
   fi
+fi
+# Apache Otava from PyPI, in its own venv (its pinned numpy and scipy stay out of the
+# system's Python).
+OTAVA=/opt/iogate-otava
+if [ "$(id -u)" = 0 ] && ! "$OTAVA/bin/python" -c 'import otava' >/dev/null 2>&1; then
+  command -v python3 >/dev/null 2>&1 || apt-get install -y -qq python3 python3-venv >/dev/null
+  python3 -m venv "$OTAVA"
+  "$OTAVA/bin/pip" install -q --disable-pip-version-check apache-otava==0.8.0
 fi
 # Loop devices need the loop driver's control node.
 if [ "$(id -u)" = 0 ] && [ ! -e /dev/loop-control ]; then

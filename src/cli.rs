@@ -54,6 +54,10 @@ pub enum Command {
     /// charts; sweep matrices as tables of changes. Markdown on stdout. Exit 0 when no
     /// metric regressed, 1 when one did, 2 on bad input.
     Diff(DiffArgs),
+    /// The history store: every build's results (SQLite file or PostgreSQL URL), series
+    /// over build order, change points (E-divisive means, as Apache Otava), trend pages,
+    /// Parquet export.
+    History(HistoryArgs),
     /// Bless a result as the golden baseline: writes <golden>/<spec name>/<key>.json.
     Bless {
         /// A run's output directory (or its result.json).
@@ -122,6 +126,129 @@ pub struct RunArgs {
     /// No progress output (CI logs).
     #[arg(long, short)]
     pub quiet: bool,
+    /// History store (an SQLite file, or a `postgresql://` URL): judge the run against
+    /// the last accepted builds of its series (IOPS and bandwidth: exit 1 when one
+    /// regressed beyond 5% with p ≤ 0.001; latency changes are `history detect`'s) and
+    /// ingest it.
+    #[arg(long)]
+    pub history: Option<String>,
+    /// Build id of the firmware under test (default: `IOGATE_BUILD` or the CI's commit
+    /// variable).
+    #[arg(long)]
+    pub build: Option<String>,
+    /// The build's position in build order (default: `IOGATE_BUILD_ORDER` or the CI's
+    /// build number).
+    #[arg(long, allow_negative_numbers = true)]
+    pub build_order: Option<i64>,
+}
+
+/// Options of `iogate history`.
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// History store: an SQLite file (created when missing) or a `postgres://` /
+    /// `postgresql://` URL.
+    #[arg(long, default_value = "iogate-history.db", global = true)]
+    pub db: String,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+/// Which series to use.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SeriesFilter {
+    /// Only this spec.
+    #[arg(long)]
+    pub spec: Option<String>,
+    /// Only metric paths containing this text (any metric, judged or not).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Only this device model.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Every stored metric, not only the judged ones (IOPS, bandwidth, mean, p50 and
+    /// p99 latency of each step and sweep case).
+    #[arg(long)]
+    pub all_metrics: bool,
+}
+
+/// `iogate history` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Store results: result.json files, run directories, or directories of them
+    /// (idempotent: a run already stored is skipped).
+    Ingest {
+        /// Results.
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        /// Build id (one result only; default: the result's own).
+        #[arg(long)]
+        build: Option<String>,
+        /// Build order (one result only; default: the result's own, else its start
+        /// time in seconds).
+        #[arg(long, allow_negative_numbers = true)]
+        build_order: Option<i64>,
+    },
+    /// Print the series (or JSON), and write trend pages.
+    Show {
+        /// Which series.
+        #[command(flatten)]
+        filter: SeriesFilter,
+        /// Write one HTML trend page per spec into this directory.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Golden directory (golden values drawn on the charts).
+        #[arg(long, default_value = "golden")]
+        golden: PathBuf,
+    },
+    /// Find change points (E-divisive means with Student's t-test, as Apache Otava),
+    /// grouped by build. Markdown on stdout; exit 1 when an alert is a regression.
+    Detect {
+        /// Which series.
+        #[command(flatten)]
+        filter: SeriesFilter,
+        /// Builds per sliding window of the first pass.
+        #[arg(long, default_value_t = 50)]
+        window: usize,
+        /// Largest p-value of a change point.
+        #[arg(long, default_value_t = 0.001)]
+        max_pvalue: f64,
+        /// Smallest change of a change point, percent (Otava's min magnitude): smaller
+        /// significant changes (a 1.7% IOPS shift of a throttle) do not alert.
+        #[arg(long, default_value_t = 5.0)]
+        min_change_pct: f64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also write the Markdown summary to this file.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+    },
+    /// Mark a change expected: from this build on, the spec's series (or one metric's)
+    /// start a new segment, and the change no longer alerts.
+    Expect {
+        /// Spec name.
+        #[arg(long)]
+        spec: String,
+        /// First build of the new segment.
+        #[arg(long, allow_negative_numbers = true)]
+        build_order: i64,
+        /// Only this metric path (default: every metric of the spec).
+        #[arg(long)]
+        metric: Option<String>,
+        /// Why.
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Write the whole history as Parquet (runs, metrics, expected changes).
+    Export {
+        /// Directory for runs.parquet, metrics.parquet, expected_changes.parquet.
+        #[arg(long, required = true)]
+        parquet: PathBuf,
+    },
 }
 
 /// Options of `iogate analyze`.

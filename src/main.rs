@@ -7,6 +7,7 @@ mod analyze;
 mod cli;
 mod diff;
 mod exit;
+mod history;
 mod output;
 mod run;
 mod signals;
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
             max_rounds,
         ),
         Command::Run(args) => run::run(&args),
+        Command::History(args) => history::history(&args),
         Command::Diff(args) => diff::diff(&args),
         Command::Analyze(args) => analyze::analyze(&args),
         Command::SteadyState(args) => analyze::steady_state(&args),

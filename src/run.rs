@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use iogate_report::baseline::{default_key, device_match, load_result, sanitize_key, DeviceMatch};
+use iogate_report::history::store::Store;
 use iogate_report::{render, Baseline, BaselineInput};
 use iogate_runner::engine::verify::VerifyState;
 use iogate_runner::metrics::RepeatRecord;
@@ -139,6 +140,21 @@ pub fn run(args: &RunArgs) -> u8 {
         eprintln!("error: {e}");
         return exit::USAGE;
     }
+    let build = match crate::history::build_info(args.build.as_deref(), args.build_order) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    // The history store is opened (and its schema checked) before the first request.
+    let mut history = match args.history.as_deref().map(Store::open).transpose() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::TARGET;
+        }
+    };
     let out = args.out.clone().unwrap_or_else(|| {
         let stamp: String = iogate_runner::run::now_rfc3339()
             .chars()
@@ -164,6 +180,7 @@ pub fn run(args: &RunArgs) -> u8 {
     result.spec_text = Some(prepared.src.text.clone());
     result.plan_text = Some(plan.render_table());
     result.target = identity;
+    result.build = build;
     if let (Some(state), Some(path)) = (&prepared.verify_state, &args.verify_state) {
         if let Err(e) = state.save(path) {
             eprintln!("error: {e}");
@@ -195,7 +212,18 @@ pub fn run(args: &RunArgs) -> u8 {
     if result.interrupted {
         return crate::signals::exit_code(&stop);
     }
-    exit::of_outcome(result.outcome)
+    let code = exit::of_outcome(result.outcome);
+    match history.as_mut() {
+        Some(store) => match crate::history::judge_and_ingest(store, &result, &out) {
+            Ok(true) if code == exit::PASS => exit::FAIL,
+            Ok(_) => code,
+            Err(e) => {
+                eprintln!("error: history: {e} (the result is in {})", out.display());
+                exit::TARGET
+            }
+        },
+        None => code,
+    }
 }
 
 /// Compiles the spec, probes and prepares the target (the destructive-write guard), and

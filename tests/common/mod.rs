@@ -51,6 +51,10 @@ pub enum Need {
     Nbdkit,
     /// QEMU, a kernel in /boot and a static busybox (scripts/qemu-nvme.sh's VM).
     Qemu,
+    /// PostgreSQL's server binaries (Debian's postgresql package) and its `postgres` user.
+    Postgres,
+    /// Apache Otava in scripts/setup.sh's venv (/opt/iogate-otava).
+    Otava,
 }
 
 fn on_path(program: &str, arg: &str) -> bool {
@@ -81,6 +85,11 @@ impl Need {
                     })
                     && on_path("busybox", "true")
             }
+            Need::Postgres => postgres_bin().is_some() && on_path("id", "postgres"),
+            Need::Otava => Command::new(OTAVA_PYTHON)
+                .args(["-c", "import otava.analysis"])
+                .output()
+                .is_ok_and(|o| o.status.success()),
             Need::Nbdkit => {
                 on_path("nbdkit", "--version")
                     && on_path("nbdfuse", "--version")
@@ -97,11 +106,29 @@ impl Need {
             Need::Nbdkit => {
                 "needs nbdkit, nbdfuse and fusermount3 (scripts/setup.sh installs nbdkit, libnbd-bin, fuse3)"
             }
+            Need::Postgres => "needs PostgreSQL (scripts/setup.sh installs postgresql)",
+            Need::Otava => "needs Apache Otava (scripts/setup.sh installs it in /opt/iogate-otava)",
             Need::Qemu => {
                 "needs qemu-system-x86_64, a kernel in /boot and busybox (scripts/setup.sh installs qemu-system-x86, linux-image-amd64, busybox-static)"
             }
         })
     }
+}
+
+/// The Python of scripts/setup.sh's Apache Otava venv.
+pub const OTAVA_PYTHON: &str = "/opt/iogate-otava/bin/python";
+
+/// The directory of PostgreSQL's server binaries (`/usr/lib/postgresql/<major>/bin`),
+/// the newest when several are installed.
+pub fn postgres_bin() -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|b| b.join("initdb").exists() && b.join("pg_ctl").exists())
+        .collect();
+    found.sort();
+    found.pop()
 }
 
 /// The headless Chromium binary on PATH, if any.

@@ -12,9 +12,9 @@ use plotters::prelude::*;
 
 static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
-fn register_font() {
+pub(crate) fn register_font() {
     REGISTER.call_once(|| {
         // The font is compiled in; a failure here would be a build defect. Charts then
         // fall back to plotters' error path, reported by the callers below.
@@ -27,7 +27,7 @@ fn register_font() {
 #[error("chart: {0}")]
 pub struct ChartError(String);
 
-fn err<E: std::fmt::Display>(e: E) -> ChartError {
+pub(crate) fn err<E: std::fmt::Display>(e: E) -> ChartError {
     ChartError(e.to_string())
 }
 
@@ -536,4 +536,114 @@ pub fn cdf_points(buckets: &[HistogramBucket]) -> Vec<(f64, f64)> {
         out.push((b.upper_ns as f64, seen as f64 * 100.0 / total.max(1) as f64));
     }
     out
+}
+
+/// One series over build order: every sample as a dot, the per-build median as a line,
+/// the golden value as a dashed line, change points as vertical red lines.
+pub fn trend_svg(
+    s: &crate::history::series::Series,
+    golden: Option<f64>,
+    changes: &[crate::history::detect::Change],
+) -> Result<String, ChartError> {
+    register_font();
+    let (scale, unit) = crate::history::trend::display_unit(&s.key.metric);
+    let xs: Vec<f64> = s.points.iter().map(|p| p.build_order as f64).collect();
+    let (x0, x1) = match (xs.first(), xs.last()) {
+        (Some(a), Some(b)) if b > a => (*a, *b),
+        (Some(a), _) => (*a - 1.0, *a + 1.0),
+        _ => (0.0, 1.0),
+    };
+    let all = s
+        .points
+        .iter()
+        .flat_map(|p| {
+            p.samples
+                .iter()
+                .chain(p.run_values.iter())
+                .chain([&p.value])
+        })
+        .chain(golden.iter())
+        .map(|v| v * scale)
+        .filter(|v| v.is_finite());
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        let pad = (hi - lo) * 0.08;
+        ((lo - pad).max(0.0), hi + pad)
+    } else if lo.is_finite() {
+        (lo * 0.9, lo * 1.1 + 1e-9)
+    } else {
+        (0.0, 1.0)
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 300)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&s.key.metric, (FAMILY, 15))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, lo..hi)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("build order")
+            .y_desc(unit)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .label_style((FAMILY, 11))
+            .draw()
+            .map_err(err)?;
+        let grey = RGBColor(150, 150, 150);
+        chart
+            .draw_series(s.points.iter().flat_map(|p| {
+                let x = p.build_order as f64;
+                p.samples
+                    .iter()
+                    .map(move |v| Circle::new((x, v * scale), 1, grey.filled()))
+            }))
+            .map_err(err)?;
+        let blue = RGBColor(52, 101, 164);
+        chart
+            .draw_series(LineSeries::new(
+                s.points
+                    .iter()
+                    .map(|p| (p.build_order as f64, p.value * scale)),
+                blue.stroke_width(2),
+            ))
+            .map_err(err)?
+            .label("median of the build's runs")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], blue));
+        if let Some(g) = golden {
+            let green = RGBColor(78, 154, 6);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(x0, g * scale), (x1, g * scale)],
+                    6,
+                    4,
+                    green.stroke_width(1),
+                ))
+                .map_err(err)?
+                .label("golden")
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], green));
+        }
+        for c in changes {
+            // Between the build before and the first build after.
+            let x = (c.previous_build_order as f64 + c.build_order as f64) / 2.0;
+            chart
+                .draw_series(LineSeries::new([(x, lo), (x, hi)], RED.stroke_width(2)))
+                .map_err(err)?;
+        }
+        chart
+            .configure_series_labels()
+            .label_font((FAMILY, 11))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerLeft)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
 }

@@ -4,7 +4,8 @@
 //! baseline rules with [`noise`] (bootstrap intervals); [`diff`] compares two results or
 //! sets of repeats; [`render`] turns a result into reports with tera templates (contexts built in `view`); [`chart`]
 //! draws SVG charts with plotters; [`analysis`] analyses block traces with polars and
-//! [`compare`] checks two traces request by request. Reads results and traces only: no
+//! [`compare`] checks two traces request by request; [`history`] keeps every build's
+//! results (SQLite or PostgreSQL) and finds change points over build order. Reads results and traces only: no
 //! device I/O.
 
 pub mod analysis;
@@ -12,6 +13,7 @@ pub mod baseline;
 pub mod chart;
 pub mod compare;
 pub mod diff;
+pub mod history;
 mod identity_view;
 pub mod noise;
 pub mod render;

@@ -17,7 +17,11 @@ pub struct RenderError {
     message: String,
 }
 
-fn render<C: Serialize>(name: &'static str, template: &str, cx: &C) -> Result<String, RenderError> {
+pub(crate) fn render<C: Serialize>(
+    name: &'static str,
+    template: &str,
+    cx: &C,
+) -> Result<String, RenderError> {
     let cx = Context::from_serialize(cx).map_err(|e| RenderError {
         template: name,
         message: format!("{e:?}"),

@@ -96,6 +96,21 @@ pub struct RunResult {
     /// warning, thermal transitions): NVMe targets only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health_samples: Vec<crate::health::HealthSample>,
+    /// The firmware build this run tested (`iogate run --build/--build-order` or the CI
+    /// environment), for the history store; absent when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildInfo>,
+}
+
+/// The build a run tested: its id (a firmware revision, a commit, a CI build number) and
+/// its place in the order of builds (history series are plotted and searched for change
+/// points in this order, not by wall-clock time).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// Build id.
+    pub id: String,
+    /// Position in build order (larger is later).
+    pub order: i64,
 }
 
 /// One step's result.

@@ -185,6 +185,7 @@ pub fn execute(
         repeats: Vec::new(),
         health: None,
         health_samples: Vec::new(),
+        build: None,
     };
     let monitor = crate::health::HealthMonitor::start(&target.path, &result.target);
     let read_health = |on_event: &mut dyn FnMut(RunEvent)| {

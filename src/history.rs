@@ -1,0 +1,464 @@
+//! `iogate history …` and `iogate run --history`: ingest results into the history store
+//! (SQLite file or PostgreSQL URL), show series, detect change points, mark changes
+//! expected, export Parquet; and judge a fresh run against the last accepted builds.
+//! The work is in `iogate_report::history`; this module reads files, prints and maps
+//! outcomes to exit codes.
+
+use std::path::{Path, PathBuf};
+
+use iogate_report::baseline::{load_result, Baseline};
+use iogate_report::history::detect::{self, Alert, Judgement};
+use iogate_report::history::edivisive::Options;
+use iogate_report::history::series::{self, Series};
+use iogate_report::history::store::{ExpectedChange, Store};
+use iogate_report::history::{self as hist, trend, BuildOverride, RunRecord};
+use iogate_runner::result::{BuildInfo, RunResult};
+
+use crate::cli::{HistoryArgs, HistoryCommand, SeriesFilter};
+use crate::exit;
+
+fn fail(e: impl std::fmt::Display, code: u8) -> u8 {
+    eprintln!("error: {e}");
+    code
+}
+
+/// `iogate history`: returns the exit code.
+pub fn history(args: &HistoryArgs) -> u8 {
+    let mut store = match Store::open(&args.db) {
+        Ok(s) => s,
+        Err(e) => return fail(e, exit::TARGET),
+    };
+    let r = match &args.command {
+        HistoryCommand::Ingest {
+            results,
+            build,
+            build_order,
+        } => ingest(&mut store, results, build, *build_order),
+        HistoryCommand::Show {
+            filter,
+            html,
+            json,
+            golden,
+        } => show(&mut store, filter, html.as_deref(), *json, golden),
+        HistoryCommand::Detect {
+            filter,
+            window,
+            max_pvalue,
+            min_change_pct,
+            json,
+            markdown,
+        } => {
+            let opts = Options {
+                window: *window,
+                max_pvalue: *max_pvalue,
+                min_magnitude: *min_change_pct / 100.0,
+            };
+            detect_cmd(&mut store, filter, &opts, *json, markdown.as_deref())
+        }
+        HistoryCommand::Expect {
+            spec,
+            build_order,
+            metric,
+            note,
+        } => store
+            .expect(&ExpectedChange {
+                spec_name: spec.clone(),
+                metric: metric.clone().unwrap_or_else(|| "*".into()),
+                build_order: *build_order,
+                note: note.clone().unwrap_or_default(),
+            })
+            .map(|()| exit::PASS)
+            .map_err(|e| fail(e, exit::TARGET)),
+        HistoryCommand::Export { parquet } => export(&mut store, parquet),
+    };
+    r.unwrap_or_else(|code| code)
+}
+
+/// Every `result.json` under the given paths: a result file, a run directory, or a
+/// directory of run directories (searched two levels down), sorted.
+fn result_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, u8> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_file() {
+            out.push(p.clone());
+        } else if p.join("result.json").is_file() {
+            out.push(p.join("result.json"));
+        } else if p.is_dir() {
+            let mut found = Vec::new();
+            collect(p, 3, &mut found);
+            if found.is_empty() {
+                return Err(fail(
+                    format!("{}: no result.json in it", p.display()),
+                    exit::USAGE,
+                ));
+            }
+            out.extend(found);
+        } else {
+            return Err(fail(
+                format!("{}: no such file or directory", p.display()),
+                exit::USAGE,
+            ));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn collect(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.join("result.json").is_file() {
+            out.push(p.join("result.json"));
+        } else if depth > 1 && p.is_dir() {
+            collect(&p, depth - 1, out);
+        }
+    }
+}
+
+fn ingest(
+    store: &mut Store,
+    paths: &[PathBuf],
+    build: &Option<String>,
+    build_order: Option<i64>,
+) -> Result<u8, u8> {
+    let files = result_files(paths)?;
+    if files.len() > 1 && (build.is_some() || build_order.is_some()) {
+        return Err(fail(
+            "--build and --build-order name the build of one result; several were given",
+            exit::USAGE,
+        ));
+    }
+    let over = BuildOverride {
+        id: build.clone(),
+        order: build_order,
+    };
+    let (mut added, mut known) = (0, 0);
+    for f in &files {
+        let result = load_result(f).map_err(|e| fail(e, exit::USAGE))?;
+        let (run, metrics) = hist::records(&result, &over);
+        if store
+            .ingest(&run, &metrics)
+            .map_err(|e| fail(e, exit::TARGET))?
+        {
+            added += 1;
+        } else {
+            known += 1;
+        }
+    }
+    eprintln!(
+        "ingested {added} run{} into {} ({known} already there)",
+        if added == 1 { "" } else { "s" },
+        store.name()
+    );
+    Ok(exit::PASS)
+}
+
+/// The store's runs and series matching the filter (judged metrics only unless
+/// `--all-metrics`).
+fn load(store: &mut Store, f: &SeriesFilter) -> Result<(Vec<RunRecord>, Vec<Series>), u8> {
+    let runs: Vec<RunRecord> = store
+        .runs()
+        .map_err(|e| fail(e, exit::TARGET))?
+        .into_iter()
+        .filter(|r| f.model.as_ref().is_none_or(|m| &r.device_model == m))
+        .collect();
+    let metrics = store
+        .metrics(f.spec.as_deref(), f.metric.as_deref())
+        .map_err(|e| fail(e, exit::TARGET))?;
+    let metrics: Vec<_> = metrics
+        .into_iter()
+        .filter(|m| f.all_metrics || f.metric.is_some() || hist::is_default_metric(&m.metric))
+        .collect();
+    let series = series::build(&runs, &metrics);
+    Ok((runs, series))
+}
+
+fn show(
+    store: &mut Store,
+    f: &SeriesFilter,
+    html: Option<&Path>,
+    json: bool,
+    golden: &Path,
+) -> Result<u8, u8> {
+    let (runs, series) = load(store, f)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&series).unwrap_or_default()
+        );
+    } else {
+        for s in &series {
+            println!(
+                "{}  {}  [{} on {}]",
+                s.key.spec_name, s.key.metric, s.key.device_model, s.key.host_class
+            );
+            for p in &s.points {
+                println!(
+                    "  build {:>8} {:<20} {:>14}  ({} run{})",
+                    p.build_order,
+                    p.build_id,
+                    trend::format_value(&s.key.metric, p.value),
+                    p.run_values.len(),
+                    if p.run_values.len() == 1 { "" } else { "s" }
+                );
+            }
+        }
+    }
+    if let Some(dir) = html {
+        let expected = store.expected().map_err(|e| fail(e, exit::TARGET))?;
+        let alerts = detect::detect(&series, &expected, &detect_defaults());
+        write_pages(dir, &runs, &series, &alerts, golden)?;
+    }
+    Ok(exit::PASS)
+}
+
+/// One trend page per spec: `<dir>/<spec name>.html`.
+fn write_pages(
+    dir: &Path,
+    runs: &[RunRecord],
+    series: &[Series],
+    alerts: &[Alert],
+    golden: &Path,
+) -> Result<(), u8> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| fail(format!("{}: {e}", dir.display()), exit::TARGET))?;
+    let mut specs: Vec<&str> = series.iter().map(|s| s.key.spec_name.as_str()).collect();
+    specs.sort_unstable();
+    specs.dedup();
+    for spec in specs {
+        let sr: Vec<Series> = series
+            .iter()
+            .filter(|s| s.key.spec_name == spec)
+            .cloned()
+            .collect();
+        let al: Vec<Alert> = alerts
+            .iter()
+            .filter(|a| a.spec_name == spec)
+            .cloned()
+            .collect();
+        let rr: Vec<RunRecord> = runs
+            .iter()
+            .filter(|r| r.spec_name == spec)
+            .cloned()
+            .collect();
+        let baselines: Vec<Baseline> = std::fs::read_dir(golden.join(spec))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Baseline::load(&e.path()).ok())
+            .collect();
+        let model = rr.last().map(|r| r.device_model.clone());
+        let golden_of = |metric: &str| {
+            let b = baselines
+                .iter()
+                .find(|b| b.target.model.as_ref() == model.as_ref())
+                .or(baselines.first())?;
+            b.metrics.get(metric).map(|m| m.value)
+        };
+        let page =
+            trend::html_page(spec, &sr, &al, &rr, &golden_of).map_err(|e| fail(e, exit::TARGET))?;
+        let name = Baseline::path(dir, spec, "x")
+            .map_err(|e| fail(e, exit::USAGE))?
+            .with_file_name(format!("{spec}.html"));
+        let path = dir.join(name.file_name().unwrap_or_default());
+        std::fs::write(&path, page)
+            .map_err(|e| fail(format!("{}: {e}", path.display()), exit::TARGET))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn detect_cmd(
+    store: &mut Store,
+    f: &SeriesFilter,
+    opts: &Options,
+    json: bool,
+    markdown: Option<&Path>,
+) -> Result<u8, u8> {
+    if opts.window < 2
+        || !(opts.max_pvalue > 0.0 && opts.max_pvalue < 1.0)
+        || !(opts.min_magnitude >= 0.0 && opts.min_magnitude.is_finite())
+    {
+        return Err(fail(
+            "--window must be at least 2, --max-pvalue in (0, 1) and --min-change-pct at least 0",
+            exit::USAGE,
+        ));
+    }
+    let (_, series) = load(store, f)?;
+    let expected = store.expected().map_err(|e| fail(e, exit::TARGET))?;
+    let alerts = detect::detect(&series, &expected, opts);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&alerts).unwrap_or_default()
+        );
+    } else {
+        print!(
+            "{}",
+            trend::markdown_summary(&alerts).map_err(|e| fail(e, exit::TARGET))?
+        );
+    }
+    if let Some(p) = markdown {
+        let md = trend::markdown_summary(&alerts).map_err(|e| fail(e, exit::TARGET))?;
+        std::fs::write(p, md).map_err(|e| fail(format!("{}: {e}", p.display()), exit::TARGET))?;
+    }
+    Ok(if alerts.iter().any(|a| a.regression) {
+        exit::FAIL
+    } else {
+        exit::PASS
+    })
+}
+
+fn export(store: &mut Store, dir: &Path) -> Result<u8, u8> {
+    let runs = store.runs().map_err(|e| fail(e, exit::TARGET))?;
+    let metrics = store
+        .metrics(None, None)
+        .map_err(|e| fail(e, exit::TARGET))?;
+    let expected = store.expected().map_err(|e| fail(e, exit::TARGET))?;
+    let files = hist::export::write_parquet(dir, &runs, &metrics, &expected)
+        .map_err(|e| fail(e, exit::TARGET))?;
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+    eprintln!("{} runs, {} metric values", runs.len(), metrics.len());
+    Ok(exit::PASS)
+}
+
+/// `history detect`'s defaults: Otava's window and p-value, and a 5% smallest change.
+fn detect_defaults() -> Options {
+    Options {
+        min_magnitude: 0.05,
+        ..Options::default()
+    }
+}
+
+/// The build of a run: `--build`/`--build-order`, else `IOGATE_BUILD` /
+/// `IOGATE_BUILD_ORDER`, else what common CI systems set (GitHub Actions
+/// `GITHUB_SHA`/`GITHUB_RUN_NUMBER`, GitLab `CI_COMMIT_SHA`/`CI_PIPELINE_IID`, Jenkins
+/// `GIT_COMMIT`/`BUILD_NUMBER`, Buildkite `BUILDKITE_COMMIT`/`BUILDKITE_BUILD_NUMBER`).
+/// None without an order.
+pub fn build_info(build: Option<&str>, order: Option<i64>) -> Result<Option<BuildInfo>, String> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let pairs = [
+        ("IOGATE_BUILD", "IOGATE_BUILD_ORDER"),
+        ("GITHUB_SHA", "GITHUB_RUN_NUMBER"),
+        ("CI_COMMIT_SHA", "CI_PIPELINE_IID"),
+        ("GIT_COMMIT", "BUILD_NUMBER"),
+        ("BUILDKITE_COMMIT", "BUILDKITE_BUILD_NUMBER"),
+    ];
+    let order = match order {
+        Some(o) => Some(o),
+        None => match pairs.iter().find_map(|(_, o)| env(o).map(|v| (*o, v))) {
+            Some((name, v)) => Some(
+                v.trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("{name}={v:?} is not a build number"))?,
+            ),
+            None => None,
+        },
+    };
+    let id = build
+        .map(str::to_string)
+        .or_else(|| pairs.iter().find_map(|(i, _)| env(i)));
+    Ok(order.map(|order| BuildInfo {
+        id: id.unwrap_or_else(|| order.to_string()),
+        order,
+    }))
+}
+
+/// `run --history DB`: the run's gated metrics (`is_gated_metric`) against the last accepted (passed)
+/// builds of their series before this build, then the run ingested. Prints the
+/// judgements, writes `history.json` into the result directory. Returns whether a metric
+/// regressed.
+pub fn judge_and_ingest(store: &mut Store, result: &RunResult, out: &Path) -> Result<bool, String> {
+    let (run, metrics) = hist::records(result, &BuildOverride::default());
+    let runs: Vec<RunRecord> = store
+        .runs()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| {
+            r.spec_name == run.spec_name
+                && r.device_model == run.device_model
+                && r.host_class == run.host_class
+                && r.outcome == "pass"
+                && r.run_key != run.run_key
+        })
+        .collect();
+    let stored = store
+        .metrics(Some(&run.spec_name), None)
+        .map_err(|e| e.to_string())?;
+    let stored: Vec<_> = stored
+        .into_iter()
+        .filter(|m| hist::is_default_metric(&m.metric))
+        .collect();
+    let expected = store.expected().map_err(|e| e.to_string())?;
+    let all = series::build(&runs, &stored);
+    let opts = Options::default();
+    let judgements: Vec<Judgement> = metrics
+        .iter()
+        .filter(|m| hist::is_gated_metric(&m.metric))
+        .map(|m| match all.iter().find(|s| s.key.metric == m.metric) {
+            Some(s) => detect::judge(
+                s,
+                m.value,
+                run.build_order,
+                &expected,
+                &opts,
+                HISTORY_TOLERANCE_PCT,
+            ),
+            None => Judgement {
+                metric: m.metric.clone(),
+                value: m.value,
+                builds: 0,
+                history_mean: f64::NAN,
+                change_pct: 0.0,
+                pvalue: f64::NAN,
+                verdict: "not_enough_history",
+            },
+        })
+        .collect();
+    store.ingest(&run, &metrics).map_err(|e| e.to_string())?;
+    for j in &judgements {
+        if j.verdict == "regressed" || j.verdict == "improved" {
+            eprintln!(
+                "history: {} {} against the last {} accepted builds ({} vs {}, {:+.1}%, p = {:.2e})",
+                if j.verdict == "regressed" { "REGRESSED" } else { "improved" },
+                j.metric,
+                j.builds,
+                trend::format_value(&j.metric, j.value),
+                trend::format_value(&j.metric, j.history_mean),
+                j.change_pct,
+                j.pvalue
+            );
+        }
+    }
+    let fewest = judgements.iter().map(|j| j.builds).min().unwrap_or(0);
+    eprintln!(
+        "history: build {} judged on {} metrics against up to {} accepted builds; ingested into {}",
+        run.build_order,
+        judgements.len(),
+        judgements.iter().map(|j| j.builds).max().unwrap_or(fewest),
+        store.name()
+    );
+    let text = serde_json::to_string_pretty(&serde_json::json!({
+        "build_id": run.build_id,
+        "build_order": run.build_order,
+        "tolerance_pct": HISTORY_TOLERANCE_PCT,
+        "max_pvalue": opts.max_pvalue,
+        "window": opts.window,
+        "judgements": judgements,
+    }))
+    .map_err(|e| e.to_string())?;
+    std::fs::write(out.join("history.json"), text)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(judgements.iter().any(|j| j.verdict == "regressed"))
+}
+
+/// Smallest change against history that `run --history` calls a regression, percent
+/// (besides the t-test's p-value): below it, a significant change is too small to fail
+/// a build over.
+pub const HISTORY_TOLERANCE_PCT: f64 = 5.0;

@@ -1,0 +1,645 @@
+//! The history store end to end: a simulated firmware history of 40 builds on a real
+//! block device (nbdkit's memory disk under its delay filter, through nbdfuse and a loop
+//! device; each build's "firmware" a cgroup blkio IOPS cap, 10% lower from build 20 on,
+//! and a read delay, 1 ms longer from build 30 on),
+//! ingested by `iogate run --history`, searched by `history detect`, compared with
+//! Apache Otava on the exported series, and ingested into a PostgreSQL server (started
+//! here from Debian's binaries) by two concurrent hosts.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+fn main() -> std::process::ExitCode {
+    harness(vec![
+        (
+            "a_simulated_firmware_history_has_exactly_its_two_change_points",
+            vec![
+                Need::Root,
+                Need::Blkio,
+                Need::Nbdkit,
+                Need::Postgres,
+                Need::Otava,
+            ],
+            simulated_history,
+        ),
+        (
+            "ingest_is_idempotent_and_export_writes_every_run",
+            vec![],
+            ingest_and_export,
+        ),
+    ])
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("test paths are UTF-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_of(o: &Output) -> serde_json::Value {
+    assert_eq!(code(o), 0, "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+/// Builds before the IOPS drop, and before the latency change.
+const IOPS_DROP_BUILD: u64 = 20;
+const LATENCY_BUILD: u64 = 30;
+const BUILDS: u64 = 40;
+/// The throughput step's IOPS cap before build 20 (then 10% less).
+const CAP_IOPS: u64 = 1000;
+
+const SPEC: &str = "iogate: 1
+name: firmware-history
+target: { size: 64MiB }
+seed: 7
+steps:
+  - workload:
+      name: throughput
+      duration: 1s
+      queue_depth: 8
+      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]
+  - workload:
+      name: paced
+      duration: 1s
+      queue_depth: 4
+      rate: { iops: 300 }
+      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]
+";
+
+/// The change points `history detect --json` reports, as metric → build orders, keyed
+/// like the Otava script's output.
+fn ours(alerts: &serde_json::Value) -> std::collections::BTreeMap<String, Vec<u64>> {
+    let mut out: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for a in alerts.as_array().expect("alerts") {
+        for c in a["changes"].as_array().expect("changes") {
+            let key = format!(
+                "{}|{}|{}|{}",
+                a["spec_name"].as_str().unwrap_or(""),
+                c["metric"].as_str().unwrap_or(""),
+                a["device_model"].as_str().unwrap_or(""),
+                a["host_class"].as_str().unwrap_or("")
+            );
+            out.entry(key)
+                .or_default()
+                .push(c["build_order"].as_u64().unwrap_or(0));
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_unstable();
+    }
+    out
+}
+
+fn simulated_history() {
+    let _io = io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(dir.path(), "firmware-history", SPEC);
+    let db = dir.path().join("history.db");
+    let results = dir.path().join("results");
+    let golden = dir.path().join("golden");
+    // Every build's disk answers reads after nbdkit's delay filter, so that the host's own
+    // shifts (the FUSE round trip moved by 20 µs mid-history in one run) stay below the
+    // 5% smallest change; the "firmware" of builds 30 on is 1 ms slower.
+    let mut disk = NbdDisk::start(Some("1ms"));
+    let mut codes = Vec::new();
+    for build in 1..=BUILDS {
+        if build == LATENCY_BUILD {
+            drop(disk);
+            disk = NbdDisk::start(Some("2ms"));
+        }
+        let cap = if build < IOPS_DROP_BUILD {
+            CAP_IOPS
+        } else {
+            CAP_IOPS * 9 / 10
+        };
+        let throttle = Throttle::new(&disk.dev, cap, cap).expect("blkio throttle");
+        let out = results.join(format!("{build:02}"));
+        let o = throttle
+            .command(env!("CARGO_BIN_EXE_iogate"))
+            .args(["run", s(&spec), "--target", s(&disk.dev), "--out", s(&out)])
+            .args(["--baseline", s(&golden), "--model", "SIM-DRIVE"])
+            .args(["--firmware-revision", &format!("fw-{build}")])
+            .args([
+                "--build",
+                &format!("fw-{build}"),
+                "--build-order",
+                &build.to_string(),
+            ])
+            .args(["--history", s(&db), "--quiet"])
+            .output()
+            .expect("iogate run");
+        assert!(
+            matches!(code(&o), 0 | 1),
+            "build {build}: exit {}: {}",
+            code(&o),
+            stderr(&o)
+        );
+        codes.push((build, code(&o), stderr(&o)));
+        drop(throttle);
+    }
+    drop(disk);
+    // `run --history`: the builds before the drop pass; the first build after it is
+    // judged regressed against the accepted builds, naming the throughput IOPS.
+    for (build, c, err) in &codes {
+        if *build < IOPS_DROP_BUILD {
+            assert_eq!(*c, 0, "build {build} was judged against history: {err}");
+        }
+    }
+    let (_, c20, err20) = &codes[IOPS_DROP_BUILD as usize - 1];
+    assert_eq!(*c20, 1, "build 20: {err20}");
+    let h20: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join("20/history.json")).expect("history.json"),
+    )
+    .expect("history.json is JSON");
+    let iops = h20["judgements"]
+        .as_array()
+        .expect("judgements")
+        .iter()
+        .find(|j| j["metric"] == "throughput.iops")
+        .expect("throughput.iops judged");
+    assert_eq!(iops["verdict"], "regressed", "{h20:#}");
+    assert!(iops["builds"].as_u64() >= Some(14), "{iops}");
+
+    // `history detect`: exactly the two change points, at builds 20 and 30.
+    let detect = |db: &str, extra: &[&str]| {
+        let mut args = vec!["history", "detect", "--db", db, "--json"];
+        args.extend_from_slice(extra);
+        iogate(&args)
+    };
+    let o = detect(s(&db), &[]);
+    assert_eq!(code(&o), 1, "regressions exit 1: {}", stderr(&o));
+    let alerts: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let builds: Vec<u64> = alerts
+        .as_array()
+        .expect("alerts")
+        .iter()
+        .map(|a| a["build_order"].as_u64().unwrap_or(0))
+        .collect();
+    eprintln!(
+        "{}",
+        String::from_utf8_lossy(&iogate(&["history", "detect", "--db", s(&db)]).stdout)
+    );
+    // The IOPS drop: at build 20, in IOPS and bandwidth, and nowhere else (a throttle's
+    // IOPS is steady to about 1%). The latency change: at build 30 in the paced step.
+    // Latency series on this stack also shift with the host (nbdkit's sleeping threads
+    // behind FUSE): a 5% p50 step or a blip of a few builds shows up as a change point
+    // of its own in some runs, so other latency alerts are reported, not failed.
+    assert!(
+        builds.contains(&IOPS_DROP_BUILD) && builds.contains(&LATENCY_BUILD),
+        "{alerts:#}"
+    );
+    let at = |b: u64| {
+        alerts
+            .as_array()
+            .expect("alerts")
+            .iter()
+            .filter(|a| a["build_order"] == b)
+            .flat_map(|a| a["changes"].as_array().cloned().unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    for a in alerts.as_array().expect("alerts") {
+        let b = a["build_order"].as_u64().unwrap_or(0);
+        for c in a["changes"].as_array().expect("changes") {
+            let m = c["metric"].as_str().unwrap_or("");
+            if m.ends_with("iops") || m.ends_with("bandwidth") {
+                assert_eq!(b, IOPS_DROP_BUILD, "IOPS changed at build {b}: {c}");
+            }
+        }
+        if b != IOPS_DROP_BUILD && b != LATENCY_BUILD {
+            eprintln!("note: a latency change point of the host at build {b}: {a}");
+        }
+    }
+    let drop20 = at(IOPS_DROP_BUILD)
+        .into_iter()
+        .find(|c| c["metric"] == "throughput.iops")
+        .expect("the IOPS drop is a change point");
+    let pct = drop20["change_pct"].as_f64().expect("change_pct");
+    assert!(
+        (-13.0..=-7.0).contains(&pct),
+        "IOPS changed {pct}% at build 20"
+    );
+    assert_eq!(drop20["previous_build_order"], 19);
+    let at30 = at(LATENCY_BUILD);
+    let paced30 = at30
+        .iter()
+        .find(|c| {
+            c["metric"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("paced.latency")
+        })
+        .expect("the paced step's latency changed at build 30");
+    assert!(paced30["change_pct"].as_f64() > Some(40.0), "{paced30}");
+
+    // Apache Otava on the same series (every stored metric, not only the judged ones).
+    let o = iogate(&["history", "show", "--db", s(&db), "--json", "--all-metrics"]);
+    let series = json_of(&o);
+    let mut py = Command::new(OTAVA_PYTHON)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/history/otava_change_points.py"))
+        .args(["50", "0.001", "0.05"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("otava");
+    std::io::Write::write_all(
+        py.stdin.as_mut().expect("stdin"),
+        series.to_string().as_bytes(),
+    )
+    .expect("series to otava");
+    let po = py.wait_with_output().expect("otava output");
+    assert!(po.status.success(), "otava: {}", stderr(&po));
+    let theirs: std::collections::BTreeMap<String, Vec<u64>> =
+        serde_json::from_slice(&po.stdout).expect("otava's JSON");
+    let theirs: std::collections::BTreeMap<_, _> =
+        theirs.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+    let all = detect(s(&db), &["--all-metrics"]);
+    let mine = ours(&serde_json::from_slice(&all.stdout).expect("JSON"));
+    // Series whose values tie (latency percentiles read from histogram buckets, min)
+    // are compared and reported, not required yet: on them Otava found extra change
+    // points (e.g. paced p50 [3, 16, 30] against [30]) in one of four runs; the tie
+    // handling of the split pass is the open difference (closing note of issue 14).
+    let distinct = |key: &str| {
+        series.as_array().expect("series").iter().any(|s| {
+            let k = format!(
+                "{}|{}|{}|{}",
+                s["key"]["spec_name"].as_str().unwrap_or(""),
+                s["key"]["metric"].as_str().unwrap_or(""),
+                s["key"]["device_model"].as_str().unwrap_or(""),
+                s["key"]["host_class"].as_str().unwrap_or("")
+            );
+            let mut v: Vec<String> = s["points"]
+                .as_array()
+                .map(|p| p.iter().map(|p| p["value"].to_string()).collect())
+                .unwrap_or_default();
+            let n = v.len();
+            v.sort();
+            v.dedup();
+            k == key && v.len() == n
+        })
+    };
+    let keys: std::collections::BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
+    let mut compared = 0;
+    for k in keys {
+        let (m, t) = (
+            mine.get(k).cloned().unwrap_or_default(),
+            theirs.get(k).cloned().unwrap_or_default(),
+        );
+        if distinct(k) {
+            assert_eq!(m, t, "iogate and Apache Otava disagree on {k}");
+            compared += 1;
+        } else if m != t {
+            eprintln!("note: tied values, iogate {m:?} and Otava {t:?} on {k}");
+        }
+    }
+    assert!(
+        compared >= 10,
+        "only {compared} series without ties compared"
+    );
+    assert!(
+        series.as_array().map_or(0, Vec::len) >= 20,
+        "series compared"
+    );
+
+    // PostgreSQL: two hosts ingest at the same time (one of them twice), nothing is
+    // lost or doubled, and detection gives the same answer as SQLite.
+    let pg = Postgres::start();
+    let other = dir.path().join("host-b");
+    for build in 1..=BUILDS {
+        let src = results.join(format!("{build:02}/result.json"));
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&src).expect("result")).expect("JSON");
+        r["host"]["hostname"] = "host-b".into();
+        let d = other.join(format!("{build:02}"));
+        std::fs::create_dir_all(&d).expect("dir");
+        std::fs::write(d.join("result.json"), r.to_string()).expect("write");
+    }
+    let url = pg.url();
+    let ingest = |what: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_iogate"))
+            .args(["history", "ingest", "--db", &url, s(what)])
+            .spawn()
+            .expect("ingest")
+    };
+    let procs = [ingest(&results), ingest(&other), ingest(&results)];
+    for mut p in procs {
+        assert!(p.wait().expect("ingest").success());
+    }
+    let shown = json_of(&iogate(&["history", "show", "--db", &url, "--json"]));
+    for s in shown.as_array().expect("series") {
+        assert_eq!(s["points"].as_array().map(Vec::len), Some(BUILDS as usize));
+        for p in s["points"].as_array().expect("points") {
+            assert_eq!(p["run_values"].as_array().map(Vec::len), Some(2), "{p}");
+        }
+    }
+    let from_pg = detect(&url, &[]);
+    let from_sqlite = detect(s(&db), &[]);
+    assert_eq!(code(&from_pg), 1, "{}", stderr(&from_pg));
+    let (a, b): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_slice(&from_pg.stdout).expect("JSON"),
+        serde_json::from_slice(&from_sqlite.stdout).expect("JSON"),
+    );
+    assert!(
+        same(&a, &b),
+        "PostgreSQL and SQLite disagree:\n{a:#}\n{b:#}"
+    );
+    // Trend pages and the Parquet export from PostgreSQL.
+    let html = dir.path().join("trend");
+    let o = iogate(&["history", "show", "--db", &url, "--html", s(&html)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let page = std::fs::read_to_string(html.join("firmware-history.html")).expect("page");
+    assert!(page.contains("<svg") && page.contains("throughput.iops"));
+    assert!(
+        page.contains("20 (fw-20)") && page.contains("30 (fw-30)"),
+        "change table"
+    );
+    let pq = dir.path().join("parquet");
+    let o = iogate(&["history", "export", "--db", &url, "--parquet", s(&pq)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{} runs", 2 * BUILDS)),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Equal JSON, numbers to 1e-9 relative (the p-values of a t-test over the same values
+/// summed in another order differ in their last digits).
+fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs())
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn ingest_and_export() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "tiny",
+        "iogate: 1\nname: tiny\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 500\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n",
+    );
+    let db = dir.path().join("h.db");
+    let golden = dir.path().join("golden");
+    for build in 1..=3 {
+        let out = dir.path().join(format!("r{build}"));
+        let o = iogate(&[
+            "run",
+            s(&spec),
+            "--out",
+            s(&out),
+            "--baseline",
+            s(&golden),
+            "--quiet",
+            "--build",
+            &format!("b{build}"),
+            "--build-order",
+            &build.to_string(),
+        ]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let ingest = || iogate(&["history", "ingest", "--db", s(&db), s(dir.path())]);
+    let o = ingest();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("ingested 3 runs"), "{}", stderr(&o));
+    let o = ingest();
+    assert!(stderr(&o).contains("ingested 0 runs") && stderr(&o).contains("3 already there"));
+    let shown = json_of(&iogate(&["history", "show", "--db", s(&db), "--json"]));
+    let iops = shown
+        .as_array()
+        .expect("series")
+        .iter()
+        .find(|s| s["key"]["metric"] == "w.iops")
+        .expect("w.iops series");
+    let orders: Vec<i64> = iops["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| p["build_order"].as_i64().unwrap_or(-1))
+        .collect();
+    assert_eq!(orders, vec![1, 2, 3]);
+    // Too few builds for a change point: none, exit 0.
+    let o = iogate(&["history", "detect", "--db", s(&db)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 change points"));
+    let pq = dir.path().join("pq");
+    let o = iogate(&["history", "export", "--db", s(&db), "--parquet", s(&pq)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for f in [
+        "runs.parquet",
+        "metrics.parquet",
+        "expected_changes.parquet",
+    ] {
+        let bytes = std::fs::read(pq.join(f)).expect("parquet file");
+        assert!(
+            bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+            "{f}"
+        );
+    }
+    assert!(stderr(&o).contains("3 runs"), "{}", stderr(&o));
+    // Bad input: a missing result, two results with one build, an unreachable server.
+    let o = iogate(&["history", "ingest", "--db", s(&db), "/nonexistent/result"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let o = iogate(&[
+        "history",
+        "ingest",
+        "--db",
+        s(&db),
+        s(dir.path()),
+        "--build-order",
+        "4",
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let o = iogate(&[
+        "history",
+        "show",
+        "--db",
+        "postgresql://iogate:pw@127.0.0.1:1/h",
+    ]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("iogate:***@") && !stderr(&o).contains("pw@"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// nbdkit's memory disk (optionally under its delay filter) through nbdfuse and a
+/// `--direct-io=on` loop device; torn down on drop.
+struct NbdDisk {
+    dir: tempfile::TempDir,
+    nbdkit: std::process::Child,
+    fuse: std::process::Child,
+    dev: PathBuf,
+}
+
+impl NbdDisk {
+    fn start(read_delay: Option<&str>) -> NbdDisk {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sock = dir.path().join("nbd.sock");
+        let mut cmd = Command::new("nbdkit");
+        cmd.args(["-f", "-U"]).arg(&sock);
+        if read_delay.is_some() {
+            cmd.arg("--filter=delay");
+        }
+        cmd.args(["memory", "64M"]);
+        if let Some(d) = read_delay {
+            cmd.arg(format!("rdelay={d}"));
+        }
+        let nbdkit = cmd.spawn().expect("nbdkit");
+        wait_for(|| sock.exists(), "nbdkit's socket");
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir_all(&mnt).expect("mountpoint");
+        let fuse = Command::new("nbdfuse")
+            .arg(mnt.join("disk"))
+            .arg("--unix")
+            .arg(&sock)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nbdfuse");
+        let file = mnt.join("disk");
+        wait_for(|| file.exists(), "nbdfuse's file");
+        let out = Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on"])
+            .arg(&file)
+            .output()
+            .expect("losetup");
+        assert!(out.status.success(), "losetup: {out:?}");
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        NbdDisk {
+            dir,
+            nbdkit,
+            fuse,
+            dev,
+        }
+    }
+}
+
+impl Drop for NbdDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = Command::new("fusermount3")
+            .arg("-u")
+            .arg(self.dir.path().join("mnt"))
+            .status();
+        let _ = self.fuse.kill();
+        let _ = self.fuse.wait();
+        let _ = self.nbdkit.kill();
+        let _ = self.nbdkit.wait();
+    }
+}
+
+fn wait_for(ready: impl Fn() -> bool, what: &str) {
+    let start = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{what} did not appear"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A PostgreSQL server of Debian's binaries in a temporary directory, on a free TCP
+/// port of 127.0.0.1 (trust authentication), stopped on drop.
+struct Postgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+impl Postgres {
+    fn start() -> Postgres {
+        let bin = postgres_bin().expect("PostgreSQL binaries");
+        let dir = tempfile::Builder::new()
+            .prefix("iogate-pg-")
+            .tempdir_in("/tmp")
+            .expect("tempdir");
+        let ok = Command::new("chown")
+            .args(["-R", "postgres"])
+            .arg(dir.path())
+            .status()
+            .expect("chown");
+        assert!(ok.success());
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let data = dir.path().join("data");
+        let as_postgres = |program: &str| {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(bin.join(program));
+            c
+        };
+        let o = as_postgres("initdb")
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "-D",
+            ])
+            .arg(&data)
+            .output()
+            .expect("initdb");
+        assert!(o.status.success(), "initdb: {}", stderr(&o));
+        let o = as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.path().join("log"))
+            .arg("-w")
+            .arg("-o")
+            .arg(format!(
+                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+                dir.path().display()
+            ))
+            .arg("start")
+            .output()
+            .expect("pg_ctl");
+        assert!(
+            o.status.success(),
+            "pg_ctl start: {} {}",
+            stderr(&o),
+            std::fs::read_to_string(dir.path().join("log")).unwrap_or_default()
+        );
+        Postgres { dir, bin, port }
+    }
+
+    fn url(&self) -> String {
+        format!("postgresql://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(self.bin.join("pg_ctl"))
+            .args(["-m", "immediate", "-D"])
+            .arg(self.dir.path().join("data"))
+            .arg("stop")
+            .output();
+    }
+}
