@@ -261,10 +261,10 @@ fn write_pages(
         };
         let page =
             trend::html_page(spec, &sr, &al, &rr, &golden_of).map_err(|e| fail(e, exit::TARGET))?;
-        let name = Baseline::path(dir, spec, "x")
-            .map_err(|e| fail(e, exit::USAGE))?
-            .with_file_name(format!("{spec}.html"));
-        let path = dir.join(name.file_name().unwrap_or_default());
+        // The spec name comes from the store: one plain path component, as for golden
+        // files.
+        Baseline::path(dir, spec, "page").map_err(|e| fail(e, exit::USAGE))?;
+        let path = dir.join(format!("{spec}.html"));
         std::fs::write(&path, page)
             .map_err(|e| fail(format!("{}: {e}", path.display()), exit::TARGET))?;
         eprintln!("wrote {}", path.display());
@@ -370,11 +370,16 @@ pub fn build_info(build: Option<&str>, order: Option<i64>) -> Result<Option<Buil
     }))
 }
 
-/// `run --history DB`: the run's gated metrics (`is_gated_metric`) against the last accepted (passed)
-/// builds of their series before this build, then the run ingested. Prints the
-/// judgements, writes `history.json` into the result directory. Returns whether a metric
-/// regressed.
-pub fn judge_and_ingest(store: &mut Store, result: &RunResult, out: &Path) -> Result<bool, String> {
+/// A run judged against history (`run --history`), not yet ingested.
+pub struct JudgedRun {
+    run: RunRecord,
+    metrics: Vec<hist::MetricRecord>,
+    judgements: Vec<Judgement>,
+}
+
+/// `run --history DB`: the run's gated metrics (`is_gated_metric`) against the last
+/// accepted (passed) builds of their series before this build. Reads the store only.
+pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, String> {
     let (run, metrics) = hist::records(result, &BuildOverride::default());
     let runs: Vec<RunRecord> = store
         .runs()
@@ -388,74 +393,92 @@ pub fn judge_and_ingest(store: &mut Store, result: &RunResult, out: &Path) -> Re
                 && r.run_key != run.run_key
         })
         .collect();
-    let stored = store
+    let stored: Vec<_> = store
         .metrics(Some(&run.spec_name), None)
-        .map_err(|e| e.to_string())?;
-    let stored: Vec<_> = stored
+        .map_err(|e| e.to_string())?
         .into_iter()
-        .filter(|m| hist::is_default_metric(&m.metric))
+        .filter(|m| hist::is_gated_metric(&m.metric))
         .collect();
     let expected = store.expected().map_err(|e| e.to_string())?;
     let all = series::build(&runs, &stored);
-    let opts = Options::default();
-    let judgements: Vec<Judgement> = metrics
+    let judgements = metrics
         .iter()
         .filter(|m| hist::is_gated_metric(&m.metric))
-        .map(|m| match all.iter().find(|s| s.key.metric == m.metric) {
-            Some(s) => detect::judge(
-                s,
-                m.value,
+        .map(|m| {
+            let points = all
+                .iter()
+                .find(|s| s.key.metric == m.metric)
+                .map_or(&[][..], |s| &s.points[..]);
+            detect::judge(
+                &run.spec_name,
+                m,
+                points,
                 run.build_order,
                 &expected,
-                &opts,
+                &Options::default(),
                 HISTORY_TOLERANCE_PCT,
-            ),
-            None => Judgement {
-                metric: m.metric.clone(),
-                value: m.value,
-                builds: 0,
-                history_mean: f64::NAN,
-                change_pct: 0.0,
-                pvalue: f64::NAN,
-                verdict: "not_enough_history",
-            },
+            )
         })
         .collect();
-    store.ingest(&run, &metrics).map_err(|e| e.to_string())?;
-    for j in &judgements {
-        if j.verdict == "regressed" || j.verdict == "improved" {
-            eprintln!(
-                "history: {} {} against the last {} accepted builds ({} vs {}, {:+.1}%, p = {:.2e})",
-                if j.verdict == "regressed" { "REGRESSED" } else { "improved" },
-                j.metric,
-                j.builds,
-                trend::format_value(&j.metric, j.value),
-                trend::format_value(&j.metric, j.history_mean),
-                j.change_pct,
-                j.pvalue
-            );
-        }
+    Ok(JudgedRun {
+        run,
+        metrics,
+        judgements,
+    })
+}
+
+impl JudgedRun {
+    /// Whether a gated metric regressed.
+    pub fn regressed(&self) -> bool {
+        self.judgements.iter().any(|j| j.verdict == "regressed")
     }
-    let fewest = judgements.iter().map(|j| j.builds).min().unwrap_or(0);
-    eprintln!(
-        "history: build {} judged on {} metrics against up to {} accepted builds; ingested into {}",
-        run.build_order,
-        judgements.len(),
-        judgements.iter().map(|j| j.builds).max().unwrap_or(fewest),
-        store.name()
-    );
-    let text = serde_json::to_string_pretty(&serde_json::json!({
-        "build_id": run.build_id,
-        "build_order": run.build_order,
-        "tolerance_pct": HISTORY_TOLERANCE_PCT,
-        "max_pvalue": opts.max_pvalue,
-        "window": opts.window,
-        "judgements": judgements,
-    }))
-    .map_err(|e| e.to_string())?;
-    std::fs::write(out.join("history.json"), text)
-        .map_err(|e| format!("{}: {e}", out.display()))?;
-    Ok(judgements.iter().any(|j| j.verdict == "regressed"))
+
+    /// Prints the judgements that moved and writes `history.json` into `dir` (the
+    /// result directory being staged).
+    pub fn write(&self, dir: &Path) -> Result<(), String> {
+        for j in &self.judgements {
+            if j.verdict == "regressed" || j.verdict == "improved" {
+                eprintln!(
+                    "history: {} {} against the last {} accepted builds ({} vs {}, {:+.1}%, p = {:.2e})",
+                    if j.verdict == "regressed" { "REGRESSED" } else { "improved" },
+                    j.metric,
+                    j.builds,
+                    trend::format_value(&j.metric, j.value),
+                    trend::format_value(&j.metric, j.history_mean),
+                    j.change_pct,
+                    j.pvalue
+                );
+            }
+        }
+        eprintln!(
+            "history: build {} judged on {} metrics against up to {} accepted builds",
+            self.run.build_order,
+            self.judgements.len(),
+            self.judgements.iter().map(|j| j.builds).max().unwrap_or(0),
+        );
+        let opts = Options::default();
+        let text = serde_json::to_string_pretty(&serde_json::json!({
+            "build_id": self.run.build_id,
+            "build_order": self.run.build_order,
+            "tolerance_pct": HISTORY_TOLERANCE_PCT,
+            "max_pvalue": opts.max_pvalue,
+            "window": opts.window,
+            "judgements": self.judgements,
+        }))
+        .map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("history.json"), text)
+            .map_err(|e| format!("{}: {e}", dir.display()))
+    }
+
+    /// Stores the run (after its result directory is in place).
+    pub fn ingest(&self, store: &mut Store) -> Result<(), String> {
+        store
+            .ingest(&self.run, &self.metrics)
+            .map(drop)
+            .map_err(|e| e.to_string())?;
+        eprintln!("history: ingested into {}", store.name());
+        Ok(())
+    }
 }
 
 /// Smallest change against history that `run --history` calls a regression, percent

@@ -197,7 +197,21 @@ pub fn run(args: &RunArgs) -> u8 {
         not_compared: chosen.not_compared,
     };
     iogate_report::evaluate(plan, &result, &input).apply(&mut result);
-    if let Err(code) = write_outputs(args, &result, staging.path(), request_log) {
+    // Judged against history before the result directory is committed, so that
+    // history.json belongs to it; ingested only once the directory is in place.
+    let judged = match history.as_mut() {
+        Some(store) if !result.interrupted => Some(crate::history::judge_run(store, &result)),
+        _ => None,
+    };
+    let written =
+        write_outputs(args, &result, staging.path(), request_log).and_then(|()| match &judged {
+            Some(Ok(j)) => j.write(staging.path()).map_err(|e| {
+                eprintln!("error: {e}");
+                exit::TARGET
+            }),
+            _ => Ok(()),
+        });
+    if let Err(code) = written {
         eprintln!(
             "error: the result directory is incomplete; what was written is in {}",
             staging.keep().display()
@@ -213,16 +227,18 @@ pub fn run(args: &RunArgs) -> u8 {
         return crate::signals::exit_code(&stop);
     }
     let code = exit::of_outcome(result.outcome);
-    match history.as_mut() {
-        Some(store) => match crate::history::judge_and_ingest(store, &result, &out) {
-            Ok(true) if code == exit::PASS => exit::FAIL,
-            Ok(_) => code,
-            Err(e) => {
-                eprintln!("error: history: {e} (the result is in {})", out.display());
-                exit::TARGET
-            }
-        },
-        None => code,
+    let ingested = match (history.as_mut(), &judged) {
+        (Some(store), Some(Ok(j))) => j.ingest(store).map(|()| j.regressed()),
+        (_, Some(Err(e))) => Err(e.clone()),
+        _ => Ok(false),
+    };
+    match ingested {
+        Ok(true) if code == exit::PASS => exit::FAIL,
+        Ok(_) => code,
+        Err(e) => {
+            eprintln!("error: history: {e} (the result is in {})", out.display());
+            exit::TARGET
+        }
     }
 }
 

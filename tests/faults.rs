@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{code, iogate, write_spec};
+use common::{code, iogate, write_spec, NbdDisk};
 use std::path::Path;
 use std::process::Command;
 
@@ -152,13 +152,12 @@ fn failed_writes_fail_the_run_unless_the_spec_records_them() {
 }
 
 /// A disk served by nbdkit (memory plugin, ddrescue filter: the 64 KiB at 1 MiB are
-/// unreadable), exposed as a file by nbdfuse and as a block device by a `--direct-io=on`
-/// loop device; torn down on drop.
+/// unreadable), exposed as a read-only block device (`common::NbdDisk`) with request
+/// merges off; torn down on drop.
 struct FaultyDisk {
-    dir: tempfile::TempDir,
-    nbdkit: std::process::Child,
-    fuse: std::process::Child,
-    loop_dev: Option<std::path::PathBuf>,
+    disk: NbdDisk,
+    /// Holds the ddrescue mapfile.
+    _map_dir: tempfile::TempDir,
 }
 
 impl FaultyDisk {
@@ -166,8 +165,8 @@ impl FaultyDisk {
     const BAD_LENGTH: u64 = 64 << 10;
 
     fn start() -> FaultyDisk {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let map = dir.path().join("bad.map");
+        let map_dir = tempfile::tempdir().expect("tempdir");
+        let map = map_dir.path().join("bad.map");
         // GNU ddrescue mapfile: `+` rescued (readable), `-` bad sectors.
         std::fs::write(
             &map,
@@ -181,78 +180,28 @@ impl FaultyDisk {
             ),
         )
         .expect("mapfile");
-        let sock = dir.path().join("nbd.sock");
-        let nbdkit = Command::new("nbdkit")
-            .args(["-f", "-U"])
-            .arg(&sock)
-            .args(["--filter=ddrescue", "memory", "64M"])
-            .arg(format!("ddrescue-mapfile={}", s(&map)))
-            .spawn()
-            .expect("nbdkit");
-        wait_for(|| sock.exists(), "nbdkit's socket");
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir_all(&mnt).expect("mountpoint");
-        let fuse = Command::new("nbdfuse")
-            .arg(mnt.join("disk"))
-            .arg("--unix")
-            .arg(&sock)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("nbdfuse");
-        let file = mnt.join("disk");
-        wait_for(|| file.exists(), "nbdfuse's file");
-        let mut disk = FaultyDisk {
-            dir,
-            nbdkit,
-            fuse,
-            loop_dev: None,
-        };
-        let out = Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on", "-r"])
-            .arg(&file)
-            .output()
-            .expect("losetup");
-        assert!(out.status.success(), "losetup: {out:?}");
-        let dev: std::path::PathBuf = String::from_utf8_lossy(&out.stdout).trim().into();
+        let disk = NbdDisk::start(
+            &[
+                "--filter=ddrescue".to_string(),
+                "memory".into(),
+                "64M".into(),
+                format!("ddrescue-mapfile={}", s(&map)),
+            ],
+            true,
+        );
         // The block layer merges adjacent requests, and a merged request fails as a
         // whole: a good 4 KiB read beside the bad region failed with it (1 to 3 extra
         // errors in about half the runs). Without merges each request meets the disk
         // on its own, so exactly the requests over the bad region fail.
-        let name = dev.file_name().expect("loop device name").to_owned();
-        disk.loop_dev = Some(dev);
+        let name = disk.dev.file_name().expect("loop device name").to_owned();
         let nomerges = std::path::Path::new("/sys/block")
             .join(name)
             .join("queue/nomerges");
         std::fs::write(&nomerges, "2").expect("queue/nomerges");
-        disk
-    }
-}
-
-impl Drop for FaultyDisk {
-    fn drop(&mut self) {
-        if let Some(l) = &self.loop_dev {
-            let _ = Command::new("blockdev").arg("--setrw").arg(l).status();
-            let _ = Command::new("losetup").arg("-d").arg(l).status();
+        FaultyDisk {
+            disk,
+            _map_dir: map_dir,
         }
-        let _ = Command::new("fusermount3")
-            .arg("-u")
-            .arg(self.dir.path().join("mnt"))
-            .status();
-        let _ = self.fuse.kill();
-        let _ = self.fuse.wait();
-        let _ = self.nbdkit.kill();
-        let _ = self.nbdkit.wait();
-    }
-}
-
-fn wait_for(ready: impl Fn() -> bool, what: &str) {
-    let start = std::time::Instant::now();
-    while !ready() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "{what} did not appear"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
@@ -263,7 +212,7 @@ fn wait_for(ready: impl Fn() -> bool, what: &str) {
 fn reads_failing_at_chosen_offsets_are_recorded_and_judged() {
     let _io = common::io_lock();
     let disk = FaultyDisk::start();
-    let dev = disk.loop_dev.clone().expect("loop device");
+    let dev = disk.disk.dev.clone();
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = |policy: &str| {
         write_spec(

@@ -106,12 +106,12 @@ fn simulated_history() {
     // Every build's disk answers reads after nbdkit's delay filter, so that the host's own
     // shifts (the FUSE round trip moved by 20 µs mid-history in one run) stay below the
     // 5% smallest change; the "firmware" of builds 30 on is 1 ms slower.
-    let mut disk = NbdDisk::start(Some("1ms"));
+    let mut disk = delayed_disk("1ms");
     let mut codes = Vec::new();
     for build in 1..=BUILDS {
         if build == LATENCY_BUILD {
             drop(disk);
-            disk = NbdDisk::start(Some("2ms"));
+            disk = delayed_disk("2ms");
         }
         let cap = if build < IOPS_DROP_BUILD {
             CAP_IOPS
@@ -152,7 +152,16 @@ fn simulated_history() {
         }
     }
     let (_, c20, err20) = &codes[IOPS_DROP_BUILD as usize - 1];
-    assert_eq!(*c20, 1, "build 20: {err20}");
+    let iops_of = |b: u64| {
+        common::result(&results.join(format!("{b:02}")))["steps"][0]["metrics"]["iops"].clone()
+    };
+    assert_eq!(
+        *c20,
+        1,
+        "build 20 (throughput IOPS {} after {} at build 19; caps {CAP_IOPS} then 90%): {err20}",
+        iops_of(20),
+        iops_of(19)
+    );
     let h20: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(results.join("20/history.json")).expect("history.json"),
     )
@@ -482,80 +491,17 @@ fn ingest_and_export() {
     );
 }
 
-/// nbdkit's memory disk (optionally under its delay filter) through nbdfuse and a
-/// `--direct-io=on` loop device; torn down on drop.
-struct NbdDisk {
-    dir: tempfile::TempDir,
-    nbdkit: std::process::Child,
-    fuse: std::process::Child,
-    dev: PathBuf,
-}
-
-impl NbdDisk {
-    fn start(read_delay: Option<&str>) -> NbdDisk {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let sock = dir.path().join("nbd.sock");
-        let mut cmd = Command::new("nbdkit");
-        cmd.args(["-f", "-U"]).arg(&sock);
-        if read_delay.is_some() {
-            cmd.arg("--filter=delay");
-        }
-        cmd.args(["memory", "64M"]);
-        if let Some(d) = read_delay {
-            cmd.arg(format!("rdelay={d}"));
-        }
-        let nbdkit = cmd.spawn().expect("nbdkit");
-        wait_for(|| sock.exists(), "nbdkit's socket");
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir_all(&mnt).expect("mountpoint");
-        let fuse = Command::new("nbdfuse")
-            .arg(mnt.join("disk"))
-            .arg("--unix")
-            .arg(&sock)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("nbdfuse");
-        let file = mnt.join("disk");
-        wait_for(|| file.exists(), "nbdfuse's file");
-        let out = Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on"])
-            .arg(&file)
-            .output()
-            .expect("losetup");
-        assert!(out.status.success(), "losetup: {out:?}");
-        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        NbdDisk {
-            dir,
-            nbdkit,
-            fuse,
-            dev,
-        }
-    }
-}
-
-impl Drop for NbdDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-        let _ = Command::new("fusermount3")
-            .arg("-u")
-            .arg(self.dir.path().join("mnt"))
-            .status();
-        let _ = self.fuse.kill();
-        let _ = self.fuse.wait();
-        let _ = self.nbdkit.kill();
-        let _ = self.nbdkit.wait();
-    }
-}
-
-fn wait_for(ready: impl Fn() -> bool, what: &str) {
-    let start = std::time::Instant::now();
-    while !ready() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "{what} did not appear"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+/// nbdkit's 64 MiB memory disk under its delay filter (reads answered after `rdelay`).
+fn delayed_disk(rdelay: &str) -> NbdDisk {
+    NbdDisk::start(
+        &[
+            "--filter=delay",
+            "memory",
+            "64M",
+            &format!("rdelay={rdelay}"),
+        ],
+        false,
+    )
 }
 
 /// A PostgreSQL server of Debian's binaries in a temporary directory, on a free TCP

@@ -373,3 +373,83 @@ pub fn mix_spec(name: &str, ios: u64, extra: &str) -> String {
         "iogate: 1\nname: {name}\ntarget: {{ size: 64MiB }}\nseed: 7\nsteps:\n  - precondition: {{ block_size: 1MiB, passes: 1 }}\n  - workload:\n      name: mix\n      queue_depth: 4\n      ios: {ios}\n      mix:{FILESERVER_MIX}\n{extra}"
     )
 }
+
+/// Waits up to 20 s for `ready`, panicking with `what` after that.
+pub fn wait_for(ready: impl Fn() -> bool, what: &str) {
+    let start = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{what} did not appear"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A disk served by nbdkit (`nbdkit -f -U <socket> ARGS…`: a plugin and its filters),
+/// exposed as a file by nbdfuse and as a block device by a `--direct-io=on` loop device
+/// (`-r` when `read_only`); torn down on drop.
+pub struct NbdDisk {
+    /// The loop device.
+    pub dev: PathBuf,
+    dir: tempfile::TempDir,
+    nbdkit: std::process::Child,
+    fuse: std::process::Child,
+}
+
+impl NbdDisk {
+    pub fn start<S: AsRef<std::ffi::OsStr>>(nbdkit_args: &[S], read_only: bool) -> NbdDisk {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sock = dir.path().join("nbd.sock");
+        let nbdkit = Command::new("nbdkit")
+            .args(["-f", "-U"])
+            .arg(&sock)
+            .args(nbdkit_args)
+            .spawn()
+            .expect("nbdkit");
+        wait_for(|| sock.exists(), "nbdkit's socket");
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir_all(&mnt).expect("mountpoint");
+        let fuse = Command::new("nbdfuse")
+            .arg(mnt.join("disk"))
+            .arg("--unix")
+            .arg(&sock)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("nbdfuse");
+        let file = mnt.join("disk");
+        wait_for(|| file.exists(), "nbdfuse's file");
+        let mut losetup = Command::new("losetup");
+        losetup.args(["-f", "--show", "--direct-io=on"]);
+        if read_only {
+            losetup.arg("-r");
+        }
+        let out = losetup.arg(&file).output().expect("losetup");
+        assert!(out.status.success(), "losetup: {out:?}");
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        NbdDisk {
+            dev,
+            dir,
+            nbdkit,
+            fuse,
+        }
+    }
+}
+
+impl Drop for NbdDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("blockdev")
+            .arg("--setrw")
+            .arg(&self.dev)
+            .status();
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = Command::new("fusermount3")
+            .arg("-u")
+            .arg(self.dir.path().join("mnt"))
+            .status();
+        let _ = self.fuse.kill();
+        let _ = self.fuse.wait();
+        let _ = self.nbdkit.kill();
+        let _ = self.nbdkit.wait();
+    }
+}

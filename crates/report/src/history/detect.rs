@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::edivisive::{self, Options};
-use super::series::Series;
+use super::series::{Point, Series};
 use super::store::ExpectedChange;
+use super::MetricRecord;
 
 /// A change point of one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,9 +72,7 @@ pub fn series_changes(s: &Series, expected: &[ExpectedChange], opts: &Options) -
     let cuts: Vec<usize> = {
         let mut c: Vec<usize> = expected
             .iter()
-            .filter(|e| {
-                e.spec_name == s.key.spec_name && (e.metric == "*" || e.metric == s.key.metric)
-            })
+            .filter(|e| e.applies(&s.key.spec_name, &s.key.metric))
             .filter_map(|e| s.points.iter().position(|p| p.build_order >= e.build_order))
             .filter(|&i| i > 0)
             .collect();
@@ -165,27 +164,29 @@ pub struct Judgement {
 /// Fewest accepted builds a judgement rests on.
 pub const MIN_HISTORY_BUILDS: usize = 5;
 
-/// Judges `value` of series `s` (holding accepted builds only, the run's own excluded)
-/// for a run of build `build_order`: against the last `opts.window` builds before it and
-/// after the latest expected change. Regressed or improved when the t-test's p-value is
-/// at most `opts.max_pvalue` and the change exceeds `tolerance_pct`.
+/// Judges the run's metric `m` for a run of build `build_order` of spec `spec_name`,
+/// against `points` (the accepted builds of its series; none when it has no history
+/// yet): the last `opts.window` builds before it and after the latest expected change.
+/// Regressed or improved when the t-test's p-value is at most `opts.max_pvalue` and the
+/// change exceeds `tolerance_pct`; `not_enough_history` below [`MIN_HISTORY_BUILDS`].
 pub fn judge(
-    s: &Series,
-    value: f64,
+    spec_name: &str,
+    m: &MetricRecord,
+    points: &[Point],
     build_order: i64,
     expected: &[ExpectedChange],
     opts: &Options,
     tolerance_pct: f64,
 ) -> Judgement {
+    let value = m.value;
     let segment_start = expected
         .iter()
-        .filter(|e| e.spec_name == s.key.spec_name && (e.metric == "*" || e.metric == s.key.metric))
+        .filter(|e| e.applies(spec_name, &m.metric))
         .map(|e| e.build_order)
         .filter(|&b| b <= build_order)
         .max()
         .unwrap_or(i64::MIN);
-    let history: Vec<f64> = s
-        .points
+    let history: Vec<f64> = points
         .iter()
         .filter(|p| p.build_order < build_order && p.build_order >= segment_start)
         .map(|p| p.value)
@@ -200,7 +201,7 @@ pub fn judge(
     let verdict = if history.len() < MIN_HISTORY_BUILDS {
         "not_enough_history"
     } else if st.pvalue <= opts.max_pvalue && change.abs() * 100.0 > tolerance_pct {
-        if (change < 0.0) == s.higher_is_better {
+        if (change < 0.0) == m.higher_is_better {
             "regressed"
         } else {
             "improved"
@@ -209,7 +210,7 @@ pub fn judge(
         "unchanged"
     };
     Judgement {
-        metric: s.key.metric.clone(),
+        metric: m.metric.clone(),
         value,
         builds: history.len(),
         history_mean: if history.is_empty() {

@@ -69,6 +69,13 @@ pub struct ExpectedChange {
     pub note: String,
 }
 
+impl ExpectedChange {
+    /// Whether the mark applies to `metric` of spec `spec_name`.
+    pub fn applies(&self, spec_name: &str, metric: &str) -> bool {
+        self.spec_name == spec_name && (self.metric == "*" || self.metric == metric)
+    }
+}
+
 /// A value bound to or read from a statement.
 #[derive(Debug, Clone, PartialEq)]
 enum Val {
