@@ -17,6 +17,7 @@ pub mod history;
 mod identity_view;
 pub mod noise;
 pub mod render;
+mod repeat_view;
 mod sweep_view;
 pub mod verdict;
 mod view;

@@ -308,6 +308,18 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .filter_map(|s| crate::sweep_view::sweep_view(s, with_charts))
         .collect();
     cx.insert("sweeps", &sweeps);
+    let repeats: Vec<crate::repeat_view::RepeatView> = result
+        .steps
+        .iter()
+        .filter_map(|s| crate::repeat_view::repeat_view(s, with_charts))
+        .collect();
+    cx.insert("repeat_steps", &repeats);
+    let saturations: Vec<crate::repeat_view::SaturationView> = result
+        .steps
+        .iter()
+        .filter_map(|s| crate::repeat_view::saturation_view(s, with_charts))
+        .collect();
+    cx.insert("saturations", &saturations);
 
     let assertions: Vec<AssertionView> = result
         .assertions

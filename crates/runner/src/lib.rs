@@ -15,12 +15,14 @@ pub mod health;
 mod merge;
 pub mod metrics;
 pub mod nvme;
+pub mod repeat;
 pub mod replay;
 pub mod requestlog;
 pub mod result;
 pub mod run;
 pub mod sweep;
 pub mod target;
+pub mod tiers;
 pub mod trace;
 
 use std::path::PathBuf;

@@ -248,6 +248,7 @@ pub(crate) fn merge(
         error: None,
         health: None,
         purge: None,
+        repeat: None,
     }
 }
 

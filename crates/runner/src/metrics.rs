@@ -300,6 +300,9 @@ impl RunResult {
             return health.and_then(|x| x.value(h));
         }
         let step = self.step(&m.step)?;
+        if let Metric::Figure(x) = m.metric {
+            return figure(step, x);
+        }
         let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());
         if let Some(sel) = &m.case {
             // A sweep case: its measurement-window figures.
@@ -340,11 +343,38 @@ impl RunResult {
             Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
             Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
-            Metric::SteadyStateReached | Metric::SteadyStateRound | Metric::Health(_) => {
-                return None
-            }
+            Metric::SteadyStateReached
+            | Metric::SteadyStateRound
+            | Metric::Health(_)
+            | Metric::Figure(_) => return None,
         })
     }
+}
+
+/// A repeat step's or a sweep's figure, SI base units (latencies in s). None where the
+/// step has none (no probe, no tiers, no knee).
+fn figure(step: &crate::result::StepResult, x: iogate_spec::Figure) -> Option<f64> {
+    use iogate_spec::Figure as F;
+    if x.of_sweep() {
+        let knee = step.sweep.as_ref()?.saturation.first()?.knee.as_ref()?;
+        return Some(match x {
+            F::KneeIops => knee.iops,
+            _ => f64::from(knee.concurrency),
+        });
+    }
+    let r = step.repeat.as_ref()?;
+    let probe = || r.probe.as_ref();
+    Some(match x {
+        F::CacheBytes => probe()?.cache_bytes? as f64,
+        F::CacheRequests => probe()?.cache_requests? as f64,
+        F::SegmentBytes => probe()?.segment_bytes? as f64,
+        F::Tiers => r.tiers.len() as f64,
+        F::FastTierLatency => r.tiers.first()?.mean_ns / 1e9,
+        F::SlowTierLatency => r.tiers.last()?.mean_ns / 1e9,
+        F::HitPct => r.hit_pct,
+        F::SteadyRound => f64::from(r.steady_round.unwrap_or(0)),
+        F::KneeIops | F::KneeConcurrency => return None,
+    })
 }
 
 /// Whether an interval measured operation `op`: latency samples come only from intervals

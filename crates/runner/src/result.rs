@@ -163,6 +163,9 @@ pub struct StepResult {
     /// What a purge step did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purge: Option<PurgeRecord>,
+    /// A repeat step's rounds, tiers and cache probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<crate::repeat::RepeatResult>,
 }
 
 /// What a `purge` step did (`steps[].purge`).

@@ -294,6 +294,11 @@ fn run_step(
             r.purge = purged;
             return r;
         }
+        StepKind::Repeat => {
+            if let Some(plan) = &step.repeat {
+                return crate::repeat::run_repeat(step, plan, target, opts, band_edges_ns);
+            }
+        }
         StepKind::Sweep => {
             let started = Instant::now();
             let Some(plan) = &step.sweep else {

@@ -115,6 +115,101 @@ pub struct SweepResult {
     pub cases: Vec<CaseResult>,
     /// The steady-state decision, when the sweep has a criterion.
     pub steady_state: Option<SteadyStateResult>,
+    /// Total and per-job IOPS against concurrency and the knee, for each block size and
+    /// read share the sweep runs at three or more concurrencies (queue depth × jobs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub saturation: Vec<Saturation>,
+}
+
+/// IOPS against concurrency for one block size and read share (SeekMark's and every
+/// hand-plotted queue-depth sweep's curve), with its knee.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Saturation {
+    /// Transfer size, bytes.
+    pub block_size_bytes: u64,
+    /// Read share, percent.
+    pub read_pct: f64,
+    /// The points, by concurrency.
+    pub points: Vec<SaturationPoint>,
+    /// The knee's growth limit, percent.
+    pub gain_pct: f64,
+    /// The smallest concurrency beyond which IOPS grows by less than `gain_pct`
+    /// (None: still growing at the largest).
+    pub knee: Option<SaturationPoint>,
+}
+
+/// One concurrency of a saturation curve (measurement-window averages).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SaturationPoint {
+    /// Outstanding requests: queue depth × jobs.
+    pub concurrency: u32,
+    /// Queue depth per job.
+    pub queue_depth: u32,
+    /// Jobs.
+    pub jobs: u32,
+    /// Total IOPS.
+    pub iops: f64,
+    /// IOPS per job.
+    pub iops_per_job: f64,
+    /// Mean total latency, ns.
+    pub mean_latency_ns: f64,
+}
+
+/// The saturation curves of `cases` (see [`Saturation`]). For equal concurrencies
+/// (QD 4 × 2 jobs and QD 8 × 1 job) the higher IOPS stands for the concurrency.
+pub fn saturation(cases: &[CaseResult], gain_pct: f64) -> Vec<Saturation> {
+    let mut groups: Vec<(u64, f64)> = Vec::new();
+    for c in cases {
+        if !groups
+            .iter()
+            .any(|g| g.0 == c.block_size_bytes && g.1 == c.read_pct)
+        {
+            groups.push((c.block_size_bytes, c.read_pct));
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(bs, read)| {
+            let mut points: Vec<SaturationPoint> = Vec::new();
+            for c in cases
+                .iter()
+                .filter(|c| c.block_size_bytes == bs && c.read_pct == read)
+            {
+                let p = SaturationPoint {
+                    concurrency: c.queue_depth * c.jobs,
+                    queue_depth: c.queue_depth,
+                    jobs: c.jobs,
+                    iops: c.window.iops,
+                    iops_per_job: c.window.iops / f64::from(c.jobs.max(1)),
+                    mean_latency_ns: c.window.mean_latency_ns,
+                };
+                match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
+                    Some(q) if q.iops < p.iops => *q = p,
+                    Some(_) => {}
+                    None => points.push(p),
+                }
+            }
+            points.sort_by_key(|p| p.concurrency);
+            (points.len() >= 3).then(|| Saturation {
+                block_size_bytes: bs,
+                read_pct: read,
+                knee: knee(&points, gain_pct),
+                points,
+                gain_pct,
+            })
+        })
+        .collect()
+}
+
+/// The first point whose IOPS no later point exceeds by `gain_pct` or more.
+fn knee(points: &[SaturationPoint], gain_pct: f64) -> Option<SaturationPoint> {
+    let last = points.len().checked_sub(1)?;
+    (0..last)
+        .find(|&i| {
+            let best_after = points[i + 1..].iter().map(|p| p.iops).fold(0.0, f64::max);
+            best_after < points[i].iops * (1.0 + gain_pct / 100.0)
+        })
+        .map(|i| points[i])
 }
 
 /// Runs the sweep's rounds with `run_case` (a step runner) until steady state or the
@@ -184,7 +279,7 @@ pub fn run_sweep(
         .max(1);
     let complete = figures.iter().map(Vec::len).min().unwrap_or(0);
     let first = complete.saturating_sub(window_len);
-    let cases = sweep
+    let cases: Vec<CaseResult> = sweep
         .cases
         .iter()
         .zip(&figures)
@@ -233,6 +328,7 @@ pub fn run_sweep(
             rounds,
             written_bytes: written,
             window_rounds: [first as u32 + 1, complete as u32],
+            saturation: saturation(&cases, sweep.knee_gain_pct),
             cases,
             steady_state,
         },

@@ -73,6 +73,63 @@ pub enum RawStep {
     Idle(Box<RawIdle>),
     /// A workload template over a matrix of cases, in rounds, until steady state.
     Sweep(Box<RawSweep>),
+    /// The same seeded set of requests issued in rounds (cache and tier probing, Jun Xu ch. 6).
+    Repeat(Box<RawRepeat>),
+}
+
+/// `repeat:` a fixed, seeded set of `requests` requests issued `rounds` times at a queue
+/// depth; response times clustered into tiers. With `probe:`, the set grows to find the
+/// cache's capacity (Jun Xu, *Block Trace Analysis and Storage System Optimization*, ch. 6).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRepeat {
+    /// Step name (default `repeat`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// Requests in the set (with `probe`, the smallest set tried; default 64 then).
+    #[serde(default)]
+    pub requests: Option<Spanned<u64>>,
+    /// Times the set is issued (default 3).
+    #[serde(default)]
+    pub rounds: Option<Spanned<u64>>,
+    /// Transfer size (default 4KiB).
+    #[serde(default)]
+    pub block_size: Option<Spanned<String>>,
+    /// Read share (default 100%).
+    #[serde(default)]
+    pub read: Option<Spanned<String>>,
+    /// Share of random requests (default 100%; else each continues the previous one).
+    #[serde(default)]
+    pub random: Option<Spanned<String>>,
+    /// Outstanding requests (default 1).
+    #[serde(default)]
+    pub queue_depth: Option<Spanned<u64>>,
+    /// Part of the target (default all of it).
+    #[serde(default)]
+    pub region: Option<RawRegion>,
+    /// Search for the cache's capacity and segment size.
+    #[serde(default)]
+    pub probe: Option<RawProbe>,
+}
+
+/// `probe:` of a `repeat` step: the set doubles from `requests` until its later rounds
+/// miss the fast tier, then bisects the turning point; repeated for each block size.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProbe {
+    /// Largest set tried (default 65536 requests).
+    #[serde(default)]
+    pub max_requests: Option<Spanned<u64>>,
+    /// How much larger the fast tier's share of the rounds after the first must be than
+    /// its share of the first round for the set to count as cached (default 50%).
+    #[serde(default)]
+    pub hit_share: Option<Spanned<String>>,
+    /// Bisection steps around the turning point (default 4).
+    #[serde(default)]
+    pub bisect: Option<Spanned<u64>>,
+    /// Transfer sizes to probe, for the segment size (default: the step's block size).
+    #[serde(default)]
+    pub block_sizes: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `sweep:` a workload template over a matrix (block size × read % × queue depth × jobs),
@@ -110,6 +167,10 @@ pub struct RawSweep {
     /// share of the region (`400%`: SNIA's write saturation test).
     #[serde(default)]
     pub write_limit: Option<Spanned<String>>,
+    /// The saturation knee of a sweep over queue depth or jobs: the smallest concurrency
+    /// beyond which total IOPS grows by less than this share (default 10%).
+    #[serde(default)]
+    pub knee_gain: Option<Spanned<String>>,
     /// Part of the target (default all of it).
     #[serde(default)]
     pub region: Option<RawRegion>,

@@ -12,7 +12,8 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 pub use crate::metric::{
-    CaseSelector, LatencyStat, Metric, MetricPath, MetricRef, OpFilter, PathError, METRIC_NAMES,
+    CaseSelector, Figure, LatencyStat, Metric, MetricPath, MetricRef, OpFilter, PathError,
+    METRIC_NAMES,
 };
 
 /// The largest exponent of bytes or seconds an assertion's unit may reach (`bytes^8`):

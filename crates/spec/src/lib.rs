@@ -20,12 +20,12 @@ pub mod units;
 pub use compile::{compile, spec_digest};
 pub use diag::{Diagnostic, Diagnostics, SourceFile};
 pub use expr::{
-    format_value, Assertion, CaseSelector, Dim, LatencyStat, Metric, MetricRef, OpFilter,
+    format_value, Assertion, CaseSelector, Dim, Figure, LatencyStat, Metric, MetricRef, OpFilter,
 };
 pub use plan::{
     AddressMapping, BaselineRule, Distribution, Geometry, Limit, MixLine, Plan, PlanStep,
-    PurgeMethod, RateLimit, Region, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan,
-    StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
+    ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric,
+    SteadyStatePlan, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

@@ -127,6 +127,83 @@ pub enum Metric {
     /// The drive's own SMART / Health log over the step (or, without a step, the run):
     /// NVMe only.
     Health(HealthMetric),
+    /// A figure of a `repeat` step (tiers, hits, the cache probe) or of a sweep over
+    /// queue depth or jobs (the saturation knee).
+    Figure(Figure),
+}
+
+/// Figures of `repeat` steps and of sweeps' saturation, addressed by their dotted path
+/// after the step (`cache.probe.cache_bytes`, `qd.knee.iops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// The cache's capacity found by the probe, bytes: the largest cached set's requests
+    /// × the larger of the request size and the segment size.
+    CacheBytes,
+    /// The largest set (of the step's block size) whose later rounds hit, requests.
+    CacheRequests,
+    /// The cache's segment (allocation unit) found across block sizes, bytes.
+    SegmentBytes,
+    /// Response-time tiers found (1 to 4).
+    Tiers,
+    /// Mean response time of the fastest tier, s.
+    FastTierLatency,
+    /// Mean response time of the slowest tier, s.
+    SlowTierLatency,
+    /// Share of requests after the first round served by the fast tier, percent.
+    HitPct,
+    /// The round whose mean response time closed a steady window (0: not reached).
+    SteadyRound,
+    /// Total IOPS at the saturation knee of a sweep over queue depth or jobs.
+    KneeIops,
+    /// Outstanding requests (queue depth × jobs) at the knee.
+    KneeConcurrency,
+}
+
+impl Figure {
+    /// Path names after the step, in order.
+    pub const NAMES: [(&'static str, Figure); 10] = [
+        ("probe.cache_bytes", Figure::CacheBytes),
+        ("probe.cache_requests", Figure::CacheRequests),
+        ("probe.segment_bytes", Figure::SegmentBytes),
+        ("tiers.count", Figure::Tiers),
+        ("tiers.fast.latency_mean", Figure::FastTierLatency),
+        ("tiers.slow.latency_mean", Figure::SlowTierLatency),
+        ("hit_pct", Figure::HitPct),
+        ("rounds.steady", Figure::SteadyRound),
+        ("knee.iops", Figure::KneeIops),
+        ("knee.concurrency", Figure::KneeConcurrency),
+    ];
+
+    /// The path name (`probe.cache_bytes`).
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|n| n.1 == self)
+            .map_or("?", |n| n.0)
+    }
+
+    /// Whether the figure belongs to a sweep (the knee) rather than a `repeat` step.
+    pub fn of_sweep(self) -> bool {
+        matches!(self, Figure::KneeIops | Figure::KneeConcurrency)
+    }
+
+    /// Whether the figure exists only with a `probe:`.
+    pub fn of_probe(self) -> bool {
+        matches!(
+            self,
+            Figure::CacheBytes | Figure::CacheRequests | Figure::SegmentBytes
+        )
+    }
+
+    fn dim(self) -> Dim {
+        match self {
+            Figure::CacheBytes | Figure::SegmentBytes => Dim::BYTES,
+            Figure::FastTierLatency | Figure::SlowTierLatency => Dim::TIME,
+            Figure::KneeIops => Dim::RATE,
+            _ => Dim::NONE,
+        }
+    }
 }
 
 /// A figure of an NVMe drive's SMART / Health Information log (NVMe Base Specification
@@ -205,6 +282,7 @@ impl Metric {
             | Metric::SteadyStateReached
             | Metric::SteadyStateRound
             | Metric::Health(_) => Dim::NONE,
+            Metric::Figure(x) => x.dim(),
             Metric::Bytes => Dim::BYTES,
             Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_) => {
                 Dim::TIME
@@ -222,6 +300,14 @@ impl Metric {
                 | Metric::Bytes
                 | Metric::SteadyStateReached
                 | Metric::Health(HealthMetric::AvailableSpare)
+                | Metric::Figure(
+                    Figure::CacheBytes
+                        | Figure::CacheRequests
+                        | Figure::SegmentBytes
+                        | Figure::HitPct
+                        | Figure::KneeIops
+                        | Figure::KneeConcurrency
+                )
         )
     }
 }
@@ -315,6 +401,7 @@ impl fmt::Display for MetricRef {
             Metric::SteadyStateReached => f.write_str(".steady_state.reached"),
             Metric::SteadyStateRound => f.write_str(".steady_state.round"),
             Metric::Health(h) => write!(f, ".health.{}", h.name()),
+            Metric::Figure(x) => write!(f, ".{}", x.name()),
             Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => {
                 let name = LatencyStat::NAMES
                     .iter()
@@ -336,7 +423,7 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 11] = [
+pub const METRIC_NAMES: [&str; 16] = [
     "iops",
     "bandwidth",
     "ios",
@@ -348,6 +435,11 @@ pub const METRIC_NAMES: [&str; 11] = [
     "completion_latency",
     "steady_state",
     "health",
+    "probe",
+    "tiers",
+    "hit_pct",
+    "rounds",
+    "knee",
 ];
 
 /// Why a metric path does not resolve: the offending segment's span and a message.
@@ -472,6 +564,31 @@ impl MetricPath {
                                 format!("`{joined}`")
                             },
                         })
+                    }
+                }
+            }
+            first @ ("probe" | "tiers" | "hit_pct" | "rounds" | "knee") if op == OpFilter::All => {
+                let joined = segs[i..]
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                match Figure::NAMES.iter().find(|n| n.0 == joined) {
+                    Some((_, x)) => {
+                        i = segs.len() - 1;
+                        Metric::Figure(*x)
+                    }
+                    None => {
+                        let names: Vec<&str> = Figure::NAMES
+                            .iter()
+                            .map(|n| n.0)
+                            .filter(|n| n.split('.').next() == Some(first))
+                            .collect();
+                        return Err(PathError {
+                            span: segs.get(i + 1).map_or(span.clone(), |s| s.1.clone()),
+                            expected: format!("one of: {}", names.join(", ")),
+                            found: format!("`{joined}`"),
+                        });
                     }
                 }
             }

@@ -21,6 +21,7 @@ use crate::plan::{
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
+mod repeat;
 mod replay;
 mod rules;
 mod steps;
@@ -315,6 +316,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
             RawStep::Purge(p) => replay::purge(cx, p, size, lbs),
             RawStep::Idle(i) => replay::idle(cx, i, size),
             RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
+            RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
         };
         let Some((s, name_span)) = built else {
             continue;
@@ -351,7 +353,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         .find(|s| {
             matches!(
                 s.value,
-                RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_)
+                RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_) | RawStep::Repeat(_)
             )
         })
         .map(|s| raw_step_name(&s.value).to_string());
@@ -427,6 +429,7 @@ fn raw_step_name(s: &RawStep) -> &str {
         RawStep::Purge(p) => p.name.as_ref().map_or("purge", |n| n.value.as_str()),
         RawStep::Idle(i) => i.name.as_ref().map_or("idle", |n| n.value.as_str()),
         RawStep::Sweep(w) => w.name.as_ref().map_or("sweep", |n| n.value.as_str()),
+        RawStep::Repeat(r) => r.name.as_ref().map_or("repeat", |n| n.value.as_str()),
     }
 }
 

@@ -229,6 +229,7 @@ pub(super) fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -
         },
         estimated_bytes: None,
         purge_method: None,
+        repeat: None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::ops::Range;
 use super::Ctx;
 use crate::document::{RawSpec, Spanned};
 use crate::expr::{Assertion, ExprKind, MetricRef};
-use crate::metric::{Metric, PathError};
+use crate::metric::{Figure, Metric, PathError};
 use crate::plan::{BaselineRule, PlanStep, StepKind};
 use crate::syntax;
 
@@ -108,6 +108,9 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
             ));
         }
     }
+    if let Metric::Figure(x) = m.metric {
+        figure_addressable(x, step).map_err(|(e, f)| err(e, f))?;
+    }
     if matches!(
         m.metric,
         Metric::SteadyStateReached | Metric::SteadyStateRound
@@ -119,6 +122,57 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
         ));
     }
     Ok(())
+}
+
+/// Repeat figures only on `repeat` steps (probe figures only with a `probe:`); knee
+/// figures only on a sweep that varies queue depth or jobs for one block size and read
+/// share, without a case selector. Err: (expected, found).
+fn figure_addressable(x: Figure, step: &PlanStep) -> Result<(), (String, String)> {
+    let kind = step.kind.as_str();
+    let name = &step.name;
+    if x.of_sweep() {
+        let Some(sweep) = &step.sweep else {
+            return Err((
+                format!("`{}` only on a sweep step", x.name()),
+                format!("{kind} step `{name}`"),
+            ));
+        };
+        let concurrency: std::collections::BTreeSet<(u32, u32)> = sweep
+            .cases
+            .iter()
+            .map(|c| (c.queue_depth, c.jobs))
+            .collect();
+        let groups: std::collections::BTreeSet<(u64, u64)> = sweep
+            .cases
+            .iter()
+            .map(|c| (c.block_size_bytes, c.read_pct.to_bits()))
+            .collect();
+        if concurrency.len() < 3 || groups.len() != 1 {
+            return Err((
+                format!(
+                    "`{}` on a sweep over queue depth or jobs (at least 3 values) for one block size and read share",
+                    x.name()
+                ),
+                format!(
+                    "sweep `{name}` with {} concurrencies and {} block size/read combinations",
+                    concurrency.len(),
+                    groups.len()
+                ),
+            ));
+        }
+        return Ok(());
+    }
+    match &step.repeat {
+        None => Err((
+            format!("`{}` only on a repeat step", x.name()),
+            format!("{kind} step `{name}`"),
+        )),
+        Some(r) if x.of_probe() && r.probe.is_none() => Err((
+            format!("`{}` only on a repeat step with a `probe`", x.name()),
+            format!("repeat step `{name}` without one"),
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 /// `<step>.<metric> == 0`, added for each step with `verify: true` (`verify_errors`) and,

@@ -203,6 +203,7 @@ pub(super) fn precondition(
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
             purge_method: None,
+            repeat: None,
         },
         name_span,
     ))
@@ -371,6 +372,7 @@ pub(super) fn workload(
             estimated_duration_ns,
             estimated_bytes,
             purge_method: None,
+            repeat: None,
         },
         name_span,
     ))

@@ -277,6 +277,10 @@ pub(super) fn sweep(
             }
         },
     };
+    let knee_gain_pct = w
+        .knee_gain
+        .as_ref()
+        .map_or(Some(10.0), |g| cx.percent(g, "knee gain"))?;
     let mut step = bare(name, StepKind::Sweep, region, Limit::Trace);
     step.estimated_duration_ns = Some(
         duration_ns
@@ -288,6 +292,7 @@ pub(super) fn sweep(
         rounds,
         steady_state,
         write_limit_bytes,
+        knee_gain_pct,
     });
     Some((step, name_span))
 }

@@ -11,8 +11,10 @@ use serde::Serialize;
 use crate::expr::{Assertion, MetricRef};
 use crate::units::{format_ns, ByteSize};
 
+mod repeat;
 mod replay;
 mod sweep;
+pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
 pub use sweep::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
 
@@ -106,6 +108,8 @@ pub enum StepKind {
     Idle,
     /// A matrix of workload cases in rounds.
     Sweep,
+    /// A fixed set of requests issued in rounds (cache and tier probing).
+    Repeat,
 }
 
 impl StepKind {
@@ -118,6 +122,7 @@ impl StepKind {
             StepKind::Purge => "purge",
             StepKind::Idle => "idle",
             StepKind::Sweep => "sweep",
+            StepKind::Repeat => "repeat",
         }
     }
 }
@@ -289,6 +294,9 @@ pub struct PlanStep {
     /// How a `purge` step purges (absent for other steps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purge_method: Option<PurgeMethod>,
+    /// The set, rounds and probe of a `repeat` step (`mix` holds its one line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<RepeatPlan>,
 }
 
 /// How a `purge:` step purges. SNIA PTS (Enterprise 1.1, 3.6 "Purge") requires a
@@ -382,7 +390,7 @@ impl PlanStep {
                 .sweep
                 .as_ref()
                 .is_none_or(|s| s.cases.iter().any(|c| c.step.writes())),
-            StepKind::Workload => self.mix.iter().any(|m| m.read_pct < 100.0),
+            StepKind::Workload | StepKind::Repeat => self.mix.iter().any(|m| m.read_pct < 100.0),
         }
     }
 }

@@ -17,6 +17,8 @@ pub struct SweepPlan {
     pub steady_state: Option<SteadyStatePlan>,
     /// Rounds stop once this many bytes have been written over all rounds.
     pub write_limit_bytes: Option<u64>,
+    /// The knee: the smallest concurrency beyond which IOPS grows by less than this, percent.
+    pub knee_gain_pct: f64,
 }
 
 /// One case of a sweep.

@@ -1,0 +1,238 @@
+//! Cache and tier probing (Jun Xu ch. 6) and the saturation knee, on devices whose
+//! cache and limit are known because the test builds them: nbdkit's memory disk under
+//! its delay filter (the slow medium) under its cache filter (`cache-max-size`, 64 KiB
+//! blocks by default), through nbdfuse and a `--direct-io=on` loop device. The probe must
+//! find the cache's size within ±25% for two sizes, its 64 KiB segment, and tier
+//! latencies within ±25% of fio's on an all-hit and an all-miss set on the same device.
+//! The knee: a QD sweep on the delayed disk capped by cgroup blkio at X IOPS has its knee
+//! within 10% of X.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+fn main() -> std::process::ExitCode {
+    harness(vec![
+        (
+            "the_probe_finds_an_8_mib_cache_its_segment_and_its_tiers",
+            vec![Need::Root, Need::Nbdkit, Need::Fio],
+            || cache_probe(8),
+        ),
+        (
+            "the_probe_finds_a_24_mib_cache",
+            vec![Need::Root, Need::Nbdkit, Need::Fio],
+            || cache_probe(24),
+        ),
+        (
+            "a_queue_depth_sweep_has_its_knee_at_the_blkio_cap",
+            vec![Need::Root, Need::Nbdkit, Need::Blkio],
+            knee_at_the_cap,
+        ),
+    ])
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("test paths are UTF-8")
+}
+
+/// The two-tier device: 1 GiB of memory answering reads after 2 ms, a read cache of
+/// `cache_mib` MiB in front of it.
+fn cached_disk(cache_mib: u64) -> NbdDisk {
+    NbdDisk::start(
+        &[
+            "--filter=cache".to_string(),
+            "--filter=delay".to_string(),
+            "memory".to_string(),
+            "1G".to_string(),
+            "rdelay=2ms".to_string(),
+            format!("cache-max-size={cache_mib}M"),
+            "cache-on-read=true".to_string(),
+        ],
+        true,
+    )
+}
+
+const PROBE_SPEC: &str = "iogate: 1
+name: cache-probe
+steps:
+  - repeat:
+      name: cache
+      requests: 16
+      rounds: 3
+      queue_depth: 1
+      probe:
+        max_requests: 4096
+        block_sizes: [4KiB, 64KiB, 128KiB]
+assert:
+  - cache.tiers.count >= 2
+  - cache.probe.cache_bytes > 1MiB
+";
+
+/// Mean total latency (ns) of fio's 4 KiB random reads at QD 1 over `size` bytes of the
+/// device, after `ramp` seconds of the same reads (which fill the cache for a small set).
+fn fio_mean_ns(dev: &Path, size: &str, ramp: u32) -> f64 {
+    let out = Command::new("fio")
+        .args([
+            "--name=tier",
+            &format!("--filename={}", s(dev)),
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=1",
+            &format!("--size={size}"),
+            "--time_based",
+            "--runtime=3",
+            &format!("--ramp_time={ramp}"),
+            "--output-format=json",
+        ])
+        .output()
+        .expect("fio runs");
+    assert!(
+        out.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&text[text.find('{').expect("fio JSON")..]).expect("fio JSON");
+    json["jobs"][0]["read"]["lat_ns"]["mean"]
+        .as_f64()
+        .expect("fio's mean latency")
+}
+
+fn within(found: f64, expected: f64, pct: f64) -> bool {
+    (found / expected - 1.0).abs() * 100.0 <= pct
+}
+
+fn cache_probe(cache_mib: u64) {
+    let _io = io_lock();
+    let disk = cached_disk(cache_mib);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(dir.path(), "probe", PROBE_SPEC);
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        s(&spec),
+        "--target",
+        s(&disk.dev),
+        "--out",
+        s(&out),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let rep = &r["steps"][0]["repeat"];
+    let probe = &rep["probe"];
+    eprintln!("turns: {}", probe["turns"]);
+    let expected = (cache_mib << 20) as f64;
+    let found = probe["cache_bytes"].as_f64().expect("cache_bytes");
+    eprintln!(
+        "cache {cache_mib} MiB: found {:.2} MiB ({:+.1}%), segment {}, tiers {}",
+        found / 1048576.0,
+        (found / expected - 1.0) * 100.0,
+        probe["segment_bytes"],
+        rep["tiers"]
+    );
+    assert!(
+        within(found, expected, 25.0),
+        "cache {found} B vs {expected} B"
+    );
+    // nbdkit's cache filter keeps 64 KiB blocks (cache-min-block-size's default): a
+    // 4 KiB request holds a whole block, so 4 KiB and 64 KiB turn at the same count.
+    assert_eq!(probe["segment_bytes"], 65536, "{probe}");
+    let turns = probe["turns"].as_array().expect("turns");
+    assert_eq!(turns[0]["cache_requests"], turns[1]["cache_requests"]);
+    // The report says it, and the metrics answer.
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(md.contains("Cache probe"), "{md}");
+
+    // The tiers against fio on the same device: a 4 MiB set (inside the cache, warmed
+    // by fio's ramp) is all hits; the whole 1 GiB is (nearly) all misses.
+    let tiers = rep["tiers"].as_array().expect("tiers");
+    let fast = tiers[0]["mean_ns"].as_f64().expect("fast tier");
+    let slow = tiers[tiers.len() - 1]["mean_ns"]
+        .as_f64()
+        .expect("slow tier");
+    let hit = fio_mean_ns(&disk.dev, "4m", 2);
+    let miss = fio_mean_ns(&disk.dev, "1g", 0);
+    eprintln!(
+        "fast tier {:.0} µs vs fio all-hit {:.0} µs; slow tier {:.0} µs vs fio all-miss {:.0} µs",
+        fast / 1e3,
+        hit / 1e3,
+        slow / 1e3,
+        miss / 1e3
+    );
+    assert!(
+        within(fast, hit, 25.0),
+        "fast tier {fast} ns vs fio {hit} ns"
+    );
+    assert!(
+        within(slow, miss, 25.0),
+        "slow tier {slow} ns vs fio {miss} ns"
+    );
+}
+
+const CAP_IOPS: u64 = 1500;
+
+const KNEE_SPEC: &str = "iogate: 1
+name: knee
+steps:
+  - sweep:
+      name: qd
+      duration: 2s
+      matrix:
+        queue_depth: [1, 2, 4, 8, 16]
+      knee_gain: 10%
+assert:
+  - qd.knee.iops > 0
+";
+
+/// The delayed disk (2 ms a read: about 450 IOPS at QD 1) capped at 1500 IOPS: IOPS
+/// grow with queue depth until the cap, which is the knee.
+fn knee_at_the_cap() {
+    let _io = io_lock();
+    let disk = NbdDisk::start(&["--filter=delay", "memory", "256M", "rdelay=2ms"], true);
+    let throttle = Throttle::new(&disk.dev, CAP_IOPS, CAP_IOPS).expect("blkio throttle");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(dir.path(), "knee", KNEE_SPEC);
+    let out = dir.path().join("out");
+    let o = throttle
+        .command(env!("CARGO_BIN_EXE_iogate"))
+        .args([
+            "run",
+            s(&spec),
+            "--target",
+            s(&disk.dev),
+            "--out",
+            s(&out),
+            "--quiet",
+        ])
+        .output()
+        .expect("iogate run");
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = result(&out);
+    let sat = &r["steps"][0]["sweep"]["saturation"][0];
+    eprintln!("saturation: {sat}");
+    let points = sat["points"].as_array().expect("points");
+    assert_eq!(points.len(), 5);
+    assert!(
+        points[0]["iops"].as_f64() < Some(CAP_IOPS as f64 * 0.5),
+        "QD 1 is below the cap: {sat}"
+    );
+    for p in points {
+        assert_eq!(p["iops_per_job"], p["iops"], "one job: {p}");
+    }
+    let knee = &sat["knee"];
+    let iops = knee["iops"].as_f64().expect("a knee");
+    assert!(
+        within(iops, CAP_IOPS as f64, 10.0),
+        "knee at {iops} IOPS vs the {CAP_IOPS} IOPS cap: {sat}"
+    );
+    assert!(knee["concurrency"].as_u64() >= Some(2), "{knee}");
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(md.contains("Saturation"), "{md}");
+}
