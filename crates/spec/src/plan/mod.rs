@@ -494,6 +494,26 @@ impl Plan {
                 s.estimated_bytes
                     .map_or("?".into(), |b| ByteSize(b).to_string()),
             ));
+            if let Some(r) = &s.repeat {
+                out.push_str(&format!(
+                    "      set of {} requests × {} rounds\n",
+                    r.requests, r.rounds
+                ));
+                if let Some(p) = &r.probe {
+                    let sizes: Vec<String> = p
+                        .block_sizes_bytes
+                        .iter()
+                        .map(|b| ByteSize(*b).to_string())
+                        .collect();
+                    out.push_str(&format!(
+                        "      cache probe: sets doubling to {} requests, {} bisection steps, cached at +{}% fast share, block sizes {}\n",
+                        p.max_requests,
+                        p.bisect,
+                        p.hit_share_pct,
+                        sizes.join(", ")
+                    ));
+                }
+            }
             if let Some(w) = &s.sweep {
                 for (i, c) in w.cases.iter().enumerate() {
                     let tracked = w.steady_state.as_ref().is_some_and(|ss| ss.case == i);
