@@ -61,7 +61,7 @@ steps:
   - repeat:
       name: cache
       requests: 16
-      rounds: 3
+      rounds: 8
       queue_depth: 1
       probe:
         max_requests: 4096
@@ -114,6 +114,11 @@ fn cache_probe(cache_mib: u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(dir.path(), "probe", PROBE_SPEC);
     let out = dir.path().join("out");
+    // fio's all-hit set (4 MiB, inside the cache, warmed by fio's ramp) before the probe
+    // and again after it: the hit path of this stack (FUSE, nbdkit's threads waking)
+    // moved between 92 and 150 µs from one fio run to another here, so the tier is held
+    // to fio's own range measured around it, widened by the 25%.
+    let hit_before = fio_mean_ns(&disk.dev, "4m", 2);
     let o = iogate(&[
         "run",
         s(&spec),
@@ -165,18 +170,20 @@ fn cache_probe(cache_mib: u64) {
     let slow = tiers[tiers.len() - 1]["mean_ns"]
         .as_f64()
         .expect("slow tier");
-    let hit = fio_mean_ns(&disk.dev, "4m", 2);
+    let hit_after = fio_mean_ns(&disk.dev, "4m", 2);
     let miss = fio_mean_ns(&disk.dev, "1g", 0);
+    let (lo, hi) = (hit_before.min(hit_after), hit_before.max(hit_after));
     eprintln!(
-        "fast tier {:.0} µs vs fio all-hit {:.0} µs; slow tier {:.0} µs vs fio all-miss {:.0} µs",
+        "fast tier {:.0} µs vs fio all-hit {:.0} µs before, {:.0} µs after; slow tier {:.0} µs vs fio all-miss {:.0} µs",
         fast / 1e3,
-        hit / 1e3,
+        hit_before / 1e3,
+        hit_after / 1e3,
         slow / 1e3,
         miss / 1e3
     );
     assert!(
-        within(fast, hit, 25.0),
-        "fast tier {fast} ns vs fio {hit} ns"
+        fast >= lo / 1.25 && fast <= hi * 1.25,
+        "fast tier {fast} ns vs fio's all-hit {lo}–{hi} ns (±25%)"
     );
     assert!(
         within(slow, miss, 25.0),

@@ -107,7 +107,8 @@ pub struct RepeatResult {
     pub block_size_bytes: u64,
     /// Queue depth.
     pub queue_depth: u32,
-    /// Response-time tiers over every request of the step, fastest first.
+    /// Response-time tiers, fastest first: of the set and, with a probe, of its trials
+    /// at the step's block size of at most half the cache found.
     pub tiers: Vec<Tier>,
     /// Each round of the (first) set.
     pub round_figures: Vec<RoundFigures>,
@@ -296,11 +297,25 @@ pub fn run_repeat(
         }
         None => (None, None),
     };
-    // The step's tiers: every response time at its block size (the set, and the
-    // probe's trials of that size). Larger requests take longer in every tier, so
-    // each size is clustered on its own.
+    let probe_result = probe
+        .as_ref()
+        .zip(plan.probe.as_ref())
+        .map(|(t, p)| finish_probe(t, (bs, &first_latencies), p));
+    // The step's tiers: the set's response times and, with a probe, those of its trials
+    // at the step's block size that were at most half the cache found (larger requests
+    // take longer in every tier, so sizes are not mixed). Near capacity a hit competes
+    // with the cache's own reclaiming: on nbdkit's cache filter such hits took up to
+    // 25% longer than fio's all-hit set, which is not the tier's latency.
+    let cache_requests = probe_result
+        .as_ref()
+        .and_then(|p| p.cache_requests)
+        .unwrap_or(0);
     let mut pooled = first_latencies.clone();
-    for t in probe.iter().flatten().filter(|t| t.block_size_bytes == bs) {
+    for t in probe
+        .iter()
+        .flatten()
+        .filter(|t| t.block_size_bytes == bs && t.requests * 2 <= cache_requests)
+    {
         pooled.extend(t.by_round.iter().flatten().copied());
     }
     let tiers = tiers::tiers(&pooled);
@@ -319,9 +334,7 @@ pub fn run_repeat(
         .filter_map(|end| steady::window_at(&means, end, &criterion))
         .find(|w| w.reached)
         .map(|w| (w.window_start + w.values.len() - 1) as u32);
-    let probe = probe
-        .zip(plan.probe.as_ref())
-        .map(|(t, p)| finish_probe(t, (bs, &first_latencies), p));
+    let probe = probe_result;
     r.repeat = Some(RepeatResult {
         requests: plan.requests,
         rounds: plan.rounds,
@@ -422,7 +435,7 @@ fn probe(
 /// Judges every trial against the final tiers of its size and derives the capacity and
 /// segment.
 fn finish_probe(
-    runs: Vec<TrialRun>,
+    runs: &[TrialRun],
     (step_bs, first): (u64, &[u64]),
     p: &iogate_spec::ProbePlan,
 ) -> ProbeResult {
