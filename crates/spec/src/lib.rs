@@ -11,6 +11,7 @@ pub mod compile;
 pub mod diag;
 pub mod document;
 pub mod expr;
+mod figure;
 pub mod metric;
 pub mod plan;
 pub mod steady;

@@ -1,0 +1,81 @@
+//! Figures of `repeat` steps and of sweeps' saturation (`<step>.probe.cache_bytes`,
+//! `<sweep>.knee.iops`): their path names, dimensions and which steps have them. Child
+//! of `metric`, which resolves paths to them; the runner's `metrics` looks them up.
+
+use serde::{Deserialize, Serialize};
+
+use crate::expr::Dim;
+
+/// Figures of `repeat` steps and of sweeps' saturation, addressed by their dotted path
+/// after the step (`cache.probe.cache_bytes`, `qd.knee.iops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// The cache's capacity found by the probe, bytes: the largest cached set's requests
+    /// × the larger of the request size and the segment size.
+    CacheBytes,
+    /// The largest set (of the step's block size) whose later rounds hit, requests.
+    CacheRequests,
+    /// The cache's segment (allocation unit) found across block sizes, bytes.
+    SegmentBytes,
+    /// Response-time tiers found (1 to 4).
+    Tiers,
+    /// Mean response time of the fastest tier, s.
+    FastTierLatency,
+    /// Mean response time of the slowest tier, s.
+    SlowTierLatency,
+    /// Share of requests after the first round served by the fast tier, percent.
+    HitPct,
+    /// The round whose mean response time closed a steady window (0: not reached).
+    SteadyRound,
+    /// Total IOPS at the saturation knee of a sweep over queue depth or jobs.
+    KneeIops,
+    /// Outstanding requests (queue depth × jobs) at the knee.
+    KneeConcurrency,
+}
+
+impl Figure {
+    /// Path names after the step, in order.
+    pub const NAMES: [(&'static str, Figure); 10] = [
+        ("probe.cache_bytes", Figure::CacheBytes),
+        ("probe.cache_requests", Figure::CacheRequests),
+        ("probe.segment_bytes", Figure::SegmentBytes),
+        ("tiers.count", Figure::Tiers),
+        ("tiers.fast.latency_mean", Figure::FastTierLatency),
+        ("tiers.slow.latency_mean", Figure::SlowTierLatency),
+        ("hit_pct", Figure::HitPct),
+        ("rounds.steady", Figure::SteadyRound),
+        ("knee.iops", Figure::KneeIops),
+        ("knee.concurrency", Figure::KneeConcurrency),
+    ];
+
+    /// The path name (`probe.cache_bytes`).
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|n| n.1 == self)
+            .map_or("?", |n| n.0)
+    }
+
+    /// Whether the figure belongs to a sweep (the knee) rather than a `repeat` step.
+    pub fn of_sweep(self) -> bool {
+        matches!(self, Figure::KneeIops | Figure::KneeConcurrency)
+    }
+
+    /// Whether the figure exists only with a `probe:`.
+    pub fn of_probe(self) -> bool {
+        matches!(
+            self,
+            Figure::CacheBytes | Figure::CacheRequests | Figure::SegmentBytes
+        )
+    }
+
+    pub(crate) fn dim(self) -> Dim {
+        match self {
+            Figure::CacheBytes | Figure::SegmentBytes => Dim::BYTES,
+            Figure::FastTierLatency | Figure::SlowTierLatency => Dim::TIME,
+            Figure::KneeIops => Dim::RATE,
+            _ => Dim::NONE,
+        }
+    }
+}
