@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 """Compare iogate's io_uring engine with fio on the same device, in one run.
 
-Sets up a loop device over a file in /dev/shm (fast, so the engines' own overheads
-show), fills it, then for each workload runs fio (io_uring, default options), fio with
---fixedbufs --registerfiles, and iogate alternately, PAIRS times. Prints per-pair IOPS
-ratios iogate/fio, their median, and CPU seconds (user+sys, from getrusage of the
-child) per million requests for each engine.
+Targets (--target, default both): a loop device over a file in /dev/shm, and zram
+(a RAM block device that compresses pages; fast, so the engines' own per-request costs
+show). Fills the device, then for each workload runs fio (io_uring, default options),
+fio with --fixedbufs --registerfiles, and iogate alternately, PAIRS times. Prints per-pair
+IOPS ratios iogate/fio, their median, the median mean-latency ratio, and CPU seconds
+(user+sys, from getrusage of the child) per million requests for each engine.
+
+With --t-io-uring PATH (fio's t/io_uring, built from a fio source tree with
+`make t/io_uring`), each workload at one job also gets the limit: t/io_uring's IOPS at the
+same depth (fixed buffers, registered file, no polling), and iogate's ratio to it.
 
 Usage (root): python3 bench/compare_fio.py [--pairs 5] [--runtime 5] [--only NAME]
-Needs: fio (apt-get install fio), a release build (cargo build --release).
+              [--target shm|zram|both] [--fio PATH] [--t-io-uring PATH]
+Needs: fio (apt-get install fio, or --fio for a build from source), a release build
+(cargo build --release).
 """
 import argparse
 import json
@@ -18,9 +25,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOGATE = os.path.join(ROOT, "target", "release", "iogate")
+IOGATE = os.environ.get("IOGATE", os.path.join(ROOT, "target", "release", "iogate"))
 
 # name, fio rw, block size, queue depth, jobs
 WORKLOADS = [
@@ -49,8 +57,11 @@ def run_measured(cmd):
     return out.stdout, cpu
 
 
+FIO = "fio"
+
+
 def fio(dev, rw, bs, qd, jobs, runtime, fixed):
-    cmd = ["fio", "--name=bench", f"--filename={dev}", "--ioengine=io_uring", "--direct=1",
+    cmd = [FIO, "--name=bench", f"--filename={dev}", "--ioengine=io_uring", "--direct=1",
            f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--numjobs={jobs}", "--time_based",
            f"--runtime={runtime}", "--group_reporting", "--output-format=json", "--randrepeat=0"]
     if fixed:
@@ -76,36 +87,79 @@ def iogate(dev, rw, bs, qd, jobs, runtime, workdir):
     return m["iops"], m["ios"], m["latency"]["mean_ns"], cpu
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--runtime", type=int, default=5)
-    ap.add_argument("--size-mib", type=int, default=1024)
-    ap.add_argument("--only", default=None)
-    args = ap.parse_args()
-    if not os.path.exists(IOGATE):
-        sys.exit("build first: cargo build --release")
-    backing = f"/dev/shm/iogate-bench-{os.getpid()}.img"
-    with open(backing, "wb") as f:
-        f.truncate(args.size_mib << 20)
-    dev = subprocess.run(["losetup", "-f", "--show", backing], check=True, stdout=subprocess.PIPE,
-                         text=True).stdout.strip()
-    try:
-        subprocess.run(["fio", "--name=fill", f"--filename={dev}", "--rw=write", "--bs=1M",
-                        "--direct=1", "--ioengine=io_uring", "--iodepth=8"], check=True,
-                       stdout=subprocess.DEVNULL)
-        print(f"device {dev} over {backing} ({args.size_mib} MiB), {args.pairs} pairs x {args.runtime}s\n")
-        rows = []
-        with tempfile.TemporaryDirectory() as workdir:
+def t_io_uring(path, dev, rw, bs, qd, runtime):
+    """t/io_uring's IOPS: the median of its per-second lines (the first dropped)."""
+    if rw not in ("randread", "read"):
+        return None
+    size = int(bs.rstrip("k")) * 1024
+    cmd = [path, f"-d{qd}", f"-s{min(qd, 32)}", f"-c{min(qd, 32)}", f"-b{size}", "-p0", "-B1",
+           "-F1", "-n1", f"-R{1 if rw == 'randread' else 0}", f"-r{runtime + 1}", dev]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    lines = [int(l.split("IOPS=")[1].split(",")[0]) for l in out.splitlines()
+             if l.startswith("IOPS=")]
+    return statistics.median(lines[1:] or lines) if lines else None
+
+
+class Shm:
+    """A loop device over a file in /dev/shm."""
+
+    def __init__(self, size_mib):
+        self.backing = f"/dev/shm/iogate-bench-{os.getpid()}.img"
+        with open(self.backing, "wb") as f:
+            f.truncate(size_mib << 20)
+        self.dev = subprocess.run(["losetup", "-f", "--show", self.backing], check=True,
+                                  stdout=subprocess.PIPE, text=True).stdout.strip()
+        self.label = f"loop device {self.dev} over {self.backing}"
+
+    def close(self):
+        subprocess.run(["losetup", "-d", self.dev])
+        os.remove(self.backing)
+
+
+class Zram:
+    """A zram device (a new one through /sys/class/zram-control, or zram0 when free)."""
+
+    def __init__(self, size_mib):
+        ctl = "/sys/class/zram-control/hot_add"
+        if not os.path.exists(ctl) and subprocess.run(["modprobe", "zram"]).returncode != 0:
+            sys.exit("zram: no /sys/class/zram-control and modprobe zram failed")
+        with open(ctl) as f:
+            self.index = int(f.read().strip())
+        self.dev = f"/dev/zram{self.index}"
+        with open(f"/sys/block/zram{self.index}/disksize", "w") as f:
+            f.write(f"{size_mib}M")
+        for _ in range(100):
+            if os.path.exists(self.dev):
+                break
+            time.sleep(0.01)
+        self.label = f"zram device {self.dev}"
+
+    def close(self):
+        with open(f"/sys/block/zram{self.index}/reset", "w") as f:
+            f.write("1")
+        with open("/sys/class/zram-control/hot_remove", "w") as f:
+            f.write(str(self.index))
+
+
+def bench_target(target, args, rows):
+    dev = target.dev
+    subprocess.run([FIO, "--name=fill", f"--filename={dev}", "--rw=write", "--bs=1M",
+                    "--direct=1", "--ioengine=io_uring", "--iodepth=8"], check=True,
+                   stdout=subprocess.DEVNULL)
+    print(f"{target.label} ({args.size_mib} MiB), {args.pairs} pairs x {args.runtime}s\n")
+    kind = type(target).__name__.lower()
+    with tempfile.TemporaryDirectory() as workdir:
             for name, rw, bs, qd, jobs in WORKLOADS:
                 if args.only and args.only not in name:
                     continue
                 r_def, r_fix, cpu = [], [], {"fio": [0, 0], "fio-fixed": [0, 0], "iogate": [0, 0]}
                 lat = {"fio": [], "iogate": []}
+                g_all = []
                 for _ in range(args.pairs):
                     f_iops, f_ios, f_lat, f_cpu = fio(dev, rw, bs, qd, jobs, args.runtime, False)
                     x_iops, x_ios, x_lat, x_cpu = fio(dev, rw, bs, qd, jobs, args.runtime, True)
                     g_iops, g_ios, g_lat, g_cpu = iogate(dev, rw, bs, qd, jobs, args.runtime, workdir)
+                    g_all.append(g_iops)
                     r_def.append(g_iops / f_iops)
                     r_fix.append(g_iops / x_iops)
                     for k, ios, c in (("fio", f_ios, f_cpu), ("fio-fixed", x_ios, x_cpu), ("iogate", g_ios, g_cpu)):
@@ -116,15 +170,44 @@ def main():
                     print(f"  {name}: iogate {g_iops:9.0f}  fio {f_iops:9.0f}  fio-fixed {x_iops:9.0f}  "
                           f"ratio {g_iops / f_iops:.3f} / {g_iops / x_iops:.3f}", flush=True)
                 cpm = {k: v[1] / (v[0] / 1e6) for k, v in cpu.items()}
-                rows.append((name, statistics.median(r_def), statistics.median(r_fix), cpm,
-                             statistics.median(lat["iogate"]) / statistics.median(lat["fio"])))
-        print("\n| workload | median IOPS ratio vs fio | vs fio fixedbufs+registerfiles | CPU s per 1M req: iogate / fio / fio-fixed | mean latency ratio |")
-        print("|---|---:|---:|---:|---:|")
-        for name, rd, rf, cpm, lr in rows:
-            print(f"| {name} | {rd:.3f} | {rf:.3f} | {cpm['iogate']:.2f} / {cpm['fio']:.2f} / {cpm['fio-fixed']:.2f} | {lr:.3f} |")
-    finally:
-        subprocess.run(["losetup", "-d", dev])
-        os.remove(backing)
+                limit = None
+                if args.t_io_uring and jobs == 1:
+                    limit = t_io_uring(args.t_io_uring, dev, rw, bs, qd, args.runtime)
+                g_med = statistics.median(g_all)
+                rows.append((kind, name, statistics.median(r_def), statistics.median(r_fix), cpm,
+                             statistics.median(lat["iogate"]) / statistics.median(lat["fio"]),
+                             g_med / limit if limit else None))
+
+
+def main():
+    global FIO
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--runtime", type=int, default=5)
+    ap.add_argument("--size-mib", type=int, default=1024)
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--target", choices=["shm", "zram", "both"], default="both")
+    ap.add_argument("--fio", default="fio", help="fio binary (e.g. a 3.42 build from source)")
+    ap.add_argument("--t-io-uring", default=None, help="fio's t/io_uring binary")
+    args = ap.parse_args()
+    FIO = args.fio
+    if not os.path.exists(IOGATE):
+        sys.exit("build first: cargo build --release")
+    version = subprocess.run([FIO, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    print(f"{version}, iogate {IOGATE}")
+    rows = []
+    kinds = ["shm", "zram"] if args.target == "both" else [args.target]
+    for kind in kinds:
+        target = Shm(args.size_mib) if kind == "shm" else Zram(args.size_mib)
+        try:
+            bench_target(target, args, rows)
+        finally:
+            target.close()
+    print("\n| target | workload | median IOPS ratio vs fio | vs fio fixedbufs+registerfiles | CPU s per 1M req: iogate / fio / fio-fixed | mean latency ratio vs fio | IOPS vs t/io_uring |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for kind, name, rd, rf, cpm, lr, lim in rows:
+        lim_s = f"{lim:.3f}" if lim else "-"
+        print(f"| {kind} | {name} | {rd:.3f} | {rf:.3f} | {cpm['iogate']:.2f} / {cpm['fio']:.2f} / {cpm['fio-fixed']:.2f} | {lr:.3f} | {lim_s} |")
 
 
 if __name__ == "__main__":

@@ -393,28 +393,6 @@ pub fn run_job<S: RequestSource>(
         // when none is ready. This is fio's io_uring loop: blocking on every submission
         // instead (one submit-and-wait call) was up to 45% slower at low queue depths on a
         // loop device, from the extra sleeps and wake-ups (bench/compare_fio.py).
-        let submitted = if p.sqpoll {
-            // The kernel thread takes the entries; a system call only wakes it when asleep.
-            ring.submit()
-        } else {
-            // SAFETY: no extended argument is passed (a null pointer and EXT_ARG unset), so
-            // the kernel reads nothing from user memory but the rings, which `ring` owns.
-            unsafe {
-                ring.submitter().enter::<libc::sigset_t>(
-                    unsubmitted,
-                    0,
-                    EnterFlags::GETEVENTS.bits(),
-                    None,
-                )
-            }
-        };
-        unsubmitted = 0;
-        // Submission latency ends when the submitting call returns (fio's slat).
-        let submitted_at = p.origin.elapsed().as_nanos() as u64;
-        for &i in &batch {
-            slots[i as usize].submit_ns = submitted_at;
-        }
-        batch.clear();
         // Then, when nothing is ready, poll for a while before sleeping: a sleep and
         // wake-up per completion costs more than a fast device's service time (measured
         // on a loop device: 2.3x the IOPS at queue depth 4, with less CPU per request).
@@ -423,66 +401,53 @@ pub fn run_job<S: RequestSource>(
         } else {
             0
         };
-        let waited = submitted.and_then(|n| {
-            if ring.completion().is_empty() && budget > 0 {
-                let until = p.origin.elapsed().as_nanos() as u64 + budget;
-                while ring.completion().is_empty() && (p.origin.elapsed().as_nanos() as u64) < until
-                {
-                    if p.sqpoll {
-                        // Completions arrive in the ring by themselves: just look again.
-                        std::hint::spin_loop();
-                        continue;
-                    }
-                    // SAFETY: as above: no extended argument.
-                    unsafe {
-                        ring.submitter().enter::<libc::sigset_t>(
-                            0,
-                            0,
-                            EnterFlags::GETEVENTS.bits(),
-                            None,
-                        )
-                    }?;
+        // With the queue full, nothing to poll for and no due time, the job can only wait:
+        // submitting and waiting in one call saves a system call per request (at queue
+        // depth 1, one of two; t/io_uring does the same). The submitted requests' submission
+        // latency then ends when the call is made.
+        let full = !p.sqpoll && budget == 0 && wake_at.is_none() && inflight == qd;
+        let waited = if full && unsubmitted > 0 {
+            let called_at = p.origin.elapsed().as_nanos() as u64;
+            for &i in &batch {
+                slots[i as usize].submit_ns = called_at;
+            }
+            batch.clear();
+            // SAFETY: no extended argument is passed (a null pointer and EXT_ARG unset), so
+            // the kernel reads nothing from user memory but the rings, which `ring` owns.
+            let r = unsafe {
+                ring.submitter().enter::<libc::sigset_t>(
+                    unsubmitted,
+                    1,
+                    EnterFlags::GETEVENTS.bits(),
+                    None,
+                )
+            };
+            unsubmitted = 0;
+            r
+        } else {
+            let submitted = if p.sqpoll {
+                // The kernel thread takes the entries; a system call only wakes it when asleep.
+                ring.submit()
+            } else {
+                // SAFETY: as above: no extended argument.
+                unsafe {
+                    ring.submitter().enter::<libc::sigset_t>(
+                        unsubmitted,
+                        0,
+                        EnterFlags::GETEVENTS.bits(),
+                        None,
+                    )
                 }
+            };
+            unsubmitted = 0;
+            // Submission latency ends when the submitting call returns (fio's slat).
+            let submitted_at = p.origin.elapsed().as_nanos() as u64;
+            for &i in &batch {
+                slots[i as usize].submit_ns = submitted_at;
             }
-            if !ring.completion().is_empty() {
-                return Ok(n);
-            }
-            match wake_at {
-                // Paced: wait for a completion, but no longer than the next request's time.
-                Some(at) => {
-                    let now = p.origin.elapsed().as_nanos() as u64;
-                    if at <= now {
-                        return Ok(n);
-                    }
-                    if precise && at - now <= DUE_SPIN_NS {
-                        // Close to a due time: poll for completions until it comes.
-                        while ring.completion().is_empty()
-                            && (p.origin.elapsed().as_nanos() as u64) < at
-                        {
-                            // SAFETY: as above: no extended argument.
-                            unsafe {
-                                ring.submitter().enter::<libc::sigset_t>(
-                                    0,
-                                    0,
-                                    EnterFlags::GETEVENTS.bits(),
-                                    None,
-                                )
-                            }?;
-                        }
-                        return Ok(n);
-                    }
-                    // At most MAX_SLEEP_NS: the loop checks the stop flag between waits.
-                    let wait = (at - now - if precise { DUE_SPIN_NS } else { 0 }).min(MAX_SLEEP_NS);
-                    let ts = types::Timespec::from(std::time::Duration::from_nanos(wait));
-                    let args = types::SubmitArgs::new().timespec(&ts);
-                    match ring.submitter().submit_with_args(1, &args) {
-                        Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok(n),
-                        other => other,
-                    }
-                }
-                None => ring.submit_and_wait(1),
-            }
-        });
+            batch.clear();
+            submitted.and_then(|n| wait_for_completion(&mut ring, p, budget, wake_at, precise).map(|_| n))
+        };
         match waited {
             Ok(_) => {}
             Err(e)
@@ -650,6 +615,63 @@ pub fn run_job<S: RequestSource>(
     drop(ring);
     drop(pool);
     Ok(())
+}
+
+/// Waits until a completion is ready: polls for up to `budget_ns` (hybrid polling), then
+/// sleeps in the kernel for one completion, or, when a request is due at `wake_at`, no
+/// longer than until then (with `precise`, polling through the last [`DUE_SPIN_NS`]).
+fn wait_for_completion(
+    ring: &mut IoUring,
+    p: &JobParams<'_>,
+    budget_ns: u64,
+    wake_at: Option<u64>,
+    precise: bool,
+) -> std::io::Result<()> {
+    let now_ns = || p.origin.elapsed().as_nanos() as u64;
+    // SAFETY (of each `enter` below): no extended argument is passed (a null pointer and
+    // EXT_ARG unset), so the kernel reads nothing from user memory but the rings.
+    let reap = |ring: &mut IoUring| unsafe {
+        ring.submitter()
+            .enter::<libc::sigset_t>(0, 0, EnterFlags::GETEVENTS.bits(), None)
+            .map(|_| ())
+    };
+    if ring.completion().is_empty() && budget_ns > 0 {
+        let until = now_ns() + budget_ns;
+        while ring.completion().is_empty() && now_ns() < until {
+            if p.sqpoll {
+                // Completions arrive in the ring by themselves: just look again.
+                std::hint::spin_loop();
+                continue;
+            }
+            reap(ring)?;
+        }
+    }
+    if !ring.completion().is_empty() {
+        return Ok(());
+    }
+    let Some(at) = wake_at else {
+        return ring.submit_and_wait(1).map(|_| ());
+    };
+    // Paced: wait for a completion, but no longer than the next request's time.
+    let now = now_ns();
+    if at <= now {
+        return Ok(());
+    }
+    if precise && at - now <= DUE_SPIN_NS {
+        // Close to a due time: poll for completions until it comes.
+        while ring.completion().is_empty() && now_ns() < at {
+            reap(ring)?;
+        }
+        return Ok(());
+    }
+    // At most MAX_SLEEP_NS: the loop checks the stop flag between waits.
+    let wait = (at - now - if precise { DUE_SPIN_NS } else { 0 }).min(MAX_SLEEP_NS);
+    let ts = types::Timespec::from(std::time::Duration::from_nanos(wait));
+    let args = types::SubmitArgs::new().timespec(&ts);
+    match ring.submitter().submit_with_args(1, &args) {
+        Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+        other => other.map(|_| ()),
+    }
 }
 
 /// `BLOCK_URING_CMD_DISCARD` (Linux 6.12+, `include/uapi/linux/fs.h`): `_IO(0x12, 0)`.
