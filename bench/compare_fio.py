@@ -87,6 +87,12 @@ def iogate(dev, rw, bs, qd, jobs, runtime, workdir):
     return m["iops"], m["ios"], m["latency"]["mean_ns"], cpu
 
 
+def parse_count(text):
+    """t/io_uring's counts: 68270, 188.19K, 1.02M."""
+    scale = {"K": 1e3, "M": 1e6}.get(text[-1:], 1)
+    return float(text.rstrip("KM")) * scale
+
+
 def t_io_uring(path, dev, rw, bs, qd, runtime):
     """t/io_uring's IOPS: the median of its per-second lines (the first dropped)."""
     if rw not in ("randread", "read"):
@@ -95,7 +101,7 @@ def t_io_uring(path, dev, rw, bs, qd, runtime):
     cmd = [path, f"-d{qd}", f"-s{min(qd, 32)}", f"-c{min(qd, 32)}", f"-b{size}", "-p0", "-B1",
            "-F1", "-n1", f"-R{1 if rw == 'randread' else 0}", f"-r{runtime + 1}", dev]
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
-    lines = [int(l.split("IOPS=")[1].split(",")[0]) for l in out.splitlines()
+    lines = [parse_count(l.split("IOPS=")[1].split(",")[0]) for l in out.splitlines()
              if l.startswith("IOPS=")]
     return statistics.median(lines[1:] or lines) if lines else None
 

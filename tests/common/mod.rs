@@ -55,6 +55,8 @@ pub enum Need {
     Postgres,
     /// Apache Otava in scripts/setup.sh's venv (/opt/iogate-otava).
     Otava,
+    /// zram devices (`/sys/class/zram-control`, or the zram module), besides root.
+    Zram,
 }
 
 fn on_path(program: &str, arg: &str) -> bool {
@@ -74,6 +76,14 @@ impl Need {
                     && Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device").exists()
             }
             Need::Fio => on_path("fio", "--version"),
+            Need::Zram => {
+                is_root()
+                    && (Path::new("/sys/class/zram-control").exists()
+                        || Command::new("modprobe")
+                            .arg("zram")
+                            .status()
+                            .is_ok_and(|s| s.success()))
+            }
             Need::Chromium => chromium().is_some(),
             Need::Xmllint => on_path("xmllint", "--version"),
             Need::Mkfs => on_path("mkfs.ext4", "-V") && on_path("e2fsck", "-V"),
@@ -107,6 +117,7 @@ impl Need {
                 "needs nbdkit, nbdfuse and fusermount3 (scripts/setup.sh installs nbdkit, libnbd-bin, fuse3)"
             }
             Need::Postgres => "needs PostgreSQL (scripts/setup.sh installs postgresql)",
+            Need::Zram => "needs root and zram (CONFIG_ZRAM: /sys/class/zram-control)",
             Need::Otava => "needs Apache Otava (scripts/setup.sh installs it in /opt/iogate-otava)",
             Need::Qemu => {
                 "needs qemu-system-x86_64, a kernel in /boot and busybox (scripts/setup.sh installs qemu-system-x86, linux-image-amd64, busybox-static)"
@@ -255,6 +266,69 @@ impl LoopDevice {
         );
         let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
         LoopDevice { path, backing }
+    }
+}
+
+/// A zram device of its own (hot-added through /sys/class/zram-control), removed on drop.
+/// zram compresses each 4 KiB page on write: `mm_stat` tells what the data compressed to.
+pub struct Zram {
+    pub path: PathBuf,
+    index: u32,
+}
+
+/// zram's `mm_stat` counters used by the tests.
+#[derive(Debug, Clone, Copy)]
+pub struct ZramStat {
+    /// Bytes stored, uncompressed.
+    pub orig_bytes: u64,
+    /// Bytes they compressed to.
+    pub compr_bytes: u64,
+    /// Pages stored as one repeated word (no memory).
+    pub same_pages: u64,
+}
+
+impl Zram {
+    pub fn new(size_mib: u64) -> Zram {
+        let index: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+            .expect("zram hot_add")
+            .trim()
+            .parse()
+            .expect("zram index");
+        std::fs::write(
+            format!("/sys/block/zram{index}/disksize"),
+            format!("{size_mib}M"),
+        )
+        .expect("zram disksize");
+        let path = PathBuf::from(format!("/dev/zram{index}"));
+        for _ in 0..200 {
+            if path.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Zram { path, index }
+    }
+
+    /// `/sys/block/zramN/mm_stat`: orig_data_size, compr_data_size, …, same_pages (6th).
+    pub fn stat(&self) -> ZramStat {
+        let text = std::fs::read_to_string(format!("/sys/block/zram{}/mm_stat", self.index))
+            .expect("mm_stat");
+        let v: Vec<u64> = text
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        ZramStat {
+            orig_bytes: v[0],
+            compr_bytes: v[1],
+            same_pages: v[5],
+        }
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.index), "1");
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.index.to_string());
     }
 }
 

@@ -249,6 +249,7 @@ pub(crate) fn merge(
         health: None,
         purge: None,
         repeat: None,
+        data: None,
     }
 }
 

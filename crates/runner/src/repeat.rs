@@ -130,7 +130,6 @@ struct FixedSet {
     set: Vec<Request>,
     rounds: u64,
     next: u64,
-    fill: Generator,
 }
 
 impl RequestSource for FixedSet {
@@ -142,10 +141,6 @@ impl RequestSource for FixedSet {
         let r = self.set[(self.next % n) as usize];
         self.next += 1;
         Some(r)
-    }
-
-    fn fill(&mut self, buf: &mut [u8]) {
-        self.fill.fill(buf);
     }
 }
 
@@ -174,7 +169,6 @@ fn run_set(
         set,
         rounds: u64::from(rounds),
         next: 0,
-        fill: gen,
     };
     let file = target.open_job(step.writes()).map_err(|e| e.to_string())?;
     let mut stats = JobStats::new(mix.len());
@@ -197,6 +191,9 @@ fn run_set(
         sqpoll: false,
         cpu: None,
         log_requests: true,
+        data: &step.data,
+        step_seed: seed,
+        job_seed: seed,
     };
     run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
     let mut by_round = vec![Vec::with_capacity(requests as usize); rounds as usize];

@@ -12,8 +12,6 @@ use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 
 use iogate_spec::{AddressMapping, Region, ReplayPlan, ReplayTiming};
-use rand::rngs::SmallRng;
-use rand::{RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Request, RequestSource};
@@ -276,7 +274,6 @@ pub struct ReplaySource {
     previous: Option<(u64, u64)>,
     /// Recorded completion times of played requests still in flight (recorded queue depth).
     in_flight: BinaryHeap<Reverse<u64>>,
-    rng: SmallRng,
     /// A read error after the scan (the file changed under us).
     pub error: Option<String>,
 }
@@ -291,7 +288,6 @@ impl ReplaySource {
         region: Region,
         lbs: u32,
         figures: &ReplayFigures,
-        seed: u64,
     ) -> Result<Self, ReplayError> {
         Ok(ReplaySource {
             path: path.to_path_buf(),
@@ -307,7 +303,6 @@ impl ReplaySource {
                 + figures.recorded_span_ns / figures.played.saturating_sub(1).max(1),
             previous: None,
             in_flight: BinaryHeap::new(),
-            rng: SmallRng::seed_from_u64(seed),
             error: None,
         })
     }
@@ -381,10 +376,6 @@ impl RequestSource for ReplaySource {
         }
     }
 
-    fn fill(&mut self, buf: &mut [u8]) {
-        self.rng.fill_bytes(buf);
-    }
-
     fn timed(&self) -> bool {
         !matches!(self.mapper.plan.timing, ReplayTiming::AsFastAsPossible)
     }
@@ -434,7 +425,7 @@ mod tests {
         let p = plan(AddressMapping::Fold, ReplayTiming::AsRecorded);
         let fig = scan(&t.0, &p, region, 512).unwrap();
         assert_eq!((fig.played, fig.recorded_span_ns), (3, 1_200_000));
-        let mut s = ReplaySource::new(&t.0, &p, region, 512, &fig, 1).unwrap();
+        let mut s = ReplaySource::new(&t.0, &p, region, 512, &fig).unwrap();
         let got: Vec<(u64, u32, u64)> = std::iter::from_fn(|| s.next_request())
             .map(|r| (r.offset, r.len, r.due_ns))
             .collect();
@@ -476,7 +467,7 @@ mod tests {
         );
         let fig = scan(&t.0, &p, region, 512).unwrap();
         assert_eq!((fig.played, fig.out_of_range), (2, 1));
-        let mut s = ReplaySource::new(&t.0, &p, region, 512, &fig, 1).unwrap();
+        let mut s = ReplaySource::new(&t.0, &p, region, 512, &fig).unwrap();
         let dues: Vec<u64> = std::iter::from_fn(|| s.next_request())
             .map(|r| r.due_ns)
             .collect();
@@ -500,7 +491,7 @@ mod tests {
         p.loops = 1;
         let fig = scan(&t.0, &p, region, 512).unwrap();
         assert_eq!(fig.max_recorded_queue_depth, 2);
-        let mut s = ReplaySource::new(&t.0, &p, region, 512, &fig, 1).unwrap();
+        let mut s = ReplaySource::new(&t.0, &p, region, 512, &fig).unwrap();
         let qds: Vec<u32> = std::iter::from_fn(|| s.next_request())
             .map(|r| r.max_outstanding)
             .collect();

@@ -166,6 +166,10 @@ pub struct StepResult {
     /// A repeat step's rounds, tiers and cache probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<crate::repeat::RepeatResult>,
+    /// What the step wrote (the pattern), and what a sample read back holds (steps with
+    /// writes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<crate::engine::data::DataRecord>,
 }
 
 /// What a `purge` step did (`steps[].purge`).

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use iogate_spec::{Limit, Plan, PlanStep, StepKind};
 
+use crate::engine::data::{check_written, DataRecord};
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
 use crate::engine::verify::VerifyState;
@@ -423,6 +424,9 @@ fn run_step(
                         cpu: (!step.cpus.is_empty())
                             .then(|| step.cpus[job as usize % step.cpus.len()]),
                         log_requests: opts.request_log.is_some(),
+                        data: &step.data,
+                        step_seed: step.job_seeds.first().copied().unwrap_or(0),
+                        job_seed: seed,
                     };
                     if let Some((plan, fig)) = replay_ref {
                         let path = crate::replay::trace_path(plan, &opts.spec_dir);
@@ -432,7 +436,6 @@ fn run_step(
                             step.region,
                             target.logical_block_size,
                             fig,
-                            seed,
                         )
                         .map_err(|e| e.to_string())?;
                         run_job(&file, &params, &mut src, &mut pacer, &mut stats)
@@ -514,6 +517,7 @@ fn run_step(
         band_edges_ns,
     );
     r.error = error;
+    r.data = data_record(step, target, &mut jobs);
     if let Some((_, fig)) = replay {
         r.replay = Some(fig);
         let mut lag = new_latency_histogram();
@@ -523,6 +527,35 @@ fn run_step(
         r.metrics.issue_lag = (!lag.is_empty()).then(|| LatencySummary::from_histogram(&lag));
     }
     r
+}
+
+/// The step's write pattern, and with `data:` declared, what a sample of its writes holds
+/// when read back (`engine::data::check_written`). None when the step wrote nothing.
+fn data_record(step: &PlanStep, target: &Target, jobs: &mut [JobStats]) -> Option<DataRecord> {
+    let sample: Vec<(u64, u32)> = jobs
+        .iter_mut()
+        .flat_map(|j| std::mem::take(&mut j.written_sample))
+        .collect();
+    if sample.is_empty() {
+        return None;
+    }
+    let mut record = DataRecord {
+        pattern: step.data.clone(),
+        achieved: None,
+        check_error: None,
+    };
+    if step.data.read_back {
+        let align = target.logical_block_size as usize;
+        let checked = target
+            .open_job(false)
+            .map_err(|e| e.to_string())
+            .and_then(|f| check_written(&f, sample, align, step.jobs).map_err(|e| e.to_string()));
+        match checked {
+            Ok(a) => record.achieved = a,
+            Err(e) => record.check_error = Some(e),
+        }
+    }
+    Some(record)
 }
 
 /// Discards the step's region: hole punching on a file (`fallocate(PUNCH_HOLE |

@@ -414,6 +414,37 @@ pub struct RawWorkload {
     /// Check every read of a block this run (or a loaded state) wrote (default false).
     #[serde(default)]
     pub verify: Option<bool>,
+    /// What writes carry (default unique, incompressible data).
+    #[serde(default)]
+    pub data: Option<Spanned<RawData>>,
+}
+
+/// `data:` the write payload, with fio's and vdbench's names for the same ideas
+/// (`buffer_compress_percentage` or `compratio`; `dedupe_percentage` or `dedupratio`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawData {
+    /// fio: percent of each chunk that compresses away (0–100).
+    #[serde(default)]
+    pub buffer_compress_percentage: Option<Spanned<f64>>,
+    /// fio: the chunk `buffer_compress_percentage` applies to (default 512 B).
+    #[serde(default)]
+    pub buffer_compress_chunk: Option<Spanned<String>>,
+    /// fio: percent of writes whose content duplicates another write's (0–100).
+    #[serde(default)]
+    pub dedupe_percentage: Option<Spanned<f64>>,
+    /// fio: fresh random bytes for every write.
+    #[serde(default)]
+    pub refill_buffers: Option<bool>,
+    /// fio: fixed content, `0x` hex digits or a quoted string.
+    #[serde(default)]
+    pub buffer_pattern: Option<Spanned<String>>,
+    /// vdbench: original size / compressed size (≥ 1).
+    #[serde(default)]
+    pub compratio: Option<Spanned<f64>>,
+    /// vdbench: blocks written / distinct blocks (≥ 1).
+    #[serde(default)]
+    pub dedupratio: Option<Spanned<f64>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.

@@ -8,6 +8,7 @@
 //! ring; `run` merges jobs into step results.
 
 pub mod buffers;
+pub mod data;
 pub mod pacing;
 pub mod ring;
 pub mod uring;
@@ -53,8 +54,6 @@ pub struct Request {
 pub trait RequestSource {
     /// The next request; None when the source is exhausted (the job then drains).
     fn next_request(&mut self) -> Option<Request>;
-    /// Fills write payload.
-    fn fill(&mut self, buf: &mut [u8]);
     /// Whether requests carry issue times (`Request::due_ns`) the engine must keep.
     fn timed(&self) -> bool {
         false
@@ -65,10 +64,6 @@ impl RequestSource for Generator {
     #[inline]
     fn next_request(&mut self) -> Option<Request> {
         Some(Generator::next_request(self))
-    }
-
-    fn fill(&mut self, buf: &mut [u8]) {
-        Generator::fill(self, buf);
     }
 }
 
@@ -280,11 +275,6 @@ impl Generator {
             max_outstanding: 0,
         }
     }
-
-    /// Fills a buffer with pseudo-random bytes (write payload that does not compress).
-    pub fn fill(&mut self, buf: &mut [u8]) {
-        self.rng.fill_bytes(buf);
-    }
 }
 
 /// One interval sample of one job (merged across jobs by `index`).
@@ -460,6 +450,9 @@ pub struct JobStats {
     pub request_log: Option<Vec<RequestRecord>>,
     /// Completed (reads, writes) by transfer size, for sources without mix lines.
     pub sizes: std::collections::BTreeMap<u32, (u64, u64)>,
+    /// A reservoir sample of completed writes (offset, length) for the read-back check
+    /// (`data::check_written`).
+    pub written_sample: Vec<(u64, u32)>,
 }
 
 /// Verification counts of a job (or a step, once merged).
@@ -529,6 +522,7 @@ impl JobStats {
             issue_lag: new_latency_histogram(),
             request_log: None,
             sizes: Default::default(),
+            written_sample: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ use std::time::Instant;
 use io_uring::{opcode, squeue, types, EnterFlags, IoUring};
 
 use super::buffers::BufferPool;
+use super::data::Payload;
 use super::pacing::Pacer;
 use super::ring::{build_ring, spin_budget_ns, wait_until, DUE_SPIN_NS, MAX_SLEEP_NS};
 use super::verify::{self, Expected, VerifyRecord, VerifyState};
@@ -90,6 +91,12 @@ pub struct JobParams<'a> {
     pub verify: Option<VerifyParams<'a>>,
     /// Record every request in `JobStats::request_log`.
     pub log_requests: bool,
+    /// What writes carry.
+    pub data: &'a iogate_spec::DataPattern,
+    /// Seed shared by the step's jobs (their duplicate contents).
+    pub step_seed: u64,
+    /// This job's seed (its random payload and stamps).
+    pub job_seed: u64,
 }
 
 /// Verification settings of a job.
@@ -147,7 +154,8 @@ pub fn run_job<S: RequestSource>(
     let qd = p.queue_depth.max(1) as usize;
     // The pool is declared before the ring so that it is dropped after it.
     let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
-    src.fill(pool.as_mut_slice());
+    let mut payload = Payload::new(p.data, p.step_seed, p.job_seed, p.max_block_size);
+    payload.fill(pool.as_mut_slice());
     let mut ring = build_ring(qd.next_power_of_two() as u32, p.iopoll, p.sqpoll)?;
     let iovecs = pool.iovecs();
     // SAFETY: the iovecs describe `pool`'s allocation, which outlives the ring: `pool` is
@@ -289,6 +297,9 @@ pub fn run_job<S: RequestSource>(
                 break;
             };
             let mut generation = 0;
+            if req.op == Op::Write {
+                payload.prepare(pool.slice_mut(slot as usize, req.len as usize));
+            }
             if let Some(v) = p.verify {
                 let si = slot as usize;
                 match req.op {
@@ -446,7 +457,9 @@ pub fn run_job<S: RequestSource>(
                 slots[i as usize].submit_ns = submitted_at;
             }
             batch.clear();
-            submitted.and_then(|n| wait_for_completion(&mut ring, p, budget, wake_at, precise).map(|_| n))
+            submitted.and_then(|n| {
+                wait_for_completion(&mut ring, p, budget, wake_at, precise).map(|_| n)
+            })
         };
         match waited {
             Ok(_) => {}
@@ -494,6 +507,9 @@ pub fn run_job<S: RequestSource>(
             if res == s.len as i32 {
                 successes += 1;
                 failures_in_a_row = 0;
+                if s.op == Op::Write {
+                    payload.completed(s.offset, s.len);
+                }
                 if let Some(v) = p.verify {
                     let units = s.len as usize / unit;
                     match s.op {
@@ -614,6 +630,7 @@ pub fn run_job<S: RequestSource>(
     }
     drop(ring);
     drop(pool);
+    stats.written_sample = payload.into_sample();
     Ok(())
 }
 

@@ -21,6 +21,7 @@ use crate::plan::{
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
+mod data;
 mod repeat;
 mod replay;
 mod rules;

@@ -214,6 +214,7 @@ pub(super) fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -
         mix: Vec::new(),
         job_seeds: Vec::new(),
         verify: false,
+        data: crate::plan::DataPattern::default(),
         distribution: Distribution::Uniform,
         rate: RateLimit::default(),
         think_time_ns: 0,

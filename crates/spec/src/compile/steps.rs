@@ -191,6 +191,7 @@ pub(super) fn precondition(
             }],
             job_seeds: vec![derive_seed(seed, index as u64, 0)],
             verify: false,
+            data: crate::plan::DataPattern::default(),
             ramp_ns: 0,
             cpus: Vec::new(),
             distribution: Distribution::Uniform,
@@ -329,7 +330,10 @@ pub(super) fn workload(
         }
     }
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
+    let verify = w.verify.unwrap_or(false);
+    let data = super::data::data_pattern(cx, w.data.as_ref(), verify);
     let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
+    let data = data?;
     let (distribution, rate, think_time_ns, polled, kernel_submission) = (
         distribution?,
         rate?,
@@ -359,7 +363,8 @@ pub(super) fn workload(
             job_seeds: (0..jobs)
                 .map(|j| derive_seed(seed, index as u64, j))
                 .collect(),
-            verify: w.verify.unwrap_or(false),
+            verify,
+            data,
             ramp_ns,
             cpus,
             distribution,

@@ -11,9 +11,11 @@ use serde::Serialize;
 use crate::expr::{Assertion, MetricRef};
 use crate::units::{format_ns, ByteSize};
 
+mod data;
 mod repeat;
 mod replay;
 mod sweep;
+pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
 pub use sweep::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
@@ -268,6 +270,9 @@ pub struct PlanStep {
     pub job_seeds: Vec<u64>,
     /// Whether reads are checked against the verification headers of earlier writes.
     pub verify: bool,
+    /// What writes carry (`data:`; default unique, incompressible).
+    #[serde(default, skip_serializing_if = "is_default_data")]
+    pub data: DataPattern,
     /// How random offsets are spread over the region.
     pub distribution: Distribution,
     /// Rate limits over all jobs (each job takes its share).
@@ -297,6 +302,10 @@ pub struct PlanStep {
     /// The set, rounds and probe of a `repeat` step (`mix` holds its one line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<RepeatPlan>,
+}
+
+fn is_default_data(d: &DataPattern) -> bool {
+    *d == DataPattern::default()
 }
 
 /// How a `purge:` step purges. SNIA PTS (Enterprise 1.1, 3.6 "Purge") requires a
