@@ -141,10 +141,18 @@ class Zram:
         self.label = f"zram device {self.dev}"
 
     def close(self):
-        with open(f"/sys/block/zram{self.index}/reset", "w") as f:
-            f.write("1")
-        with open("/sys/class/zram-control/hot_remove", "w") as f:
-            f.write(str(self.index))
+        # The device stays busy for a moment after its last user exits.
+        for attempt in range(50):
+            try:
+                with open(f"/sys/block/zram{self.index}/reset", "w") as f:
+                    f.write("1")
+                with open("/sys/class/zram-control/hot_remove", "w") as f:
+                    f.write(str(self.index))
+                return
+            except OSError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
 
 
 def bench_target(target, args, rows):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boots a small VM with QEMU's emulated NVMe controller and runs one command in it.
 #
-#   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…']
+#   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…'] [--ns-props 'k=v,…']
 #                        [--mem 1024] [--iogate PATH] [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] -- COMMAND [ARGS…]
 #
@@ -9,7 +9,9 @@
 # initramfs with busybox, the nvme/nvme-core modules and their dependencies, `iogate`
 # (default target/release/iogate, with the shared libraries it links) on PATH, and the
 # repository's specs in /specs. The NVMe namespace is a fresh raw image of --size bytes
-# (zeros), on `-device nvme,serial=SERIAL,drive=…,<nvme-props>`; it is /dev/nvme0n1.
+# (zeros), on `-device nvme,serial=SERIAL,drive=…,<nvme-props>`; it is /dev/nvme0n1 (and
+# /dev/ng0n1, its generic character device). With --ns-props the image is a namespace
+# device of its own, `-device nvme-ns,drive=…,nsid=1,<ns-props>` (e.g. `zoned=true`).
 # COMMAND runs with /out as its working directory; what it writes under /out is copied
 # back to --out DIR (tar + base64 over a second serial port), and the script exits with
 # COMMAND's exit code (3 if the guest never reported one). The guest's console log is
@@ -22,12 +24,13 @@
 # Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=256M serial=iogate-nvme-0 props="" mem=1024 iogate=target/release/iogate out="" trigger=""
+size=256M serial=iogate-nvme-0 props="" nsprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) size=$2; shift 2 ;;
     --serial) serial=$2; shift 2 ;;
     --nvme-props) props=$2; shift 2 ;;
+    --ns-props) nsprops=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --iogate) iogate=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -105,6 +108,11 @@ truncate -s "$size" "$work/nvme.img"
 console=$work/console.log
 [ -n "$out" ] && mkdir -p "$out" && console=$out/console.log
 device="nvme,id=nvme0,serial=$serial,drive=nvm${props:+,$props}"
+namespace=()
+if [ -n "$nsprops" ]; then
+  device="nvme,id=nvme0,serial=$serial${props:+,$props}"
+  namespace=(-device "nvme-ns,drive=nvm,nsid=1,$nsprops")
+fi
 monitor=(-monitor none)
 if [ -n "$trigger" ]; then
   # QEMU's monitor on a pair of FIFOs (pipe:NAME opens NAME.in and NAME.out).
@@ -127,7 +135,7 @@ set +e
 timeout 1800 qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$mem" -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3" \
-  -drive "file=$work/nvme.img,if=none,id=nvm,format=raw" -device "$device" \
+  -drive "file=$work/nvme.img,if=none,id=nvm,format=raw" -device "$device" "${namespace[@]}" \
   -serial "file:$console" -serial "file:$work/data.txt" "${monitor[@]}" \
   </dev/null >/dev/null 2>"$work/qemu.err"
 qemu_rc=$?

@@ -9,7 +9,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{code, iogate, write_spec};
 
@@ -22,24 +21,19 @@ fn s(p: &Path) -> &str {
 /// With `trigger`, that monitor command is sent when the guest writes `IOGATE-TRIGGER`
 /// to /dev/ttyS1.
 fn in_vm(serial: &str, props: &str, trigger: &str, script: &str) -> (i32, tempfile::TempDir) {
-    let out = tempfile::tempdir().expect("tempdir");
-    let o = Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/qemu-nvme.sh"))
-        .args(["--size", "64M", "--serial", serial, "--nvme-props", props])
-        .args(["--on-trigger", trigger])
-        .args(["--iogate", env!("CARGO_BIN_EXE_iogate"), "--out"])
-        .arg(out.path())
-        .args(["--", "sh", "-c", script])
-        .output()
-        .expect("qemu-nvme.sh");
-    let rc = o.status.code().unwrap_or(-1);
-    assert_ne!(
-        rc,
-        3,
-        "the VM did not run the command: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (rc, out)
+    common::qemu_nvme(
+        &[
+            "--size",
+            "64M",
+            "--serial",
+            serial,
+            "--nvme-props",
+            props,
+            "--on-trigger",
+            trigger,
+        ],
+        script,
+    )
 }
 
 fn json(path: &Path) -> serde_json::Value {

@@ -269,6 +269,29 @@ impl LoopDevice {
     }
 }
 
+/// Runs `script` (sh) in scripts/qemu-nvme.sh's VM with the test build of iogate and
+/// the script's `options`; returns the exit code and the directory holding what the
+/// guest wrote under /out. Panics when the VM did not run the command (exit 3).
+pub fn qemu_nvme(options: &[&str], script: &str) -> (i32, tempfile::TempDir) {
+    let out = tempfile::tempdir().expect("tempdir");
+    let o = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/qemu-nvme.sh"))
+        .args(options)
+        .args(["--iogate", env!("CARGO_BIN_EXE_iogate"), "--out"])
+        .arg(out.path())
+        .args(["--", "sh", "-c", script])
+        .output()
+        .expect("qemu-nvme.sh");
+    let rc = o.status.code().unwrap_or(-1);
+    assert_ne!(
+        rc,
+        3,
+        "the VM did not run the command: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (rc, out)
+}
+
 /// A zram device of its own (hot-added through /sys/class/zram-control), removed on drop.
 /// zram compresses each 4 KiB page on write: `mm_stat` tells what the data compressed to.
 pub struct Zram {

@@ -115,7 +115,7 @@ pub fn default_key(target: &TargetIdentity) -> String {
     }
     let kind = match target.kind {
         TargetKind::File => "file".to_string(),
-        TargetKind::BlockDevice => target
+        TargetKind::BlockDevice | TargetKind::NvmeGeneric => target
             .device_name
             .as_deref()
             .map(|n| n.trim_end_matches(|c: char| c.is_ascii_digit()))

@@ -194,6 +194,7 @@ fn run_set(
         data: &step.data,
         step_seed: seed,
         job_seed: seed,
+        passthrough: crate::run::passthrough(target),
     };
     run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
     let mut by_round = vec![Vec::with_capacity(requests as usize); rounds as usize];

@@ -124,6 +124,7 @@ pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
 ///
 /// Errors: [`crate::RunError::Unsupported`] naming the step and the missing capability.
 pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
+    check_engines(plan, target)?;
     // A SNIA purge (Sanitize, Format NVM) needs an NVMe namespace: said before any I/O.
     let erasing = plan.steps.iter().find(|s| {
         s.kind == StepKind::Purge && s.purge_method != Some(iogate_spec::PurgeMethod::Discard)
@@ -152,6 +153,37 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError>
             "step `{}` asks for polled completions (completion: polled), but {} cannot poll: {why}",
             step.name,
             target.path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Each step's engine against the target: passthrough needs an NVMe generic device, and
+/// such a device takes nothing else (it has no read or write).
+fn check_engines(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
+    use iogate_spec::IoEngine;
+    let generic = target.kind == crate::TargetKind::NvmeGeneric;
+    for step in &plan.steps {
+        let why = match (step.engine, generic) {
+            (IoEngine::Passthrough, false) => format!(
+                "step `{}` asks for `engine: passthrough`, but {} is not an NVMe generic character device (/dev/ngXnY)",
+                step.name,
+                target.path.display()
+            ),
+            (IoEngine::Block, true) => format!(
+                "step `{}` asks for `engine: block`, but {} is an NVMe generic character device (no block layer); use the namespace's block device /dev/nvmeXnY, or `engine: passthrough`",
+                step.name,
+                target.path.display()
+            ),
+            _ => continue,
+        };
+        return Err(crate::RunError::Unsupported(why));
+    }
+    let polled = plan.steps.iter().find(|s| s.polled || s.kernel_submission);
+    if let (true, Some(step)) = (generic, polled) {
+        return Err(crate::RunError::Unsupported(format!(
+            "step `{}` asks for polled completions or a kernel submission thread, which iogate does not offer with passthrough yet",
+            step.name
         )));
     }
     Ok(())
@@ -427,6 +459,7 @@ fn run_step(
                         data: &step.data,
                         step_seed: step.job_seeds.first().copied().unwrap_or(0),
                         job_seed: seed,
+                        passthrough: passthrough(target),
                     };
                     if let Some((plan, fig)) = replay_ref {
                         let path = crate::replay::trace_path(plan, &opts.spec_dir);
@@ -529,6 +562,13 @@ fn run_step(
     r
 }
 
+/// The namespace passthrough jobs address, for an NVMe generic device target.
+pub(crate) fn passthrough(target: &Target) -> Option<crate::engine::uring::Passthrough> {
+    target
+        .nvme_namespace
+        .map(|(nsid, lba_shift)| crate::engine::uring::Passthrough { nsid, lba_shift })
+}
+
 /// The step's write pattern, and with `data:` declared, what a sample of its writes holds
 /// when read back (`engine::data::check_written`). None when the step wrote nothing.
 fn data_record(step: &PlanStep, target: &Target, jobs: &mut [JobStats]) -> Option<DataRecord> {
@@ -544,7 +584,12 @@ fn data_record(step: &PlanStep, target: &Target, jobs: &mut [JobStats]) -> Optio
         achieved: None,
         check_error: None,
     };
-    if step.data.read_back {
+    if step.data.read_back && target.kind == crate::TargetKind::NvmeGeneric {
+        record.check_error = Some(
+            "the read-back reads through a block device; this target is an NVMe generic device"
+                .into(),
+        );
+    } else if step.data.read_back {
         let align = target.logical_block_size as usize;
         let checked = target
             .open_job(false)
@@ -655,6 +700,7 @@ fn discard(step: &PlanStep, target: &Target) -> Result<(), String> {
             len,
         )
         .map_err(std::io::Error::from),
+        crate::TargetKind::NvmeGeneric => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
         crate::TargetKind::BlockDevice => crate::engine::uring::discard(&file, offset, len)
             .map_err(|e| match e {
                 crate::engine::uring::EngineError::Ring(e) => e,
@@ -666,6 +712,7 @@ fn discard(step: &PlanStep, target: &Target) -> Result<(), String> {
             Some(libc::EOPNOTSUPP) => match target.kind {
                 crate::TargetKind::File => "its file system cannot punch holes".to_string(),
                 crate::TargetKind::BlockDevice => "the device does not support discard".to_string(),
+                crate::TargetKind::NvmeGeneric => "discard through an NVMe generic device is not supported (use the block device, or method: sanitize/format)".to_string(),
             },
             Some(libc::EINVAL) | Some(libc::ENOTTY)
                 if target.kind == crate::TargetKind::BlockDevice =>

@@ -24,6 +24,9 @@ pub enum TargetKind {
     File,
     /// A block device.
     BlockDevice,
+    /// An NVMe namespace's generic character device (`/dev/ngXnY`): NVMe commands through
+    /// io_uring passthrough only.
+    NvmeGeneric,
 }
 
 /// Identity of a target as recorded in every result (`result.json` → `target`).
@@ -160,6 +163,8 @@ pub struct Target {
     pub logical_block_size: u32,
     /// Whether O_DIRECT works on it (checked by `prepare`).
     pub direct_io: bool,
+    /// The namespace of an NVMe generic character device (nsid, log2 of the LBA size).
+    pub nvme_namespace: Option<(u32, u32)>,
 }
 
 fn sysfs_read(path: &Path) -> Option<String> {
@@ -203,10 +208,14 @@ impl Target {
                     capacity_bytes: 0,
                     logical_block_size: lbs,
                     direct_io: true,
+                    nvme_namespace: None,
                 });
             }
             Err(e) => return Err(io(e)),
         };
+        if meta.file_type().is_char_device() {
+            return Self::probe_generic(path);
+        }
         if meta.file_type().is_block_device() {
             let mut f = File::open(path).map_err(io)?;
             let capacity = f.seek(SeekFrom::End(0)).map_err(io)?;
@@ -217,6 +226,7 @@ impl Target {
                 capacity_bytes: capacity,
                 logical_block_size: lbs,
                 direct_io: true,
+                nvme_namespace: None,
             })
         } else if meta.file_type().is_file() {
             let lbs = dio_align(path).unwrap_or(512);
@@ -226,13 +236,50 @@ impl Target {
                 capacity_bytes: meta.len(),
                 logical_block_size: lbs,
                 direct_io: true,
+                nvme_namespace: None,
             })
         } else {
             Err(RunError::Target {
                 path: path.to_path_buf(),
-                message: "not a regular file or a block device".into(),
+                message: "not a regular file, a block device or an NVMe generic device".into(),
             })
         }
+    }
+
+    /// An NVMe generic character device: the namespace's size and LBA size from Identify
+    /// Namespace (there is no block layer to ask).
+    ///
+    /// Errors: not an NVMe namespace (NVME_IOCTL_ID fails), Identify fails (not root), or
+    /// the LBA format carries metadata (not supported).
+    fn probe_generic(path: &Path) -> Result<Target, RunError> {
+        let err = |message: String| RunError::Target {
+            path: path.to_path_buf(),
+            message,
+        };
+        let f = File::open(path).map_err(|e| err(e.to_string()))?;
+        let nsid = crate::nvme::namespace_id(&f).map_err(|e| {
+            err(format!("a character device that is not an NVMe namespace ({e}); iogate runs on files, block devices and NVMe generic devices (/dev/ngXnY)"))
+        })?;
+        let ns = crate::nvme::identify_namespace(&f, nsid)
+            .map_err(|e| err(format!("Identify Namespace {nsid}: {e}")))?;
+        if ns.metadata_bytes > 0 {
+            return Err(err(format!(
+                "its LBA format {} has {} metadata bytes per block; passthrough supports formats without metadata",
+                ns.lba_format, ns.metadata_bytes
+            )));
+        }
+        let lbs = ns.lba_data_size_bytes;
+        if !lbs.is_power_of_two() || lbs < 512 {
+            return Err(err(format!("unusable LBA data size {lbs}")));
+        }
+        Ok(Target {
+            path: path.to_path_buf(),
+            kind: TargetKind::NvmeGeneric,
+            capacity_bytes: ns.size_blocks.saturating_mul(u64::from(lbs)),
+            logical_block_size: lbs,
+            direct_io: true,
+            nvme_namespace: Some((nsid, lbs.trailing_zeros())),
+        })
     }
 
     /// What the spec compiler needs to know.
@@ -260,6 +307,33 @@ impl Target {
             message: e.to_string(),
         };
         match self.kind {
+            TargetKind::NvmeGeneric => {
+                if writes && !allow_destructive {
+                    // The namespace's block device, where the kernel made one, tells
+                    // whether it holds a file system; without one nothing can.
+                    let name = self
+                        .path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned());
+                    let block = name
+                        .as_deref()
+                        .and_then(|n| n.strip_prefix("ng"))
+                        .map(|rest| PathBuf::from(format!("/dev/nvme{rest}")))
+                        .filter(|p| p.exists());
+                    match block {
+                        Some(b) => check_destructive(&b)?,
+                        None => {
+                            return Err(RunError::Target {
+                                path: self.path.clone(),
+                                message: "the plan writes, and without the namespace's block device iogate cannot check it for data: pass --allow-destructive".into(),
+                            })
+                        }
+                    }
+                }
+                // Commands bypass the page cache: no O_DIRECT to check.
+                self.direct_io = true;
+                return Ok(());
+            }
             TargetKind::BlockDevice => {
                 if writes && !allow_destructive {
                     check_destructive(&self.path)?;
@@ -328,7 +402,7 @@ impl Target {
     pub fn open_job(&self, write: bool) -> Result<File, RunError> {
         let mut o = OpenOptions::new();
         o.read(true).write(write);
-        if self.direct_io {
+        if self.direct_io && self.kind != TargetKind::NvmeGeneric {
             o.custom_flags(libc::O_DIRECT);
         }
         o.open(&self.path).map_err(|e| RunError::Target {
@@ -369,6 +443,23 @@ impl Target {
             identity_source: None,
             nvme: None,
         };
+        if self.kind == TargetKind::NvmeGeneric {
+            id.device_name = self
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            if let Some(n) = std::fs::File::open(&self.path)
+                .ok()
+                .and_then(|f| crate::nvme::identity(&f).ok())
+            {
+                id.model = Some(n.controller.model.clone());
+                id.serial = Some(n.controller.serial.clone());
+                id.firmware_revision = Some(n.controller.firmware_revision.clone());
+                id.identity_source = Some("nvme_admin".into());
+                id.nvme = Some(n);
+            }
+            return id;
+        }
         if self.kind != TargetKind::BlockDevice {
             // A file: the disk under its file system (the file itself may not exist yet
             // for `plan`; then its directory's).

@@ -417,6 +417,11 @@ pub struct RawWorkload {
     /// What writes carry (default unique, incompressible data).
     #[serde(default)]
     pub data: Option<Spanned<RawData>>,
+    /// The I/O path: `block` (read/write on a file or block device) or `passthrough`
+    /// (NVMe commands on a namespace's generic character device `/dev/ngXnY`); default
+    /// by the target.
+    #[serde(default)]
+    pub engine: Option<Spanned<String>>,
 }
 
 /// `data:` the write payload, with fio's and vdbench's names for the same ideas

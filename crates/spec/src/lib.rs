@@ -24,9 +24,10 @@ pub use expr::{
     format_value, Assertion, CaseSelector, Dim, Figure, LatencyStat, Metric, MetricRef, OpFilter,
 };
 pub use plan::{
-    AddressMapping, BaselineRule, DataPattern, Distribution, Geometry, Limit, MixLine, Plan,
-    PlanStep, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming,
-    SteadyMetric, SteadyStatePlan, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
+    AddressMapping, BaselineRule, DataPattern, Distribution, Geometry, IoEngine, Limit, MixLine,
+    Plan, PlanStep, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan,
+    ReplayTiming, SteadyMetric, SteadyStatePlan, StepKind, SweepCase, SweepPlan, TraceFilter,
+    TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

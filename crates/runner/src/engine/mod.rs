@@ -8,6 +8,7 @@
 //! ring; `run` merges jobs into step results.
 
 pub mod buffers;
+pub mod commands;
 pub mod data;
 pub mod pacing;
 pub mod ring;
@@ -388,6 +389,9 @@ pub struct ErrorRecord {
     pub errno: Option<i32>,
     /// Bytes transferred for a short request.
     pub transferred: Option<u32>,
+    /// The NVMe status of a failed passthrough command (instead of an errno).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme_status: Option<commands::NvmeStatus>,
     /// Completion time from the step start, ns.
     pub time_ns: u64,
 }

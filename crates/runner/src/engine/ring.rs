@@ -5,16 +5,20 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use io_uring::IoUring;
+use io_uring::{cqueue, squeue, IoUring};
 
 use super::uring::EngineError;
 
-pub(crate) fn build_ring(entries: u32, iopoll: bool, sqpoll: bool) -> Result<IoUring, EngineError> {
+pub(crate) fn build_ring<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    entries: u32,
+    iopoll: bool,
+    sqpoll: bool,
+) -> Result<IoUring<S, C>, EngineError> {
     if sqpoll {
         // A kernel thread submits (it sleeps after 1 s without work); completions are
         // posted to the ring directly, so they are reaped without system calls. Deferred
         // task running cannot be combined with it.
-        let mut b = IoUring::builder();
+        let mut b = IoUring::<S, C>::builder();
         b.setup_sqpoll(1_000).setup_single_issuer();
         if iopoll {
             b.setup_iopoll();
@@ -25,20 +29,20 @@ pub(crate) fn build_ring(entries: u32, iopoll: bool, sqpoll: bool) -> Result<IoU
     // running (Linux 6.1+): completions are posted only when this thread asks for them,
     // without interrupting it. Older kernels fall back step by step. With IOPOLL the
     // kernel polls the device's poll queues inside every enter with GETEVENTS.
-    let with = |b: &mut io_uring::Builder| {
+    let with = |b: &mut io_uring::Builder<S, C>| {
         if iopoll {
             b.setup_iopoll();
         }
     };
-    let mut full = IoUring::builder();
+    let mut full = IoUring::<S, C>::builder();
     full.setup_coop_taskrun()
         .setup_single_issuer()
         .setup_defer_taskrun();
     with(&mut full);
-    let mut coop = IoUring::builder();
+    let mut coop = IoUring::<S, C>::builder();
     coop.setup_coop_taskrun();
     with(&mut coop);
-    let mut plain = IoUring::builder();
+    let mut plain = IoUring::<S, C>::builder();
     with(&mut plain);
     full.build(entries)
         .or_else(|_| coop.build(entries))

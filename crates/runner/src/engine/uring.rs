@@ -9,9 +9,10 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use io_uring::{opcode, squeue, types, EnterFlags, IoUring};
+use io_uring::{cqueue, opcode, types, EnterFlags, IoUring};
 
 use super::buffers::BufferPool;
+use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Registration};
 use super::data::Payload;
 use super::pacing::Pacer;
 use super::ring::{build_ring, spin_budget_ns, wait_until, DUE_SPIN_NS, MAX_SLEEP_NS};
@@ -97,6 +98,17 @@ pub struct JobParams<'a> {
     pub step_seed: u64,
     /// This job's seed (its random payload and stamps).
     pub job_seed: u64,
+    /// NVMe passthrough on a namespace's generic character device; None: block I/O.
+    pub passthrough: Option<Passthrough>,
+}
+
+/// The namespace an NVMe passthrough job addresses.
+#[derive(Debug, Clone, Copy)]
+pub struct Passthrough {
+    /// Namespace ID (`NVME_IOCTL_ID` of the character device).
+    pub nsid: u32,
+    /// log2 of its logical block size.
+    pub lba_shift: u32,
 }
 
 /// Verification settings of a job.
@@ -134,16 +146,35 @@ struct Slot {
     seq: u64,
 }
 
-/// Runs one job to its limit on `file`, recording into `stats`.
+/// Runs one job to its limit on `file`, recording into `stats`: block I/O, or NVMe
+/// commands when `p.passthrough` is set (then `file` is the namespace's character device).
 ///
 /// Errors: ring setup failures, or [`EngineError::AllFailed`] when the first 1000
 /// requests all fail (a failed request is otherwise counted and recorded, never fatal).
-pub fn run_job<S: RequestSource>(
+pub fn run_job<R: RequestSource>(
     file: &File,
     p: &JobParams<'_>,
-    src: &mut S,
+    src: &mut R,
     pacer: &mut Pacer,
     stats: &mut JobStats,
+) -> Result<(), EngineError> {
+    match p.passthrough {
+        None => run_with(file, p, src, pacer, stats, BlockCommands),
+        Some(ns) => run_with(file, p, src, pacer, stats, |reg| NvmeCommands {
+            reg,
+            nsid: ns.nsid,
+            lba_shift: ns.lba_shift,
+        }),
+    }
+}
+
+fn run_with<R: RequestSource, K: Commands>(
+    file: &File,
+    p: &JobParams<'_>,
+    src: &mut R,
+    pacer: &mut Pacer,
+    stats: &mut JobStats,
+    commands: impl FnOnce(Registration) -> K,
 ) -> Result<(), EngineError> {
     if let Some(cpu) = p.cpu {
         let mut set = rustix::thread::CpuSet::new();
@@ -156,7 +187,8 @@ pub fn run_job<S: RequestSource>(
     let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
     let mut payload = Payload::new(p.data, p.step_seed, p.job_seed, p.max_block_size);
     payload.fill(pool.as_mut_slice());
-    let mut ring = build_ring(qd.next_power_of_two() as u32, p.iopoll, p.sqpoll)?;
+    let mut ring: IoUring<K::S, K::C> =
+        build_ring(qd.next_power_of_two() as u32, p.iopoll, p.sqpoll)?;
     let iovecs = pool.iovecs();
     // SAFETY: the iovecs describe `pool`'s allocation, which outlives the ring: `pool` is
     // dropped after `ring`, and on the one early return with requests in flight the pool
@@ -164,7 +196,11 @@ pub fn run_job<S: RequestSource>(
     let buffers_registered = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
     let files_registered = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
     stats.registered = buffers_registered && files_registered;
-    let raw_fd = types::Fd(file.as_raw_fd());
+    let cmds = commands(Registration {
+        fd: file.as_raw_fd(),
+        fixed_file: files_registered,
+        fixed_buffers: buffers_registered,
+    });
 
     let mut slots = vec![
         Slot {
@@ -324,26 +360,7 @@ pub fn run_job<S: RequestSource>(
                     Op::Read => {}
                 }
             }
-            let buf = pool.buf(slot as usize);
-            let entry = match (req.op, buffers_registered, files_registered) {
-                (Op::Read, true, true) => {
-                    opcode::ReadFixed::new(types::Fixed(0), buf, req.len, slot as u16)
-                        .offset(req.offset)
-                        .build()
-                }
-                (Op::Write, true, true) => {
-                    opcode::WriteFixed::new(types::Fixed(0), buf, req.len, slot as u16)
-                        .offset(req.offset)
-                        .build()
-                }
-                (Op::Read, _, _) => opcode::Read::new(raw_fd, buf, req.len)
-                    .offset(req.offset)
-                    .build(),
-                (Op::Write, _, _) => opcode::Write::new(raw_fd, buf, req.len)
-                    .offset(req.offset)
-                    .build(),
-            };
-            let entry: squeue::Entry = entry.user_data(u64::from(slot));
+            let entry = cmds.entry(&req, slot as u16, pool.buf(slot as usize));
             slots[slot as usize] = Slot {
                 start_ns: now,
                 submit_ns: now,
@@ -483,6 +500,7 @@ pub fn run_job<S: RequestSource>(
             next_boundary += p.interval_ns;
         }
         for cqe in ring.completion() {
+            let cqe: cqueue::Entry = cqe.into();
             let slot_index = cqe.user_data() as usize;
             let Some(s) = slots.get(slot_index).copied() else {
                 continue;
@@ -499,12 +517,13 @@ pub fn run_job<S: RequestSource>(
                     op: s.op,
                     offset: s.offset,
                     length: s.len,
-                    result: res,
+                    result: cmds.result_bytes(res, s.len),
                 });
             }
             let latency = done.saturating_sub(s.start_ns).max(1);
             latency_ewma_ns = latency_ewma_ns - latency_ewma_ns / 16 + latency / 16;
-            if res == s.len as i32 {
+            let failure = cmds.failure(res, s.len);
+            if failure.is_none() {
                 successes += 1;
                 failures_in_a_row = 0;
                 if s.op == Op::Write {
@@ -580,8 +599,15 @@ pub fn run_job<S: RequestSource>(
                     Op::Read => stats.read_errors += 1,
                     Op::Write => stats.write_errors += 1,
                 }
-                if res < 0 {
-                    last_errno = -res;
+                let f = failure.unwrap_or(Failure {
+                    errno: None,
+                    transferred: None,
+                    nvme_status: None,
+                });
+                if let Some(e) = f.errno {
+                    last_errno = e;
+                } else if f.nvme_status.is_some() {
+                    last_errno = libc::EIO;
                 }
                 if stats.error_records.len() < MAX_ERROR_RECORDS {
                     stats.error_records.push(ErrorRecord {
@@ -589,8 +615,9 @@ pub fn run_job<S: RequestSource>(
                         op: s.op,
                         offset: s.offset,
                         length: s.len,
-                        errno: (res < 0).then_some(-res),
-                        transferred: (res >= 0).then_some(res as u32),
+                        errno: f.errno,
+                        transferred: f.transferred,
+                        nvme_status: f.nvme_status,
                         time_ns: done,
                     });
                 }
@@ -637,8 +664,8 @@ pub fn run_job<S: RequestSource>(
 /// Waits until a completion is ready: polls for up to `budget_ns` (hybrid polling), then
 /// sleeps in the kernel for one completion, or, when a request is due at `wake_at`, no
 /// longer than until then (with `precise`, polling through the last [`DUE_SPIN_NS`]).
-fn wait_for_completion(
-    ring: &mut IoUring,
+fn wait_for_completion<S: io_uring::squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &mut IoUring<S, C>,
     p: &JobParams<'_>,
     budget_ns: u64,
     wake_at: Option<u64>,
@@ -647,7 +674,7 @@ fn wait_for_completion(
     let now_ns = || p.origin.elapsed().as_nanos() as u64;
     // SAFETY (of each `enter` below): no extended argument is passed (a null pointer and
     // EXT_ARG unset), so the kernel reads nothing from user memory but the rings.
-    let reap = |ring: &mut IoUring| unsafe {
+    let reap = |ring: &mut IoUring<S, C>| unsafe {
         ring.submitter()
             .enter::<libc::sigset_t>(0, 0, EnterFlags::GETEVENTS.bits(), None)
             .map(|_| ())

@@ -215,6 +215,7 @@ pub(super) fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -
         job_seeds: Vec::new(),
         verify: false,
         data: crate::plan::DataPattern::default(),
+        engine: crate::plan::IoEngine::Auto,
         distribution: Distribution::Uniform,
         rate: RateLimit::default(),
         think_time_ns: 0,

@@ -192,6 +192,7 @@ pub(super) fn precondition(
             job_seeds: vec![derive_seed(seed, index as u64, 0)],
             verify: false,
             data: crate::plan::DataPattern::default(),
+            engine: crate::plan::IoEngine::Auto,
             ramp_ns: 0,
             cpus: Vec::new(),
             distribution: Distribution::Uniform,
@@ -300,6 +301,20 @@ pub(super) fn workload(
             None
         }
     };
+    let engine = match &w.engine {
+        None => Some(crate::plan::IoEngine::Auto),
+        Some(c) if c.value == "block" => Some(crate::plan::IoEngine::Block),
+        Some(c) if c.value == "passthrough" => Some(crate::plan::IoEngine::Passthrough),
+        Some(c) => {
+            let span = cx.span(c);
+            cx.error(
+                span,
+                "unknown engine",
+                format!("expected `block` or `passthrough`, found `{}`", c.value),
+            );
+            None
+        }
+    };
     let polled = match &w.completion {
         None => Some(false),
         Some(c) if c.value == "interrupt" => Some(false),
@@ -334,6 +349,7 @@ pub(super) fn workload(
     let data = super::data::data_pattern(cx, w.data.as_ref(), verify);
     let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
     let data = data?;
+    let engine = engine?;
     let (distribution, rate, think_time_ns, polled, kernel_submission) = (
         distribution?,
         rate?,
@@ -364,6 +380,7 @@ pub(super) fn workload(
                 .map(|j| derive_seed(seed, index as u64, j))
                 .collect(),
             verify,
+            engine,
             data,
             ramp_ns,
             cpus,

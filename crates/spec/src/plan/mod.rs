@@ -270,6 +270,9 @@ pub struct PlanStep {
     pub job_seeds: Vec<u64>,
     /// Whether reads are checked against the verification headers of earlier writes.
     pub verify: bool,
+    /// The I/O path (`engine:`; default by the target).
+    #[serde(default, skip_serializing_if = "is_auto_engine")]
+    pub engine: IoEngine,
     /// What writes carry (`data:`; default unique, incompressible).
     #[serde(default, skip_serializing_if = "is_default_data")]
     pub data: DataPattern,
@@ -302,6 +305,25 @@ pub struct PlanStep {
     /// The set, rounds and probe of a `repeat` step (`mix` holds its one line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<RepeatPlan>,
+}
+
+/// The I/O path of a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    /// By the target: `block` on files and block devices, `passthrough` on an NVMe
+    /// generic character device.
+    #[default]
+    Auto,
+    /// io_uring reads and writes on a file or block device (the kernel's block layer).
+    Block,
+    /// NVMe Read and Write commands through io_uring passthrough
+    /// (`IORING_OP_URING_CMD`, `NVME_URING_CMD_IO`) on `/dev/ngXnY`: no block layer.
+    Passthrough,
+}
+
+fn is_auto_engine(e: &IoEngine) -> bool {
+    *e == IoEngine::Auto
 }
 
 fn is_default_data(d: &DataPattern) -> bool {
@@ -503,6 +525,9 @@ impl Plan {
                 s.estimated_bytes
                     .map_or("?".into(), |b| ByteSize(b).to_string()),
             ));
+            if s.data != DataPattern::default() {
+                out.push_str(&format!("      data: {}\n", s.data.describe()));
+            }
             if let Some(r) = &s.repeat {
                 out.push_str(&format!(
                     "      set of {} requests × {} rounds\n",

@@ -1,0 +1,272 @@
+//! What one request becomes in the ring, and what its completion means: [`BlockCommands`]
+//! (io_uring reads and writes, 64-byte SQEs, the result is the bytes transferred) and
+//! [`NvmeCommands`] (NVMe Read and Write commands through io_uring passthrough, 128-byte
+//! SQEs and 32-byte CQEs, the result is the NVMe status). `uring::run_job` is generic over
+//! [`Commands`]; no `unsafe` here (the entries only carry addresses the engine keeps
+//! valid).
+//!
+//! Sources: Linux `include/uapi/linux/nvme_ioctl.h` (`struct nvme_uring_cmd`,
+//! `NVME_URING_CMD_IO`), NVMe NVM Command Set Specification 1.0 (Read 02h, Write 01h:
+//! SLBA in CDW10–11, NLB 0-based in CDW12 bits 15:0), NVMe Base Specification 2.0
+//! (completion status field: SC bits 7:0, SCT bits 10:8, CRD 12:11, More 13, DNR 14).
+
+use io_uring::{cqueue, opcode, squeue, types};
+use serde::{Deserialize, Serialize};
+
+use super::{Op, Request};
+
+/// An NVMe completion status (the kernel passes the status field without the phase bit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NvmeStatus {
+    /// Status Code Type (0 generic, 1 command specific, 2 media and data integrity, 3 path).
+    pub sct: u8,
+    /// Status Code.
+    pub sc: u8,
+    /// Do Not Retry.
+    pub dnr: bool,
+    /// The status field as returned.
+    pub raw: u16,
+    /// The specification's name of the code, where iogate knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl NvmeStatus {
+    /// Decodes the status field (bits 14:0 of the completion's status).
+    pub fn from_field(v: u16) -> NvmeStatus {
+        let (sct, sc) = (((v >> 8) & 0x7) as u8, (v & 0xff) as u8);
+        NvmeStatus {
+            sct,
+            sc,
+            dnr: v & (1 << 14) != 0,
+            raw: v,
+            name: status_name(sct, sc).map(str::to_string),
+        }
+    }
+}
+
+/// The specification's name for common codes ("LBA Out of Range"), else None.
+fn status_name(sct: u8, sc: u8) -> Option<&'static str> {
+    Some(match (sct, sc) {
+        (0, 0x02) => "Invalid Field in Command",
+        (0, 0x04) => "Data Transfer Error",
+        (0, 0x06) => "Internal Error",
+        (0, 0x0b) => "Invalid Namespace or Format",
+        (0, 0x80) => "LBA Out of Range",
+        (0, 0x81) => "Capacity Exceeded",
+        (0, 0x82) => "Namespace Not Ready",
+        (1, 0xb9) => "Zone Boundary Error",
+        (1, 0xbc) => "Zone Invalid Write",
+        (2, 0x81) => "Unrecovered Read Error",
+        (2, 0x80) => "Write Fault",
+        _ => return None,
+    })
+}
+
+/// How a failed request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The system's error (negative results).
+    pub errno: Option<i32>,
+    /// Bytes transferred by a short read or write.
+    pub transferred: Option<u32>,
+    /// The controller's status (passthrough).
+    pub nvme_status: Option<NvmeStatus>,
+}
+
+/// Builds ring entries for requests and reads their completions.
+pub trait Commands {
+    /// Submission queue entry size (64 or 128 bytes).
+    type S: squeue::EntryMarker;
+    /// Completion queue entry size (16 or 32 bytes).
+    type C: cqueue::EntryMarker;
+
+    /// The entry for `req` into buffer `buf` (slot `slot` of the registered buffers when
+    /// they are registered; the registered file 0 when it is, else the raw fd), tagged
+    /// with the slot as its user data.
+    fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> Self::S;
+
+    /// Bytes moved, or a negative errno, as the request log records it.
+    fn result_bytes(&self, res: i32, len: u32) -> i32;
+
+    /// Why a completion with `res` is not a success; None when it is one.
+    fn failure(&self, res: i32, len: u32) -> Option<Failure>;
+}
+
+/// Where the entries point: the registered file and buffers when registration worked.
+#[derive(Debug, Clone, Copy)]
+pub struct Registration {
+    /// The raw descriptor (used when the file is not registered).
+    pub fd: i32,
+    /// File 0 of the ring's registered files.
+    pub fixed_file: bool,
+    /// The pool is the ring's registered buffers (one per slot).
+    pub fixed_buffers: bool,
+}
+
+/// io_uring Read/Write (fixed buffers when registered).
+pub struct BlockCommands(pub Registration);
+
+impl Commands for BlockCommands {
+    type S = squeue::Entry;
+    type C = cqueue::Entry;
+
+    #[inline]
+    fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> squeue::Entry {
+        let r = self.0;
+        let raw = types::Fd(r.fd);
+        let e = match (req.op, r.fixed_buffers && r.fixed_file) {
+            (Op::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, req.len, slot)
+                .offset(req.offset)
+                .build(),
+            (Op::Write, true) => opcode::WriteFixed::new(types::Fixed(0), buf, req.len, slot)
+                .offset(req.offset)
+                .build(),
+            (Op::Read, false) => opcode::Read::new(raw, buf, req.len)
+                .offset(req.offset)
+                .build(),
+            (Op::Write, false) => opcode::Write::new(raw, buf, req.len)
+                .offset(req.offset)
+                .build(),
+        };
+        e.user_data(u64::from(slot))
+    }
+
+    #[inline]
+    fn result_bytes(&self, res: i32, _len: u32) -> i32 {
+        res
+    }
+
+    #[inline]
+    fn failure(&self, res: i32, len: u32) -> Option<Failure> {
+        (res != len as i32).then_some(Failure {
+            errno: (res < 0).then_some(-res),
+            transferred: (res >= 0).then_some(res as u32),
+            nvme_status: None,
+        })
+    }
+}
+
+/// `NVME_URING_CMD_IO`: `_IOWR('N', 0x80, struct nvme_uring_cmd)`, the structure 72 bytes.
+pub const NVME_URING_CMD_IO: u32 = (3 << 30) | (72 << 16) | ((b'N' as u32) << 8) | 0x80;
+/// NVMe NVM command set opcodes.
+const NVME_CMD_WRITE: u8 = 0x01;
+const NVME_CMD_READ: u8 = 0x02;
+
+/// NVMe Read/Write through io_uring passthrough on a namespace's generic char device.
+pub struct NvmeCommands {
+    /// Where the entries point.
+    pub reg: Registration,
+    /// The namespace.
+    pub nsid: u32,
+    /// log2 of the logical block size (offsets and lengths are multiples of it).
+    pub lba_shift: u32,
+}
+
+impl NvmeCommands {
+    /// `struct nvme_uring_cmd` for `req` (72 of the SQE's 80 command bytes).
+    fn command(&self, req: &Request, buf: *mut u8) -> [u8; 80] {
+        let mut c = [0u8; 80];
+        c[0] = match req.op {
+            Op::Read => NVME_CMD_READ,
+            Op::Write => NVME_CMD_WRITE,
+        };
+        c[4..8].copy_from_slice(&self.nsid.to_le_bytes());
+        c[24..32].copy_from_slice(&(buf as u64).to_le_bytes()); // addr
+        c[36..40].copy_from_slice(&req.len.to_le_bytes()); // data_len
+        let slba = req.offset >> self.lba_shift;
+        c[40..44].copy_from_slice(&(slba as u32).to_le_bytes()); // cdw10
+        c[44..48].copy_from_slice(&((slba >> 32) as u32).to_le_bytes()); // cdw11
+        let nlb = (req.len >> self.lba_shift).saturating_sub(1) & 0xffff;
+        c[48..52].copy_from_slice(&nlb.to_le_bytes()); // cdw12: NLB, 0-based
+        c
+    }
+}
+
+impl Commands for NvmeCommands {
+    type S = squeue::Entry128;
+    type C = cqueue::Entry32;
+
+    #[inline]
+    fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> squeue::Entry128 {
+        let cmd = self.command(req, buf);
+        let e = if self.reg.fixed_file {
+            opcode::UringCmd80::new(types::Fixed(0), NVME_URING_CMD_IO)
+        } else {
+            opcode::UringCmd80::new(types::Fd(self.reg.fd), NVME_URING_CMD_IO)
+        };
+        e.cmd(cmd)
+            .buf_index(self.reg.fixed_buffers.then_some(slot))
+            .build()
+            .user_data(u64::from(slot))
+    }
+
+    #[inline]
+    fn result_bytes(&self, res: i32, len: u32) -> i32 {
+        match res {
+            0 => len as i32,
+            r if r > 0 => -libc::EIO,
+            r => r,
+        }
+    }
+
+    #[inline]
+    fn failure(&self, res: i32, _len: u32) -> Option<Failure> {
+        match res {
+            0 => None,
+            r if r > 0 => Some(Failure {
+                errno: None,
+                transferred: None,
+                nvme_status: Some(NvmeStatus::from_field((r & 0x7fff) as u16)),
+            }),
+            r => Some(Failure {
+                errno: Some(-r),
+                transferred: None,
+                nvme_status: None,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_command_carries_lba_and_zero_based_count() {
+        let c = NvmeCommands {
+            reg: Registration {
+                fd: 3,
+                fixed_file: true,
+                fixed_buffers: true,
+            },
+            nsid: 1,
+            lba_shift: 9,
+        };
+        let req = Request {
+            line: 0,
+            op: Op::Read,
+            offset: 5 << 9,
+            len: 4096,
+            due_ns: 0,
+            max_outstanding: 0,
+        };
+        let cmd = c.command(&req, 0x1000 as *mut u8);
+        assert_eq!(cmd[0], 0x02);
+        assert_eq!(u32::from_le_bytes(cmd[4..8].try_into().unwrap()), 1);
+        assert_eq!(u64::from_le_bytes(cmd[24..32].try_into().unwrap()), 0x1000);
+        assert_eq!(u32::from_le_bytes(cmd[36..40].try_into().unwrap()), 4096);
+        assert_eq!(u32::from_le_bytes(cmd[40..44].try_into().unwrap()), 5);
+        assert_eq!(u32::from_le_bytes(cmd[48..52].try_into().unwrap()), 7);
+        assert_eq!(NVME_URING_CMD_IO, 0xC048_4E80);
+    }
+
+    #[test]
+    fn status_field_decodes_type_and_code() {
+        let s = NvmeStatus::from_field(0x4080);
+        assert_eq!((s.sct, s.sc, s.dnr), (0, 0x80, true));
+        assert_eq!(s.name.as_deref(), Some("LBA Out of Range"));
+        let s = NvmeStatus::from_field(0x01bc);
+        assert_eq!((s.sct, s.sc), (1, 0xbc));
+    }
+}

@@ -1,0 +1,169 @@
+//! NVMe passthrough (`engine: passthrough` on `/dev/ng0n1`) on QEMU's emulated NVMe
+//! controller in a TCG VM (`scripts/qemu-nvme.sh`): the same spec on the block device and
+//! through passthrough gives the same mix, obeys Little's law, and verifies data across
+//! the two paths (writes through one, checked reads through the other); a zoned
+//! namespace's Zone Invalid Write comes back as an NVMe status (SCT/SC), not an errno.
+//! On a file, passthrough is refused before any I/O.
+
+mod common;
+
+use common::{code, iogate, qemu_nvme, write_spec};
+
+const MIX: &str = "iogate: 1\nname: pt\nsteps:\n  - workload:\n      name: mixed\n      queue_depth: 8\n      ios: 4000\n      verify: true\n      region: { offset: 0B, length: 16MiB }\n      mix: [ { block_size: 4KiB, read: 70%, random: 100% } ]\n";
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("json")
+}
+
+/// A shell line that writes `spec` to `path` in the guest.
+fn put(spec: &str, path: &str) -> String {
+    format!(
+        "printf '{}' > {path}",
+        spec.replace('%', "%%").replace('\n', "\\n")
+    )
+}
+
+/// The mix, Little's law and verification of one run's only step.
+fn check_step(r: &serde_json::Value, path: &str) {
+    let s = &r["steps"][0];
+    let m = &s["metrics"];
+    assert_eq!(m["errors"], 0, "{path}: {}", s["error_records"]);
+    let ios = m["ios"].as_f64().unwrap();
+    assert_eq!(ios, 4000.0, "{path}");
+    let read_pct = 100.0 * m["read"]["ios"].as_f64().unwrap() / ios;
+    // 4000 draws at 70%: the standard deviation is 0.72 points.
+    assert!(
+        (read_pct - 70.0).abs() < 3.0,
+        "{path}: {read_pct:.1}% reads"
+    );
+    // Little's law: outstanding requests = IOPS × mean latency.
+    let little = m["iops"].as_f64().unwrap() * m["latency"]["mean_ns"].as_f64().unwrap() / 1e9;
+    let qd = m["mean_queue_depth"].as_f64().unwrap();
+    assert!(
+        (little - qd).abs() / qd < 0.05,
+        "{path}: IOPS × latency = {little:.2}, mean queue depth {qd:.2}"
+    );
+    assert!(qd > 4.0 && qd <= 8.0, "{path}: mean queue depth {qd}");
+    let v = &m["verify"];
+    assert_eq!(v["errors"], 0, "{path}: {}", s["verify_records"]);
+    assert!(v["checked_blocks"].as_u64().unwrap() > 500, "{path}: {v}");
+}
+
+/// Block path, then passthrough, then a block-path check of what passthrough wrote, all
+/// with one verification state.
+fn passthrough_matches_the_block_path() {
+    let passthrough = MIX.replace(
+        "      queue_depth: 8\n",
+        "      queue_depth: 8\n      engine: passthrough\n",
+    );
+    let check = "iogate: 1\nname: check\nsteps:\n  - workload:\n      name: check\n      ios: 4096\n      verify: true\n      region: { offset: 0B, length: 16MiB }\n      mix: [ { block_size: 4KiB, read: 100%, random: 0% } ]\n";
+    let script = format!(
+        "{}\n{}\n{}\n\
+iogate run /tmp/b.yaml --target /dev/nvme0n1 --out /out/block --verify-state /out/v.state --allow-destructive -q; echo $? > /out/block.rc\n\
+iogate run /tmp/p.yaml --target /dev/ng0n1 --out /out/pt --verify-state /out/v.state --allow-destructive -q; echo $? > /out/pt.rc\n\
+iogate run /tmp/c.yaml --target /dev/nvme0n1 --out /out/check --verify-state /out/v.state -q; echo $? > /out/check.rc\n",
+        put(MIX, "/tmp/b.yaml"),
+        put(&passthrough, "/tmp/p.yaml"),
+        put(check, "/tmp/c.yaml"),
+    );
+    let (_, out) = qemu_nvme(&["--size", "64M", "--serial", "IOGATE-PT-1"], &script);
+    let rc = |name: &str| {
+        std::fs::read_to_string(out.path().join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .trim()
+            .to_string()
+    };
+    for run in ["block", "pt", "check"] {
+        assert_eq!(rc(&format!("{run}.rc")), "0", "{run}");
+    }
+    let block = json(&out.path().join("block/result.json"));
+    let pt = json(&out.path().join("pt/result.json"));
+    assert_eq!(block["target"]["kind"], "block_device");
+    assert_eq!(pt["target"]["kind"], "nvme_generic");
+    assert_eq!(
+        pt["target"]["serial"], "IOGATE-PT-1",
+        "identity from Identify"
+    );
+    assert_eq!(
+        pt["target"]["capacity_bytes"],
+        block["target"]["capacity_bytes"]
+    );
+    assert_eq!(pt["steps"][0]["registered_buffers"], true);
+    check_step(&block, "block");
+    check_step(&pt, "passthrough");
+    // The block path reads back every block of the region, passthrough's writes last.
+    let c = json(&out.path().join("check/result.json"));
+    let v = &c["steps"][0]["metrics"]["verify"];
+    assert_eq!(v["errors"], 0, "{}", c["steps"][0]["verify_records"]);
+    assert!(v["checked_blocks"].as_u64().unwrap() > 1000, "{v}");
+    eprintln!(
+        "block: {:.0} IOPS, passthrough: {:.0} IOPS (TCG: not a speed comparison)",
+        block["steps"][0]["metrics"]["iops"].as_f64().unwrap(),
+        pt["steps"][0]["metrics"]["iops"].as_f64().unwrap()
+    );
+}
+
+/// Random writes to a zoned namespace miss the zones' write pointers: the controller
+/// answers Zone Invalid Write (SCT 1h, SC BCh, Do Not Retry), recorded as such.
+fn passthrough_records_nvme_status_codes() {
+    let spec = "iogate: 1\nname: zns\nsteps:\n  - workload:\n      name: mixed\n      engine: passthrough\n      queue_depth: 4\n      ios: 400\n      region: { offset: 0B, length: 64MiB }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n";
+    let script = format!(
+        "{}\niogate run /tmp/z.yaml --target /dev/ng0n1 --out /out/z --allow-destructive -q; echo $? > /out/z.rc\n",
+        put(spec, "/tmp/z.yaml")
+    );
+    let (_, out) = qemu_nvme(&["--size", "256M", "--ns-props", "zoned=true"], &script);
+    let rc = std::fs::read_to_string(out.path().join("z.rc")).expect("z.rc");
+    assert_eq!(rc.trim(), "1", "failed writes fail the errors assertion");
+    let r = json(&out.path().join("z/result.json"));
+    let s = &r["steps"][0];
+    let writes_failed = s["metrics"]["write"]["errors"].as_u64().unwrap_or(0);
+    let errors = s["metrics"]["errors"].as_u64().unwrap();
+    assert!(errors > 150, "{}", s["metrics"]);
+    assert_eq!(s["metrics"]["read"]["errors"].as_u64().unwrap_or(0), 0);
+    assert!(writes_failed == 0 || writes_failed == errors);
+    let records = s["error_records"].as_array().expect("error records");
+    assert!(!records.is_empty());
+    for e in records {
+        assert_eq!(e["op"], "write", "{e}");
+        assert!(e["errno"].is_null(), "an NVMe status, not an errno: {e}");
+        let st = &e["nvme_status"];
+        assert_eq!(
+            (st["sct"].as_u64(), st["sc"].as_u64()),
+            (Some(1), Some(0xbc)),
+            "{e}"
+        );
+        assert_eq!(st["dnr"], true, "{e}");
+        assert_eq!(st["name"], "Zone Invalid Write", "{e}");
+    }
+}
+
+/// A file is no NVMe generic device: refused before any I/O, saying why.
+fn a_file_refuses_passthrough() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "f",
+        "iogate: 1\nname: f\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, engine: passthrough, ios: 10, mix: [{ block_size: 4KiB }] }\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(
+        err.contains("not an NVMe generic character device"),
+        "{err}"
+    );
+}
+
+tests_main![
+    a_file_refuses_passthrough,
+    passthrough_matches_the_block_path: [Root, Qemu],
+    passthrough_records_nvme_status_codes: [Root, Qemu],
+];
