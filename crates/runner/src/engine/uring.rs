@@ -672,7 +672,7 @@ fn wait_for_completion<S: io_uring::squeue::EntryMarker, C: cqueue::EntryMarker>
     precise: bool,
 ) -> std::io::Result<()> {
     let now_ns = || p.origin.elapsed().as_nanos() as u64;
-    // SAFETY (of each `enter` below): no extended argument is passed (a null pointer and
+    // SAFETY: no extended argument is passed to this `enter` (a null pointer and
     // EXT_ARG unset), so the kernel reads nothing from user memory but the rings.
     let reap = |ring: &mut IoUring<S, C>| unsafe {
         ring.submitter()
