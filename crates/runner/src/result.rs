@@ -4,7 +4,7 @@
 //! The runner fills targets, steps and metrics; the report crate fills `outcome`,
 //! `assertions` and `baseline` from its verdict. Field names carry their units (`_ns`,
 //! `_bytes`, `_pct`, `_per_s`). Latency is total latency (fio's `clat` + `slat`: from the
-//! request's preparation to the observation of its completion), per operation.
+//! call that submits the request to the observation of its completion), per operation.
 
 use hdrhistogram::Histogram;
 use iogate_spec::{LatencyStat, StepKind};
@@ -212,7 +212,7 @@ pub struct StepMetrics {
     /// queue depth; equals IOPS × mean latency by Little's law).
     #[serde(default)]
     pub mean_queue_depth: f64,
-    /// Submission latency (fio's slat): preparation to the return of the submitting call.
+    /// Submission latency (fio's slat): the submitting call to its return.
     #[serde(default)]
     pub submission_latency: LatencySummary,
     /// Completion latency (fio's clat): submission to completion.

@@ -117,7 +117,7 @@ pub enum Metric {
     Latency(LatencyStat),
     /// Blocks that failed data verification.
     VerifyErrors,
-    /// Submission latency (preparation to the submitting call's return), all operations.
+    /// Submission latency (the submitting call to its return), all operations.
     SubmissionLatency(LatencyStat),
     /// Completion latency (submission to completion), all operations.
     CompletionLatency(LatencyStat),

@@ -73,7 +73,7 @@ impl RequestSource for Generator {
 pub struct RequestRecord {
     /// Issue order within the job (0, 1, …): requests issued in one batch share a time.
     pub seq: u64,
-    /// Issue time (preparation), ns from the step's origin.
+    /// Issue time (the call of the enter that submitted it), ns from the step's origin.
     pub issue_ns: u64,
     /// Completion time (observed), ns from the step's origin.
     pub complete_ns: u64,
@@ -414,8 +414,8 @@ pub struct JobStats {
     pub read_latency: Histogram<u64>,
     /// Total latency of successful writes, ns.
     pub write_latency: Histogram<u64>,
-    /// Submission latency of successful requests (preparation to the return of the
-    /// submitting `io_uring_enter`), ns: fio's slat.
+    /// Submission latency of successful requests (the call of the submitting
+    /// `io_uring_enter` to its return), ns: fio's slat.
     pub submission_latency: Histogram<u64>,
     /// Completion latency of successful requests (submission to completion), ns: fio's clat.
     pub completion_latency: Histogram<u64>,

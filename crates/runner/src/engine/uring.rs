@@ -131,7 +131,8 @@ fn overlaps_in_flight_write(r: &Request, slots: &[Slot]) -> bool {
 
 #[derive(Clone, Copy)]
 struct Slot {
-    /// When the request was prepared, ns from the step's origin.
+    /// When the call submitting the request was made (total latency starts), ns from the
+    /// step's origin.
     start_ns: u64,
     /// When the enter that submitted it returned.
     submit_ns: u64,
@@ -434,11 +435,18 @@ fn run_with<R: RequestSource, K: Commands>(
         // depth 1, one of two; t/io_uring does the same). The submitted requests' submission
         // latency then ends when the call is made.
         let full = !p.sqpoll && budget == 0 && wake_at.is_none() && inflight == qd;
-        let waited = if full && unsubmitted > 0 {
+        // The batch's requests start when the call that submits them is made: preparing
+        // them is iogate's own cost, not the device's (fio, too, takes a request's start
+        // time after preparing it). Outstanding requests are counted from then on.
+        if !batch.is_empty() {
             let called_at = p.origin.elapsed().as_nanos() as u64;
+            occupy(stats, inflight - batch.len(), called_at);
             for &i in &batch {
+                slots[i as usize].start_ns = called_at;
                 slots[i as usize].submit_ns = called_at;
             }
+        }
+        let waited = if full && unsubmitted > 0 {
             batch.clear();
             // SAFETY: no extended argument is passed (a null pointer and EXT_ARG unset), so
             // the kernel reads nothing from user memory but the rings, which `ring` owns.
