@@ -2,13 +2,14 @@
 # Boots a small VM with QEMU's emulated NVMe controller and runs one command in it.
 #
 #   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…'] [--ns-props 'k=v,…']
-#                        [--mem 1024] [--iogate PATH] [--out DIR]
+#                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
 # initramfs with busybox, the nvme/nvme-core modules and their dependencies, `iogate`
 # (default target/release/iogate, with the shared libraries it links) on PATH, and the
-# repository's specs in /specs. The NVMe namespace is a fresh raw image of --size bytes
+# repository's specs in /specs; each --extra binary (e.g. fio, for benchmarks) is on PATH too,
+# with its shared libraries. The NVMe namespace is a fresh raw image of --size bytes
 # (zeros), on `-device nvme,serial=SERIAL,drive=…,<nvme-props>`; it is /dev/nvme0n1 (and
 # /dev/ng0n1, its generic character device). With --ns-props the image is a namespace
 # device of its own, `-device nvme-ns,drive=…,nsid=1,<ns-props>` (e.g. `zoned=true`).
@@ -24,6 +25,7 @@
 # Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+extras=()
 size=256M serial=iogate-nvme-0 props="" nsprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
     --ns-props) nsprops=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --iogate) iogate=$2; shift 2 ;;
+    --extra) extras+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --on-trigger) trigger=$2; shift 2 ;;
     --) shift; break ;;
@@ -69,9 +72,12 @@ for ko in $(modprobe -S "$kver" --show-depends nvme | awk '$1 == "insmod" {print
 done
 # iogate and the shared libraries it links, at the same paths.
 cp "$iogate" "$root/usr/bin/iogate"
-for lib in $(ldd "$iogate" | grep -oE '/[^ ]+' | sort -u); do
-  mkdir -p "$root$(dirname "$lib")"
-  cp -L "$lib" "$root$lib"
+for bin in "$iogate" "${extras[@]}"; do
+  [ "$bin" = "$iogate" ] || cp "$bin" "$root/usr/bin/$(basename "$bin")"
+  for lib in $(ldd "$bin" | grep -oE '/[^ ]+' | sort -u); do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+  done
 done
 cp -r specs/. "$root/specs/"
 # One argument per line, base64-encoded: arguments may hold newlines (a script for sh -c).
