@@ -145,6 +145,8 @@ struct Slot {
     generation: u64,
     /// Issue order within the job.
     seq: u64,
+    /// Timed sources: when the request was due, ns from the step's origin.
+    due_ns: u64,
 }
 
 /// Runs one job to its limit on `file`, recording into `stats`: block I/O, or NVMe
@@ -214,6 +216,7 @@ fn run_with<R: RequestSource, K: Commands>(
             in_flight: false,
             generation: 0,
             seq: 0,
+            due_ns: 0,
         };
         qd
     ];
@@ -372,6 +375,7 @@ fn run_with<R: RequestSource, K: Commands>(
                 in_flight: true,
                 generation,
                 seq,
+                due_ns: 0,
             };
             // SAFETY: the buffer `slot` belongs to this request alone until its completion
             // returns the slot to `free`; the pool and the registered file outlive the ring's
@@ -390,8 +394,9 @@ fn run_with<R: RequestSource, K: Commands>(
             }
             seq += 1;
             if timed {
-                let due = base_ns.unwrap_or(now) + req.due_ns;
-                stats.issue_lag.saturating_record(now - due);
+                // Issue lag is taken when the batch's submitting call is made (below),
+                // the moment the request log records as the issue time.
+                slots[slot as usize].due_ns = base_ns.unwrap_or(now) + req.due_ns;
             }
             if let Some(last) = last_issue_ns.filter(|_| now >= p.ramp_ns) {
                 stats.head_to_head.saturating_record(now - last);
@@ -442,8 +447,12 @@ fn run_with<R: RequestSource, K: Commands>(
             let called_at = p.origin.elapsed().as_nanos() as u64;
             occupy(stats, inflight - batch.len(), called_at);
             for &i in &batch {
-                slots[i as usize].start_ns = called_at;
-                slots[i as usize].submit_ns = called_at;
+                let s = &mut slots[i as usize];
+                s.start_ns = called_at;
+                s.submit_ns = called_at;
+                if timed {
+                    stats.issue_lag.saturating_record(called_at.saturating_sub(s.due_ns));
+                }
             }
         }
         let waited = if full && unsubmitted > 0 {
