@@ -451,7 +451,9 @@ fn run_with<R: RequestSource, K: Commands>(
                 s.start_ns = called_at;
                 s.submit_ns = called_at;
                 if timed {
-                    stats.issue_lag.saturating_record(called_at.saturating_sub(s.due_ns));
+                    stats
+                        .issue_lag
+                        .saturating_record(called_at.saturating_sub(s.due_ns));
                 }
             }
         }
