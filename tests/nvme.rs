@@ -10,7 +10,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{code, iogate, write_spec};
+use common::{code, guest_put as put, iogate, json_file as json, write_spec};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -36,20 +36,7 @@ fn in_vm(serial: &str, props: &str, trigger: &str, script: &str) -> (i32, tempfi
     )
 }
 
-fn json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).expect("json")
-}
-
 const WRITES: &str = "iogate: 1\nname: nv\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 4, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: r, ios: 1000, queue_depth: 4, mix: [{ block_size: 8KiB, read: 100%, random: 100% }] }\n  - idle: { duration: 2500ms }\n";
-
-/// A shell line that writes `spec` to `path` in the guest.
-fn put(spec: &str, path: &str) -> String {
-    format!(
-        "printf '{}' > {path}",
-        spec.replace('%', "%%").replace('\n', "\\n")
-    )
-}
 
 fn identity_and_health_come_from_the_controller() {
     let script = format!(

@@ -7,22 +7,9 @@
 
 mod common;
 
-use common::{code, iogate, qemu_nvme, write_spec};
+use common::{code, guest_put as put, iogate, json_file as json, qemu_nvme, write_spec};
 
 const MIX: &str = "iogate: 1\nname: pt\nsteps:\n  - workload:\n      name: mixed\n      queue_depth: 8\n      ios: 4000\n      verify: true\n      region: { offset: 0B, length: 16MiB }\n      mix: [ { block_size: 4KiB, read: 70%, random: 100% } ]\n";
-
-fn json(path: &std::path::Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).expect("json")
-}
-
-/// A shell line that writes `spec` to `path` in the guest.
-fn put(spec: &str, path: &str) -> String {
-    format!(
-        "printf '{}' > {path}",
-        spec.replace('%', "%%").replace('\n', "\\n")
-    )
-}
 
 /// The mix, Little's law and verification of one run's only step.
 fn check_step(r: &serde_json::Value, path: &str) {

@@ -292,6 +292,20 @@ pub fn qemu_nvme(options: &[&str], script: &str) -> (i32, tempfile::TempDir) {
     (rc, out)
 }
 
+/// A shell line that writes `spec` to `path` in the VM's guest (`qemu_nvme` scripts).
+pub fn guest_put(spec: &str, path: &str) -> String {
+    format!(
+        "printf '{}' > {path}",
+        spec.replace('%', "%%").replace('\n', "\\n")
+    )
+}
+
+/// A JSON file, parsed; panics naming the file.
+pub fn json_file(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("json")
+}
+
 /// A zram device of its own (hot-added through /sys/class/zram-control), removed on drop.
 /// zram compresses each 4 KiB page on write: `mm_stat` tells what the data compressed to.
 pub struct Zram {

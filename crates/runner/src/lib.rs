@@ -15,6 +15,7 @@ pub mod health;
 mod merge;
 pub mod metrics;
 pub mod nvme;
+mod purge;
 pub mod repeat;
 pub mod replay;
 pub mod requestlog;

@@ -448,16 +448,7 @@ impl Target {
                 .path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
-            if let Some(n) = std::fs::File::open(&self.path)
-                .ok()
-                .and_then(|f| crate::nvme::identity(&f).ok())
-            {
-                id.model = Some(n.controller.model.clone());
-                id.serial = Some(n.controller.serial.clone());
-                id.firmware_revision = Some(n.controller.firmware_revision.clone());
-                id.identity_source = Some("nvme_admin".into());
-                id.nvme = Some(n);
-            }
+            self.nvme_identity(&mut id);
             return id;
         }
         if self.kind != TargetKind::BlockDevice {
@@ -501,18 +492,26 @@ impl Target {
             .is_some_and(|n| n.starts_with("nvme"))
         {
             // The controller's own word, where the admin passthrough answers (root).
-            if let Some(n) = std::fs::File::open(&self.path)
-                .ok()
-                .and_then(|f| crate::nvme::identity(&f).ok())
-            {
-                id.model = Some(n.controller.model.clone());
-                id.serial = Some(n.controller.serial.clone());
-                id.firmware_revision = Some(n.controller.firmware_revision.clone());
-                id.identity_source = Some("nvme_admin".into());
-                id.nvme = Some(n);
-            }
+            self.nvme_identity(&mut id);
         }
         id
+    }
+}
+
+impl Target {
+    /// The controller's own word (Identify through the admin passthrough, as root) over
+    /// `id`'s model, serial and firmware revision, where it answers.
+    fn nvme_identity(&self, id: &mut TargetIdentity) {
+        if let Some(n) = std::fs::File::open(&self.path)
+            .ok()
+            .and_then(|f| crate::nvme::identity(&f).ok())
+        {
+            id.model = Some(n.controller.model.clone());
+            id.serial = Some(n.controller.serial.clone());
+            id.firmware_revision = Some(n.controller.firmware_revision.clone());
+            id.identity_source = Some("nvme_admin".into());
+            id.nvme = Some(n);
+        }
     }
 }
 

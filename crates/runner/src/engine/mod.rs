@@ -14,6 +14,7 @@ pub mod pacing;
 pub mod ring;
 pub mod uring;
 pub mod verify;
+pub mod wait;
 
 use hdrhistogram::Histogram;
 use iogate_spec::{Distribution, MixLine, Region};

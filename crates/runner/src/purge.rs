@@ -1,0 +1,129 @@
+//! The `purge` step: Sanitize or Format NVM through the controller (`nvme::purge`), the
+//! purges SNIA PTS accepts, or a discard of the region (hole punching on a file, the
+//! io_uring block discard on a device; not a SNIA purge). Called by `run`.
+
+use iogate_spec::PlanStep;
+
+use crate::result::PurgeRecord;
+use crate::target::Target;
+
+/// Purges as `step.purge_method` says: Sanitize or Format NVM on an NVMe namespace (a
+/// SNIA purge), or a discard of the region (not one). Returns what was done.
+///
+/// Errors: a message naming the target and why it cannot be purged that way.
+pub(crate) fn purge(step: &PlanStep, target: &Target) -> Result<PurgeRecord, String> {
+    use iogate_spec::PurgeMethod;
+    let method = step.purge_method.unwrap_or(PurgeMethod::Auto);
+    if method == PurgeMethod::Discard {
+        discard(step, target)?;
+        return Ok(PurgeRecord {
+            method: "discard".into(),
+            snia_purge: false,
+        });
+    }
+    let cannot = |why: String| format!("cannot purge {}: {why}", target.path.display());
+    let identity = target.identity();
+    let Some(nvme) = identity.nvme.as_ref() else {
+        return Err(cannot(format!(
+            "`{}` needs an NVMe namespace whose controller answers Identify (as root); this target has none. `method: discard` trims it instead (not a SNIA purge)",
+            method.as_str()
+        )));
+    };
+    if step.region.offset_bytes != 0 || step.region.length_bytes != target.capacity_bytes {
+        return Err(cannot(
+            "Sanitize and Format NVM erase the whole namespace, and the step's region is a part of it".into(),
+        ));
+    }
+    let c = &nvme.controller;
+    let sanitize_action = if c.sanitize.block_erase {
+        Some(crate::nvme::SanitizeAction::BlockErase)
+    } else if c.sanitize.crypto_erase {
+        Some(crate::nvme::SanitizeAction::CryptoErase)
+    } else if c.sanitize.overwrite {
+        Some(crate::nvme::SanitizeAction::Overwrite)
+    } else {
+        None
+    };
+    let file = target.open_job(true).map_err(|e| cannot(e.to_string()))?;
+    let use_sanitize = match method {
+        PurgeMethod::Sanitize => true,
+        PurgeMethod::Format => false,
+        _ => sanitize_action.is_some(),
+    };
+    if use_sanitize {
+        let Some(action) = sanitize_action else {
+            return Err(cannot(format!(
+                "the controller ({}) supports no Sanitize action (SANICAP: no block erase, crypto erase or overwrite); `method: format` uses Format NVM",
+                c.model
+            )));
+        };
+        crate::nvme::sanitize(&file, action, std::time::Duration::from_secs(3600))
+            .map_err(|e| cannot(e.to_string()))?;
+        return Ok(PurgeRecord {
+            method: format!("sanitize ({action:?})").to_lowercase(),
+            snia_purge: true,
+        });
+    }
+    if !c.format_supported {
+        return Err(cannot(format!(
+            "the controller ({}) supports neither Sanitize nor Format NVM (OACS bit 1); `method: discard` trims it instead (not a SNIA purge)",
+            c.model
+        )));
+    }
+    let erase = if c.format_attributes.crypto_erase {
+        crate::nvme::SecureErase::Cryptographic
+    } else {
+        crate::nvme::SecureErase::UserData
+    };
+    crate::nvme::format_nvm(
+        &file,
+        nvme.namespace.nsid,
+        nvme.namespace.lba_format,
+        erase,
+        600_000,
+    )
+    .map_err(|e| cannot(e.to_string()))?;
+    Ok(PurgeRecord {
+        method: format!("format ({erase:?} erase)").to_lowercase(),
+        snia_purge: true,
+    })
+}
+
+/// Discards the step's region: a hole punched in a file, an io_uring block discard on a
+/// device.
+fn discard(step: &PlanStep, target: &Target) -> Result<(), String> {
+    let file = target.open_job(true).map_err(|e| e.to_string())?;
+    let (offset, len) = (step.region.offset_bytes, step.region.length_bytes);
+    let result = match target.kind {
+        crate::TargetKind::File => rustix::fs::fallocate(
+            &file,
+            rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+            offset,
+            len,
+        )
+        .map_err(std::io::Error::from),
+        crate::TargetKind::NvmeGeneric => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+        crate::TargetKind::BlockDevice => {
+            crate::engine::wait::discard(&file, offset, len).map_err(|e| match e {
+                crate::engine::uring::EngineError::Ring(e) => e,
+                other => std::io::Error::other(other.to_string()),
+            })
+        }
+    };
+    result.map_err(|e| {
+        let why = match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP) => match target.kind {
+                crate::TargetKind::File => "its file system cannot punch holes".to_string(),
+                crate::TargetKind::BlockDevice => "the device does not support discard".to_string(),
+                crate::TargetKind::NvmeGeneric => "discard through an NVMe generic device is not supported (use the block device, or method: sanitize/format)".to_string(),
+            },
+            Some(libc::EINVAL) | Some(libc::ENOTTY)
+                if target.kind == crate::TargetKind::BlockDevice =>
+            {
+                format!("the kernel has no io_uring block discard (Linux 6.12+ needed): {e}")
+            }
+            _ => e.to_string(),
+        };
+        format!("cannot purge {}: {why}", target.path.display())
+    })
+}
