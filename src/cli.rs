@@ -58,6 +58,31 @@ pub enum Command {
     /// over build order, change points (E-divisive means, as Apache Otava), trend pages,
     /// Parquet export.
     History(HistoryArgs),
+    /// Convert another tool's workload file into an iogate spec: a fio job file or an
+    /// IOMeter configuration (.icf). Notes (carried over differently or without effect),
+    /// warnings (not converted) and errors (jobs out of scope) point at the file's lines;
+    /// the spec, checked by the compiler, goes to --output or stdout. Exit 0 when a spec
+    /// was written (with --strict: only when nothing was lost), 2 otherwise.
+    Import {
+        /// The file's format.
+        #[arg(value_enum)]
+        format: ImportFormat,
+        /// The file to convert.
+        file: PathBuf,
+        /// Write the spec here instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Exit 2 unless the conversion is full (no warnings, no refused job).
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Print the JSON Schema (draft 2020-12) of a spec file, result.json or a golden
+    /// baseline file, as published in the repository's schema/ directory.
+    Schema {
+        /// Which file's schema.
+        #[arg(value_enum)]
+        kind: SchemaKind,
+    },
     /// Bless a result as the golden baseline: writes <golden>/<spec name>/<key>.json.
     Bless {
         /// A run's output directory (or its result.json).
@@ -69,6 +94,26 @@ pub enum Command {
         #[arg(long)]
         key: Option<String>,
     },
+}
+
+/// Formats `iogate import` reads.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// A fio job file.
+    Fio,
+    /// An IOMeter configuration file (.icf).
+    Iometer,
+}
+
+/// Files `iogate schema` describes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SchemaKind {
+    /// A spec file.
+    Spec,
+    /// A run's result.json.
+    Result,
+    /// A golden baseline file.
+    Baseline,
 }
 
 /// Options of `iogate run`.

@@ -1,13 +1,15 @@
 //! `iogate`: the thin binary. Parses the command line (`cli`), wires spec → runner →
 //! report, prints diagnostics and progress, and maps outcomes to exit codes (`exit`);
 //! `run` is the run pipeline (repeats, baseline, reports), `diff` compares two results,
-//! `analyze` is the trace analysis.
+//! `analyze` is the trace analysis, `import` converts fio and IOMeter files and prints
+//! the JSON Schemas.
 
 mod analyze;
 mod cli;
 mod diff;
 mod exit;
 mod history;
+mod import;
 mod output;
 mod run;
 mod signals;
@@ -39,6 +41,13 @@ fn main() -> ExitCode {
             max_rounds,
         ),
         Command::Run(args) => run::run(&args),
+        Command::Import {
+            format,
+            file,
+            output,
+            strict,
+        } => import::import(format, &file, output.as_deref(), strict),
+        Command::Schema { kind } => import::schema(kind),
         Command::History(args) => history::history(&args),
         Command::Diff(args) => diff::diff(&args),
         Command::Analyze(args) => analyze::analyze(&args),

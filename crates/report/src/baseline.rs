@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 pub const BASELINE_SCHEMA_VERSION: u32 = 2;
 
 /// One metric's golden value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BaselineMetric {
     /// Value in SI base units (for a repeated set, the mean over the repeats).
     pub value: f64,
@@ -47,7 +47,7 @@ impl BaselineMetric {
 }
 
 /// A golden baseline file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Baseline {
     /// [`BASELINE_SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -332,4 +332,16 @@ pub fn result_from_json(text: &str) -> Result<RunResult, String> {
         ));
     }
     Ok(r)
+}
+
+/// The JSON Schema of a golden baseline file (draft 2020-12,
+/// `schema/baseline.schema.json`), generated from [`Baseline`].
+pub fn baseline_schema() -> schemars::Schema {
+    let mut schema = iogate_spec::schema::generator().into_root_schema_for::<Baseline>();
+    schema.insert(
+        "$id".into(),
+        "https://iogate.dev/schema/baseline.schema.json".into(),
+    );
+    schema.insert("title".into(), "iogate golden baseline".into());
+    schema
 }

@@ -22,5 +22,5 @@ mod sweep_view;
 pub mod verdict;
 mod view;
 
-pub use baseline::{Baseline, BaselineError};
+pub use baseline::{baseline_schema, Baseline, BaselineError};
 pub use verdict::{evaluate, BaselineInput, Verdict};

@@ -16,7 +16,7 @@ use crate::nvme::{smart_log, smart_log_with_ocp, Health, NvmeError, SmartLog};
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// One sample of the log during the run (`result.json` → `health_samples`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HealthSample {
     /// Time since the run started, ns.
     pub time_ns: u64,

@@ -29,7 +29,7 @@ pub mod trace;
 use std::path::PathBuf;
 
 pub use event::RunEvent;
-pub use result::{Outcome, RunResult};
+pub use result::{result_schema, Outcome, RunResult};
 pub use run::{check_host, check_target, execute, scan_replays, RunOptions};
 pub use target::{Target, TargetIdentity, TargetKind};
 

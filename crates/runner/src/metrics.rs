@@ -22,7 +22,7 @@ use crate::result::RunResult;
 pub const MIN_SAMPLES: usize = 3;
 
 /// One run of a repeated set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepeatRecord {
     /// Start, RFC 3339 UTC.
     pub started_at: String,
@@ -33,7 +33,7 @@ pub struct RepeatRecord {
 }
 
 /// Where a metric's samples come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SampleSource {
     /// One value per repeated run.
@@ -56,7 +56,7 @@ impl SampleSource {
 }
 
 /// A metric's samples, SI base units.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Samples {
     /// Their origin.
     pub source: SampleSource,
@@ -65,7 +65,7 @@ pub struct Samples {
 }
 
 /// Where samples came from and how many (recorded with a rule's verdict).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SampleInfo {
     /// Origin.
     pub source: SampleSource,

@@ -35,7 +35,7 @@ use crate::tiers::{self, Tier};
 const KEPT_PER_ROUND: usize = 2048;
 
 /// One round of a set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoundFigures {
     /// Mean response (total) time, ns.
     pub mean_ns: f64,
@@ -48,7 +48,7 @@ pub struct RoundFigures {
 }
 
 /// One trial of a probe: a set of `requests` requests of `block_size_bytes`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Trial {
     /// Transfer size, bytes.
     pub block_size_bytes: u64,
@@ -66,7 +66,7 @@ pub struct Trial {
 }
 
 /// A probe's turning point at one transfer size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Turn {
     /// Transfer size, bytes.
     pub block_size_bytes: u64,
@@ -77,7 +77,7 @@ pub struct Turn {
 }
 
 /// What the cache probe found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbeResult {
     /// Every trial, in run order.
     pub trials: Vec<Trial>,
@@ -97,7 +97,7 @@ pub struct ProbeResult {
 }
 
 /// A `repeat` step's result (`steps[].repeat`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepeatResult {
     /// Requests in the (first) set.
     pub requests: u64,

@@ -55,7 +55,7 @@ pub enum ReplayError {
 }
 
 /// What a replay played, per loop (every loop plays the same requests).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayFigures {
     /// Trace file as given in the spec.
     pub trace: String,

@@ -18,7 +18,7 @@ use crate::target::TargetIdentity;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The overall outcome of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Every assertion held and no baseline rule regressed.
@@ -34,7 +34,7 @@ pub enum Outcome {
 }
 
 /// The host a run ran on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Host {
     /// Host name.
     pub hostname: String,
@@ -47,7 +47,7 @@ pub struct Host {
 }
 
 /// The result of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -105,7 +105,7 @@ pub struct RunResult {
 /// The build a run tested: its id (a firmware revision, a commit, a CI build number) and
 /// its place in the order of builds (history series are plotted and searched for change
 /// points in this order, not by wall-clock time).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildInfo {
     /// Build id.
     pub id: String,
@@ -114,7 +114,7 @@ pub struct BuildInfo {
 }
 
 /// One step's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepResult {
     /// Step name.
     pub name: String,
@@ -173,7 +173,7 @@ pub struct StepResult {
 }
 
 /// What a `purge` step did (`steps[].purge`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PurgeRecord {
     /// `sanitize (block_erase)`, `format (userdata erase)`, `discard`, …
     pub method: String,
@@ -183,7 +183,7 @@ pub struct PurgeRecord {
 }
 
 /// One job's figures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JobFigures {
     /// Job number.
     pub job: u32,
@@ -202,7 +202,7 @@ pub struct JobFigures {
 }
 
 /// Measurements of a step (all operations), with `read` and `write` parts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepMetrics {
     /// All operations: `ios`, `bytes`, `iops`, `bandwidth_bytes_per_s`, `errors` and
     /// `latency`, serialized at this level.
@@ -243,7 +243,9 @@ pub struct StepMetrics {
 }
 
 /// Data verification counts of a step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct VerifySummary {
     /// Blocks read and checked (blocks never written with a header are not checked).
     pub checked_blocks: u64,
@@ -260,7 +262,7 @@ pub struct VerifySummary {
 }
 
 /// Measurements of one operation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OpMetrics {
     /// Completed requests.
     pub ios: u64,
@@ -282,7 +284,7 @@ pub struct OpMetrics {
 
 /// Latency statistics from an HDR histogram (3 significant digits), nanoseconds.
 /// All zero when there were no requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Mean.
     pub mean_ns: f64,
@@ -307,7 +309,7 @@ pub struct LatencySummary {
 }
 
 /// Requests whose total latency is in `[lower_ns, upper_ns)` (no upper bound for the last band).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyBand {
     /// Inclusive lower bound, ns.
     pub lower_ns: u64,
@@ -342,7 +344,7 @@ pub fn latency_bands(h: &Histogram<u64>, edges_ns: &[u64]) -> Vec<LatencyBand> {
 }
 
 /// One bucket of a latency distribution: requests with latency in `(lower_ns, upper_ns]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramBucket {
     /// Exclusive lower bound, ns.
     pub lower_ns: u64,
@@ -353,7 +355,7 @@ pub struct HistogramBucket {
 }
 
 /// Requests of one block size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BlockSizeCount {
     /// Transfer size, bytes.
     pub block_size_bytes: u64,
@@ -366,7 +368,7 @@ pub struct BlockSizeCount {
 }
 
 /// One interval, merged over jobs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IntervalSample {
     /// Interval start from the step start, ns.
     pub start_ns: u64,
@@ -404,7 +406,7 @@ impl IntervalSample {
 }
 
 /// One assertion's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AssertionResult {
     /// The expression as written.
     pub expr: String,
@@ -421,7 +423,7 @@ pub struct AssertionResult {
 }
 
 /// The comparison with a golden baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BaselineComparison {
     /// Baseline file used, if one was found.
     pub path: Option<String>,
@@ -456,7 +458,7 @@ pub struct BaselineComparison {
 }
 
 /// Verdict of one baseline rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleOutcome {
     /// Within tolerance.
@@ -473,7 +475,7 @@ pub enum RuleOutcome {
 }
 
 /// One baseline rule's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuleResult {
     /// The metric as written in the spec.
     pub metric: String,
@@ -563,4 +565,19 @@ impl RunResult {
     pub fn step(&self, name: &str) -> Option<&StepResult> {
         self.steps.iter().find(|s| s.name == name)
     }
+}
+
+/// The JSON Schema of `result.json` (draft 2020-12, `schema/result.schema.json`),
+/// generated from [`RunResult`].
+pub fn result_schema() -> schemars::Schema {
+    let mut schema = iogate_spec::schema::generator().into_root_schema_for::<RunResult>();
+    schema.insert(
+        "$id".into(),
+        "https://iogate.dev/schema/result.schema.json".into(),
+    );
+    schema.insert(
+        "title".into(),
+        format!("iogate result.json (schema_version {SCHEMA_VERSION})").into(),
+    );
+    schema
 }

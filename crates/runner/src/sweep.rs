@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::result::StepResult;
 
 /// One case's figures in one round (or averaged over the measurement window).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseFigures {
     /// Requests per second.
     pub iops: f64,
@@ -67,7 +67,7 @@ impl CaseFigures {
 }
 
 /// One case of a sweep's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseResult {
     /// Transfer size, bytes.
     pub block_size_bytes: u64,
@@ -84,7 +84,7 @@ pub struct CaseResult {
 }
 
 /// The steady-state decision of a sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SteadyStateResult {
     /// Tracked metric.
     pub metric: SteadyMetric,
@@ -103,7 +103,7 @@ pub struct SteadyStateResult {
 }
 
 /// A sweep's result (`steps[].sweep` in `result.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepResult {
     /// Rounds run.
     pub rounds: u32,
@@ -123,7 +123,7 @@ pub struct SweepResult {
 
 /// IOPS against concurrency for one block size and read share (SeekMark's and every
 /// hand-plotted queue-depth sweep's curve), with its knee.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Saturation {
     /// Transfer size, bytes.
     pub block_size_bytes: u64,
@@ -139,7 +139,7 @@ pub struct Saturation {
 }
 
 /// One concurrency of a saturation curve (measurement-window averages).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SaturationPoint {
     /// Outstanding requests: queue depth × jobs.
     pub concurrency: u32,

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::RunError;
 
 /// Kind of target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetKind {
     /// A regular file (created and sized when missing).
@@ -30,7 +30,7 @@ pub enum TargetKind {
 }
 
 /// Identity of a target as recorded in every result (`result.json` → `target`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetIdentity {
     /// Path as given.
     pub path: String,
@@ -77,7 +77,7 @@ pub struct TargetIdentity {
 }
 
 /// The machine a run happened on (`result.json` → `target.host`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostIdentity {
     /// Host name (`uname -n`).
     pub name: String,
@@ -126,7 +126,7 @@ impl std::fmt::Display for HostIdentity {
 }
 
 /// The block device under a file system (`result.json` → `target.backing_device`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BackingDevice {
     /// Kernel name of the whole disk (`vda`, `nvme0n1`).
     pub device_name: String,

@@ -23,7 +23,7 @@ pub const MIN_TIER_PCT: f64 = 1.0;
 const MAX_SAMPLE: usize = 50_000;
 
 /// One tier of response times.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tier {
     /// Mean response time, ns.
     pub mean_ns: f64,

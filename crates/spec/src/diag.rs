@@ -16,7 +16,7 @@ use serde::Serialize;
 ///
 /// `span` is a byte range into the file's text; `line` and `column` are 1-based
 /// (column counted in characters) and derived from the span's start.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Diagnostic {
     /// Path of the spec file as given on the command line.
     pub file: String,
@@ -32,6 +32,29 @@ pub struct Diagnostic {
     pub label: String,
     /// Further hints.
     pub notes: Vec<String>,
+    /// Error (the default: the file cannot be used) or warning (used, with a loss the
+    /// user must know about; `iogate import` reports what it could not convert so).
+    #[serde(skip_serializing_if = "Severity::is_error")]
+    pub severity: Severity,
+}
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The file cannot be used as written.
+    Error,
+    /// Used, but something in it was not carried over.
+    Warning,
+    /// Carried over differently, or without effect; said so that nothing is dropped
+    /// silently.
+    Note,
+}
+
+impl Severity {
+    fn is_error(&self) -> bool {
+        *self == Severity::Error
+    }
 }
 
 /// Most diagnostics rendered in full; the rest are counted (all are collected).
@@ -108,6 +131,7 @@ impl SourceFile {
             message: message.into(),
             label: label.into(),
             notes: Vec::new(),
+            severity: Severity::Error,
         }
     }
 }
@@ -123,6 +147,12 @@ impl Diagnostic {
     /// Adds a note (a hint shown below the snippet).
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
+        self
+    }
+
+    /// The same diagnostic with another severity.
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
         self
     }
 }
@@ -148,7 +178,12 @@ impl Diagnostics {
             if !d.label.is_empty() {
                 label = label.with_message(d.label.clone());
             }
-            let cs = CsDiagnostic::error()
+            let cs = match d.severity {
+                Severity::Error => CsDiagnostic::error(),
+                Severity::Warning => CsDiagnostic::warning(),
+                Severity::Note => CsDiagnostic::note(),
+            };
+            let cs = cs
                 .with_message(format!("{}:{}:{}: {}", d.file, d.line, d.column, d.message))
                 .with_labels(vec![label])
                 .with_notes(d.notes.clone());
@@ -170,12 +205,26 @@ impl Diagnostics {
                 self.items.len() - MAX_RENDERED
             ));
         }
+        let count = |s: Severity| self.items.iter().filter(|d| d.severity == s).count();
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let (errors, warnings, notes) = (
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Note),
+        );
         out.push_str(&format!(
-            "{}: {} error{}\n",
+            "{}: {errors} error{}",
             self.source.name,
-            self.items.len(),
-            if self.items.len() == 1 { "" } else { "s" }
+            plural(errors)
         ));
+        if warnings + notes > 0 {
+            out.push_str(&format!(
+                ", {warnings} warning{}, {notes} note{}",
+                plural(warnings),
+                plural(notes)
+            ));
+        }
+        out.push('\n');
         out
     }
 }

@@ -5,12 +5,58 @@
 //! [`Spanned`] strings so that `compile` can parse them with `syntax` and point any
 //! mistake at the exact character. Nothing here applies defaults: that is `compile`'s job.
 
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-pub use serde_saphyr::Spanned;
+pub use serde_saphyr::Location;
+
+#[allow(unused_imports)] // named in `#[schemars(with = …)]` attributes
+use crate::schema::{
+    ArrivalProcess, BandwidthText, ByteSizeText, CompletionMode, DurationText, EngineName,
+    ErrorPolicy, MappingName, MatrixDimension, OnFailure, PercentText, PreconditionPattern,
+    PurgeMethodName, ReplayQueueDepth, SignedPercentText, SizeOrPercentText, SteadyMetricName,
+    SubmissionMode, TraceFormatName,
+};
+
+/// A value with where it was written: serde-saphyr's `Spanned`, carried in our own type
+/// so that the JSON Schema ([`crate::schema`]) describes the value alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spanned<T> {
+    /// The value.
+    pub value: T,
+    /// Where the value was referenced (its position in the file).
+    pub referenced: Location,
+    /// Where it was defined (differs from `referenced` through a YAML alias).
+    pub defined: Location,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = serde_saphyr::Spanned::<T>::deserialize(deserializer)?;
+        Ok(Spanned {
+            value: s.value,
+            referenced: s.referenced,
+            defined: s.defined,
+        })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Spanned<T> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        T::schema_name()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<T>()
+    }
+}
 
 /// A spec file's top level.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSpec {
     /// Format version; must be 1.
@@ -34,6 +80,7 @@ pub struct RawSpec {
     /// Edges of the latency bands reported per step (ascending durations); default:
     /// IOMeter's bands.
     #[serde(default)]
+    #[schemars(with = "Option<Vec<DurationText>>")]
     pub latency_bands: Option<Spanned<Vec<Spanned<String>>>>,
     /// Baseline rules: metric path → tolerance (`-5%`).
     #[serde(default)]
@@ -41,24 +88,27 @@ pub struct RawSpec {
     /// Error policy: `fail` (default: a failed request fails the run) or `record` (failed
     /// requests are recorded and judged only by written assertions).
     #[serde(default)]
+    #[schemars(with = "Option<ErrorPolicy>")]
     pub io_errors: Option<Spanned<String>>,
     /// Drive health policy (NVMe): `fail` (default: media errors or critical warnings
     /// that rise during the run fail it) or `record`.
     #[serde(default)]
+    #[schemars(with = "Option<ErrorPolicy>")]
     pub health_errors: Option<Spanned<String>>,
 }
 
 /// `target:`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTarget {
     /// Size of the region of the target to use; for a file target, its size when created.
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub size: Option<Spanned<String>>,
 }
 
 /// One step: a single-key map naming its kind.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RawStep {
     /// Sequential fill of the region.
@@ -80,7 +130,7 @@ pub enum RawStep {
 /// `repeat:` a fixed, seeded set of `requests` requests issued `rounds` times at a queue
 /// depth; response times clustered into tiers. With `probe:`, the set grows to find the
 /// cache's capacity (Jun Xu, *Block Trace Analysis and Storage System Optimization*, ch. 6).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRepeat {
     /// Step name (default `repeat`).
@@ -94,12 +144,15 @@ pub struct RawRepeat {
     pub rounds: Option<Spanned<u64>>,
     /// Transfer size (default 4KiB).
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub block_size: Option<Spanned<String>>,
     /// Read share (default 100%).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub read: Option<Spanned<String>>,
     /// Share of random requests (default 100%; else each continues the previous one).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub random: Option<Spanned<String>>,
     /// Outstanding requests (default 1).
     #[serde(default)]
@@ -114,7 +167,7 @@ pub struct RawRepeat {
 
 /// `probe:` of a `repeat` step: the set doubles from `requests` until its later rounds
 /// miss the fast tier, then bisects the turning point; repeated for each block size.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawProbe {
     /// Largest set tried (default 65536 requests).
@@ -123,18 +176,20 @@ pub struct RawProbe {
     /// How much larger the fast tier's share of the rounds after the first must be than
     /// its share of the first round for the set to count as cached (default 50%).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub hit_share: Option<Spanned<String>>,
     /// Bisection steps around the turning point (default 4).
     #[serde(default)]
     pub bisect: Option<Spanned<u64>>,
     /// Transfer sizes to probe, for the segment size (default: the step's block size).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<ByteSizeText>>")]
     pub block_sizes: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `sweep:` a workload template over a matrix (block size × read % × queue depth × jobs),
 /// repeated in rounds (SNIA PTS, TKperf).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSweep {
     /// Step name (default `sweep`).
@@ -142,9 +197,11 @@ pub struct RawSweep {
     pub name: Option<Spanned<String>>,
     /// Run time of each case in each round (default 60s).
     #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
     pub duration: Option<Spanned<String>>,
     /// Share of random requests (default 100%).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub random: Option<Spanned<String>>,
     /// Queue depth when the matrix does not vary it (default 1).
     #[serde(default)]
@@ -156,6 +213,7 @@ pub struct RawSweep {
     pub matrix: RawMatrix,
     /// Nesting of the matrix, outermost first (default block_size, read, queue_depth, jobs).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<MatrixDimension>>")]
     pub order: Option<Spanned<Vec<Spanned<String>>>>,
     /// Round limit (default 25 with `steady_state`, else 1).
     #[serde(default)]
@@ -166,10 +224,12 @@ pub struct RawSweep {
     /// Rounds also stop once this much has been written over all rounds: a size, or a
     /// share of the region (`400%`: SNIA's write saturation test).
     #[serde(default)]
+    #[schemars(with = "Option<SizeOrPercentText>")]
     pub write_limit: Option<Spanned<String>>,
     /// The saturation knee of a sweep over queue depth or jobs: the smallest concurrency
     /// beyond which total IOPS grows by less than this share (default 10%).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub knee_gain: Option<Spanned<String>>,
     /// Part of the target (default all of it).
     #[serde(default)]
@@ -177,14 +237,16 @@ pub struct RawSweep {
 }
 
 /// `matrix:` the values of each varied parameter.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMatrix {
     /// Transfer sizes.
     #[serde(default)]
+    #[schemars(with = "Option<Vec<ByteSizeText>>")]
     pub block_size: Option<Spanned<Vec<Spanned<String>>>>,
     /// Read shares.
     #[serde(default)]
+    #[schemars(with = "Option<Vec<PercentText>>")]
     pub read: Option<Spanned<Vec<Spanned<String>>>>,
     /// Queue depths.
     #[serde(default)]
@@ -195,36 +257,42 @@ pub struct RawMatrix {
 }
 
 /// `steady_state:` of a sweep (SNIA PTS; defaults: window 5, 20%, 10%, `fail`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSteadyState {
     /// The tracked case: its block size and read share (and queue depth, jobs when varied).
     pub case: RawCase,
     /// `iops`, `bandwidth` or `latency` (mean).
+    #[schemars(with = "SteadyMetricName")]
     pub metric: Spanned<String>,
     /// Rounds in the measurement window.
     #[serde(default)]
     pub window: Option<Spanned<u64>>,
     /// Largest data excursion, percent of the window average.
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub max_excursion: Option<Spanned<String>>,
     /// Largest slope excursion, percent of the window average.
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub max_slope: Option<Spanned<String>>,
     /// Not reaching steady state within the rounds: `fail` (inconclusive, exit 4) or `warn`.
     #[serde(default)]
+    #[schemars(with = "Option<OnFailure>")]
     pub on_failure: Option<Spanned<String>>,
 }
 
 /// A case of a sweep's matrix.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCase {
     /// Block size.
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub block_size: Option<Spanned<String>>,
     /// Read share.
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub read: Option<Spanned<String>>,
     /// Queue depth.
     #[serde(default)]
@@ -236,7 +304,7 @@ pub struct RawCase {
 
 /// `purge:` erase the drive (Sanitize or Format NVM) or discard the region, so that an
 /// SSD starts from a fresh-out-of-box state.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPurge {
     /// Step name (default `purge`).
@@ -244,6 +312,7 @@ pub struct RawPurge {
     pub name: Option<Spanned<String>>,
     /// `auto` (default), `sanitize`, `format` or `discard`.
     #[serde(default)]
+    #[schemars(with = "Option<PurgeMethodName>")]
     pub method: Option<Spanned<String>>,
     /// Part of the target (default all of it).
     #[serde(default)]
@@ -251,18 +320,19 @@ pub struct RawPurge {
 }
 
 /// `idle:` no I/O for a duration (host idle recovery, garbage-collection time).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawIdle {
     /// Step name (default `idle`).
     #[serde(default)]
     pub name: Option<Spanned<String>>,
     /// How long.
+    #[schemars(with = "DurationText")]
     pub duration: Spanned<String>,
 }
 
 /// `replay:` a recorded block trace played back on the target.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawReplay {
     /// Step name (default `replay`).
@@ -271,6 +341,7 @@ pub struct RawReplay {
     /// Trace file, relative to the spec file's directory.
     pub trace: Spanned<String>,
     /// Trace format (see `TraceFormat::NAMES`).
+    #[schemars(with = "TraceFormatName")]
     pub format: Spanned<String>,
     /// `as_fast_as_possible` (default), `as_recorded`, `{ scaled: X }`, `{ idle_capped: D }`.
     #[serde(default)]
@@ -278,9 +349,11 @@ pub struct RawReplay {
     /// A limit on outstanding requests, or `trace`: the queue depth each request saw
     /// when it was recorded (default 64).
     #[serde(default)]
+    #[schemars(with = "Option<ReplayQueueDepth>")]
     pub queue_depth: Option<Spanned<String>>,
     /// How trace offsets land on the region: `fold` (default), `offset` or `none`.
     #[serde(default)]
+    #[schemars(with = "Option<MappingName>")]
     pub mapping: Option<Spanned<String>>,
     /// Which requests of the trace to play.
     #[serde(default)]
@@ -297,7 +370,7 @@ pub struct RawReplay {
 }
 
 /// `timing:` of a replay.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RawTiming {
     /// Each request as soon as the queue depth allows.
@@ -311,7 +384,7 @@ pub enum RawTiming {
 }
 
 /// `filter:` of a replay: requests outside it are not played.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTraceFilter {
     /// Play reads (default true).
@@ -322,20 +395,24 @@ pub struct RawTraceFilter {
     pub writes: Option<Spanned<bool>>,
     /// Smallest request played.
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub min_size: Option<Spanned<String>>,
     /// Largest request played.
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub max_size: Option<Spanned<String>>,
     /// Start of the time window, from the trace's first request.
     #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
     pub from: Option<Spanned<String>>,
     /// End of the time window (exclusive), from the trace's first request.
     #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
     pub to: Option<Spanned<String>>,
 }
 
 /// `precondition:` (workload-independent: sequential writes over the region).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPrecondition {
     /// Step name (default `precondition`).
@@ -343,9 +420,11 @@ pub struct RawPrecondition {
     pub name: Option<Spanned<String>>,
     /// Only `sequential` for now.
     #[serde(default)]
+    #[schemars(with = "Option<PreconditionPattern>")]
     pub pattern: Option<Spanned<String>>,
     /// Write size (default 128KiB).
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub block_size: Option<Spanned<String>>,
     /// Times the region is written (default 2).
     #[serde(default)]
@@ -359,7 +438,7 @@ pub struct RawPrecondition {
 }
 
 /// `workload:`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawWorkload {
     /// Step name, used in metric paths (default `workload`).
@@ -373,15 +452,18 @@ pub struct RawWorkload {
     pub jobs: Option<Spanned<u64>>,
     /// Run time (default 60s unless `ios` is given).
     #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
     pub duration: Option<Spanned<String>>,
     /// Number of requests to complete, over all jobs.
     #[serde(default)]
     pub ios: Option<Spanned<u64>>,
     /// Bytes to transfer, over all jobs.
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub bytes: Option<Spanned<String>>,
     /// Warm-up before the measurement (with `duration` only): requests run but are not measured.
     #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
     pub ramp: Option<Spanned<String>>,
     /// How random offsets are spread over the region (default uniform).
     #[serde(default)]
@@ -391,17 +473,21 @@ pub struct RawWorkload {
     pub rate: Option<RawRate>,
     /// Arrival process of rate-limited requests: `uniform` (default) or `poisson`.
     #[serde(default)]
+    #[schemars(with = "Option<ArrivalProcess>")]
     pub arrivals: Option<Spanned<String>>,
     /// How completions are found: `interrupt` (default) or `polled` (IOPOLL, fio's
     /// hipri; needs a block device with poll queues).
     #[serde(default)]
+    #[schemars(with = "Option<CompletionMode>")]
     pub completion: Option<Spanned<String>>,
     /// How requests are submitted: `syscall` (default) or `kernel_thread` (SQPOLL: a
     /// kernel thread picks them up, and completions are reaped without system calls).
     #[serde(default)]
+    #[schemars(with = "Option<SubmissionMode>")]
     pub submission: Option<Spanned<String>>,
     /// Pause between a request's completion and the next request on its slot.
     #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
     pub think_time: Option<Spanned<String>>,
     /// CPUs to pin jobs to: job i runs on `cpus[i % len]`.
     #[serde(default)]
@@ -421,12 +507,13 @@ pub struct RawWorkload {
     /// (NVMe commands on a namespace's generic character device `/dev/ngXnY`); default
     /// by the target.
     #[serde(default)]
+    #[schemars(with = "Option<EngineName>")]
     pub engine: Option<Spanned<String>>,
 }
 
 /// `data:` the write payload, with fio's and vdbench's names for the same ideas
 /// (`buffer_compress_percentage` or `compratio`; `dedupe_percentage` or `dedupratio`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawData {
     /// fio: percent of each chunk that compresses away (0–100).
@@ -434,6 +521,7 @@ pub struct RawData {
     pub buffer_compress_percentage: Option<Spanned<f64>>,
     /// fio: the chunk `buffer_compress_percentage` applies to (default 512 B).
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub buffer_compress_chunk: Option<Spanned<String>>,
     /// fio: percent of writes whose content duplicates another write's (0–100).
     #[serde(default)]
@@ -453,7 +541,7 @@ pub struct RawData {
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRate {
     /// Requests per second, all operations.
@@ -467,17 +555,20 @@ pub struct RawRate {
     pub write_iops: Option<Spanned<f64>>,
     /// Bytes per second, all operations (`100MiB/s`).
     #[serde(default)]
+    #[schemars(with = "Option<BandwidthText>")]
     pub bandwidth: Option<Spanned<String>>,
     /// Read bytes per second.
     #[serde(default)]
+    #[schemars(with = "Option<BandwidthText>")]
     pub read_bandwidth: Option<Spanned<String>>,
     /// Write bytes per second.
     #[serde(default)]
+    #[schemars(with = "Option<BandwidthText>")]
     pub write_bandwidth: Option<Spanned<String>>,
 }
 
 /// `distribution:` of random offsets (fio's `random_distribution`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RawDistribution {
     /// Every aligned offset equally likely.
@@ -491,56 +582,80 @@ pub enum RawDistribution {
 }
 
 /// One zone of a zoned distribution.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawZone {
     /// Share of random requests that fall in the zone.
+    #[schemars(with = "PercentText")]
     pub requests: Spanned<String>,
     /// Share of the region the zone covers (zones are laid out in order from its start).
+    #[schemars(with = "PercentText")]
     pub region: Spanned<String>,
 }
 
 /// `region: { offset, length }`, each a byte size or a share of the target.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRegion {
     /// Start (default 0).
     #[serde(default)]
+    #[schemars(with = "Option<SizeOrPercentText>")]
     pub offset: Option<Spanned<String>>,
     /// Length (default: to the end of the target).
     #[serde(default)]
+    #[schemars(with = "Option<SizeOrPercentText>")]
     pub length: Option<Spanned<String>>,
 }
 
 /// One line of an IOMeter access specification.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMixLine {
     /// Transfer size.
+    #[schemars(with = "ByteSizeText")]
     pub block_size: Spanned<String>,
     /// Share of requests (default 100% when the mix has one line).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub weight: Option<Spanned<String>>,
     /// Share of reads (default 100%).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub read: Option<Spanned<String>>,
     /// Share of random requests (default 100%).
     #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
     pub random: Option<Spanned<String>>,
     /// Offset alignment of random requests (default: the block size, as fio's blockalign).
     #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
     pub align: Option<Spanned<String>>,
     /// IOMeter burst length: requests of this line issued back to back before a `delay`.
     #[serde(default)]
     pub burst: Option<Spanned<u64>>,
     /// IOMeter transfer delay: pause after each burst of this line (default 0).
     #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
     pub delay: Option<Spanned<String>>,
 }
 
 /// An ordered map of spanned string keys to spanned string values (for `baseline:`).
 #[derive(Debug, Default)]
 pub struct SpannedPairs(pub Vec<(Spanned<String>, Spanned<String>)>);
+
+impl JsonSchema for SpannedPairs {
+    fn schema_name() -> Cow<'static, str> {
+        "BaselineRules".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let tolerance = generator.subschema_for::<SignedPercentText>();
+        schemars::json_schema!({
+            "description": "Baseline rules: metric path (`step.iops`) → tolerance (`-5%`).",
+            "type": "object",
+            "additionalProperties": tolerance
+        })
+    }
+}
 
 impl<'de> Deserialize<'de> for SpannedPairs {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -22,7 +22,7 @@ pub const MAX_UNIT_EXPONENT: u8 = 8;
 
 /// Physical dimension as exponents of bytes and seconds.
 /// IOPS are `RATE` (s⁻¹); counts and percentages are `NONE`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Dim {
     /// Exponent of bytes.
     pub bytes: i8,
@@ -56,7 +56,7 @@ impl Dim {
 }
 
 /// Binary arithmetic operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum BinOp {
     /// `+`
     Add,
@@ -69,7 +69,7 @@ pub enum BinOp {
 }
 
 /// Comparison operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum CmpOp {
     /// `<`
     Lt,
@@ -100,7 +100,7 @@ impl CmpOp {
 }
 
 /// An expression node with its span (relative to the assertion text).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Expr {
     /// The node.
     pub kind: ExprKind,
@@ -109,7 +109,7 @@ pub struct Expr {
 }
 
 /// Expression nodes. Quantities are in SI base units (seconds, bytes, bytes/s).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum ExprKind {
     /// A bare number.
     Number(f64),
@@ -124,7 +124,7 @@ pub enum ExprKind {
 }
 
 /// `lhs op rhs`, as parsed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParsedAssertion {
     /// Left side.
     pub lhs: Expr,
@@ -135,7 +135,7 @@ pub struct ParsedAssertion {
 }
 
 /// A compiled assertion from the spec's `assert:` list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Assertion {
     /// The text as written.
     pub expr: String,

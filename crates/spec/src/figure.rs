@@ -8,7 +8,7 @@ use crate::expr::Dim;
 
 /// Figures of `repeat` steps and of sweeps' saturation, addressed by their dotted path
 /// after the step (`cache.probe.cache_bytes`, `qd.knee.iops`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
     /// The cache's capacity found by the probe, bytes: the largest cached set's requests

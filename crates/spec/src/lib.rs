@@ -12,14 +12,16 @@ pub mod diag;
 pub mod document;
 pub mod expr;
 mod figure;
+pub mod import;
 pub mod metric;
 pub mod plan;
+pub mod schema;
 pub mod steady;
 pub mod syntax;
 pub mod units;
 
 pub use compile::{compile, spec_digest};
-pub use diag::{Diagnostic, Diagnostics, SourceFile};
+pub use diag::{Diagnostic, Diagnostics, Severity, SourceFile};
 pub use expr::{
     format_value, Assertion, CaseSelector, Dim, Figure, LatencyStat, Metric, MetricRef, OpFilter,
 };

@@ -13,7 +13,7 @@ pub use crate::figure::Figure;
 
 /// A dotted metric path as written, each segment with its byte span (relative to the
 /// scalar it was parsed from).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricPath {
     /// Segments, e.g. `["fileserver", "read", "latency", "p99.9"]`.
     pub segments: Vec<(String, Range<usize>)>,
@@ -32,7 +32,7 @@ impl fmt::Display for MetricPath {
 }
 
 /// Which requests a metric covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OpFilter {
     /// Reads and writes together.
@@ -45,7 +45,7 @@ pub enum OpFilter {
 
 /// A latency statistic. Percentiles are those stored in every result
 /// (`p50_ns`, `p90_ns`, `p95_ns`, `p99_ns`, `p99_9_ns`, `p99_99_ns`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LatencyStat {
     /// Arithmetic mean.
@@ -100,7 +100,7 @@ impl LatencyStat {
 }
 
 /// A measured quantity of one step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// Completed requests per second.
@@ -137,7 +137,7 @@ pub enum Metric {
 /// 2.0, log page 02h), taken before and after a step or the run. Counters are the
 /// change over that span; `critical_warning` is the warning bits set at its end (a
 /// drive that ends a step with a warning is not healthy, whenever it was raised).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HealthMetric {
     /// Media and Data Integrity Errors added.
@@ -240,7 +240,7 @@ impl Metric {
 }
 
 /// A resolved metric: which step, which operations, which quantity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricRef {
     /// Step name.
     pub step: String,
@@ -254,7 +254,9 @@ pub struct MetricRef {
 }
 
 /// Which case of a sweep a metric addresses; absent fields match any case.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct CaseSelector {
     /// Transfer size, bytes.
     pub block_size_bytes: Option<u64>,

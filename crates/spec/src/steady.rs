@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The criterion's parameters (SNIA defaults: 5 rounds, 20%, 10%, 25 rounds).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Criterion {
     /// Rounds in the measurement window.
     pub window: usize,
@@ -35,7 +35,7 @@ impl Default for Criterion {
 }
 
 /// The criterion evaluated on one window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Window {
     /// Whether both excursions are within their limits.
     pub reached: bool,

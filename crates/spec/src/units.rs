@@ -9,7 +9,19 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// A size in bytes. Displayed with IEC units (KiB, MiB, …) when exact, else in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct ByteSize(pub u64);
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::{Op, Request};
 
 /// An NVMe completion status (the kernel passes the status field without the phase bit).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmeStatus {
     /// Status Code Type (0 generic, 1 command specific, 2 media and data integrity, 3 path).
     pub sct: u8,

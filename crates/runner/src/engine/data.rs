@@ -161,7 +161,7 @@ impl Payload {
 }
 
 /// What the device holds where a step wrote, measured on a sample read back after it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DataCheck {
     /// Bytes read back.
     pub sampled_bytes: u64,
@@ -179,7 +179,7 @@ pub struct DataCheck {
 }
 
 /// The pattern a step wrote with and what was read back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DataRecord {
     /// The pattern as planned.
     pub pattern: DataPattern,

@@ -24,7 +24,7 @@ use rand_distr::Distribution as _;
 use serde::{Deserialize, Serialize};
 
 /// Read or write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// A read.
@@ -280,7 +280,7 @@ impl Generator {
 }
 
 /// One interval sample of one job (merged across jobs by `index`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
     /// Interval number from the step's start.
     pub index: u32,
@@ -376,7 +376,7 @@ impl Interval {
 }
 
 /// A failed or short request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorRecord {
     /// Job number.
     pub job: u32,

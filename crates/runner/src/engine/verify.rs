@@ -35,7 +35,7 @@ pub const MAX_UNITS: u64 = 1 << 26;
 const STATE_MAGIC: &[u8; 8] = b"IOGVST01";
 
 /// What was wrong with a unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MismatchKind {
     /// The checksum does not match the data (bit rot, torn or partial write, flipped byte).
@@ -49,7 +49,7 @@ pub enum MismatchKind {
 }
 
 /// A unit's header as found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Found {
     /// Whether the magic matched.
     pub magic: bool,
@@ -64,7 +64,7 @@ pub struct Found {
 }
 
 /// What a unit should hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Expected {
     /// The unit's offset.
     pub offset: u64,
@@ -75,7 +75,7 @@ pub struct Expected {
 }
 
 /// One verification failure, as recorded in `result.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyRecord {
     /// Byte offset of the unit.
     pub offset: u64,

@@ -62,7 +62,7 @@ pub enum NvmeError {
 
 /// The controller's identity and capabilities (Identify Controller, CNS 01h; the active
 /// firmware slot from log page 03h).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmeController {
     /// PCI vendor ID (VID, bytes 1:0).
     pub vendor_id: u16,
@@ -94,7 +94,9 @@ pub struct NvmeController {
 }
 
 /// SANICAP bits 2:0: which Sanitize actions the controller supports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct SanitizeCapabilities {
     /// Crypto Erase (CES, bit 0).
     pub crypto_erase: bool,
@@ -105,7 +107,9 @@ pub struct SanitizeCapabilities {
 }
 
 /// FNA bits 2:0: how Format NVM behaves.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct FormatAttributes {
     /// A format applies to every namespace (bit 0).
     pub all_namespaces: bool,
@@ -116,7 +120,7 @@ pub struct FormatAttributes {
 }
 
 /// A namespace (Identify Namespace, CNS 00h).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmeNamespace {
     /// Namespace ID.
     pub nsid: u32,
@@ -134,7 +138,9 @@ pub struct NvmeNamespace {
 
 /// The SMART / Health Information log (log page 02h), controller-wide. Data units are
 /// thousands of 512-byte units ([`DATA_UNIT_BYTES`]); temperatures in kelvin.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct SmartLog {
     /// Critical Warning (byte 0): bit 0 spare below threshold, 1 temperature, 2
     /// reliability degraded, 3 read-only, 4 volatile backup failed, 5 persistent memory
@@ -420,7 +426,7 @@ pub fn smart_log_with_ocp(file: &File) -> Result<SmartLog, NvmeError> {
 }
 
 /// What the controller reports of itself, as kept in `result.json` (`target.nvme`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvmeIdentity {
     /// Identify Controller.
     pub controller: NvmeController,
@@ -441,7 +447,7 @@ pub fn identity(file: &File) -> Result<NvmeIdentity, NvmeError> {
 
 /// The SMART / Health log before and after a step or a run (`result.json` → `health` of
 /// the run and of each step), and the figures assertions read from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Health {
     /// The log before the first request.
     pub before: SmartLog,

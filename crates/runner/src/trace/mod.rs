@@ -40,7 +40,7 @@ pub use text::{DiskSimReader, FioIologReader};
 use crate::engine::Op;
 
 /// One request of a trace, in bytes and nanoseconds from the trace's first record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TraceRequest {
     /// Arrival (or issue) time from the start of the trace, ns.
     pub time_ns: u64,

@@ -37,7 +37,7 @@ pub const MAX_JOBS: u64 = 1_024;
 /// Largest block size (one registered buffer per outstanding request).
 pub const MAX_BLOCK_SIZE: u64 = 64 << 20;
 
-const RESERVED_NAMES: [&str; 9] = [
+pub(crate) const RESERVED_NAMES: [&str; 9] = [
     "read",
     "write",
     "iops",

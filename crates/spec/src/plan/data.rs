@@ -17,7 +17,7 @@ pub const DEFAULT_COMPRESS_CHUNK_BYTES: u32 = 512;
 /// memory" (`buffer_compress_percentage`, `buffer_compress_chunk`, `dedupe_percentage`,
 /// `refill_buffers`, `buffer_pattern`); vdbench 5.04 `compratio` (compressed size is
 /// 1/ratio of the original) and `dedupratio` (blocks written / distinct blocks).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DataPattern {
     /// Share of each chunk that is the fixed pattern, percent (0: incompressible).
     pub compress_pct: f64,
@@ -32,6 +32,7 @@ pub struct DataPattern {
     /// Fixed bytes for the compressible part, repeated (fio's `buffer_pattern`); alone,
     /// the whole write is the pattern.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "hex")]
+    #[schemars(with = "Option<String>", regex(pattern = r"^0x([0-9a-f]{2})+$"))]
     pub pattern: Option<Vec<u8>>,
     /// Read back a sample of the step's writes after it and measure what the device holds
     /// (the step has a `data:` block).

@@ -24,7 +24,7 @@ pub use sweep::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
 
 /// What the compiler needs to know about the target before any I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Geometry {
     /// Bytes the target holds now (a missing file: 0).
     pub capacity_bytes: u64,
@@ -50,7 +50,7 @@ impl Geometry {
 }
 
 /// The compiled plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Plan {
     /// [`PLAN_SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -84,7 +84,7 @@ pub struct Plan {
 }
 
 /// Target facts the plan was compiled for.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PlanTarget {
     /// Bytes of the target used (the spec's `target.size`, or the whole target).
     pub size_bytes: u64,
@@ -95,7 +95,9 @@ pub struct PlanTarget {
 }
 
 /// Kind of a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum StepKind {
     /// Sequential fill (workload-independent preconditioning).
@@ -130,7 +132,7 @@ impl StepKind {
 }
 
 /// When a step ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Limit {
     /// After a run time.
@@ -153,7 +155,7 @@ pub enum Limit {
 }
 
 /// How random offsets are spread over a region (fio's `random_distribution`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Distribution {
     /// Every aligned offset equally likely.
@@ -178,7 +180,7 @@ pub enum Distribution {
 
 /// One zone: `requests_pct` of random requests fall uniformly in the next `region_pct` of
 /// the region.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Zone {
     /// Share of random requests, percent.
     pub requests_pct: f64,
@@ -187,7 +189,7 @@ pub struct Zone {
 }
 
 /// A byte range of the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Region {
     /// First byte, a multiple of the logical block size.
     pub offset_bytes: u64,
@@ -196,7 +198,7 @@ pub struct Region {
 }
 
 /// One line of an access specification (IOMeter's terms).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MixLine {
     /// Transfer size.
     pub block_size_bytes: u64,
@@ -215,7 +217,7 @@ pub struct MixLine {
 }
 
 /// Rate limits of a step, over all its jobs; absent limits are unlimited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RateLimit {
     /// Requests per second, all operations.
     pub iops: Option<f64>,
@@ -250,7 +252,7 @@ impl RateLimit {
 }
 
 /// One step of the plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PlanStep {
     /// Unique name, used in metric paths.
     pub name: String,
@@ -308,7 +310,9 @@ pub struct PlanStep {
 }
 
 /// The I/O path of a step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum IoEngine {
     /// By the target: `block` on files and block devices, `passthrough` on an NVMe
@@ -332,7 +336,9 @@ fn is_default_data(d: &DataPattern) -> bool {
 
 /// How a `purge:` step purges. SNIA PTS (Enterprise 1.1, 3.6 "Purge") requires a
 /// security erase, Format Unit/Format NVM or Sanitize; a discard (TRIM) does not qualify.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PurgeMethod {
     /// Sanitize where the controller has an action (block erase, else crypto erase, else
@@ -360,7 +366,7 @@ impl PurgeMethod {
 
 /// A baseline rule: fail when `metric` is worse than the golden value by more than
 /// `tolerance_pct` percent (worse = lower for IOPS and bandwidth, higher for latency).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct BaselineRule {
     /// The metric as written.
     pub path: String,

@@ -6,7 +6,7 @@ use serde::Serialize;
 /// A `repeat` step: `requests` requests (the step's one mix line, its region and seed)
 /// issued `rounds` times at the step's queue depth (Jun Xu, *Block Trace Analysis and
 /// Storage System Optimization*, ch. 6: the same N random requests sent R times).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RepeatPlan {
     /// Requests in the set (the first set of a probe).
     pub requests: u64,
@@ -21,7 +21,7 @@ pub struct RepeatPlan {
 /// while rounds after the first are served by the fast tier (at least `hit_share_pct`
 /// of their requests), up to `max_requests`; then `bisect` halvings of the interval
 /// between the last cached set and the first uncached one.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ProbePlan {
     /// Largest set, requests.
     pub max_requests: u64,

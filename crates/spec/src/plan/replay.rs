@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 /// A block trace format the runner can read (`runner::trace`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
     /// blktrace binary (`<dev>.blktrace.<cpu>`): D (issue) and C (complete) events.
@@ -59,7 +61,7 @@ impl TraceFormat {
 }
 
 /// When each replayed request is issued.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ReplayTiming {
     /// As soon as the queue depth allows.
@@ -82,7 +84,7 @@ pub enum ReplayTiming {
 
 /// How trace offsets land on the step's region. Offsets are aligned down, and lengths up,
 /// to the logical block size first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AddressMapping {
     /// `region.offset + trace offset mod (region length − request length)`.
@@ -94,7 +96,7 @@ pub enum AddressMapping {
 }
 
 /// Which requests of a trace are played.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TraceFilter {
     /// Play reads.
     pub reads: bool,
@@ -125,7 +127,7 @@ impl TraceFilter {
 }
 
 /// A replay step's trace and how it is played.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ReplayPlan {
     /// Trace path as written in the spec (relative to the spec file's directory).
     pub trace: String,

@@ -7,7 +7,7 @@ use super::PlanStep;
 use crate::units::ByteSize;
 
 /// A sweep: cases (each a complete workload step), rounds and the steady-state criterion.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SweepPlan {
     /// Cases in run order within a round.
     pub cases: Vec<SweepCase>,
@@ -22,7 +22,7 @@ pub struct SweepPlan {
 }
 
 /// One case of a sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SweepCase {
     /// Transfer size.
     pub block_size_bytes: u64,
@@ -50,7 +50,7 @@ impl SweepCase {
 }
 
 /// What steady state tracks and decides.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SteadyStatePlan {
     /// Index of the tracked case in `SweepPlan::cases`.
     pub case: usize,
@@ -63,7 +63,9 @@ pub struct SteadyStatePlan {
 }
 
 /// A metric steady state can track.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SteadyMetric {
     /// Requests per second.

@@ -1,0 +1,571 @@
+//! One fio job → steps: the job's engine and `rw` decide whether it is converted at all;
+//! then its mix, depth, amount, region, pacing, data and verification, each from the
+//! options fio documents for them. Every option read is marked as handled; the rest are
+//! reported by `Job::finish` in the parent module.
+
+use super::super::fio_values::{
+    engine_class, parse_bssplit, parse_bytes, parse_size, parse_time_ns, parse_zones, EngineClass,
+    SizeValue,
+};
+use super::super::yaml::{scalar, MixOut, SpecOut, StepOut, WorkloadOut};
+use super::super::{format_bytes, format_duration_ns, format_pct, step_name};
+use super::{rw_shares, Job};
+use crate::diag::Severity;
+
+const SECOND_NS: u64 = 1_000_000_000;
+
+/// What the job's `rw`, engine and depth settled.
+struct Shape {
+    read_pct: f64,
+    random_pct: f64,
+    sync_engine: bool,
+    passthrough: bool,
+}
+
+impl Job<'_> {
+    /// Appends the job's steps to `spec` (nothing when it is refused).
+    pub(super) fn convert(
+        &mut self,
+        spec: &mut SpecOut,
+        previous: Option<&str>,
+        names: &mut Vec<String>,
+    ) {
+        let Some(shape) = self.shape() else { return };
+        let kb = self.kb_base();
+        let numjobs = self.count("numjobs").unwrap_or(1).max(1);
+        let raw_name = self
+            .value("name")
+            .map_or(self.section.name.clone(), |(v, _)| v);
+        let mut name = step_name(&raw_name, "job");
+        while names.contains(&name) {
+            name.push_str("_2");
+        }
+        self.concurrency(previous);
+        if let Some((v, o)) = self.value("startdelay") {
+            match parse_time_ns(&v, SECOND_NS) {
+                Some(ns) if ns > 0 => spec.steps.push(StepOut::Idle(
+                    format!("{name}_delay"),
+                    format_duration_ns(ns),
+                )),
+                Some(_) => {}
+                None => self.bad_value(&o, "a time (a range of start delays is not converted)"),
+            }
+        }
+        let depth = self.depth(&shape);
+        if let Some((v, o)) = self.value("read_iolog") {
+            let timing = if self.flag("replay_no_stall") {
+                "as_fast_as_possible"
+            } else {
+                "as_recorded"
+            };
+            self.diag(
+                o.span.clone(),
+                Severity::Note,
+                "the iolog path is written as given".into(),
+                "a relative trace path is read from the spec file's directory".into(),
+            );
+            spec.steps.push(StepOut::Replay {
+                name: name.clone(),
+                trace: v,
+                format: "fio_iolog".into(),
+                timing,
+                queue_depth: depth,
+            });
+            names.push(name);
+            return;
+        }
+        let mut w = WorkloadOut {
+            name: name.clone(),
+            queue_depth: depth,
+            jobs: numjobs,
+            passthrough: shape.passthrough,
+            ..Default::default()
+        };
+        w.mix = self.mix(&shape, kb);
+        let region_bytes = self.region(&mut w, kb, spec);
+        self.amount(&mut w, numjobs, region_bytes, kb);
+        self.pacing(&mut w, numjobs, kb);
+        self.distribution(&mut w);
+        self.data(&mut w, kb);
+        self.verify(&mut w, &shape);
+        if self
+            .value("continue_on_error")
+            .is_some_and(|(v, _)| v.trim() != "none" && v.trim() != "0")
+        {
+            spec.io_errors_record = true;
+        }
+        w.polled = self.flag("hipri");
+        w.sqpoll = self.flag("sqthread_poll");
+        if let Some((v, o)) = self.value("steadystate") {
+            let _ = v;
+            self.take("ss_dur");
+            self.take("ss_ramp");
+            self.warn(&o, "fio's steady-state detection stops a job early; iogate's steady state is SNIA's round-based criterion of a `sweep` step");
+        }
+        spec.steps.push(StepOut::Workload(w));
+        names.push(name);
+    }
+
+    /// Engine and `rw`: `None` (with an error) when the job is out of scope.
+    fn shape(&mut self) -> Option<Shape> {
+        let engine = self.value("ioengine");
+        let (sync_engine, passthrough) = match &engine {
+            None => (true, false),
+            Some((v, o)) => match engine_class(v) {
+                EngineClass::Sync => (true, false),
+                EngineClass::Async => (false, false),
+                EngineClass::Passthrough => (false, true),
+                EngineClass::Refused(why) => {
+                    let span = o.value_span.clone();
+                    self.refuse(
+                        span,
+                        format!(
+                            "job `{}` is out of scope: ioengine={} is {why}",
+                            self.section.name,
+                            v.trim()
+                        ),
+                        "iogate runs block I/O on a file or block device".into(),
+                    );
+                    return None;
+                }
+            },
+        };
+        let rwmixread = match (self.value("rwmixread"), self.value("rwmixwrite")) {
+            (Some((v, _)), _) => v.trim().parse().unwrap_or(50.0),
+            (None, Some((v, _))) => 100.0 - v.trim().parse().unwrap_or(50.0),
+            _ => 50.0,
+        };
+        let (rw, rw_opt) = self
+            .value("rw")
+            .map_or(("read".to_string(), None), |(v, o)| (v, Some(o)));
+        let (mode, modifier) = rw
+            .split_once(':')
+            .map_or((rw.as_str(), None), |(m, n)| (m, Some(n)));
+        match rw_shares(mode.trim(), rwmixread) {
+            Ok((read_pct, mut random_pct)) => {
+                if let (Some(_), Some(o)) = (modifier, &rw_opt) {
+                    self.warn(o, "the `:N` offset modifier (holes between sequential requests) is not in iogate's access specification");
+                }
+                if let Some((v, o)) = self.value("percentage_random") {
+                    match v
+                        .split(',')
+                        .next()
+                        .and_then(|p| p.trim().parse::<f64>().ok())
+                    {
+                        Some(p) if random_pct > 0.0 => random_pct = p,
+                        Some(_) => {}
+                        None => self.bad_value(&o, "a percentage"),
+                    }
+                }
+                if engine.is_none() {
+                    let span = self.section.span.clone();
+                    self.diag(
+                        span,
+                        Severity::Note,
+                        "no `ioengine`: fio's default is psync, one request at a time".into(),
+                        "converted with queue depth 1 on iogate's io_uring engine".into(),
+                    );
+                }
+                match self.value("direct") {
+                    Some((v, o)) if v.trim() == "0" => self.warn(
+                        &o,
+                        "buffered I/O: iogate always bypasses the page cache (O_DIRECT)",
+                    ),
+                    Some(_) => {}
+                    None if self.flag("buffered") => {
+                        let o = self.take("buffered").expect("read just above");
+                        self.warn(
+                            &o,
+                            "buffered I/O: iogate always bypasses the page cache (O_DIRECT)",
+                        );
+                    }
+                    None => {
+                        self.take("buffered");
+                        let span = self.section.span.clone();
+                        self.diag(
+                            span,
+                            Severity::Note,
+                            "no `direct=1`: fio's default is buffered I/O".into(),
+                            "iogate always bypasses the page cache (O_DIRECT)".into(),
+                        );
+                    }
+                }
+                Some(Shape {
+                    read_pct,
+                    random_pct,
+                    sync_engine,
+                    passthrough,
+                })
+            }
+            Err(why) => {
+                let span = rw_opt.map_or(self.section.span.clone(), |o| o.value_span);
+                self.refuse(
+                    span,
+                    format!("job `{}` is out of scope: {why}", self.section.name),
+                    "expected read, write, randread, randwrite, rw or randrw".into(),
+                );
+                None
+            }
+        }
+    }
+
+    fn count(&mut self, key: &'static str) -> Option<u64> {
+        let (v, o) = self.value(key)?;
+        match v.trim().parse::<u64>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                self.bad_value(&o, "a whole number");
+                None
+            }
+        }
+    }
+
+    fn depth(&mut self, shape: &Shape) -> u64 {
+        let iodepth = self.count("iodepth").unwrap_or(1).max(1);
+        if shape.sync_engine && iodepth > 1 {
+            let o = self.take("iodepth").expect("read just above");
+            self.diag(
+                o.span,
+                Severity::Note,
+                "a synchronous engine has one request in flight per job".into(),
+                "converted with queue depth 1, as fio runs it".into(),
+            );
+            return 1;
+        }
+        iodepth
+    }
+
+    /// fio jobs without `stonewall` start together with the job before them.
+    fn concurrency(&mut self, previous: Option<&str>) {
+        let stonewall = self.flag("stonewall") || self.flag("wait_for_previous");
+        if let (Some(prev), false) = (previous, stonewall) {
+            let span = self.section.span.clone();
+            self.diag(span, Severity::Warning,
+                format!("job `{}` runs concurrently with `{prev}` in fio", self.section.name),
+                "iogate runs it as the next step, after the one before (add `stonewall` to say that is meant)".into());
+        }
+    }
+
+    /// Block sizes, weights and alignment: `bssplit`, else `bs`; `blockalign`, else fio's
+    /// default (the smallest block size).
+    fn mix(&mut self, shape: &Shape, kb: u64) -> Vec<MixOut> {
+        let mut sizes: Vec<(u64, Option<f64>)> = vec![(4096, None)];
+        if let Some((v, o)) = self.value("bssplit") {
+            let (first, _) = v.split_once(',').unwrap_or((&v, ""));
+            if v.contains(',') {
+                self.warn(
+                    &o,
+                    "separate read and write splits: the first split is used for both",
+                );
+            }
+            match parse_bssplit(first, kb) {
+                Some(split) => sizes = split.into_iter().map(|(b, p)| (b, Some(p))).collect(),
+                None => self.bad_value(&o, "block size/percent pairs summing to 100"),
+            }
+            self.take("bs");
+        } else if let Some((v, o)) = self.value("bs") {
+            let parts: Vec<Option<u64>> = v
+                .split(',')
+                .map(|p| {
+                    if p.trim().is_empty() {
+                        None
+                    } else {
+                        parse_bytes(p, kb)
+                    }
+                })
+                .collect();
+            let read = parts.first().copied().flatten();
+            let write = parts.get(1).copied().flatten().or(read);
+            match (read, write) {
+                (Some(r), Some(w)) if r != w && shape.read_pct > 0.0 && shape.read_pct < 100.0 => {
+                    self.warn(&o, format!("reads of {} and writes of {}: iogate's mix lines each carry one size for both; the read size is used", format_bytes(r), format_bytes(w)));
+                    sizes = vec![(r, None)];
+                }
+                (r, w) => match if shape.read_pct == 0.0 { w } else { r } {
+                    Some(b) => sizes = vec![(b, None)],
+                    None => self.bad_value(&o, "a block size"),
+                },
+            }
+        }
+        let min = sizes.iter().map(|s| s.0).min().unwrap_or(4096);
+        let align = match self.value("blockalign") {
+            Some((v, o)) => match parse_bytes(v.split(',').next().unwrap_or(""), kb) {
+                Some(a) => Some(a),
+                None => {
+                    self.bad_value(&o, "a size");
+                    None
+                }
+            },
+            None if sizes.len() > 1 => Some(min),
+            None => None,
+        };
+        let read = format_pct(shape.read_pct);
+        let random = format_pct(shape.random_pct);
+        let single = sizes.len() == 1;
+        sizes
+            .into_iter()
+            .map(|(b, w)| MixOut {
+                block_size: format_bytes(b),
+                weight: if single { None } else { w.map(format_pct) },
+                read: read.clone(),
+                random: random.clone(),
+                align: align.filter(|a| *a != b || !single).map(format_bytes),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// `offset` and `size` → the region; returns its length when given in bytes. Sets
+    /// the spec's target size to cover it.
+    fn region(&mut self, w: &mut WorkloadOut, kb: u64, spec: &mut SpecOut) -> Option<u64> {
+        let size_text = |v: SizeValue| match v {
+            SizeValue::Bytes(b) => format_bytes(b),
+            SizeValue::Percent(p) => format_pct(p),
+        };
+        let offset = match self.value("offset") {
+            Some((v, o)) => match parse_size(&v, kb) {
+                Some(s) => Some(s),
+                None => {
+                    self.bad_value(&o, "a size or a percentage");
+                    None
+                }
+            },
+            None => None,
+        };
+        let size = match self.value("size") {
+            Some((v, o)) => match parse_size(&v, kb) {
+                Some(s) => Some(s),
+                None => {
+                    self.bad_value(&o, "a size or a percentage");
+                    None
+                }
+            },
+            None => None,
+        };
+        w.region = (
+            offset.filter(|o| *o != SizeValue::Bytes(0)).map(size_text),
+            size.map(size_text),
+        );
+        if let (Some(SizeValue::Bytes(len)), None | Some(SizeValue::Bytes(_))) = (size, offset) {
+            let start = match offset {
+                Some(SizeValue::Bytes(b)) => b,
+                _ => 0,
+            };
+            spec.target_size = Some(spec.target_size.unwrap_or(0).max(start + len));
+        }
+        match size {
+            Some(SizeValue::Bytes(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// `time_based`/`runtime` → duration; else `number_ios`, `io_size`, or one pass over
+    /// `size` (× `loops`) → ios or bytes, over all jobs.
+    fn amount(&mut self, w: &mut WorkloadOut, numjobs: u64, region_bytes: Option<u64>, kb: u64) {
+        let time_based = self.flag("time_based");
+        let runtime = self.value("runtime");
+        let runtime_ns = runtime
+            .as_ref()
+            .and_then(|(v, _)| parse_time_ns(v, SECOND_NS));
+        let loops = self.count("loops").unwrap_or(1).max(1);
+        if let Some((v, o)) = self.value("ramp_time") {
+            match parse_time_ns(&v, SECOND_NS) {
+                Some(ns) if time_based || region_bytes.is_none() => {
+                    w.ramp = Some(format_duration_ns(ns))
+                }
+                Some(_) => self.warn(
+                    &o,
+                    "a warm-up before a request or byte count: iogate ramps only timed steps",
+                ),
+                None => self.bad_value(&o, "a time"),
+            }
+        }
+        let io_size = self.value("io_size").and_then(|(v, o)| {
+            let b = parse_bytes(&v, kb);
+            if b.is_none() {
+                self.bad_value(&o, "a size");
+            }
+            b
+        });
+        let number_ios = self.count("number_ios");
+        if time_based {
+            match runtime_ns {
+                Some(ns) => w.duration = Some(format_duration_ns(ns)),
+                None => {
+                    let o = self.take("time_based").expect("read just above");
+                    self.warn(&o, "time_based without runtime runs until stopped: iogate's default of 60 s is used");
+                }
+            }
+            return;
+        }
+        let count = number_ios
+            .map(|n| (None, Some(n * numjobs * loops)))
+            .or(io_size.map(|b| (Some(b * numjobs * loops), None)))
+            .or(region_bytes.map(|b| (Some(b * numjobs * loops), None)));
+        match (count, runtime_ns) {
+            (Some((bytes, ios)), rt) => {
+                w.bytes = bytes.map(format_bytes);
+                w.ios = ios;
+                if let (Some(_), Some((_, o))) = (rt, runtime) {
+                    self.warn(&o, "fio stops at the runtime or when the I/O is done, whichever comes first; iogate stops when the I/O is done");
+                }
+            }
+            (None, Some(ns)) => {
+                w.duration = Some(format_duration_ns(ns));
+                if let Some((_, o)) = runtime {
+                    self.warn(&o, "fio also stops after one pass over the target; iogate runs for the runtime");
+                }
+            }
+            (None, None) => {
+                let span = self.section.span.clone();
+                self.diag(span, Severity::Warning, "one pass over a share of the target is not converted".into(),
+                    "no `size`, `io_size`, `number_ios` or `runtime` in bytes iogate can count: its default of 60 s is used".into());
+            }
+        }
+    }
+
+    /// `rate`, `rate_iops` (per job in fio, over all jobs in iogate), `rate_process`,
+    /// `thinktime`.
+    fn pacing(&mut self, w: &mut WorkloadOut, numjobs: u64, kb: u64) {
+        const BW: [&str; 3] = ["bandwidth", "read_bandwidth", "write_bandwidth"];
+        const IOPS: [&str; 3] = ["iops", "read_iops", "write_iops"];
+        for (key, names) in [("rate", BW), ("rate_iops", IOPS)] {
+            let Some((v, o)) = self.value(key) else {
+                continue;
+            };
+            let parts: Vec<&str> = v.split(',').collect();
+            let mut add = |i: usize, text: &str| -> bool {
+                if text.trim().is_empty() {
+                    return true;
+                }
+                let Some(n) = parse_bytes(text, if key == "rate" { kb } else { 1000 }) else {
+                    return false;
+                };
+                let total = n * numjobs;
+                let value = if key == "rate" {
+                    format!("{}/s", format_bytes(total))
+                } else {
+                    total.to_string()
+                };
+                w.rate.push((names[i], value));
+                true
+            };
+            let ok = match parts.as_slice() {
+                [one] => add(0, one),
+                [r, wr] if r.trim() == wr.trim() => add(0, r),
+                [r, wr, ..] => add(1, r) && add(2, wr),
+                [] => true,
+            };
+            if !ok {
+                self.bad_value(&o, "a rate");
+            }
+        }
+        if let Some((v, o)) = self.value("rate_process") {
+            match v.trim() {
+                "poisson" => w.poisson = true,
+                "linear" => {}
+                _ => self.bad_value(&o, "linear or poisson"),
+            }
+        }
+        if let Some((v, o)) = self.value("thinktime") {
+            match parse_time_ns(&v, 1_000) {
+                Some(0) => {}
+                Some(ns) => w.think_time = Some(format_duration_ns(ns)),
+                None => self.bad_value(&o, "a time (microseconds by default)"),
+            }
+        }
+    }
+
+    /// `random_distribution`: `random`, `zipf:θ`, `pareto:h`, `zoned:…`.
+    fn distribution(&mut self, w: &mut WorkloadOut) {
+        let Some((v, o)) = self.value("random_distribution") else {
+            return;
+        };
+        let v = v.trim();
+        let (kind, arg) = v.split_once(':').unwrap_or((v, ""));
+        let arg = arg.split(',').next().unwrap_or("");
+        match kind {
+            "random" => {}
+            "zipf" | "pareto" => match arg.trim().parse::<f64>() {
+                Ok(x) => w.distribution = Some(format!("{{ {kind}: {x} }}")),
+                Err(_) => self.bad_value(&o, "zipf:θ or pareto:h"),
+            },
+            "zoned" => match parse_zones(arg) {
+                Some(zones) => {
+                    let z: Vec<String> = zones.iter().map(|(a, r)| format!("{{ requests: {}, region: {} }}", format_pct(*a), format_pct(*r))).collect();
+                    w.distribution = Some(format!("{{ zones: [{}] }}", z.join(", ")));
+                }
+                None => self.bad_value(&o, "zoned:access%/region%:…"),
+            },
+            _ => self.warn(&o, format!("the `{kind}` distribution is not in iogate (uniform, zipf, pareto and zones are)")),
+        }
+    }
+
+    /// fio's buffer options → `data:`.
+    fn data(&mut self, w: &mut WorkloadOut, kb: u64) {
+        for key in ["buffer_compress_percentage", "dedupe_percentage"] {
+            if let Some((v, o)) = self.value(key) {
+                match v.trim().parse::<f64>() {
+                    Ok(p) => w.data.push((key, p.to_string())),
+                    Err(_) => self.bad_value(&o, "a percentage"),
+                }
+            }
+        }
+        if let Some((v, o)) = self.value("buffer_compress_chunk") {
+            match parse_bytes(&v, kb) {
+                Some(b) => w.data.push(("buffer_compress_chunk", format_bytes(b))),
+                None => self.bad_value(&o, "a size"),
+            }
+        }
+        if self.flag("refill_buffers") {
+            w.data.push(("refill_buffers", "true".into()));
+        }
+        if let Some((v, o)) = self.value("buffer_pattern") {
+            let v = v.trim();
+            if v.starts_with("0x") && v.len() > 2 && v[2..].chars().all(|c| c.is_ascii_hexdigit()) {
+                let hex = if v.len() % 2 == 1 {
+                    format!("0x0{}", &v[2..])
+                } else {
+                    v.to_string()
+                };
+                w.data.push(("buffer_pattern", scalar(&hex)));
+            } else if let Some(text) = v.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                w.data.push(("buffer_pattern", scalar(text)));
+            } else {
+                self.warn(&o, "only a `0x` hex or a quoted text pattern is converted");
+            }
+        }
+    }
+
+    /// `verify=<type>` → `verify: true` (iogate's own checksum); a write-only job gets a
+    /// read-back note, as fio reads the blocks back after writing them.
+    fn verify(&mut self, w: &mut WorkloadOut, shape: &Shape) {
+        let Some((v, o)) = self.value("verify") else {
+            return;
+        };
+        if matches!(v.trim(), "0" | "null" | "none") {
+            return;
+        }
+        if w.data.iter().any(|(k, _)| *k == "dedupe_percentage") {
+            self.warn(
+                &o,
+                "verification with duplicate writes: a verified block carries its own offset",
+            );
+            return;
+        }
+        w.verify = true;
+        let do_verify = self.value("do_verify").is_none_or(|(v, _)| v.trim() != "0");
+        if shape.read_pct == 0.0 && do_verify {
+            self.diag(o.span.clone(), Severity::Warning, "fio's read-back after the writes is not a step of its own".into(),
+                "iogate checks the blocks when a later step of this spec reads them: add a read step".into());
+        } else {
+            self.diag(
+                o.span.clone(),
+                Severity::Note,
+                format!("verify={} becomes `verify: true`", v.trim()),
+                "iogate checks every read of a block it wrote with its own header and checksum"
+                    .into(),
+            );
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! `iogate import iometer`: an IOMeter configuration file (.icf) → an iogate spec.
+//!
+//! The file is read as IOMeter's `ICF_ifstream` reads it: a `Version` line, then
+//! sections of `'comment` keys each followed by a value line. From `'TEST SETUP`: run
+//! time, ramp-up time, test type and queue-depth cycling; from `'ACCESS SPECIFICATIONS`:
+//! each specification's lines (size, % of size, % reads, % random, delay, burst, align,
+//! reply); from `'MANAGER LIST`: each disk worker's outstanding I/Os, disk size and
+//! starting sector (512-byte sectors) and its assigned specifications. Each assigned
+//! specification becomes a workload step (IOMeter runs them one after another); cycling
+//! of outstanding I/Os becomes a sweep over queue depth (one step per depth when the
+//! specification has several lines). Source: IOMeter 1.1 `AccessSpecList.cpp`,
+//! `PageSetup.cpp`, `Worker.cpp` (Intel Open Source License).
+
+use std::ops::Range;
+
+use super::yaml::{MixOut, SpecOut, StepOut, WorkloadOut};
+use super::{format_bytes, format_duration_ns, format_pct, step_name, Imported, Report};
+use crate::diag::{Diagnostics, Severity, SourceFile};
+
+const SECTOR: u64 = 512;
+
+/// One `'key` and its value line.
+#[derive(Debug, Clone)]
+struct Pair {
+    key: String,
+    value: String,
+    span: Range<usize>,
+}
+
+/// An access specification.
+#[derive(Debug, Clone)]
+struct AccessSpec {
+    name: String,
+    span: Range<usize>,
+    lines: Vec<([i64; 8], Range<usize>)>,
+}
+
+/// A disk worker's settings.
+#[derive(Debug, Clone, Default)]
+struct Worker {
+    outstanding: u64,
+    disk_sectors: u64,
+    start_sector: u64,
+    specs: Vec<String>,
+    span: Range<usize>,
+}
+
+/// The test setup.
+#[derive(Debug, Clone, Default)]
+struct Setup {
+    run_time_s: Option<(u64, Range<usize>)>,
+    ramp_s: u64,
+    test_type: Option<(String, Range<usize>)>,
+    cycling: Option<(u64, u64, u64, bool, Range<usize>)>,
+}
+
+/// Lines of the file with their byte ranges (trimmed).
+fn lines(src: &SourceFile) -> Vec<(String, Range<usize>)> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for raw in src.text.split_inclusive('\n') {
+        let start = offset;
+        offset += raw.len();
+        let line = raw.trim_end_matches(['\n', '\r']);
+        let lead = line.len() - line.trim_start().len();
+        let text = line.trim();
+        out.push((text.to_string(), start + lead..start + lead + text.len()));
+    }
+    out
+}
+
+/// Keys and values: a `'key` line (or several, the first names it) and the next data
+/// line; `'End …` and `'Version` keys have no value.
+fn pairs(src: &SourceFile) -> Vec<Pair> {
+    let all = lines(src);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let (text, span) = &all[i];
+        i += 1;
+        if !text.starts_with('\'') {
+            continue;
+        }
+        let lower = text.to_ascii_lowercase();
+        if lower.starts_with("'end") || lower.contains("=====") {
+            out.push(Pair {
+                key: text.clone(),
+                value: String::new(),
+                span: span.clone(),
+            });
+            continue;
+        }
+        while i < all.len()
+            && all[i].0.starts_with('\'')
+            && !all[i].0.to_ascii_lowercase().starts_with("'end")
+        {
+            i += 1;
+        }
+        let (value, vspan) = all.get(i).cloned().unwrap_or_default();
+        if !value.starts_with('\'') {
+            i += 1;
+        }
+        out.push(Pair {
+            key: text.clone(),
+            value,
+            span: vspan,
+        });
+        // An access specification's lines follow its header comment until the next key.
+        if lower.starts_with("'size,% of size") {
+            out.pop();
+            let mut j = i - 1;
+            while j < all.len() && !all[j].0.starts_with('\'') {
+                if !all[j].0.is_empty() {
+                    out.push(Pair {
+                        key: "line".into(),
+                        value: all[j].0.clone(),
+                        span: all[j].1.clone(),
+                    });
+                }
+                j += 1;
+            }
+            i = j;
+        }
+    }
+    out
+}
+
+fn ints(v: &str) -> Vec<i64> {
+    v.split([',', ' ', '\t'])
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| t.trim().parse::<i64>().unwrap_or(i64::MIN))
+        .collect()
+}
+
+/// Converts an IOMeter configuration file. Never fails: what cannot be converted is in
+/// the diagnostics, and `yaml` is `None` when nothing could be.
+pub fn import(src: &SourceFile) -> Imported {
+    let mut report = Report::default();
+    let (setup, specs, workers) = read(src, &mut report);
+    let mut spec = SpecOut {
+        name: step_name(
+            std::path::Path::new(&src.name)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("iometer"),
+            "iometer",
+        ),
+        comments: vec![
+            "Converted by `iogate import iometer`: read the notes and warnings it printed.".into(),
+        ],
+        ..SpecOut::default()
+    };
+    let worker = workers.first().cloned();
+    if workers.len() > 1 {
+        let same = workers.iter().all(|w| {
+            w.outstanding == workers[0].outstanding
+                && w.specs == workers[0].specs
+                && w.disk_sectors == workers[0].disk_sectors
+        });
+        let d = src.diagnostic(
+            workers[1].span.clone(),
+            if same {
+                "several disk workers become jobs of one step"
+            } else {
+                "disk workers with different settings are not converted"
+            },
+            if same {
+                "each worker is one iogate job (its own ring and file descriptor)"
+            } else {
+                "the first worker's settings are used for all"
+            },
+        );
+        report.push(d.with_severity(if same {
+            Severity::Note
+        } else {
+            Severity::Warning
+        }));
+    }
+    let assigned: Vec<String> = match &worker {
+        Some(w) if !w.specs.is_empty() => w.specs.clone(),
+        _ => specs.iter().map(|s| s.name.clone()).collect(),
+    };
+    for name in &assigned {
+        let Some(aspec) = specs.iter().find(|s| s.name.eq_ignore_ascii_case(name)) else {
+            let span = worker.as_ref().map_or(0..0, |w| w.span.clone());
+            report.push(
+                src.diagnostic(
+                    span,
+                    format!("assigned access specification `{name}` is not in the file"),
+                    "expected one of the file's access specifications",
+                )
+                .with_severity(Severity::Warning),
+            );
+            continue;
+        };
+        let Some(w) = workload(
+            src,
+            &mut report,
+            aspec,
+            &setup,
+            worker.as_ref(),
+            workers.len().max(1) as u64,
+        ) else {
+            continue;
+        };
+        push_steps(src, &mut report, &mut spec, w, &setup);
+    }
+    let steps = spec.steps.len();
+    if steps == 0 {
+        report.push(
+            src.diagnostic(
+                0..0,
+                "no access specification could be converted",
+                "expected an 'ACCESS SPECIFICATIONS section",
+            )
+            .with_severity(Severity::Error),
+        );
+    }
+    Imported {
+        yaml: (steps > 0).then(|| spec.to_yaml()),
+        diagnostics: Diagnostics {
+            source: src.clone(),
+            items: report.into_sorted(),
+        },
+        steps,
+    }
+}
+
+/// The three sections.
+fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<Worker>) {
+    let mut setup = Setup::default();
+    let mut specs: Vec<AccessSpec> = Vec::new();
+    let mut workers: Vec<Worker> = Vec::new();
+    let mut disk_worker = false;
+    for p in pairs(src) {
+        let key = p.key.to_ascii_lowercase();
+        let v = ints(&p.value);
+        match key.as_str() {
+            "'run time" if v.len() >= 3 => {
+                setup.run_time_s = Some(((v[0] * 3600 + v[1] * 60 + v[2]).max(0) as u64, p.span))
+            }
+            k if k.starts_with("'ramp up time") => {
+                setup.ramp_s = v.first().copied().unwrap_or(0).max(0) as u64
+            }
+            "'test type" => setup.test_type = Some((p.value.trim().to_string(), p.span)),
+            "'queue depth cycling" if v.len() >= 3 => {
+                let exp = p.value.to_ascii_uppercase().contains("EXPONENTIAL");
+                setup.cycling = Some((
+                    v[0].max(1) as u64,
+                    v[1].max(1) as u64,
+                    v[2].max(1) as u64,
+                    exp,
+                    p.span,
+                ));
+            }
+            "'access specification name,default assignment" => {
+                let name = p
+                    .value
+                    .rsplit_once(',')
+                    .map_or(p.value.as_str(), |(n, _)| n)
+                    .trim()
+                    .to_string();
+                specs.push(AccessSpec {
+                    name,
+                    span: p.span,
+                    lines: Vec::new(),
+                });
+            }
+            "line" => match (
+                specs.last_mut(),
+                <[i64; 8]>::try_from(ints(&p.value).get(..8).unwrap_or(&[])),
+            ) {
+                (Some(s), Ok(l)) if l.iter().all(|x| *x >= 0) => s.lines.push((l, p.span)),
+                _ => report.push(
+                    src.diagnostic(
+                        p.span,
+                        "malformed access specification line",
+                        "expected size,% of size,% reads,% random,delay,burst,align,reply",
+                    )
+                    .with_severity(Severity::Warning),
+                ),
+            },
+            "'worker" => {
+                workers.push(Worker {
+                    span: p.span,
+                    ..Worker::default()
+                });
+                disk_worker = false;
+            }
+            "'worker type" => {
+                disk_worker = p.value.trim().eq_ignore_ascii_case("DISK");
+                if !disk_worker {
+                    if let Some(w) = workers.pop() {
+                        report.push(
+                            src.diagnostic(
+                                w.span,
+                                "a network worker is out of scope",
+                                "iogate runs block I/O",
+                            )
+                            .with_severity(Severity::Warning),
+                        );
+                    }
+                }
+            }
+            k if k.starts_with("'number of outstanding ios") && disk_worker => {
+                if let (Some(w), Some(n)) = (workers.last_mut(), v.first()) {
+                    w.outstanding = (*n).max(1) as u64;
+                }
+            }
+            k if k.starts_with("'disk maximum size,starting sector") && disk_worker => {
+                if let Some(w) = workers.last_mut() {
+                    w.disk_sectors = v.first().copied().unwrap_or(0).max(0) as u64;
+                    w.start_sector = v.get(1).copied().unwrap_or(0).max(0) as u64;
+                }
+            }
+            _ => {}
+        }
+    }
+    (setup, specs, assigned_names(src, workers))
+}
+
+/// `'Assigned access specs` lists one name per line until `'End assigned access specs`;
+/// each list belongs to the worker whose header comes last before it.
+fn assigned_names(src: &SourceFile, mut workers: Vec<Worker>) -> Vec<Worker> {
+    let all = lines(src);
+    let mut i = 0;
+    while i < all.len() {
+        if !all[i].0.eq_ignore_ascii_case("'Assigned access specs") {
+            i += 1;
+            continue;
+        }
+        let at = all[i].1.start;
+        let mut names = Vec::new();
+        i += 1;
+        while i < all.len() && !all[i].0.starts_with('\'') {
+            if !all[i].0.is_empty() {
+                names.push(all[i].0.clone());
+            }
+            i += 1;
+        }
+        if let Some(worker) = workers.iter_mut().rev().find(|w| w.span.start < at) {
+            worker.specs = names;
+        }
+    }
+    workers
+}
+
+/// One access specification → a workload (queue depth from the worker).
+fn workload(
+    src: &SourceFile,
+    report: &mut Report,
+    aspec: &AccessSpec,
+    setup: &Setup,
+    worker: Option<&Worker>,
+    jobs: u64,
+) -> Option<WorkloadOut> {
+    let total: i64 = aspec.lines.iter().map(|(l, _)| l[1]).sum();
+    if aspec.lines.is_empty() || total != 100 {
+        report.push(
+            src.diagnostic(
+                aspec.span.clone(),
+                format!("access specification `{}` is not converted", aspec.name),
+                format!("its % of size add up to {total}, not 100"),
+            )
+            .with_severity(Severity::Warning),
+        );
+        return None;
+    }
+    let single = aspec.lines.len() == 1;
+    let mut mix = Vec::new();
+    for (l, span) in &aspec.lines {
+        let [size, of_size, reads, random, delay, burst, align, reply] = *l;
+        if reply != 0 {
+            report.push(src.diagnostic(span.clone(), "the reply size is not converted", "a reply follows each request in IOMeter's network and disk-to-disk tests; iogate has none").with_severity(Severity::Warning));
+        }
+        let align = if align == 0 { SECTOR } else { align as u64 };
+        mix.push(MixOut {
+            block_size: format_bytes(size as u64),
+            weight: (!single).then(|| format_pct(of_size as f64)),
+            read: format_pct(reads as f64),
+            random: format_pct(random as f64),
+            align: (align != size as u64).then(|| format_bytes(align)),
+            burst: (delay > 0 && burst > 1).then_some(burst as u64),
+            delay: (delay > 0).then(|| format_duration_ns(delay as u64 * 1_000_000)),
+        });
+    }
+    let duration = match &setup.run_time_s {
+        Some((s, _)) if *s > 0 => Some(format_duration_ns(s * 1_000_000_000)),
+        Some((_, span)) => {
+            report.push(
+                src.diagnostic(
+                    span.clone(),
+                    "a run time of 0 (run until stopped) is not converted",
+                    "iogate's default of 60 s is used",
+                )
+                .with_severity(Severity::Warning),
+            );
+            None
+        }
+        None => None,
+    };
+    let w = worker.cloned().unwrap_or_default();
+    let region = (
+        (w.start_sector > 0).then(|| format_bytes(w.start_sector * SECTOR)),
+        (w.disk_sectors > 0).then(|| format_bytes(w.disk_sectors * SECTOR)),
+    );
+    Some(WorkloadOut {
+        name: step_name(&aspec.name, "spec"),
+        queue_depth: w.outstanding.max(1),
+        jobs,
+        duration,
+        ramp: (setup.ramp_s > 0).then(|| format_duration_ns(setup.ramp_s * 1_000_000_000)),
+        region,
+        mix,
+        ..WorkloadOut::default()
+    })
+}
+
+/// The workload as one step, or cycled over queue depths.
+fn push_steps(
+    src: &SourceFile,
+    report: &mut Report,
+    spec: &mut SpecOut,
+    w: WorkloadOut,
+    setup: &Setup,
+) {
+    let test_type = setup
+        .test_type
+        .as_ref()
+        .map(|(t, s)| (t.to_ascii_uppercase(), s.clone()));
+    match test_type {
+        Some((t, _)) if t == "CYCLE_OUTSTANDING_IOS" => {
+            let Some((start, end, step, exp, _)) = setup.cycling.clone() else {
+                spec.steps.push(StepOut::Workload(w));
+                return;
+            };
+            let mut depths = Vec::new();
+            let mut d = start;
+            while d <= end && depths.len() < 64 {
+                depths.push(d);
+                let next = if exp {
+                    d.saturating_mul(step.max(2))
+                } else {
+                    d + step
+                };
+                if next <= d {
+                    break;
+                }
+                d = next;
+            }
+            if w.mix.len() == 1 {
+                spec.steps.push(StepOut::QueueDepthSweep {
+                    workload: w,
+                    depths,
+                });
+            } else {
+                for d in depths {
+                    let mut one = w.clone();
+                    one.name = format!("{}_qd{d}", w.name);
+                    one.queue_depth = d;
+                    spec.steps.push(StepOut::Workload(one));
+                }
+            }
+        }
+        Some((t, span)) if t != "NORMAL" => {
+            report.push(src.diagnostic(span, format!("test type {t} is not converted"), "iogate runs the one target it is given; only CYCLE_OUTSTANDING_IOS cycling is converted").with_severity(Severity::Warning));
+            spec.steps.push(StepOut::Workload(w));
+        }
+        _ => spec.steps.push(StepOut::Workload(w)),
+    }
+}

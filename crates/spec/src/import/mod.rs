@@ -1,0 +1,172 @@
+//! Importers: other tools' workload files → iogate spec YAML, for engineers who arrive
+//! with fio job files ([`fio`]) or IOMeter configurations ([`iometer`]).
+//!
+//! An importer never drops an option silently: what it carries over exactly is written
+//! to the spec; what it carries over differently, or what has no effect on the I/O, is a
+//! note; what iogate cannot express is a warning (the conversion is partial); a job that
+//! is out of scope (a network engine, trims) is an error and is left out. The emitted
+//! text is compiled by [`compile`](crate::compile) like any spec (the CLI checks it
+//! before writing it). Neighbours: [`diag`](crate::diag) for the located messages, the
+//! binary's `import` command for files and exit codes.
+
+pub mod fio;
+mod fio_values;
+pub mod iometer;
+mod yaml;
+
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+
+pub use yaml::{MixOut, SpecOut, StepOut, WorkloadOut};
+
+/// How much of a file an importer carried over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fidelity {
+    /// Everything that affects the I/O was converted exactly (notes only).
+    Full,
+    /// Some options or jobs could not be expressed (warnings, or errors on some jobs).
+    Partial,
+    /// Nothing could be converted: no spec.
+    Refused,
+}
+
+impl Fidelity {
+    /// `full`, `partial` or `refused`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fidelity::Full => "full",
+            Fidelity::Partial => "partial",
+            Fidelity::Refused => "refused",
+        }
+    }
+}
+
+/// What an importer produced.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The spec's YAML text; `None` when the file was refused.
+    pub yaml: Option<String>,
+    /// Every note, warning and error, located in the imported file.
+    pub diagnostics: Diagnostics,
+    /// Steps written.
+    pub steps: usize,
+}
+
+impl Imported {
+    /// Full, partial or refused, from the diagnostics and whether a spec was written.
+    pub fn fidelity(&self) -> Fidelity {
+        let has = |s: Severity| self.diagnostics.items.iter().any(|d| d.severity == s);
+        if self.yaml.is_none() {
+            Fidelity::Refused
+        } else if has(Severity::Error) || has(Severity::Warning) {
+            Fidelity::Partial
+        } else {
+            Fidelity::Full
+        }
+    }
+}
+
+/// Collected diagnostics, each reported once (a `[global]` option inherited by several
+/// jobs is one message).
+#[derive(Default)]
+pub(crate) struct Report {
+    items: Vec<Diagnostic>,
+}
+
+impl Report {
+    pub(crate) fn push(&mut self, d: Diagnostic) {
+        let dup = self
+            .items
+            .iter()
+            .any(|e| e.span == d.span && e.message == d.message);
+        if !dup {
+            self.items.push(d);
+        }
+    }
+
+    pub(crate) fn into_sorted(mut self) -> Vec<Diagnostic> {
+        self.items.sort_by_key(|d| (d.span.start, d.span.end));
+        self.items
+    }
+}
+
+/// A name iogate accepts (letters, digits, `_`, starting with a letter or `_`, not a
+/// metric name), made from `raw`.
+pub fn step_name(raw: &str, fallback: &str) -> String {
+    let mut s: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    s = s.trim_matches('_').to_string();
+    if s.is_empty() {
+        s = fallback.to_string();
+    }
+    if s.starts_with(|c: char| c.is_ascii_digit()) {
+        s = format!("{fallback}_{s}");
+    }
+    if crate::compile::RESERVED_NAMES.contains(&s.as_str()) {
+        s.push_str("_job");
+    }
+    s
+}
+
+/// Bytes as the spec's unit language writes them: the largest binary unit that divides
+/// them exactly (`4KiB`, `1536B`, `10GiB`).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    for (unit, name) in UNITS {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// A percentage with at most two decimals (`80%`, `33.33%`).
+pub fn format_pct(pct: f64) -> String {
+    let r = (pct * 100.0).round() / 100.0;
+    format!("{r}%")
+}
+
+/// Nanoseconds in the spec's unit language (`900s`, `250ms`, `10us`, `37ns`).
+pub fn format_duration_ns(ns: u64) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (3_600_000_000_000, "h"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    if ns == 0 {
+        return "0s".into();
+    }
+    for (unit, name) in UNITS {
+        if ns % unit == 0 {
+            return format!("{}{name}", ns / unit);
+        }
+    }
+    format!("{ns}ns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_are_written_in_the_spec_language() {
+        assert_eq!(format_bytes(4096), "4KiB");
+        assert_eq!(format_bytes(1536), "1536B");
+        assert_eq!(format_bytes(10 << 30), "10GiB");
+        assert_eq!(format_pct(100.0 / 3.0), "33.33%");
+        assert_eq!(format_pct(80.0), "80%");
+        assert_eq!(format_duration_ns(900_000_000_000), "900s");
+        assert_eq!(format_duration_ns(1_500_000), "1500us");
+        assert_eq!(step_name("fio-rand-read", "job"), "fio_rand_read");
+        assert_eq!(step_name("4k", "job"), "job_4k");
+        assert_eq!(step_name("read", "job"), "read_job");
+    }
+}

@@ -1,0 +1,193 @@
+//! JSON Schema of the spec file (draft 2020-12), generated with schemars from the
+//! [`document`](crate::document) types, so that editors (yaml-language-server) and CI
+//! (`check-jsonschema`) validate a spec's structure before iogate runs it.
+//!
+//! Scalars of the value language ([`syntax`](crate::syntax)) are strings in YAML; the
+//! marker types here give them the grammar's shape as a `pattern` (a byte size needs its
+//! unit, a percentage its `%`). The schema checks structure and shapes only: ranges,
+//! sums of weights and cross-field rules stay with `compile`, whose diagnostics point at
+//! the character. The result and baseline schemas live with their types (runner, report).
+
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+
+use crate::document::RawSpec;
+
+/// Where the published schemas live, relative to the repository root.
+pub const SCHEMA_DIR: &str = "schema";
+
+/// The generator settings every iogate schema uses: draft 2020-12. An optional field may
+/// also be `null`, as iogate reads a YAML `~` as an omitted key.
+pub fn generator() -> SchemaGenerator {
+    schemars::generate::SchemaSettings::draft2020_12().into_generator()
+}
+
+/// The spec file's schema (`schema/spec.schema.json`), with its `$id` and title.
+pub fn spec_schema() -> Schema {
+    let mut schema = generator().into_root_schema_for::<RawSpec>();
+    schema.insert(
+        "$id".into(),
+        "https://iogate.dev/schema/spec.schema.json".into(),
+    );
+    schema.insert("title".into(), "iogate spec (iogate: 1)".into());
+    schema
+}
+
+const NUMBER: &str = r"[0-9]+(\.[0-9]+)?";
+const BYTE_UNIT: &str = "(KiB|MiB|GiB|TiB|KB|MB|GB|TB|B)";
+const TIME_UNIT: &str = "(ns|us|µs|ms|s|m|h)";
+
+fn text(description: &str, pattern: String) -> Schema {
+    json_schema!({ "type": "string", "pattern": pattern, "description": description })
+}
+
+macro_rules! text_type {
+    ($name:ident, $doc:literal, $pattern:expr) => {
+        #[doc = $doc]
+        pub struct $name;
+        impl JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                text($doc, $pattern)
+            }
+        }
+    };
+}
+
+text_type!(
+    ByteSizeText,
+    "A byte size with its unit: `4KiB`, `1.5 GiB`, `512B` (KiB… binary, KB… decimal).",
+    format!("^{NUMBER} ?{BYTE_UNIT}$")
+);
+text_type!(
+    DurationText,
+    "A duration with its unit: `500us`, `20s`, `2m`.",
+    format!("^{NUMBER} ?{TIME_UNIT}$")
+);
+text_type!(PercentText, "A percentage: `80%`.", format!("^{NUMBER}%$"));
+text_type!(
+    SignedPercentText,
+    "A signed percentage (a baseline tolerance): `-5%`, `+50%`.",
+    format!("^[+-]?{NUMBER}%$")
+);
+text_type!(
+    SizeOrPercentText,
+    "A byte size or a share of the target: `1GiB`, `50%`.",
+    format!("^{NUMBER}(%| ?{BYTE_UNIT})$")
+);
+text_type!(
+    BandwidthText,
+    "Bytes per second: `100MiB/s`.",
+    format!("^{NUMBER} ?{BYTE_UNIT}/s$")
+);
+
+/// `queue_depth:` of a replay: an integer, or `trace`.
+pub struct ReplayQueueDepth;
+impl JsonSchema for ReplayQueueDepth {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "ReplayQueueDepth".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A limit on outstanding requests, or `trace`.",
+            "anyOf": [
+                { "type": "integer", "minimum": 1 },
+                { "type": "string", "pattern": "^([0-9]+|trace)$" }
+            ]
+        })
+    }
+}
+
+/// A string that is one of `names`.
+pub fn one_of(names: &[&str], description: &str) -> Schema {
+    json_schema!({ "type": "string", "enum": names, "description": description })
+}
+
+macro_rules! keyword_type {
+    ($name:ident, $doc:literal, [$($word:literal),+]) => {
+        #[doc = $doc]
+        pub struct $name;
+        impl JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                one_of(&[$($word),+], $doc)
+            }
+        }
+    };
+}
+
+keyword_type!(ErrorPolicy, "`fail` or `record`.", ["fail", "record"]);
+keyword_type!(EngineName, "The I/O path.", ["block", "passthrough"]);
+keyword_type!(
+    CompletionMode,
+    "How completions are found.",
+    ["interrupt", "polled"]
+);
+keyword_type!(
+    SubmissionMode,
+    "How requests are submitted.",
+    ["syscall", "kernel_thread"]
+);
+keyword_type!(
+    ArrivalProcess,
+    "Arrivals of rate-limited requests.",
+    ["uniform", "poisson"]
+);
+keyword_type!(
+    PurgeMethodName,
+    "How the region is erased.",
+    ["auto", "sanitize", "format", "discard"]
+);
+keyword_type!(
+    MappingName,
+    "How trace offsets land on the region.",
+    ["fold", "offset", "none"]
+);
+keyword_type!(
+    SteadyMetricName,
+    "The tracked metric.",
+    ["iops", "bandwidth", "latency"]
+);
+keyword_type!(
+    OnFailure,
+    "When steady state is not reached.",
+    ["fail", "warn"]
+);
+keyword_type!(PreconditionPattern, "The fill pattern.", ["sequential"]);
+keyword_type!(
+    MatrixDimension,
+    "A dimension of a sweep's matrix.",
+    ["block_size", "read", "queue_depth", "jobs"]
+);
+
+/// `format:` of a replay: one of [`TraceFormat::NAMES`](crate::plan::TraceFormat::NAMES).
+pub struct TraceFormatName;
+impl JsonSchema for TraceFormatName {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "TraceFormatName".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = crate::plan::TraceFormat::NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        one_of(&names, "The trace's format.")
+    }
+}
