@@ -10,6 +10,8 @@ command -v losetup >/dev/null 2>&1 || need+=(mount)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v e2fsck >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v fio >/dev/null 2>&1 || need+=(fio)
+# fio's example job files, converted by tests/import.rs (GPL: read at test time only).
+[ -e /usr/share/doc/fio/examples/fio-rand-read.fio ] || need+=(fio-examples)
 command -v chromium-headless-shell >/dev/null 2>&1 || need+=(chromium-headless-shell)
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 # Building iogate: libblkid (the destructive-write guard) through bindgen, which needs
@@ -58,6 +60,14 @@ if [ "$(id -u)" = 0 ] && ! "$OTAVA/bin/python" -c 'import otava' >/dev/null 2>&1
   command -v python3 >/dev/null 2>&1 || apt-get install -y -qq python3 python3-venv >/dev/null
   python3 -m venv "$OTAVA"
   "$OTAVA/bin/pip" install -q --disable-pip-version-check apache-otava==0.8.0
+fi
+# check-jsonschema from PyPI, in its own venv: validates the shipped specs, results and
+# baselines against schema/*.json, and the CI recipes against GitHub's and GitLab's
+# schemas (it ships both).
+CJS=/opt/iogate-check-jsonschema
+if [ "$(id -u)" = 0 ] && ! "$CJS/bin/check-jsonschema" --version >/dev/null 2>&1; then
+  python3 -m venv "$CJS"
+  "$CJS/bin/pip" install -q --disable-pip-version-check check-jsonschema==0.39.0
 fi
 # Loop devices need the loop driver's control node.
 if [ "$(id -u)" = 0 ] && [ ! -e /dev/loop-control ]; then

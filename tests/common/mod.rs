@@ -57,7 +57,18 @@ pub enum Need {
     Otava,
     /// zram devices (`/sys/class/zram-control`, or the zram module), besides root.
     Zram,
+    /// check-jsonschema in scripts/setup.sh's venv (/opt/iogate-check-jsonschema).
+    CheckJsonschema,
+    /// fio's example job files (Debian's fio-examples package, read at test time: they
+    /// are GPL and not in this repository).
+    FioExamples,
 }
+
+/// check-jsonschema, installed by scripts/setup.sh in its own venv.
+pub const CHECK_JSONSCHEMA: &str = "/opt/iogate-check-jsonschema/bin/check-jsonschema";
+
+/// Where Debian's fio-examples package puts fio's example job files.
+pub const FIO_EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 fn on_path(program: &str, arg: &str) -> bool {
     Command::new(program)
@@ -100,6 +111,8 @@ impl Need {
                 .args(["-c", "import otava.analysis"])
                 .output()
                 .is_ok_and(|o| o.status.success()),
+            Need::CheckJsonschema => on_path(CHECK_JSONSCHEMA, "--version"),
+            Need::FioExamples => Path::new(FIO_EXAMPLES).join("fio-rand-read.fio").exists(),
             Need::Nbdkit => {
                 on_path("nbdkit", "--version")
                     && on_path("nbdfuse", "--version")
@@ -118,6 +131,10 @@ impl Need {
             }
             Need::Postgres => "needs PostgreSQL (scripts/setup.sh installs postgresql)",
             Need::Zram => "needs root and zram (CONFIG_ZRAM: /sys/class/zram-control)",
+            Need::CheckJsonschema => {
+                "needs check-jsonschema (scripts/setup.sh installs it in /opt/iogate-check-jsonschema)"
+            }
+            Need::FioExamples => "needs fio's example job files (scripts/setup.sh installs fio-examples)",
             Need::Otava => "needs Apache Otava (scripts/setup.sh installs it in /opt/iogate-otava)",
             Need::Qemu => {
                 "needs qemu-system-x86_64, a kernel in /boot and busybox (scripts/setup.sh installs qemu-system-x86, linux-image-amd64, busybox-static)"

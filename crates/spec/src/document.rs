@@ -60,6 +60,7 @@ impl<T: JsonSchema> JsonSchema for Spanned<T> {
 #[serde(deny_unknown_fields)]
 pub struct RawSpec {
     /// Format version; must be 1.
+    #[schemars(range(min = 1, max = 1))]
     pub iogate: Spanned<u64>,
     /// Spec name: names the results and golden directories.
     pub name: Spanned<String>,
@@ -156,6 +157,7 @@ pub struct RawRepeat {
     pub random: Option<Spanned<String>>,
     /// Outstanding requests (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub queue_depth: Option<Spanned<u64>>,
     /// Part of the target (default all of it).
     #[serde(default)]
@@ -205,9 +207,11 @@ pub struct RawSweep {
     pub random: Option<Spanned<String>>,
     /// Queue depth when the matrix does not vary it (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub queue_depth: Option<Spanned<u64>>,
     /// Jobs when the matrix does not vary them (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub jobs: Option<Spanned<u64>>,
     /// The matrix.
     pub matrix: RawMatrix,
@@ -296,9 +300,11 @@ pub struct RawCase {
     pub read: Option<Spanned<String>>,
     /// Queue depth.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub queue_depth: Option<Spanned<u64>>,
     /// Jobs.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub jobs: Option<Spanned<u64>>,
 }
 
@@ -431,6 +437,7 @@ pub struct RawPrecondition {
     pub passes: Option<Spanned<u64>>,
     /// Outstanding writes (default 16).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub queue_depth: Option<Spanned<u64>>,
     /// Part of the target (default all of it).
     #[serde(default)]
@@ -446,9 +453,11 @@ pub struct RawWorkload {
     pub name: Option<Spanned<String>>,
     /// Outstanding requests per job (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub queue_depth: Option<Spanned<u64>>,
     /// Threads, each with its own ring and file descriptor (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub jobs: Option<Spanned<u64>>,
     /// Run time (default 60s unless `ios` is given).
     #[serde(default)]
@@ -518,6 +527,7 @@ pub struct RawWorkload {
 pub struct RawData {
     /// fio: percent of each chunk that compresses away (0–100).
     #[serde(default)]
+    #[schemars(range(min = 0, max = 100))]
     pub buffer_compress_percentage: Option<Spanned<f64>>,
     /// fio: the chunk `buffer_compress_percentage` applies to (default 512 B).
     #[serde(default)]
@@ -525,6 +535,7 @@ pub struct RawData {
     pub buffer_compress_chunk: Option<Spanned<String>>,
     /// fio: percent of writes whose content duplicates another write's (0–100).
     #[serde(default)]
+    #[schemars(range(min = 0, max = 100))]
     pub dedupe_percentage: Option<Spanned<f64>>,
     /// fio: fresh random bytes for every write.
     #[serde(default)]
@@ -534,9 +545,11 @@ pub struct RawData {
     pub buffer_pattern: Option<Spanned<String>>,
     /// vdbench: original size / compressed size (≥ 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub compratio: Option<Spanned<f64>>,
     /// vdbench: blocks written / distinct blocks (≥ 1).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub dedupratio: Option<Spanned<f64>>,
 }
 

@@ -291,6 +291,9 @@ pub fn unsupported(key: &str) -> Option<&'static str> {
         "wait_for" => "waiting for a named job: iogate runs steps in order",
         "trim_percentage" | "trim_verify_zero" | "trim_backlog" => "trims",
         "fill_device" => "writing until the device is full: use a `precondition` step",
+        "ss_dur" | "ss_ramp" | "steadystate_duration" | "steadystate_ramp_time" => {
+            "part of fio's steady-state detection, which is not converted"
+        }
         _ => return None,
     })
 }

@@ -90,37 +90,39 @@ fn pairs(src: &SourceFile) -> Vec<Pair> {
             });
             continue;
         }
-        while i < all.len()
-            && all[i].0.starts_with('\'')
-            && !all[i].0.to_ascii_lowercase().starts_with("'end")
-        {
+        // An access specification's lines follow its header comment until the next key.
+        if lower.starts_with("'size,% of size") {
+            while i < all.len() && !all[i].0.starts_with('\'') {
+                if !all[i].0.is_empty() {
+                    out.push(Pair {
+                        key: "line".into(),
+                        value: all[i].0.clone(),
+                        span: all[i].1.clone(),
+                    });
+                }
+                i += 1;
+            }
+            continue;
+        }
+        // Layout lines under a key (`'<tab>hours  minutes  seconds`) are skipped; a key
+        // directly followed by another key (`'Default target settings for worker`) is a
+        // header without a value.
+        while i < all.len() && all[i].0.starts_with("'\t") {
             i += 1;
         }
-        let (value, vspan) = all.get(i).cloned().unwrap_or_default();
-        if !value.starts_with('\'') {
-            i += 1;
-        }
+        let (value, vspan) = match all.get(i) {
+            Some((t, _)) if t.starts_with('\'') => (String::new(), span.clone()),
+            Some((t, sp)) => {
+                i += 1;
+                (t.clone(), sp.clone())
+            }
+            None => (String::new(), span.clone()),
+        };
         out.push(Pair {
             key: text.clone(),
             value,
             span: vspan,
         });
-        // An access specification's lines follow its header comment until the next key.
-        if lower.starts_with("'size,% of size") {
-            out.pop();
-            let mut j = i - 1;
-            while j < all.len() && !all[j].0.starts_with('\'') {
-                if !all[j].0.is_empty() {
-                    out.push(Pair {
-                        key: "line".into(),
-                        value: all[j].0.clone(),
-                        span: all[j].1.clone(),
-                    });
-                }
-                j += 1;
-            }
-            i = j;
-        }
     }
     out
 }
@@ -193,6 +195,9 @@ pub fn import(src: &SourceFile) -> Imported {
             );
             continue;
         };
+        if let Some(wk) = worker.as_ref().filter(|w| w.disk_sectors > 0) {
+            spec.target_size = Some((wk.start_sector + wk.disk_sectors) * SECTOR);
+        }
         let Some(w) = workload(
             src,
             &mut report,

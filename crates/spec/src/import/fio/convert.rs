@@ -98,8 +98,6 @@ impl Job<'_> {
         w.sqpoll = self.flag("sqthread_poll");
         if let Some((v, o)) = self.value("steadystate") {
             let _ = v;
-            self.take("ss_dur");
-            self.take("ss_ramp");
             self.warn(&o, "fio's steady-state detection stops a job early; iogate's steady state is SNIA's round-based criterion of a `sweep` step");
         }
         spec.steps.push(StepOut::Workload(w));

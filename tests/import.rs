@@ -1,0 +1,415 @@
+//! `iogate import`: fio's own example job files (read from Debian's fio-examples at test
+//! time; GPL, not in this repository) each convert fully, partly, or are refused with a
+//! located reason, and every converted spec compiles and validates against the published
+//! schema; a converted `fio-rand-read.fio` and fio itself reach the same IOPS on the same
+//! throttled device; IOMeter's File Server configuration imports to the shipped
+//! `specs/fileserver.yaml` mix, and cycling of outstanding I/Os becomes a queue-depth
+//! sweep that runs.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{code, iogate, result, LoopDevice, Throttle, CHECK_JSONSCHEMA, FIO_EXAMPLES};
+
+tests_main![
+    every_fio_example_converts_or_is_refused_with_a_located_reason: [FioExamples, CheckJsonschema],
+    a_converted_fio_rand_read_reaches_fio_iops_on_a_throttled_device: [Root, Blkio, Fio, FioExamples],
+    iometer_file_server_imports_to_the_shipped_mix,
+    iometer_queue_depth_cycling_becomes_a_sweep_that_runs,
+    an_unreadable_or_empty_file_is_a_usage_error,
+];
+
+/// Options whose value the fio importer writes into the spec (everything else it reads
+/// must carry a note, a warning or an error on its line).
+const CONVERTED: [&str; 48] = [
+    "name",
+    "description",
+    "kb_base",
+    "rw",
+    "readwrite",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "blocksize",
+    "bssplit",
+    "blockalign",
+    "ba",
+    "iodepth",
+    "numjobs",
+    "size",
+    "offset",
+    "runtime",
+    "timeout",
+    "time_based",
+    "io_size",
+    "io_limit",
+    "number_ios",
+    "ramp_time",
+    "rate",
+    "rate_iops",
+    "rate_process",
+    "thinktime",
+    "random_distribution",
+    "verify",
+    "do_verify",
+    "read_iolog",
+    "replay_no_stall",
+    "stonewall",
+    "wait_for_previous",
+    "startdelay",
+    "loops",
+    "ioengine",
+    "direct",
+    "percentage_random",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "dedupe_percentage",
+    "refill_buffers",
+    "buffer_pattern",
+    "hipri",
+    "sqthread_poll",
+    "continue_on_error",
+    "buffered",
+];
+
+struct Outcome {
+    code: i32,
+    fidelity: String,
+    stderr: String,
+    spec: Option<PathBuf>,
+}
+
+fn import(format: &str, file: &Path, out_dir: &Path) -> Outcome {
+    let out = out_dir.join(format!(
+        "{}.yaml",
+        file.file_stem().unwrap().to_string_lossy()
+    ));
+    let o = iogate(&[
+        "import",
+        format,
+        file.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let summary = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("import: "))
+        .unwrap_or_else(|| panic!("no summary line for {}:\n{stderr}", file.display()));
+    let fidelity = summary
+        .split(": ")
+        .nth(2)
+        .and_then(|s| s.split(' ').next())
+        .unwrap_or_default()
+        .to_string();
+    Outcome {
+        code: code(&o),
+        fidelity,
+        stderr,
+        spec: out.exists().then_some(out),
+    }
+}
+
+/// `file:line:` of every diagnostic of `path` in `stderr`.
+fn diagnosed_lines(stderr: &str, path: &Path) -> Vec<usize> {
+    let prefix = format!("{}:", path.display());
+    stderr
+        .lines()
+        .filter(|l| {
+            l.starts_with("error: ") || l.starts_with("warning: ") || l.starts_with("note: ")
+        })
+        .filter_map(|l| l.split_once(&prefix))
+        .filter_map(|(_, rest)| rest.split(':').next()?.parse().ok())
+        .collect()
+}
+
+fn every_fio_example_converts_or_is_refused_with_a_located_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(FIO_EXAMPLES)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 50, "only {} example job files", files.len());
+    let mut counts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut specs = Vec::new();
+    for file in &files {
+        let o = import("fio", file, dir.path());
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        match o.fidelity.as_str() {
+            "refused" => {
+                assert_eq!(o.code, 2, "{name}: a refused file exits 2");
+                assert!(o.spec.is_none(), "{name}: no spec for a refused file");
+                assert!(
+                    !diagnosed_lines(&o.stderr, file).is_empty() && o.stderr.contains("error: "),
+                    "{name}: refused without a located error:\n{}",
+                    o.stderr
+                );
+            }
+            "full" | "partial" => {
+                assert_eq!(o.code, 0, "{name}:\n{}", o.stderr);
+                let spec = o.spec.clone().expect("a converted file writes its spec");
+                let check = iogate(&["check", spec.to_str().unwrap()]);
+                assert_eq!(
+                    code(&check),
+                    0,
+                    "{name}: {}",
+                    String::from_utf8_lossy(&check.stderr)
+                );
+                if o.fidelity == "partial" {
+                    assert!(
+                        o.stderr.contains("warning: ") || o.stderr.contains("error: "),
+                        "{name}"
+                    );
+                }
+                // Nothing dropped silently: every option line is converted or diagnosed.
+                // (A refused job's own options need no messages: the job is left out.)
+                let text = std::fs::read_to_string(file).unwrap();
+                let lines = diagnosed_lines(&o.stderr, file);
+                let mut refused_section = false;
+                for (i, line) in text.lines().enumerate() {
+                    let t = line.trim();
+                    if let Some(section) = t.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+                        refused_section = o
+                            .stderr
+                            .contains(&format!("job `{section}` is out of scope"));
+                        continue;
+                    }
+                    if t.is_empty() || t.starts_with([';', '#']) || refused_section {
+                        continue;
+                    }
+                    let key = t.split('=').next().unwrap().trim().to_ascii_lowercase();
+                    assert!(
+                        CONVERTED.contains(&key.as_str()) || lines.contains(&(i + 1)),
+                        "{name}:{}: `{t}` is neither converted nor diagnosed:\n{}",
+                        i + 1,
+                        o.stderr
+                    );
+                }
+                specs.push(spec);
+            }
+            other => panic!("{name}: unexpected outcome {other:?}:\n{}", o.stderr),
+        }
+        counts.entry(o.fidelity).or_default().push(name);
+    }
+    for (k, v) in &counts {
+        eprintln!("fio examples {k}: {} ({})", v.len(), v.join(" "));
+    }
+    // Known anchors: out-of-scope engines are refused, plain block jobs convert.
+    let has = |k: &str, f: &str| counts.get(k).is_some_and(|v| v.iter().any(|n| n == f));
+    assert!(has("refused", "netio.fio") && has("refused", "rdmaio-client.fio"));
+    assert!(has("refused", "filecreate-ioengine.fio") && has("refused", "null.fio"));
+    assert!(has("full", "iometer-file-access-server.fio"), "{counts:?}");
+    assert!(has("partial", "fio-rand-read.fio"), "direct=0 is a warning");
+    // Every converted spec is also valid against the published schema.
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/spec.schema.json");
+    let o = std::process::Command::new(CHECK_JSONSCHEMA)
+        .arg("--schemafile")
+        .arg(schema)
+        .args(&specs)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// fio-rand-read.fio as shipped, with its 900 s runtime cut to 8 s and its file name
+/// pointed at the device, converted by iogate; both tools run it on the same device
+/// throttled to CAP read IOPS (the device sets the pace, as a drive does).
+fn a_converted_fio_rand_read_reaches_fio_iops_on_a_throttled_device() {
+    const CAP: u64 = 400;
+    let _lock = common::io_lock();
+    // A sparse 10.25 GiB device: the job's size=10G must fit; holes cost no memory.
+    let dev = LoopDevice::new(10 * 1024 + 256, "import");
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(Path::new(FIO_EXAMPLES).join("fio-rand-read.fio")).unwrap();
+    assert!(text.contains("runtime=900") && text.contains("filename=fio-rand-read"));
+    let job = dir.path().join("fio-rand-read.fio");
+    std::fs::write(
+        &job,
+        text.replace("runtime=900", "runtime=8").replace(
+            "filename=fio-rand-read",
+            &format!("filename={}", dev.path.display()),
+        ),
+    )
+    .unwrap();
+    let o = import("fio", &job, dir.path());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let spec = o.spec.unwrap();
+    let yaml = std::fs::read_to_string(&spec).unwrap();
+    assert!(
+        yaml.contains("queue_depth: 16") && yaml.contains("duration: 8s"),
+        "{yaml}"
+    );
+    let throttle = Throttle::new(&dev.path, CAP, CAP).expect("blkio throttle");
+    let fio = throttle
+        .command("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let text = String::from_utf8_lossy(&fio.stdout);
+    let json: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let fio_iops = json["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    let out = dir.path().join("out");
+    let run = throttle
+        .command(env!("CARGO_BIN_EXE_iogate"))
+        .args(["run", spec.to_str().unwrap(), "--target"])
+        .arg(&dev.path)
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let iogate_iops = result(&out)["steps"][0]["metrics"]["iops"]
+        .as_f64()
+        .unwrap();
+    let ratio = iogate_iops / fio_iops;
+    eprintln!(
+        "fio-rand-read at {CAP} IOPS cap: fio {fio_iops:.1} IOPS, iogate {iogate_iops:.1} IOPS, ratio {ratio:.4}"
+    );
+    assert!(
+        fio_iops > CAP as f64 * 0.5,
+        "fio reached {fio_iops:.0} of {CAP}"
+    );
+    assert!(
+        (ratio - 1.0).abs() <= 0.05,
+        "iogate/fio IOPS ratio {ratio:.4} beyond 5%"
+    );
+}
+
+fn plan_json(spec: &Path, target: &Path) -> serde_json::Value {
+    let o = iogate(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "--json",
+        "--target",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/import")
+        .join(name)
+}
+
+fn iometer_file_server_imports_to_the_shipped_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = import("iometer", &fixture("fileserver.icf"), dir.path());
+    assert_eq!((o.code, o.fidelity.as_str()), (0, "full"), "{}", o.stderr);
+    // Both resolved against the same 1 GiB file (the .icf's disk size 0: all of it).
+    let target = dir.path().join("disk.img");
+    std::fs::File::create(&target)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let imported = plan_json(&o.spec.unwrap(), &target);
+    let shipped = plan_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/fileserver.yaml"),
+        &target,
+    );
+    let workload = |p: &serde_json::Value| {
+        p["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["kind"] == "workload")
+            .cloned()
+            .unwrap()
+    };
+    let (a, b) = (workload(&imported), workload(&shipped));
+    assert_eq!(a["mix"], b["mix"], "the File Server mix");
+    assert_eq!(a["mix"].as_array().unwrap().len(), 8);
+    assert_eq!(a["queue_depth"], b["queue_depth"]);
+    assert_eq!(a["limit"], b["limit"], "run time 20 s");
+}
+
+fn iometer_queue_depth_cycling_becomes_a_sweep_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = import("iometer", &fixture("cycling.icf"), dir.path());
+    assert_eq!((o.code, o.fidelity.as_str()), (0, "full"), "{}", o.stderr);
+    let spec = o.spec.unwrap();
+    let target = dir.path().join("disk.img");
+    std::fs::File::create(&target)
+        .unwrap()
+        .set_len(65 << 20)
+        .unwrap();
+    let plan = plan_json(&spec, &target);
+    let steps = plan["steps"].as_array().unwrap();
+    let sweep = steps
+        .iter()
+        .find(|s| s["kind"] == "sweep")
+        .expect("a sweep step");
+    let depths: Vec<u64> = sweep["sweep"]["cases"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .map(|c| c["queue_depth"].as_u64().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(depths, [1, 2, 4, 8, 16, 32], "{sweep:#}");
+    // The multi-line File Server specification cycles as one workload per depth.
+    let fs: Vec<u64> = steps
+        .iter()
+        .filter(|s| s["kind"] == "workload")
+        .map(|s| s["queue_depth"].as_u64().unwrap())
+        .collect();
+    assert_eq!(fs, [1, 2, 4, 8, 16, 32]);
+    // And the converted spec runs (a scratch file of the worker's disk size).
+    let out = dir.path().join("out");
+    let run = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&run), 0, "{}", String::from_utf8_lossy(&run.stderr));
+    let r = result(&out);
+    let ran = r["steps"].as_array().unwrap();
+    assert_eq!(ran.len(), 7);
+    assert!(ran
+        .iter()
+        .all(|s| s["kind"] != "workload" || s["metrics"]["iops"].as_f64().unwrap() > 0.0));
+}
+
+fn an_unreadable_or_empty_file_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.fio");
+    let o = iogate(&["import", "fio", missing.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    let empty = dir.path().join("empty.fio");
+    std::fs::write(&empty, "; nothing\n[global]\nbs=4k\n").unwrap();
+    let o = import("fio", &empty, dir.path());
+    assert_eq!(
+        (o.code, o.fidelity.as_str()),
+        (2, "refused"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("no job in the file"), "{}", o.stderr);
+    let partial = dir.path().join("partial.fio");
+    std::fs::write(&partial, "[a]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=8\nsize=16m\nzonemode=strided\n").unwrap();
+    let o = iogate(&["import", "fio", partial.to_str().unwrap(), "--strict"]);
+    assert_eq!(code(&o), 2, "--strict refuses a partial conversion");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(":8:1: fio option `zonemode` is not converted")
+    );
+}
