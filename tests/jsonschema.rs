@@ -1,0 +1,196 @@
+//! The published JSON Schemas (`schema/*.json`) against a real validator,
+//! check-jsonschema from PyPI: they are what `iogate schema` generates from the Rust
+//! types; every shipped spec names the spec schema and validates; the bad specs that are
+//! wrong in structure (not only in meaning) are rejected by the validator as by iogate;
+//! a real run's result.json and the golden baseline validate; the CI recipes validate
+//! against GitHub's and GitLab's own schemas (check-jsonschema ships both).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{code, iogate, write_spec, CHECK_JSONSCHEMA};
+
+tests_main![
+    published_schemas_are_the_generated_ones,
+    every_shipped_spec_names_and_meets_the_spec_schema: [CheckJsonschema],
+    structurally_bad_specs_are_rejected_by_the_schema_and_by_iogate: [CheckJsonschema],
+    a_real_result_and_the_golden_baseline_meet_their_schemas: [CheckJsonschema],
+    ci_recipes_meet_github_and_gitlab_schemas: [CheckJsonschema],
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn check(schema: &[&str], files: &[PathBuf]) -> Output {
+    Command::new(CHECK_JSONSCHEMA)
+        .args(schema)
+        .args(files)
+        .output()
+        .expect("check-jsonschema runs")
+}
+
+fn schema_file(name: &str) -> String {
+    root()
+        .join("schema")
+        .join(format!("{name}.schema.json"))
+        .display()
+        .to_string()
+}
+
+fn published_schemas_are_the_generated_ones() {
+    for kind in ["spec", "result", "baseline"] {
+        let o = iogate(&["schema", kind]);
+        assert_eq!(code(&o), 0);
+        let generated: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let published: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(schema_file(kind)).unwrap()).unwrap();
+        assert_eq!(
+            generated, published,
+            "schema/{kind}.schema.json is stale: regenerate it with `iogate schema {kind} > schema/{kind}.schema.json`"
+        );
+        assert_eq!(
+            published["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{kind}"
+        );
+    }
+}
+
+fn shipped_specs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("specs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn every_shipped_spec_names_and_meets_the_spec_schema() {
+    let specs = shipped_specs();
+    assert!(specs.len() >= 7);
+    for s in &specs {
+        let first = std::fs::read_to_string(s).unwrap();
+        assert_eq!(
+            first.lines().next(),
+            Some("# yaml-language-server: $schema=../schema/spec.schema.json"),
+            "{}: the first line names the schema for editors",
+            s.display()
+        );
+    }
+    let o = check(&["--schemafile", &schema_file("spec")], &specs);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// Bad specs wrong in structure: unknown keys and step kinds, a wrong version, values
+/// without their unit, out-of-range counts and percentages, YAML errors. (The others are
+/// wrong in meaning: weights that do not sum to 100, unknown metrics, a region beyond the
+/// target; only iogate's compiler sees those.)
+const SCHEMA_INVALID: [&str; 17] = [
+    "bad_baseline_required.yaml",
+    "bad_data.yaml",
+    "bad_engine_modes.yaml",
+    "bad_idle_cap.yaml",
+    "bad_pacing.yaml",
+    "bad_replay.yaml",
+    "bad_sweep.yaml",
+    "bad_tolerance.yaml",
+    "bad_unit.yaml",
+    "duplicate_key.yaml",
+    "many_errors.yaml",
+    "two_documents.yaml",
+    "unknown_key.yaml",
+    "unknown_step_kind.yaml",
+    "wrong_version.yaml",
+    "yaml_syntax.yaml",
+    "zero_queue_depth.yaml",
+];
+
+fn structurally_bad_specs_are_rejected_by_the_schema_and_by_iogate() {
+    let dir = root().join("tests/bad_specs");
+    let mut rejected = Vec::new();
+    let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    all.sort();
+    for f in &all {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let o = check(
+            &["--schemafile", &schema_file("spec")],
+            std::slice::from_ref(f),
+        );
+        if !o.status.success() {
+            rejected.push(name.clone());
+        }
+        // iogate rejects every bad spec, whatever the schema says (some only against a
+        // target: `plan` resolves them against the scratch file).
+        let c = iogate(&["plan", f.to_str().unwrap()]);
+        assert_eq!(code(&c), 2, "{name}");
+    }
+    assert_eq!(rejected, SCHEMA_INVALID, "bad specs the schema rejects");
+}
+
+fn a_real_result_and_the_golden_baseline_meet_their_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    // A step of each kind that fills a different part of result.json.
+    let spec = write_spec(
+        dir.path(),
+        "schema",
+        "iogate: 1\nname: schema\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      verify: true\n      data: { buffer_compress_percentage: 50 }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n  - repeat: { name: r, requests: 16, rounds: 2 }\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1, 2] }\nassert:\n  - w.iops > 1\n",
+    );
+    let out = dir.path().join("out");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = check(
+        &["--schemafile", &schema_file("result")],
+        &[out.join("result.json")],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let golden: Vec<PathBuf> = std::fs::read_dir(root().join("golden/fileserver"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(!golden.is_empty());
+    let o = check(&["--schemafile", &schema_file("baseline")], &golden);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // A planted mistake is caught: the schema is not a check that cannot fail.
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    r["steps"][1]["metrics"]["iops"] = "fast".into();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r.to_string()).unwrap();
+    let o = check(&["--schemafile", &schema_file("result")], &[bad]);
+    assert!(!o.status.success(), "a string IOPS must not validate");
+}
+
+fn ci_recipes_meet_github_and_gitlab_schemas() {
+    let github = root().join("ci/github-actions.yml");
+    let gitlab = root().join("ci/gitlab-ci.yml");
+    let o = check(&["--builtin-schema", "vendor.github-workflows"], &[github]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = check(&["--builtin-schema", "vendor.gitlab-ci"], &[gitlab.clone()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // A planted mistake (an unknown `when`) is caught.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yml");
+    let text = std::fs::read_to_string(&gitlab).unwrap();
+    std::fs::write(
+        &bad,
+        text.replace("timeout: 2h", "timeout: 2h\n  when: sometimes"),
+    )
+    .unwrap();
+    let o = check(&["--builtin-schema", "vendor.gitlab-ci"], &[bad]);
+    assert!(!o.status.success(), "an invalid `when` must not validate");
+}
