@@ -119,7 +119,7 @@ pub fn format_bytes(bytes: u64) -> String {
         (1 << 10, "KiB"),
     ];
     for (unit, name) in UNITS {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{name}", bytes / unit);
         }
     }
@@ -145,7 +145,7 @@ pub fn format_duration_ns(ns: u64) -> String {
         return "0s".into();
     }
     for (unit, name) in UNITS {
-        if ns % unit == 0 {
+        if ns.is_multiple_of(unit) {
             return format!("{}{name}", ns / unit);
         }
     }
