@@ -180,7 +180,10 @@ fn ci_recipes_meet_github_and_gitlab_schemas() {
     let gitlab = root().join("ci/gitlab-ci.yml");
     let o = check(&["--builtin-schema", "vendor.github-workflows"], &[github]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-    let o = check(&["--builtin-schema", "vendor.gitlab-ci"], std::slice::from_ref(&gitlab));
+    let o = check(
+        &["--builtin-schema", "vendor.gitlab-ci"],
+        std::slice::from_ref(&gitlab),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     // A planted mistake (an unknown `when`) is caught.
     let dir = tempfile::tempdir().unwrap();
