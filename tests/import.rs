@@ -19,6 +19,8 @@ tests_main![
     iometer_file_server_imports_to_the_shipped_mix,
     iometer_queue_depth_cycling_becomes_a_sweep_that_runs,
     an_unreadable_or_empty_file_is_a_usage_error,
+    a_job_file_converts_rule_by_rule,
+    a_damaged_iometer_file_is_diagnosed_on_its_lines,
 ];
 
 /// Options whose value the fio importer writes into the spec (everything else it reads
@@ -411,5 +413,168 @@ fn an_unreadable_or_empty_file_is_a_usage_error() {
     assert_eq!(code(&o), 2, "--strict refuses a partial conversion");
     assert!(
         String::from_utf8_lossy(&o.stderr).contains(":8:1: fio option `zonemode` is not converted")
+    );
+}
+
+/// One fixture job per group of rules (tests/import/mixed.fio, written for these tests):
+/// the spec and every diagnostic as a snapshot, the rules that carry numbers asserted,
+/// and the converted spec run on a scratch file.
+fn a_job_file_converts_rule_by_rule() {
+    let file = "tests/import/mixed.fio";
+    let o = iogate(&["import", "fio", file]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let yaml = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    insta::assert_snapshot!("mixed_fio_spec", yaml);
+    insta::assert_snapshot!("mixed_fio_diagnostics", stderr);
+    for expected in [
+        "jobs: 4",                                                                  // numjobs
+        "rate: { iops: 1000 }", // 250 per job × 4 jobs
+        "duration: 2s",         // runtime + time_based
+        "ramp: 1s",             // ramp_time
+        "think_time: 50us",     // thinktime in µs
+        "{ block_size: 16KiB, weight: 20%, read: 70%, random: 100%, align: 4KiB }", // bssplit rest
+        "{ requests: 60%, region: 10% }", // zoned distribution
+        "region: { offset: 64MiB, length: 32MiB }", // offset + size
+        "bytes: 32MiB",         // one pass over size
+        "data: { buffer_compress_percentage: 50, refill_buffers: true }",
+        "verify: true",
+        "name: seqfill_verify",                        // fio's read-back phase
+        "idle: { name: delayed_delay, duration: 1s }", // startdelay
+        "ios: 2000",                                   // number_ios × numjobs
+        "bytes: 128MiB",                               // io_size
+        "size: 96MiB",                                 // target covers offset + size
+        "trace: trace.log",                            // read_iolog
+        "format: fio_iolog",
+    ] {
+        assert!(yaml.contains(expected), "missing `{expected}` in:\n{yaml}");
+    }
+    let delayed = &yaml[yaml.find("name: delayed\n").expect("delayed step")..];
+    assert!(
+        delayed.starts_with("name: delayed\n      queue_depth: 1\n"),
+        "psync runs one request at a time:\n{yaml}"
+    );
+    for warned in [
+        ":44:1: fio option `fsync` is not converted",
+        ":46:1: job `concurrent` runs concurrently with `delayed`",
+        ":50:1: fio option `zonemode` is not converted",
+    ] {
+        assert!(stderr.contains(warned), "missing `{warned}` in:\n{stderr}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = common::write_spec(dir.path(), "mixed", &yaml);
+    // The replayed iolog (v3: a timestamp in µs first), next to the spec.
+    let mut log = String::from("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n");
+    for i in 0..64u64 {
+        let op = if i % 4 == 0 { "write" } else { "read" };
+        log.push_str(&format!(
+            "{} /dev/x {op} {} 4096\n",
+            i * 100,
+            (i * 7919 % 1024) * 4096
+        ));
+    }
+    std::fs::write(dir.path().join("trace.log"), log).unwrap();
+    let out = dir.path().join("out");
+    let run = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code(&run), 0, "{}", String::from_utf8_lossy(&run.stderr));
+    let r = result(&out);
+    let verify = &r["steps"][2]["metrics"]["verify"];
+    assert_eq!(verify["errors"], 0, "the read-back checked the writes");
+    assert!(
+        verify["checked_blocks"].as_u64().unwrap() >= 256,
+        "{verify}"
+    );
+    let names: Vec<&str> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "oltp",
+            "seqfill",
+            "seqfill_verify",
+            "delayed_delay",
+            "delayed",
+            "concurrent",
+            "replay"
+        ]
+    );
+}
+
+/// A damaged .icf: percentages that do not add up, a reply size, a network worker and
+/// run time 0 are each reported on their line; nothing convertible is left: refused.
+fn a_damaged_iometer_file_is_diagnosed_on_its_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("fileserver.icf")).unwrap();
+    let damaged = text
+        .replace("\t65536,10,80,100,0,1,0,0", "\t65536,5,80,100,0,1,0,0")
+        .replace("\t0          0          20", "\t0          0          0");
+    let file = dir.path().join("damaged.icf");
+    std::fs::write(&file, &damaged).unwrap();
+    let o = import("iometer", &file, dir.path());
+    assert_eq!(
+        (o.code, o.fidelity.as_str()),
+        (2, "refused"),
+        "{}",
+        o.stderr
+    );
+    let line = |needle: &str| damaged.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let at = |n: usize| format!("damaged.icf:{n}:");
+    let located = |stderr: &str, message: &str, n: usize| {
+        stderr
+            .lines()
+            .any(|l| l.contains(message) && l.contains(&at(n)) && !l.starts_with("import:"))
+    };
+    assert!(
+        located(
+            &o.stderr,
+            "access specification `File Server` is not converted",
+            line("File Server,NONE")
+        ),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("its % of size add up to 95, not 100"),
+        "{}",
+        o.stderr
+    );
+    // With the sum mended, the reply size and the run time are warnings: partial.
+    let mended = damaged.replace("\t65536,5,80,100,0,1,0,0", "\t65536,10,80,100,0,1,0,512");
+    std::fs::write(&file, &mended).unwrap();
+    let o = import("iometer", &file, dir.path());
+    assert_eq!(
+        (o.code, o.fidelity.as_str()),
+        (0, "partial"),
+        "{}",
+        o.stderr
+    );
+    let line = |needle: &str| mended.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert!(
+        located(
+            &o.stderr,
+            "the reply size is not converted",
+            line("65536,10,80,100,0,1,0,512")
+        ),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        located(
+            &o.stderr,
+            "a run time of 0",
+            line("0          0          0")
+        ),
+        "{}",
+        o.stderr
     );
 }

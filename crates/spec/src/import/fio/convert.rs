@@ -64,6 +64,28 @@ impl Job<'_> {
                 "the iolog path is written as given".into(),
                 "a relative trace path is read from the spec file's directory".into(),
             );
+            for key in [
+                "rw",
+                "bs",
+                "bssplit",
+                "size",
+                "offset",
+                "io_size",
+                "rwmixread",
+                "rwmixwrite",
+                "numjobs",
+                "time_based",
+                "runtime",
+            ] {
+                if let Some(opt) = self.take(key) {
+                    self.diag(
+                        opt.span,
+                        Severity::Note,
+                        format!("fio option `{key}` does not shape a replay"),
+                        "the iolog decides each request, as in fio".into(),
+                    );
+                }
+            }
             spec.steps.push(StepOut::Replay {
                 name: name.clone(),
                 trace: v,
@@ -87,7 +109,7 @@ impl Job<'_> {
         self.pacing(&mut w, numjobs, kb);
         self.distribution(&mut w);
         self.data(&mut w, kb);
-        self.verify(&mut w, &shape);
+        let read_back = self.verify(&mut w, &shape);
         if self
             .value("continue_on_error")
             .is_some_and(|(v, _)| v.trim() != "none" && v.trim() != "0")
@@ -102,6 +124,10 @@ impl Job<'_> {
         }
         spec.steps.push(StepOut::Workload(w));
         names.push(name);
+        if let Some(r) = read_back {
+            names.push(r.name.clone());
+            spec.steps.push(StepOut::Workload(r));
+        }
     }
 
     /// Engine and `rw`: `None` (with an error) when the job is out of scope.
@@ -535,28 +561,24 @@ impl Job<'_> {
         }
     }
 
-    /// `verify=<type>` → `verify: true` (iogate's own checksum); a write-only job gets a
-    /// read-back note, as fio reads the blocks back after writing them.
-    fn verify(&mut self, w: &mut WorkloadOut, shape: &Shape) {
-        let Some((v, o)) = self.value("verify") else {
-            return;
-        };
+    /// `verify=<type>` → `verify: true` (iogate's own checksum). fio reads a write-only
+    /// job's blocks back after writing them (`do_verify`): when the job has a byte count,
+    /// that read-back is returned as a sequential read step over the same region.
+    fn verify(&mut self, w: &mut WorkloadOut, shape: &Shape) -> Option<WorkloadOut> {
+        let (v, o) = self.value("verify")?;
         if matches!(v.trim(), "0" | "null" | "none") {
-            return;
+            return None;
         }
         if w.data.iter().any(|(k, _)| *k == "dedupe_percentage") {
             self.warn(
                 &o,
                 "verification with duplicate writes: a verified block carries its own offset",
             );
-            return;
+            return None;
         }
         w.verify = true;
         let do_verify = self.value("do_verify").is_none_or(|(v, _)| v.trim() != "0");
-        if shape.read_pct == 0.0 && do_verify {
-            self.diag(o.span.clone(), Severity::Warning, "fio's read-back after the writes is not a step of its own".into(),
-                "iogate checks the blocks when a later step of this spec reads them: add a read step".into());
-        } else {
+        if shape.read_pct > 0.0 || !do_verify {
             self.diag(
                 o.span.clone(),
                 Severity::Note,
@@ -564,6 +586,43 @@ impl Job<'_> {
                 "iogate checks every read of a block it wrote with its own header and checksum"
                     .into(),
             );
+            return None;
         }
+        let (Some(bytes), Some(line)) = (w.bytes.clone(), w.mix.first().cloned()) else {
+            self.diag(
+                o.span.clone(),
+                Severity::Warning,
+                "fio's read-back after the writes is not converted".into(),
+                "the job has no byte count to read back: add a read step with `verify: true`"
+                    .into(),
+            );
+            return None;
+        };
+        let name = format!("{}_verify", w.name);
+        self.diag(
+            o.span.clone(),
+            Severity::Note,
+            format!(
+                "verify={}: fio reads the blocks back after writing them",
+                v.trim()
+            ),
+            format!("converted as the sequential read step `{name}` with `verify: true`"),
+        );
+        Some(WorkloadOut {
+            name,
+            queue_depth: w.queue_depth,
+            jobs: 1,
+            bytes: Some(bytes),
+            region: w.region.clone(),
+            verify: true,
+            passthrough: w.passthrough,
+            mix: vec![MixOut {
+                block_size: line.block_size,
+                read: "100%".into(),
+                random: "0%".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
     }
 }
