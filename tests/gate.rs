@@ -228,11 +228,19 @@ fn junit_validates_against_the_ci_schema() {
     let file = golden.join("gate").join(format!("{key}.json"));
     let mut b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).expect("baseline")).expect("JSON");
-    let iops = &mut b["metrics"]["w.iops"];
-    iops["value"] = (iops["value"].as_f64().expect("value") * 2.0).into();
-    if let Some(xs) = iops.get_mut("samples").and_then(|v| v.as_array_mut()) {
-        for x in xs {
-            *x = (x.as_f64().expect("sample") * 2.0).into();
+    // w.iops regresses (its baseline doubled); the other rules cannot regress from
+    // run-to-run noise on a shared machine (their baselines moved far the other way).
+    for (metric, factor) in [
+        ("w.iops", 2.0),
+        ("w.bandwidth", 0.1),
+        ("w.latency.mean", 10.0),
+    ] {
+        let m = &mut b["metrics"][metric];
+        m["value"] = (m["value"].as_f64().expect("value") * factor).into();
+        if let Some(xs) = m.get_mut("samples").and_then(|v| v.as_array_mut()) {
+            for x in xs {
+                *x = (x.as_f64().expect("sample") * factor).into();
+            }
         }
     }
     b["metrics"]

@@ -5,7 +5,7 @@
 //!
 //! | format | record | time | offsets, sizes |
 //! |---|---|---|---|
-//! | fio iolog v2 | `file action [offset length]` | none (0) | bytes |
+//! | fio iolog v2 | `file action [offset length]` | the sum of the `wait`s before it (µs; below 100 discarded, as fio) | bytes |
 //! | fio iolog v3 | `µs file action [offset length]` (fio `iolog.c` writes `utime_since_now`) | µs | bytes |
 //! | DiskSim ASCII | `time device lba size flags` (flags bit 0: 1 = read) | ms (DiskSim) or ns (MQSim), given by the caller | 512-byte sectors |
 //! | MSR Cambridge CSV | `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` | 100 ns ticks (Windows filetime) | bytes |
