@@ -376,15 +376,7 @@ fn iometer_queue_depth_cycling_becomes_a_sweep_that_runs() {
     assert_eq!(fs, [1, 2, 4, 8, 16, 32]);
     // And the converted spec runs (a scratch file of the worker's disk size).
     let out = dir.path().join("out");
-    let run = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&run), 0, "{}", String::from_utf8_lossy(&run.stderr));
-    let r = result(&out);
+    let r = common::run_scratch_ok(&spec, &out);
     let ran = r["steps"].as_array().unwrap();
     assert_eq!(ran.len(), 7);
     assert!(ran
@@ -475,15 +467,7 @@ fn a_job_file_converts_rule_by_rule() {
     }
     std::fs::write(dir.path().join("trace.log"), log).unwrap();
     let out = dir.path().join("out");
-    let run = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&run), 0, "{}", String::from_utf8_lossy(&run.stderr));
-    let r = result(&out);
+    let r = common::run_scratch_ok(&spec, &out);
     let verify = &r["steps"][2]["metrics"]["verify"];
     assert_eq!(verify["errors"], 0, "the read-back checked the writes");
     assert!(

@@ -144,14 +144,7 @@ fn a_real_result_and_the_golden_baseline_meet_their_schemas() {
         "iogate: 1\nname: schema\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      verify: true\n      data: { buffer_compress_percentage: 50 }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n  - repeat: { name: r, requests: 16, rounds: 2 }\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1, 2] }\nassert:\n  - w.iops > 1\n",
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    common::run_scratch_ok(&spec, &out);
     let o = check(
         &["--schemafile", &schema_file("result")],
         &[out.join("result.json")],

@@ -483,6 +483,20 @@ pub fn run_ok(spec: &Path, target: &Path, out: &Path) {
     );
 }
 
+/// Runs `iogate run SPEC --out OUT --quiet` on the spec's scratch file, requires exit 0
+/// (the failure message carries iogate's stderr) and returns the result.json.
+pub fn run_scratch_ok(spec: &Path, out: &Path) -> serde_json::Value {
+    let o = iogate(&[
+        "run",
+        spec.to_str().expect("test paths are UTF-8"),
+        "--out",
+        out.to_str().expect("test paths are UTF-8"),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    result(out)
+}
+
 /// IOMeter's File Server mix lines, indented for a `mix:` key of a workload step.
 pub const FILESERVER_MIX: &str = r#"
         - { block_size: 512B,  weight: 10%, read: 80%, random: 100%, align: 512B }

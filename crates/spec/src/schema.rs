@@ -42,8 +42,10 @@ fn text(description: &str, pattern: String) -> Schema {
     json_schema!({ "type": "string", "pattern": pattern, "description": description })
 }
 
-macro_rules! text_type {
-    ($name:ident, $doc:literal, $pattern:expr) => {
+/// A schema-only marker type: `$name`, documented by `$doc`, whose schema (inlined
+/// where it is used) is `$schema`.
+macro_rules! schema_type {
+    ($name:ident, $doc:expr, $schema:expr) => {
         #[doc = $doc]
         pub struct $name;
         impl JsonSchema for $name {
@@ -54,9 +56,16 @@ macro_rules! text_type {
                 stringify!($name).into()
             }
             fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                text($doc, $pattern)
+                $schema
             }
         }
+    };
+}
+
+/// A string of the value language, its shape a `pattern`.
+macro_rules! text_type {
+    ($name:ident, $doc:literal, $pattern:expr) => {
+        schema_type!($name, $doc, text($doc, $pattern));
     };
 }
 
@@ -87,46 +96,27 @@ text_type!(
     format!("^{NUMBER} ?{BYTE_UNIT}/s$")
 );
 
-/// `queue_depth:` of a replay: an integer, or `trace`.
-pub struct ReplayQueueDepth;
-impl JsonSchema for ReplayQueueDepth {
-    fn inline_schema() -> bool {
-        true
-    }
-    fn schema_name() -> Cow<'static, str> {
-        "ReplayQueueDepth".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "description": "A limit on outstanding requests, or `trace`.",
-            "anyOf": [
-                { "type": "integer", "minimum": 1 },
-                { "type": "string", "pattern": "^([0-9]+|trace)$" }
-            ]
-        })
-    }
-}
+schema_type!(
+    ReplayQueueDepth,
+    "`queue_depth:` of a replay: an integer, or `trace`.",
+    json_schema!({
+        "description": "A limit on outstanding requests, or `trace`.",
+        "anyOf": [
+            { "type": "integer", "minimum": 1 },
+            { "type": "string", "pattern": "^([0-9]+|trace)$" }
+        ]
+    })
+);
 
 /// A string that is one of `names`.
 pub fn one_of(names: &[&str], description: &str) -> Schema {
     json_schema!({ "type": "string", "enum": names, "description": description })
 }
 
+/// A keyword: a string that is one of the listed words.
 macro_rules! keyword_type {
     ($name:ident, $doc:literal, [$($word:literal),+]) => {
-        #[doc = $doc]
-        pub struct $name;
-        impl JsonSchema for $name {
-            fn inline_schema() -> bool {
-                true
-            }
-            fn schema_name() -> Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                one_of(&[$($word),+], $doc)
-            }
-        }
+        schema_type!($name, $doc, one_of(&[$($word),+], $doc));
     };
 }
 
@@ -174,20 +164,14 @@ keyword_type!(
     ["block_size", "read", "queue_depth", "jobs"]
 );
 
-/// `format:` of a replay: one of [`TraceFormat::NAMES`](crate::plan::TraceFormat::NAMES).
-pub struct TraceFormatName;
-impl JsonSchema for TraceFormatName {
-    fn inline_schema() -> bool {
-        true
-    }
-    fn schema_name() -> Cow<'static, str> {
-        "TraceFormatName".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+schema_type!(
+    TraceFormatName,
+    "`format:` of a replay: one of [`TraceFormat::NAMES`](crate::plan::TraceFormat::NAMES).",
+    {
         let names: Vec<&str> = crate::plan::TraceFormat::NAMES
             .iter()
             .map(|(n, _)| *n)
             .collect();
         one_of(&names, "The trace's format.")
     }
-}
+);

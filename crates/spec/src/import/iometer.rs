@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use super::yaml::{MixOut, SpecOut, StepOut, WorkloadOut};
 use super::{format_bytes, format_duration_ns, format_pct, step_name, Imported, Report};
-use crate::diag::{Diagnostics, Severity, SourceFile};
+use crate::diag::{Severity, SourceFile};
 
 const SECTOR: u64 = 512;
 
@@ -210,8 +210,7 @@ pub fn import(src: &SourceFile) -> Imported {
         };
         push_steps(src, &mut report, &mut spec, w, &setup);
     }
-    let steps = spec.steps.len();
-    if steps == 0 {
+    if spec.steps.is_empty() {
         report.push(
             src.diagnostic(
                 0..0,
@@ -221,14 +220,7 @@ pub fn import(src: &SourceFile) -> Imported {
             .with_severity(Severity::Error),
         );
     }
-    Imported {
-        yaml: (steps > 0).then(|| spec.to_yaml()),
-        diagnostics: Diagnostics {
-            source: src.clone(),
-            items: report.into_sorted(),
-        },
-        steps,
-    }
+    Imported::new(src, &spec, report)
 }
 
 /// The three sections.

@@ -52,6 +52,19 @@ pub struct Imported {
 }
 
 impl Imported {
+    /// What an importer produced from `spec` (no YAML when it has no step) and `report`.
+    pub(crate) fn new(src: &crate::diag::SourceFile, spec: &SpecOut, report: Report) -> Self {
+        let steps = spec.steps.len();
+        Imported {
+            yaml: (steps > 0).then(|| spec.to_yaml()),
+            diagnostics: Diagnostics {
+                source: src.clone(),
+                items: report.into_sorted(),
+            },
+            steps,
+        }
+    }
+
     /// Full, partial or refused, from the diagnostics and whether a spec was written.
     pub fn fidelity(&self) -> Fidelity {
         let has = |s: Severity| self.diagnostics.items.iter().any(|d| d.severity == s);

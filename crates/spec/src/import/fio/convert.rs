@@ -234,14 +234,7 @@ impl Job<'_> {
     }
 
     fn count(&mut self, key: &'static str) -> Option<u64> {
-        let (v, o) = self.value(key)?;
-        match v.trim().parse::<u64>() {
-            Ok(n) => Some(n),
-            Err(_) => {
-                self.bad_value(&o, "a whole number");
-                None
-            }
-        }
+        self.parsed(key, "a whole number", |v| v.trim().parse().ok())
     }
 
     fn depth(&mut self, shape: &Shape) -> u64 {
@@ -346,26 +339,9 @@ impl Job<'_> {
             SizeValue::Bytes(b) => format_bytes(b),
             SizeValue::Percent(p) => format_pct(p),
         };
-        let offset = match self.value("offset") {
-            Some((v, o)) => match parse_size(&v, kb) {
-                Some(s) => Some(s),
-                None => {
-                    self.bad_value(&o, "a size or a percentage");
-                    None
-                }
-            },
-            None => None,
-        };
-        let size = match self.value("size") {
-            Some((v, o)) => match parse_size(&v, kb) {
-                Some(s) => Some(s),
-                None => {
-                    self.bad_value(&o, "a size or a percentage");
-                    None
-                }
-            },
-            None => None,
-        };
+        let size_or_pct = "a size or a percentage";
+        let offset = self.parsed("offset", size_or_pct, |v| parse_size(v, kb));
+        let size = self.parsed("size", size_or_pct, |v| parse_size(v, kb));
         w.region = (
             offset.filter(|o| *o != SizeValue::Bytes(0)).map(size_text),
             size.map(size_text),
@@ -404,13 +380,7 @@ impl Job<'_> {
                 None => self.bad_value(&o, "a time"),
             }
         }
-        let io_size = self.value("io_size").and_then(|(v, o)| {
-            let b = parse_bytes(&v, kb);
-            if b.is_none() {
-                self.bad_value(&o, "a size");
-            }
-            b
-        });
+        let io_size = self.parsed("io_size", "a size", |v| parse_bytes(v, kb));
         let number_ios = self.count("number_ios");
         if time_based {
             match runtime_ns {
@@ -535,11 +505,8 @@ impl Job<'_> {
                 }
             }
         }
-        if let Some((v, o)) = self.value("buffer_compress_chunk") {
-            match parse_bytes(&v, kb) {
-                Some(b) => w.data.push(("buffer_compress_chunk", format_bytes(b))),
-                None => self.bad_value(&o, "a size"),
-            }
+        if let Some(b) = self.parsed("buffer_compress_chunk", "a size", |v| parse_bytes(v, kb)) {
+            w.data.push(("buffer_compress_chunk", format_bytes(b)));
         }
         if self.flag("refill_buffers") {
             w.data.push(("refill_buffers", "true".into()));

@@ -13,7 +13,7 @@ use std::ops::Range;
 use super::fio_values::{canonical, no_effect, unsupported};
 use super::yaml::SpecOut;
 use super::{step_name, Imported, Report};
-use crate::diag::{Diagnostics, Severity, SourceFile};
+use crate::diag::{Severity, SourceFile};
 
 /// One `key[=value]` line.
 #[derive(Debug, Clone)]
@@ -86,21 +86,13 @@ pub fn import(src: &SourceFile) -> Imported {
     if let Some(d) = globals.iter().rev().find(|o| o.key == "description") {
         spec.description = d.value.clone();
     }
-    let steps = spec.steps.len();
     if sections.iter().all(|s| s.name == "global") {
         report.push(
             src.diagnostic(0..0, "no job in the file", "expected a `[job]` section")
                 .with_severity(Severity::Error),
         );
     }
-    Imported {
-        yaml: (steps > 0).then(|| spec.to_yaml()),
-        diagnostics: Diagnostics {
-            source: src.clone(),
-            items: report.into_sorted(),
-        },
-        steps,
-    }
+    Imported::new(src, &spec, report)
 }
 
 /// Reads sections and options; `include` and malformed lines are diagnostics.
@@ -187,6 +179,22 @@ impl Job<'_> {
     fn value(&mut self, key: &'static str) -> Option<(String, Opt)> {
         self.take(key)
             .map(|o| (o.value.clone().unwrap_or_else(|| "1".into()), o))
+    }
+
+    /// The value of `key` read by `parse`; a value it cannot read is a warning saying
+    /// what was `expected`, and `None`.
+    fn parsed<T>(
+        &mut self,
+        key: &'static str,
+        expected: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Option<T> {
+        let (v, o) = self.value(key)?;
+        let out = parse(&v);
+        if out.is_none() {
+            self.bad_value(&o, expected);
+        }
+        out
     }
 
     fn flag(&mut self, key: &'static str) -> bool {
