@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what iogate's tests need on a bare Debian machine: losetup (mount),
+# Installs what iogate's build and tests need on a bare Debian machine, each package
+# detected by the command or file that uses it: losetup (mount),
 # mkfs.ext4 and e2fsck (e2fsprogs), fio (measurement agreement tests and benchmarks),
 # headless Chromium (the HTML report is screenshotted in tests/browser.rs), xmllint
 # (libxml2-utils: JUnit XML is validated against tests/schema/junit.xsd in tests/gate.rs).
@@ -14,12 +15,20 @@ command -v fio >/dev/null 2>&1 || need+=(fio)
 [ -e /usr/share/doc/fio/examples/fio-rand-read.fio ] || need+=(fio-examples)
 command -v chromium-headless-shell >/dev/null 2>&1 || need+=(chromium-headless-shell)
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
-# Building iogate: libblkid (the destructive-write guard) through bindgen, which needs
-# libclang and pkg-config.
-[ -e /usr/include/blkid/blkid.h ] || need+=(libblkid-dev)
-compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || need+=(libclang-dev)
-command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
-command -v mkfs.minix >/dev/null 2>&1 || need+=(util-linux)
+# Building iogate needs the Rust toolchain and a C compiler with the C library's headers
+# (zstd, lz4 and SQLite are compiled from their bundled sources by the cc crate); no
+# other headers, no libclang, no pkg-config. Each is detected by what the build runs.
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+[ -e /usr/include/stdio.h ] || need+=(libc6-dev)
+# The destructive-write guard runs util-linux's wipefs at run time; the guard tests make
+# minix and bfs file systems with its mkfs.minix and mkfs.bfs.
+command -v wipefs >/dev/null 2>&1 || [ -x /sbin/wipefs ] || need+=(util-linux)
+command -v mkfs.minix >/dev/null 2>&1 || [ -x /sbin/mkfs.minix ] || need+=(util-linux)
+# The Debian package (scripts/deb.sh, checked by tests/package.rs): dpkg-shlibdeps
+# finds the shared libraries the binary needs.
+command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
+# The loop driver is loaded with modprobe when its control node is missing.
+command -v modprobe >/dev/null 2>&1 || [ -x /sbin/modprobe ] || need+=(kmod)
 # A faulty device for tests/faults.rs: nbdkit (ddrescue, error, delay filters) through
 # nbdfuse (libnbd-bin) and FUSE.
 command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
@@ -41,7 +50,7 @@ python3 -c 'import venv' >/dev/null 2>&1 || need+=(python3-venv)
 
 if ((${#need[@]} + ${#vm[@]})); then
   if [ "$(id -u)" != 0 ]; then
-    echo "setup: missing ${need[*]} ${vm[*]}; run as root to install them" >&2
+    echo "setup: missing ${need[*]} ${vm[*]}; run as root (or: sudo bash scripts/setup.sh) to install them" >&2
     exit 0
   fi
   export DEBIAN_FRONTEND=noninteractive

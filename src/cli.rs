@@ -8,7 +8,13 @@ use clap::{Parser, Subcommand};
 /// golden baseline. Exit codes: 0 pass, 1 assertion failed or regression, 2 spec or
 /// usage error, 3 target or engine failure, 4 inconclusive, 130 interrupted.
 #[derive(Debug, Parser)]
-#[command(name = "iogate", version, about, long_about = None)]
+#[command(
+    name = "iogate",
+    version,
+    about,
+    long_about = None,
+    after_help = "Example specs: /usr/share/iogate/specs/ (Debian package; start with fileserver.yaml) or specs/ in the source tree; their JSON Schemas in /usr/share/iogate/schema/.\nDocumentation: /usr/share/doc/iogate/README.md"
+)]
 pub struct Cli {
     /// The command.
     #[command(subcommand)]

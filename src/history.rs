@@ -437,18 +437,22 @@ impl JudgedRun {
     /// result directory being staged).
     pub fn write(&self, dir: &Path) -> Result<(), String> {
         for j in &self.judgements {
-            if j.verdict == "regressed" || j.verdict == "improved" {
-                eprintln!(
-                    "history: {} {} against the last {} accepted builds ({} vs {}, {:+.1}%, p = {:.2e})",
-                    if j.verdict == "regressed" { "REGRESSED" } else { "improved" },
-                    j.metric,
-                    j.builds,
-                    trend::format_value(&j.metric, j.value),
-                    trend::format_value(&j.metric, j.history_mean),
-                    j.change_pct,
-                    j.pvalue
-                );
-            }
+            let word = match j.verdict {
+                "regressed" => "REGRESSED",
+                "improved" => "improved",
+                "inconclusive" => "inconclusive (beyond the tolerance, within the builds' spread)",
+                _ => continue,
+            };
+            eprintln!(
+                "history: {} {word} against the last {} accepted builds ({} vs {} ± {}, {:+.1}%, p = {:.2e})",
+                j.metric,
+                j.builds,
+                trend::format_value(&j.metric, j.value),
+                trend::format_value(&j.metric, j.history_mean),
+                trend::format_value(&j.metric, j.history_stddev),
+                j.change_pct,
+                j.pvalue
+            );
         }
         eprintln!(
             "history: build {} judged on {} metrics against up to {} accepted builds",
@@ -481,7 +485,8 @@ impl JudgedRun {
     }
 }
 
-/// Smallest change against history that `run --history` calls a regression, percent
-/// (besides the t-test's p-value): below it, a significant change is too small to fail
+/// Tolerance band of `run --history` around the accepted builds' mean, percent: a run
+/// regresses only when it lies past the band's edge by more than the builds' own
+/// run-to-run spread explains (`detect::judge`); below it, a change is too small to fail
 /// a build over.
 pub const HISTORY_TOLERANCE_PCT: f64 = 5.0;

@@ -597,6 +597,51 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     }
 }
 
+/// Without util-linux's wipefs (hidden here by /dev/null bound over it in a private mount
+/// namespace: `/usr/sbin/wipefs`, which is also `/sbin/wipefs` on a merged-/usr system),
+/// a writing plan on a block device is refused before any I/O, saying what to install;
+/// never run unguarded. With `--allow-destructive` it runs.
+fn a_writing_plan_without_wipefs_is_refused_saying_what_to_install() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dev = LoopDevice::new(16, "nowipefs");
+    let spec = write_spec(
+        dir.path(),
+        "nowipefs",
+        "iogate: 1\nname: nowipefs\nsteps:\n  - workload: { name: w, ios: 64, mix: [ { block_size: 4KiB, read: 0%, random: 100% } ] }\n",
+    );
+    let wipefs = ["/usr/sbin/wipefs", "/sbin/wipefs"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("wipefs is installed (util-linux)");
+    let before = digest(&dev.path);
+    let run = |extra: &[&str]| {
+        Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(format!(
+                "mount --bind /dev/null {wipefs} && exec \"$0\" \"$@\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_iogate"))
+            .args(["run", s(&spec), "--target", s(&dev.path), "--quiet"])
+            .arg("--out")
+            .arg(dir.path().join(format!("out{}", extra.len())))
+            .args(extra)
+            .output()
+            .expect("unshare (util-linux)")
+    };
+    let o = run(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(
+        err.contains("wipefs") && err.contains("install util-linux"),
+        "{err}"
+    );
+    assert_eq!(digest(&dev.path), before, "the device was written");
+    let o = run(&["--allow-destructive"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ne!(digest(&dev.path), before, "the allowed run wrote nothing");
+}
+
 tests_main![
     bad_inputs_are_bounded_and_never_wrap,
     bless_writes_only_inside_the_golden_directory,
@@ -604,4 +649,5 @@ tests_main![
     read_only_targets_and_outputs_are_refused_first: [Root],
     every_writing_step_kind_is_refused_on_a_device_holding_data: [Root],
     a_sweep_on_a_mounted_file_system_is_refused: [Root, Mkfs],
+    a_writing_plan_without_wipefs_is_refused_saying_what_to_install: [Root],
 ];

@@ -62,6 +62,24 @@ pub enum Need {
     /// fio's example job files (Debian's fio-examples package, read at test time: they
     /// are GPL and not in this repository).
     FioExamples,
+    /// The Debian package `scripts/test.sh` builds (`scripts/deb.sh`), and dpkg-deb.
+    Package,
+}
+
+/// The Debian package of this version that `scripts/deb.sh` wrote into the target
+/// directory's `debian/` (`iogate_<version>-1_<arch>.deb`), if there is one.
+pub fn package_deb() -> Option<PathBuf> {
+    let target = Path::new(env!("CARGO_BIN_EXE_iogate")).parent()?.parent()?;
+    let prefix = format!("iogate_{}-", env!("CARGO_PKG_VERSION"));
+    std::fs::read_dir(target.join("debian"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".deb"))
+        })
 }
 
 /// check-jsonschema, installed by scripts/setup.sh in its own venv.
@@ -113,6 +131,7 @@ impl Need {
                 .is_ok_and(|o| o.status.success()),
             Need::CheckJsonschema => on_path(CHECK_JSONSCHEMA, "--version"),
             Need::FioExamples => Path::new(FIO_EXAMPLES).join("fio-rand-read.fio").exists(),
+            Need::Package => package_deb().is_some() && on_path("dpkg-deb", "--version"),
             Need::Nbdkit => {
                 on_path("nbdkit", "--version")
                     && on_path("nbdfuse", "--version")
@@ -135,6 +154,9 @@ impl Need {
                 "needs check-jsonschema (scripts/setup.sh installs it in /opt/iogate-check-jsonschema)"
             }
             Need::FioExamples => "needs fio's example job files (scripts/setup.sh installs fio-examples)",
+            Need::Package => {
+                "needs the Debian package in target/debian (scripts/test.sh builds it with scripts/deb.sh) and dpkg-deb"
+            }
             Need::Otava => "needs Apache Otava (scripts/setup.sh installs it in /opt/iogate-otava)",
             Need::Qemu => {
                 "needs qemu-system-x86_64, a kernel in /boot and busybox (scripts/setup.sh installs qemu-system-x86, linux-image-amd64, busybox-static)"

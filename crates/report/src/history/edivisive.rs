@@ -138,7 +138,7 @@ pub fn ttest(left: &[f64], right: &[f64]) -> TTest {
 }
 
 /// P(|T| ≥ |t|) for Student's t with `df` degrees of freedom: I_{df/(df+t²)}(df/2, 1/2).
-fn student_two_sided(t: f64, df: f64) -> f64 {
+pub(crate) fn student_two_sided(t: f64, df: f64) -> f64 {
     if t.is_nan() {
         return f64::NAN;
     }
