@@ -84,7 +84,7 @@ steps:
       ramp: 2s
       duration: 3s
       queue_depth: 1
-      region: { offset: 0, length: 4MiB }
+      region: { offset: 0B, length: 4MiB }
       mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]
   - workload:
       name: miss
