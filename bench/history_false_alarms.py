@@ -12,7 +12,9 @@ rules are measured on the same runs.
 
     sudo python3 bench/history_false_alarms.py [--builds 60] [--load 0] [--iogate PATH]
 
-`--load K` runs K busy-looping processes during the builds (a loaded CI host). Needs
+`--load K` runs K busy-looping processes during the builds (a loaded CI host); with
+`--burst` they alternate busy and idle spells, so that some builds are hit and others
+not (the heavy tail a shared host gives). Needs
 root, nbdkit, nbdfuse, fusermount3 and cgroup v1 blkio (scripts/setup.sh installs them).
 Prints one line per build and a summary; results in bench/RESULTS.md.
 """
@@ -43,6 +45,15 @@ steps:
       queue_depth: 4
       rate: { iops: 300 }
       mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]
+"""
+
+BURSTY = """
+import random, time
+while True:
+    end = time.time() + random.uniform(0.5, 3.0)
+    while time.time() < end:
+        pass
+    time.sleep(random.uniform(0.5, 5.0))
 """
 
 CAP_IOPS = 1000
@@ -158,6 +169,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--builds", type=int, default=60)
     ap.add_argument("--load", type=int, default=0)
+    ap.add_argument("--burst", action="store_true", help="burners alternate busy (0.5-3 s) and idle (0.5-5 s) spells, so only some builds are hit")
     ap.add_argument("--iogate", default="target/release/iogate")
     a = ap.parse_args()
     iogate = os.path.abspath(a.iogate)
@@ -167,7 +179,8 @@ def main():
         f.write(SPEC)
     db = os.path.join(work, "history.db")
     disk = Disk(work)
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.load)]
+    burner = BURSTY if a.burst else "while True: pass"
+    burners = [subprocess.Popen([sys.executable, "-c", burner]) for _ in range(a.load)]
     series = {}  # metric -> [(build, value, accepted)]
     new_counts, old_counts = {}, {}
     try:
@@ -204,7 +217,7 @@ def main():
     iops = [v for (_, v, _) in series.get("throughput.iops", [])]
     cv = statistics.pstdev(iops) / statistics.fmean(iops) * 100 if iops else float("nan")
     print()
-    print(f"builds {a.builds}, load {a.load}, metric judgements {judged_new} (of {sum(new_counts.values())})")
+    print(f"builds {a.builds}, load {a.load}{' (bursts)' if a.burst else ''}, metric judgements {judged_new} (of {sum(new_counts.values())})")
     print(f"throughput IOPS: mean {statistics.fmean(iops):.1f}, CV {cv:.2f}%, min {min(iops):.1f}, max {max(iops):.1f}")
     for name, counts in (("new rule (band edge, prediction interval)", new_counts), ("old rule (t-test vs mean + 5%)", old_counts)):
         fa = counts.get("regressed", 0) + counts.get("improved", 0)
