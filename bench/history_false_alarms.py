@@ -5,7 +5,8 @@ Every build runs the same spec on the same "firmware": nbdkit's 64 MiB memory di
 its delay filter (reads after 1 ms), through nbdfuse and a `--direct-io=on` loop device,
 capped by cgroup v1 blkio at 1000 IOPS, exactly as tests/history.rs's builds 1-19. Nothing
 changes between builds, so every `regressed` verdict is a false alarm. For each build the
-script records iogate's own verdicts (history.json: the rule in the binary) and recomputes
+script records iogate's own verdicts (history.json: the rule in the binary, a one-sided
+t-test against the 5% band's edge, p <= 0.025, the builds' spread as noise) and recomputes
 the previous rule (two-sided t-test of the history against the one value, population
 standard deviation, p <= 0.001, and |change| > 5%) on the same accepted builds, so both
 rules are measured on the same runs.

@@ -7,7 +7,8 @@
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
 # initramfs with busybox, the nvme/nvme-core modules and their dependencies, `iogate`
-# (default target/release/iogate, with the shared libraries it links) on PATH, and the
+# (default target/release/iogate, with the shared libraries it links) and util-linux's
+# wipefs (the destructive-write guard's probe) on PATH, and the
 # repository's specs in /specs; each --extra binary (e.g. fio, for benchmarks) is on PATH too,
 # with its shared libraries. The NVMe namespace is a fresh raw image of --size bytes
 # (zeros), on `-device nvme,serial=SERIAL,drive=…,<nvme-props>`; it is /dev/nvme0n1 (and
@@ -70,7 +71,11 @@ for ko in $(modprobe -S "$kver" --show-depends nvme | awk '$1 == "insmod" {print
     *) cp "$ko" "$root/modules/$(printf %02d $n)-$(basename "$ko")" ;;
   esac
 done
-# iogate and the shared libraries it links, at the same paths.
+# iogate and the shared libraries it links, at the same paths; util-linux's wipefs too
+# (the destructive-write guard runs it before a writing plan touches the namespace).
+wipefs=$(command -v wipefs || echo /sbin/wipefs)
+[ -x "$wipefs" ] || { echo "qemu-nvme: wipefs (util-linux) missing" >&2; exit 2; }
+extras+=("$wipefs")
 cp "$iogate" "$root/usr/bin/iogate"
 for bin in "$iogate" "${extras[@]}"; do
   [ "$bin" = "$iogate" ] || cp "$bin" "$root/usr/bin/$(basename "$bin")"

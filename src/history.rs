@@ -465,7 +465,7 @@ impl JudgedRun {
             "build_id": self.run.build_id,
             "build_order": self.run.build_order,
             "tolerance_pct": HISTORY_TOLERANCE_PCT,
-            "max_pvalue": opts.max_pvalue,
+            "max_pvalue": detect::JUDGE_MAX_PVALUE,
             "window": opts.window,
             "judgements": self.judgements,
         }))

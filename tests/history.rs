@@ -1,6 +1,6 @@
 //! The history store end to end: a simulated firmware history of 40 builds on a real
 //! block device (nbdkit's memory disk under its delay filter, through nbdfuse and a loop
-//! device; each build's "firmware" a cgroup blkio IOPS cap, 10% lower from build 20 on,
+//! device; each build's "firmware" a cgroup blkio IOPS cap, 20% lower from build 20 on,
 //! and a read delay, 1 ms longer from build 30 on),
 //! ingested by `iogate run --history`, searched by `history detect`, compared with
 //! Apache Otava on the exported series, and ingested into a PostgreSQL server (started
@@ -56,7 +56,10 @@ fn json_of(o: &Output) -> serde_json::Value {
 const IOPS_DROP_BUILD: u64 = 20;
 const LATENCY_BUILD: u64 = 30;
 const BUILDS: u64 = 40;
-/// The throughput step's IOPS cap before build 20 (then 10% less).
+/// The throughput step's IOPS cap before build 20 (then 20% less: a one-run judgement
+/// against a 5% band needs the drop well past the band plus the builds' spread, which is
+/// 1–2% for these 1 s steps and reached 2% in a bare-chroot run, where a 10% drop was
+/// `inconclusive` at p = 5.2e-3 under the old 0.001 threshold).
 const CAP_IOPS: u64 = 1000;
 
 const SPEC: &str = "iogate: 1
@@ -121,7 +124,7 @@ fn simulated_history() {
         let cap = if build < IOPS_DROP_BUILD {
             CAP_IOPS
         } else {
-            CAP_IOPS * 9 / 10
+            CAP_IOPS * 8 / 10
         };
         let throttle = Throttle::new(&disk.dev, cap, cap).expect("blkio throttle");
         let out = results.join(format!("{build:02}"));
@@ -163,7 +166,7 @@ fn simulated_history() {
     assert_eq!(
         *c20,
         1,
-        "build 20 (throughput IOPS {} after {} at build 19; caps {CAP_IOPS} then 90%): {err20}",
+        "build 20 (throughput IOPS {} after {} at build 19; caps {CAP_IOPS} then 80%): {err20}",
         iops_of(20),
         iops_of(19)
     );
@@ -235,7 +238,7 @@ fn simulated_history() {
         .expect("the IOPS drop is a change point");
     let pct = drop20["change_pct"].as_f64().expect("change_pct");
     assert!(
-        (-13.0..=-7.0).contains(&pct),
+        (-24.0..=-16.0).contains(&pct),
         "IOPS changed {pct}% at build 20"
     );
     assert_eq!(drop20["previous_build_order"], 19);

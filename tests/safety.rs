@@ -597,10 +597,11 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     }
 }
 
-/// Without util-linux's wipefs (hidden here by /dev/null bound over it in a private mount
-/// namespace: `/usr/sbin/wipefs`, which is also `/sbin/wipefs` on a merged-/usr system),
-/// a writing plan on a block device is refused before any I/O, saying what to install;
-/// never run unguarded. With `--allow-destructive` it runs.
+/// Without util-linux's wipefs (`IOGATE_WIPEFS` naming a path that does not exist: a
+/// mount namespace hiding /usr/sbin/wipefs cannot be made private inside a chroot, where
+/// CI's bare-machine check runs), a writing plan on a block device is refused before any
+/// I/O, saying what to install; a wipefs that fails (`/bin/false`) refuses it too: never
+/// run unguarded. With `--allow-destructive` it runs.
 fn a_writing_plan_without_wipefs_is_refused_saying_what_to_install() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -610,34 +611,33 @@ fn a_writing_plan_without_wipefs_is_refused_saying_what_to_install() {
         "nowipefs",
         "iogate: 1\nname: nowipefs\nsteps:\n  - workload: { name: w, ios: 64, mix: [ { block_size: 4KiB, read: 0%, random: 100% } ] }\n",
     );
-    let wipefs = ["/usr/sbin/wipefs", "/sbin/wipefs"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .expect("wipefs is installed (util-linux)");
     let before = digest(&dev.path);
-    let run = |extra: &[&str]| {
-        Command::new("unshare")
-            .args(["--mount", "--propagation", "private", "sh", "-c"])
-            .arg(format!(
-                "mount --bind /dev/null {wipefs} && exec \"$0\" \"$@\""
-            ))
-            .arg(env!("CARGO_BIN_EXE_iogate"))
+    let run = |wipefs: &str, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_iogate"))
+            .env("IOGATE_WIPEFS", wipefs)
             .args(["run", s(&spec), "--target", s(&dev.path), "--quiet"])
             .arg("--out")
-            .arg(dir.path().join(format!("out{}", extra.len())))
+            .arg(
+                dir.path()
+                    .join(format!("out-{}-{}", wipefs.len(), extra.len())),
+            )
             .args(extra)
             .output()
-            .expect("unshare (util-linux)")
+            .expect("iogate runs")
     };
-    let o = run(&[]);
+    let o = run("/nonexistent/wipefs", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(
         err.contains("wipefs") && err.contains("install util-linux"),
         "{err}"
     );
+    let o = run("/bin/false", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("wipefs cannot probe it"), "{err}");
     assert_eq!(digest(&dev.path), before, "the device was written");
-    let o = run(&["--allow-destructive"]);
+    let o = run("/nonexistent/wipefs", &["--allow-destructive"]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     assert_ne!(digest(&dev.path), before, "the allowed run wrote nothing");
 }

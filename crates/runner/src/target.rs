@@ -601,14 +601,19 @@ pub fn check_destructive(path: &Path) -> Result<(), RunError> {
 /// "type": "ext4", "uuid", "label"}, …]}`.
 ///
 /// Errors: wipefs is not installed ([`RunError::Target`], saying to install
-/// util-linux), or it fails on the path (its own message).
+/// util-linux), or it fails on the path (its own message). [`WIPEFS_ENV`] names
+/// another wipefs.
 pub fn probe_signatures(path: &Path) -> Result<Option<String>, RunError> {
     let fail = |message: String| RunError::Target {
         path: path.to_path_buf(),
         message,
     };
-    let wipefs = find_sbin("wipefs").ok_or_else(|| {
-        fail("the plan writes, and without util-linux's wipefs (not in PATH, /usr/sbin or /sbin) iogate cannot check the device for data: install util-linux, or pass --allow-destructive".into())
+    let wipefs = match std::env::var_os(WIPEFS_ENV) {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.is_file()),
+        None => find_sbin("wipefs"),
+    };
+    let wipefs = wipefs.ok_or_else(|| {
+        fail(format!("the plan writes, and without util-linux's wipefs (not in {WIPEFS_ENV}, PATH, /usr/sbin or /sbin) iogate cannot check the device for data: install util-linux, or pass --allow-destructive"))
     })?;
     let out = std::process::Command::new(&wipefs)
         .args(["--no-act", "--json"])
@@ -661,6 +666,10 @@ fn signatures_phrase(json: &[u8]) -> Result<Option<String>, String> {
     };
     Ok(Some(format!("a {kind} signature{at}{more}")))
 }
+
+/// The environment variable naming the wipefs program to run, instead of the first
+/// `wipefs` in PATH, /usr/sbin or /sbin (a path that is not a file counts as missing).
+pub const WIPEFS_ENV: &str = "IOGATE_WIPEFS";
 
 /// `name` in PATH, else in /usr/sbin or /sbin (not in a plain user's PATH on Debian).
 fn find_sbin(name: &str) -> Option<PathBuf> {

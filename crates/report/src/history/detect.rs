@@ -166,6 +166,12 @@ pub struct Judgement {
     pub verdict: &'static str,
 }
 
+/// Largest one-sided p-value of a judged regression or improvement: 0.025, the tail of
+/// the baseline gate's 95% interval (`noise::CONFIDENCE_PCT`), so both gates ask the same
+/// confidence that a change lies past its tolerance. (Change-point search uses the much
+/// smaller `Options::max_pvalue`, as it tests every candidate split of a series.)
+pub const JUDGE_MAX_PVALUE: f64 = 0.025;
+
 /// Fewest accepted builds a judgement rests on.
 pub const MIN_HISTORY_BUILDS: usize = 5;
 
@@ -210,7 +216,7 @@ pub fn judge(
         "not_enough_history"
     } else if !band.beyond {
         "unchanged"
-    } else if band.pvalue > opts.max_pvalue {
+    } else if band.pvalue > JUDGE_MAX_PVALUE {
         "inconclusive"
     } else if (band.change < 0.0) == m.higher_is_better {
         "regressed"
