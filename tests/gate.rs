@@ -220,7 +220,7 @@ fn junit_validates_against_the_ci_schema() {
         code(&iogate(&["bless", s(&first), "--golden", s(&golden)])),
         0
     );
-    // Tamper with the baseline: twice the IOPS (a regression), no p99 (no baseline).
+    // Tamper with the baseline: ten times the IOPS (a regression), no p99 (no baseline).
     let key = common::result(&first)["baseline"]["key"]
         .as_str()
         .expect("key")
@@ -228,10 +228,11 @@ fn junit_validates_against_the_ci_schema() {
     let file = golden.join("gate").join(format!("{key}.json"));
     let mut b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).expect("baseline")).expect("JSON");
-    // w.iops regresses (its baseline doubled); the other rules cannot regress from
+    // w.iops regresses (its baseline ×10: a bare chroot's tmpfs file measured the second
+    // run fast enough that ×2 was within noise once); the other rules cannot regress from
     // run-to-run noise on a shared machine (their baselines moved far the other way).
     for (metric, factor) in [
-        ("w.iops", 2.0),
+        ("w.iops", 10.0),
         ("w.bandwidth", 0.1),
         ("w.latency.mean", 10.0),
     ] {
