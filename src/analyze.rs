@@ -125,7 +125,7 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         &args.trace.display().to_string(),
         format.name(),
         a,
-        args.idle_threshold.as_nanos() as u64,
+        args.idle_threshold_ns,
     );
     let a = match result {
         Ok(a) => a,

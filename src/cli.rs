@@ -40,9 +40,9 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Shorten sweeps: each case runs this long per round.
-        #[arg(long, value_parser = humantime::parse_duration)]
-        case_duration: Option<std::time::Duration>,
+        /// Shorten sweeps: each case runs this long per round (more than 0).
+        #[arg(long = "case-duration", value_name = "DURATION", value_parser = positive_duration_ns)]
+        case_duration_ns: Option<u64>,
         /// Shorten sweeps: at most this many rounds (at least the steady-state window).
         #[arg(long)]
         max_rounds: Option<u32>,
@@ -164,9 +164,9 @@ pub struct RunArgs {
     /// run verify data written by an earlier one (write pass, then verify pass).
     #[arg(long)]
     pub verify_state: Option<PathBuf>,
-    /// Shorten sweeps (for CI): each case runs this long per round.
-    #[arg(long, value_parser = humantime::parse_duration)]
-    pub case_duration: Option<std::time::Duration>,
+    /// Shorten sweeps (for CI): each case runs this long per round (more than 0).
+    #[arg(long = "case-duration", value_name = "DURATION", value_parser = positive_duration_ns)]
+    pub case_duration_ns: Option<u64>,
     /// Shorten sweeps (for CI): at most this many rounds (at least the steady-state window).
     #[arg(long)]
     pub max_rounds: Option<u32>,
@@ -321,8 +321,13 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub html: Option<PathBuf>,
     /// Shortest gap counted as an idle period.
-    #[arg(long, default_value = "1ms", value_parser = humantime::parse_duration)]
-    pub idle_threshold: std::time::Duration,
+    #[arg(
+        long = "idle-threshold",
+        value_name = "DURATION",
+        default_value = "1ms",
+        value_parser = positive_duration_ns
+    )]
+    pub idle_threshold_ns: u64,
     /// Compare with this trace request by request (exit 1 when they differ).
     #[arg(long)]
     pub compare: Option<PathBuf>,
@@ -372,4 +377,16 @@ pub struct DiffArgs {
     /// Print JSON instead of Markdown.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A duration on the command line, read as the spec reads one (`250us`, `10ms`, `60s`,
+/// `10m`, `1h`; `iogate_spec::syntax::parse_duration`): nanoseconds, with the same
+/// checked arithmetic (a value beyond 63 bits of nanoseconds is refused, never wrapped),
+/// and more than zero: a zero duration measures nothing.
+fn positive_duration_ns(text: &str) -> Result<u64, String> {
+    match iogate_spec::syntax::parse_duration(text) {
+        Ok(0) => Err("expected a duration above zero (a zero duration measures nothing)".into()),
+        Ok(ns) => Ok(ns),
+        Err(e) => Err(format!("expected {}, found {}", e.expected, e.found)),
+    }
 }

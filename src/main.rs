@@ -31,15 +31,9 @@ fn main() -> ExitCode {
             spec,
             target,
             json,
-            case_duration,
+            case_duration_ns,
             max_rounds,
-        } => plan(
-            &spec,
-            target.as_deref(),
-            json,
-            case_duration.map(|d| d.as_nanos() as u64),
-            max_rounds,
-        ),
+        } => plan(&spec, target.as_deref(), json, case_duration_ns, max_rounds),
         Command::Run(args) => run::run(&args),
         Command::Import {
             format,

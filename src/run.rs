@@ -253,10 +253,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
         .map_or(Geometry::scratch(), Target::geometry);
     let plan = match iogate_spec::compile(&src, &geometry) {
         Ok(mut p) => {
-            p.shorten(
-                args.case_duration.map(|d| d.as_nanos() as u64),
-                args.max_rounds,
-            );
+            p.shorten(args.case_duration_ns, args.max_rounds);
             p
         }
         Err(d) => {
@@ -556,11 +553,21 @@ fn print_summary(result: &iogate_runner::RunResult, spec_name: &str, out: &Path,
     for a in &result.assertions {
         eprintln!(
             "{} {}  ({} vs {})",
-            if a.passed { "pass" } else { "FAIL" },
+            match (a.passed, &a.undecided) {
+                (_, Some(_)) => "UNDECIDED",
+                (true, None) => "pass",
+                (false, None) => "FAIL",
+            },
             a.expr,
             a.value_display,
             a.limit_display
         );
+        if let Some(u) = &a.undecided {
+            eprintln!("  no evidence: {u}");
+        }
+    }
+    for u in &result.unmeasured {
+        eprintln!("inconclusive: {u}");
     }
     if let Some(b) = &result.baseline {
         if b.path.is_none() && b.not_compared.is_none() {

@@ -1,7 +1,8 @@
 //! iogate's reports: `RunResult` (+ `Baseline`) → `Verdict` → Markdown, HTML, JUnit.
 //!
 //! [`baseline`] reads and writes golden files; [`verdict`] evaluates assertions and
-//! baseline rules with [`noise`] (bootstrap intervals); [`diff`] compares two results or
+//! baseline rules with [`noise`] (bootstrap intervals) and [`evidence`] (a step that
+//! measured nothing decides nothing); [`diff`] compares two results or
 //! sets of repeats; [`render`] turns a result into reports with tera templates (contexts built in `view`); [`chart`]
 //! draws SVG charts with plotters; [`analysis`] analyses block traces with polars and
 //! [`compare`] checks two traces request by request; [`history`] keeps every build's
@@ -13,6 +14,7 @@ pub mod baseline;
 pub mod chart;
 pub mod compare;
 pub mod diff;
+pub mod evidence;
 pub mod history;
 mod identity_view;
 pub mod noise;

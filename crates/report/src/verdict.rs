@@ -4,7 +4,8 @@
 //! Outcome precedence: `error` (the run failed) > `fail` (an assertion failed) >
 //! `regressed` (a rule's change exceeds its tolerance and the noise) > `inconclusive` (the
 //! run was interrupted, a sweep did not reach a required steady state, a rule's noise is
-//! too large to tell, or a baseline was required and a rule has none) > `pass`. Each rule
+//! too large to tell, a baseline was required and a rule has none, or a step measured
+//! nothing: [`evidence`]) > `pass`. Each rule
 //! is judged by `noise::judge` on the samples of both sides (`iogate_runner::metrics`):
 //! repeats, sweep rounds or intervals.
 
@@ -14,6 +15,7 @@ use iogate_runner::result::{
 use iogate_spec::{format_value, Plan};
 
 use crate::baseline::Baseline;
+use crate::evidence;
 use crate::noise::{self, Side};
 
 /// What the report crate decided about a run.
@@ -25,6 +27,8 @@ pub struct Verdict {
     pub assertions: Vec<AssertionResult>,
     /// The baseline comparison, when the spec has rules.
     pub baseline: Option<BaselineComparison>,
+    /// Steps that measured nothing ([`evidence::run_gaps`]).
+    pub unmeasured: Vec<String>,
 }
 
 /// Where the baseline comes from.
@@ -52,9 +56,14 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         .filter(|a| !(a.optional && a.metrics.iter().any(|m| lookup(m).is_none())))
         .map(|a| {
             let e = a.evaluate(&lookup);
+            let undecided = a
+                .metrics
+                .iter()
+                .find_map(|m| evidence::metric_gap(result, m));
             AssertionResult {
                 expr: a.expr.clone(),
-                passed: e.passed,
+                passed: e.passed && undecided.is_none(),
+                undecided,
                 value: e.lhs,
                 limit: e.rhs,
                 value_display: format_value(e.lhs, a.dim),
@@ -79,6 +88,7 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
                     .and_then(|(b, _)| b.metrics.get(&key));
                 let samples = result.samples(&rule.metric);
                 let baseline_samples = golden.and_then(|g| g.samples());
+                let undecided = evidence::metric_gap(result, &rule.metric);
                 let judged = golden.map(|g| {
                     noise::judge(
                         Side {
@@ -103,7 +113,11 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
                     change_interval_pct: judged.and_then(|j| j.interval_pct),
                     baseline_samples: baseline_samples.map(|s| s.info()),
                     samples: samples.map(|s| s.info()),
-                    outcome: judged.map_or(RuleOutcome::NoBaseline, |j| j.outcome),
+                    outcome: match (&undecided, judged) {
+                        (Some(_), Some(_)) => RuleOutcome::Inconclusive,
+                        (_, j) => j.map_or(RuleOutcome::NoBaseline, |j| j.outcome),
+                    },
+                    undecided,
                 }
             })
             .collect();
@@ -126,9 +140,10 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
             rules,
         }
     });
+    let unmeasured = evidence::run_gaps(result);
     let outcome = if result.outcome == Outcome::Error {
         Outcome::Error
-    } else if assertions.iter().any(|a| !a.passed) {
+    } else if assertions.iter().any(|a| a.failed()) {
         Outcome::Fail
     } else if baseline
         .as_ref()
@@ -136,6 +151,8 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
     {
         Outcome::Regressed
     } else if result.interrupted
+        || !unmeasured.is_empty()
+        || assertions.iter().any(|a| a.undecided.is_some())
         || baseline.as_ref().is_some_and(|b| {
             b.rules.iter().any(|r| {
                 r.outcome == RuleOutcome::Inconclusive
@@ -157,6 +174,7 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         outcome,
         assertions,
         baseline,
+        unmeasured,
     }
 }
 
@@ -166,5 +184,6 @@ impl Verdict {
         result.outcome = self.outcome;
         result.assertions = self.assertions;
         result.baseline = self.baseline;
+        result.unmeasured = self.unmeasured;
     }
 }

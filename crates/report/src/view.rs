@@ -73,6 +73,8 @@ struct BlockSizeView {
 struct AssertionView {
     mark: &'static str,
     passed: bool,
+    /// Why it decides nothing (empty: decided).
+    undecided: String,
     expr: String,
     value: String,
     limit: String,
@@ -81,6 +83,8 @@ struct AssertionView {
 #[derive(Serialize)]
 struct RuleView {
     mark: &'static str,
+    /// Why it decides nothing (empty: decided).
+    undecided: String,
     metric: String,
     baseline: String,
     value: String,
@@ -325,8 +329,13 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .assertions
         .iter()
         .map(|a| AssertionView {
-            mark: if a.passed { "✅" } else { "❌" },
+            mark: match (a.passed, &a.undecided) {
+                (_, Some(_)) => "⚠️",
+                (true, None) => "✅",
+                (false, None) => "❌",
+            },
             passed: a.passed,
+            undecided: a.undecided.clone().unwrap_or_default(),
             expr: a.expr.clone(),
             value: a.value_display.clone(),
             limit: a.limit_display.clone(),
@@ -344,6 +353,7 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
                 _ => "✅",
             },
             metric: r.metric.clone(),
+            undecided: r.undecided.clone().unwrap_or_default(),
             baseline: r
                 .baseline
                 .map_or("—".into(), |v| format_metric(&r.metric, v)),
@@ -356,7 +366,9 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
                 (None, Some(_)) => "noise not measured (`--repeat` measures it)".into(),
                 (None, None) => "—".into(),
             },
-            noise: if r.baseline.is_some() {
+            noise: if let Some(u) = &r.undecided {
+                format!("undecided: {u}")
+            } else if r.baseline.is_some() {
                 format!(
                     "baseline {} · this run {}",
                     noise_text(r.baseline_samples),
@@ -449,13 +461,23 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
     cx.insert("repeat_rows", &repeat_rows);
     cx.insert("spec_text", &result.spec_text);
     cx.insert("plan_text", &result.plan_text);
-    let failed = assertions.iter().filter(|a| !a.passed).count();
+    let failed = result.assertions.iter().filter(|a| a.failed()).count();
+    let undecided = result
+        .assertions
+        .iter()
+        .filter(|a| a.undecided.is_some())
+        .count();
     let regressed = rules.iter().filter(|r| r.outcome == "regressed").count();
     let inconclusive = rules.iter().filter(|r| r.outcome == "inconclusive").count();
     let summary = format!(
-        "{} of {} assertions passed; {} of {} baseline rules regressed{}. Target {}{}{}.",
-        assertions.len() - failed,
+        "{} of {} assertions passed{}; {} of {} baseline rules regressed{}. Target {}{}{}.{}",
+        assertions.len() - failed - undecided,
         assertions.len(),
+        if undecided > 0 {
+            format!(", {undecided} undecided (no evidence)")
+        } else {
+            String::new()
+        },
         regressed,
         rules.len(),
         if inconclusive > 0 {
@@ -471,6 +493,14 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             format!("; metrics are means over {} repeats", result.repeats.len())
         } else {
             String::new()
+        },
+        if result.unmeasured.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Inconclusive: nothing measured: {}.",
+                result.unmeasured.join("; ")
+            )
         }
     );
     cx.insert("summary", &summary);
@@ -484,10 +514,11 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
     cx.insert("errors", &usize::from(result.error.is_some()));
     cx.insert(
         "skipped",
-        &rules
-            .iter()
-            .filter(|r| matches!(r.outcome.as_str(), "no_baseline" | "inconclusive"))
-            .count(),
+        &(undecided
+            + rules
+                .iter()
+                .filter(|r| matches!(r.outcome.as_str(), "no_baseline" | "inconclusive"))
+                .count()),
     );
     let time_s: f64 = result
         .steps

@@ -1,7 +1,7 @@
 //! Merging per-job measurements into a step's result: histograms added exactly (same
 //! bounds), interval samples summed by index (a short tail folded into the previous
 //! interval), block-size counts, verification counts, and the measured time (first issue,
-//! or the end of the ramp, to the last completion). `run` calls [`merge`] after each step.
+//! or the end of the ramp, to the step's end: its last job's stop, idle gaps included). `run` calls [`merge`] after each step.
 
 use iogate_spec::PlanStep;
 
@@ -93,7 +93,15 @@ pub(crate) fn merge(
         .min()
         .unwrap_or(0)
         .max(step.ramp_ns);
-    let duration_ns = last_completion_ns.saturating_sub(measure_start);
+    // ... to the step's end: the last job's stop (its deadline reached, or a paced or
+    // idle wait ended), so a gap with nothing in flight is part of the measured time.
+    let end_ns = jobs
+        .iter()
+        .map(|j| j.end_ns)
+        .max()
+        .unwrap_or(0)
+        .max(last_completion_ns);
+    let duration_ns = end_ns.saturating_sub(measure_start);
     // Intervals are aligned to the end of the ramp; this is where the last one ends.
     let intervals_end_ns = last_completion_ns.saturating_sub(step.ramp_ns);
     let secs = duration_ns as f64 / 1e9;

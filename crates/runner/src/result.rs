@@ -27,7 +27,8 @@ pub enum Outcome {
     Fail,
     /// A baseline rule regressed.
     Regressed,
-    /// No verdict could be reached (a required baseline is missing).
+    /// No verdict could be reached (a required baseline is missing, the noise is too
+    /// large to tell, a step measured nothing).
     Inconclusive,
     /// The target or engine failed.
     Error,
@@ -77,6 +78,11 @@ pub struct RunResult {
     pub assertions: Vec<AssertionResult>,
     /// Baseline comparison (filled by the report crate).
     pub baseline: Option<BaselineComparison>,
+    /// Why the run decides nothing for some of its steps (filled by the report crate):
+    /// a step or sweep case that completed no request, a verification that checked no
+    /// block. Non-empty makes an otherwise passing run `inconclusive`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured: Vec<String>,
     /// The spec's text as run (shown in reports), when the binary recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_text: Option<String>,
@@ -124,7 +130,9 @@ pub struct StepResult {
     pub queue_depth: u32,
     /// Jobs.
     pub jobs: u32,
-    /// Measured time: from the end of the ramp (or the step's start) to its last completion, ns.
+    /// Measured time: from the end of the ramp (or the first request, if later) to the
+    /// step's end (its deadline, or its last completion, whichever came last; paced and
+    /// idle gaps included, as fio divides by a job's runtime), ns.
     pub duration_ns: u64,
     /// Warm-up excluded from the measurement, ns.
     #[serde(default)]
@@ -420,6 +428,19 @@ pub struct AssertionResult {
     pub value_display: String,
     /// Right side formatted with its unit.
     pub limit_display: String,
+    /// Why the assertion decides nothing, when a figure it reads had no evidence (its
+    /// step completed no request, its verification checked no block); `passed` is then
+    /// false, and the assertion counts as neither passed nor failed: the run is
+    /// inconclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+}
+
+impl AssertionResult {
+    /// Whether the assertion was decided and did not hold.
+    pub fn failed(&self) -> bool {
+        !self.passed && self.undecided.is_none()
+    }
 }
 
 /// The comparison with a golden baseline.
@@ -498,6 +519,10 @@ pub struct RuleResult {
     /// Where this run's samples came from, and how many.
     #[serde(default)]
     pub samples: Option<crate::metrics::SampleInfo>,
+    /// Why this rule decides nothing (its figure had no evidence: the step completed no
+    /// request); the outcome is then `inconclusive`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
     /// Verdict.
     pub outcome: RuleOutcome,
 }

@@ -211,6 +211,7 @@ pub fn execute(
         steps: Vec::new(),
         assertions: Vec::new(),
         baseline: None,
+        unmeasured: Vec::new(),
         spec_text: None,
         plan_text: None,
         repeats: Vec::new(),

@@ -508,7 +508,8 @@ pub struct RawWorkload {
     pub mix: Spanned<Vec<Spanned<RawMixLine>>>,
     /// Check every read of a block this run (or a loaded state) wrote (default false).
     #[serde(default)]
-    pub verify: Option<bool>,
+    #[schemars(with = "Option<bool>")]
+    pub verify: Option<Spanned<bool>>,
     /// What writes carry (default unique, incompressible data).
     #[serde(default)]
     pub data: Option<Spanned<RawData>>,

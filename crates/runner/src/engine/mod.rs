@@ -436,6 +436,10 @@ pub struct JobStats {
     pub error_records: Vec<ErrorRecord>,
     /// Time of the last completion from the step start, ns.
     pub last_completion_ns: u64,
+    /// Time the job stopped, ns from the step start: its deadline, its last completion,
+    /// or the end of a paced or idle wait, whichever came last. A step's rates are over
+    /// its time up to this point (fio divides by the job's runtime, gaps included).
+    pub end_ns: u64,
     /// Integral of outstanding requests over the measured time, request·ns (with the same
     /// timestamps as latencies, so occupancy = IOPS × mean latency exactly, Little's law).
     pub occupancy_ns: u128,
@@ -519,6 +523,7 @@ impl JobStats {
             intervals: Vec::new(),
             error_records: Vec::new(),
             last_completion_ns: 0,
+            end_ns: 0,
             first_issue_ns: None,
             occupancy_ns: 0,
             registered: false,

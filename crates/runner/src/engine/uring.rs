@@ -663,6 +663,7 @@ fn run_with<R: RequestSource, K: Commands>(
     }
     p.progress
         .fetch_add(completed_since_publish, Ordering::Relaxed);
+    stats.end_ns = (p.origin.elapsed().as_nanos() as u64).max(stats.last_completion_ns);
     if interval.ios > 0 || stats.intervals.is_empty() {
         interval.index = ((next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
         interval_latency.close(&mut interval);

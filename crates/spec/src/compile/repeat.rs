@@ -61,6 +61,16 @@ pub(super) fn repeat(
                 .map_or(Some(4), |n| cx.count(n, "bisection steps", 0, 16));
             let sizes: Option<Vec<u64>> = match &p.block_sizes {
                 None => bs.map(|b| vec![b]),
+                Some(list) if list.value.is_empty() => {
+                    let span = cx.span(list);
+                    cx.error(
+                        span,
+                        "a probe without block sizes runs no trial",
+                        "expected at least one block size (or leave `block_sizes` out: the \
+                         step's block size)",
+                    );
+                    None
+                }
                 Some(list) => list
                     .value
                     .iter()

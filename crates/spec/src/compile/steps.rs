@@ -345,7 +345,10 @@ pub(super) fn workload(
         }
     }
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
-    let verify = w.verify.unwrap_or(false);
+    let verify = w.verify.as_ref().is_some_and(|v| v.value);
+    if let Some(mix) = &mix {
+        no_effect_on_mix(cx, w, mix);
+    }
     let data = super::data::data_pattern(cx, w.data.as_ref(), verify);
     let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
     let data = data?;
@@ -690,4 +693,31 @@ pub(super) fn latency_bands(
         edges.push(ns);
     }
     edges
+}
+
+/// Settings a workload's mix makes void, which would otherwise pass with nothing
+/// measured: `verify: true` on a mix that only writes (no read checks a block; the
+/// writes are stamped anyway when any step verifies) and `data:` on a mix that only
+/// reads (no write carries it).
+fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
+    let reads = mix.iter().any(|m| m.weight_pct > 0.0 && m.read_pct > 0.0);
+    let writes = mix.iter().any(|m| m.weight_pct > 0.0 && m.read_pct < 100.0);
+    if let Some(v) = w.verify.as_ref().filter(|v| v.value && !reads) {
+        let span = cx.span(v);
+        cx.error(
+            span,
+            "`verify: true` checks nothing on a workload that only writes",
+            "expected a mix with reads: verification checks the reads of blocks the run \
+             wrote (every step's writes are stamped when any step verifies, so a later read \
+             step with `verify: true` checks these)",
+        );
+    }
+    if let Some(d) = w.data.as_ref().filter(|_| !writes) {
+        let span = cx.span(d);
+        cx.error(
+            span,
+            "`data:` has no effect on a workload that only reads",
+            "expected a mix with writes: `data:` sets what writes carry",
+        );
+    }
 }

@@ -109,6 +109,11 @@ impl Job<'_> {
         self.pacing(&mut w, numjobs, kb);
         self.distribution(&mut w);
         self.data(&mut w, kb);
+        if shape.read_pct >= 100.0 && !w.data.is_empty() {
+            // fio fills the buffers of a read-only job too, but nothing is written: the
+            // converted spec would carry a `data:` that `check` refuses as void.
+            w.data.clear();
+        }
         let read_back = self.verify(&mut w, &shape);
         if self
             .value("continue_on_error")
@@ -543,14 +548,27 @@ impl Job<'_> {
             );
             return None;
         }
-        w.verify = true;
         let do_verify = self.value("do_verify").is_none_or(|(v, _)| v.trim() != "0");
-        if shape.read_pct > 0.0 || !do_verify {
+        if shape.read_pct > 0.0 {
+            w.verify = true;
             self.diag(
                 o.span.clone(),
                 Severity::Note,
                 format!("verify={} becomes `verify: true`", v.trim()),
                 "iogate checks every read of a block it wrote with its own header and checksum"
+                    .into(),
+            );
+            return None;
+        }
+        // A write-only step checks nothing: its writes are stamped (every step's are when
+        // any step verifies), and the read-back below, or a later run, checks them.
+        if !do_verify {
+            self.diag(
+                o.span.clone(),
+                Severity::Note,
+                format!("verify={} with do_verify=0: the writes are checked later", v.trim()),
+                "run this spec with `--verify-state FILE`, then a read step with \
+                 `verify: true` and the same state checks them"
                     .into(),
             );
             return None;

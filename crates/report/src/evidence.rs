@@ -1,0 +1,131 @@
+//! Evidence: whether a run measured anything its verdict can rest on. A step that
+//! completed no request (a 1 ns duration, a sweep case shorter than its first request),
+//! or a verification that checked no block, decides nothing: `verdict` makes the run
+//! inconclusive, naming the step, and marks each assertion and baseline rule that reads
+//! such a figure as undecided rather than passed. Reads [`RunResult`] only; its caller
+//! is `verdict::evaluate`.
+
+use iogate_runner::result::{OpMetrics, RunResult, StepResult};
+use iogate_runner::sweep::CaseResult;
+use iogate_spec::{Metric, MetricRef, OpFilter, StepKind};
+
+/// Why the run as a whole lacks evidence: one sentence per step (or sweep case) that
+/// completed no request, and per verification that checked no block. Empty when every
+/// step measured something. Steps that stopped on an error are left to the error.
+pub fn run_gaps(result: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in result.steps.iter().filter(|s| s.error.is_none()) {
+        match s.kind {
+            StepKind::Workload | StepKind::Precondition | StepKind::Replay | StepKind::Repeat => {
+                if completed(&s.metrics.all) == 0 {
+                    out.push(format!("step `{}` completed no request", s.name));
+                }
+            }
+            StepKind::Sweep => {
+                let cases = s.sweep.as_ref().map_or(&[][..], |w| &w.cases[..]);
+                if cases.is_empty() {
+                    out.push(format!("step `{}` ran no case", s.name));
+                }
+                for c in cases.iter().filter(|c| case_empty(c)) {
+                    out.push(format!(
+                        "step `{}` case {}: no request completed in its measurement window",
+                        s.name,
+                        case_label(c)
+                    ));
+                }
+            }
+            StepKind::Purge | StepKind::Idle => {}
+        }
+        if let Some(v) = &s.metrics.verify {
+            if v.checked_blocks == 0 {
+                out.push(format!(
+                    "step `{}` verified no block (verification checks reads of blocks the \
+                     run wrote)",
+                    s.name
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Why the figure `m` decides nothing, if it does not: its step (or sweep case)
+/// completed no request; its latency has no sample of the operation it names; its
+/// verification checked no block. None for a figure with evidence, and for figures
+/// that are not counts of requests (drive health, steady state, repeat figures: those
+/// carry their own checks).
+pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
+    let s = result.steps.iter().find(|s| s.name == m.step)?;
+    let latency = matches!(
+        m.metric,
+        Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_)
+    );
+    let counted = latency
+        || matches!(
+            m.metric,
+            Metric::Iops | Metric::Bandwidth | Metric::Ios | Metric::Bytes | Metric::Errors
+        );
+    if m.metric == Metric::VerifyErrors {
+        return match &s.metrics.verify {
+            Some(v) if v.checked_blocks == 0 => {
+                Some(format!("step `{}` verified no block", s.name))
+            }
+            _ => None,
+        };
+    }
+    if !counted {
+        return None;
+    }
+    if let Some(sel) = &m.case {
+        let cases = s.sweep.as_ref().map_or(&[][..], |w| &w.cases[..]);
+        return cases
+            .iter()
+            .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))
+            .filter(|c| case_empty(c))
+            .map(|c| {
+                format!(
+                    "step `{}` case {} completed no request",
+                    s.name,
+                    case_label(c)
+                )
+            });
+    }
+    if step_empty(s) {
+        return Some(format!("step `{}` completed no request", s.name));
+    }
+    let (ops, name) = match m.op {
+        OpFilter::All => (&s.metrics.all, "request"),
+        OpFilter::Read => (&s.metrics.read, "read"),
+        OpFilter::Write => (&s.metrics.write, "write"),
+    };
+    // A count or a rate of zero is a measurement once the step completed requests; a
+    // latency of no sample is not.
+    (latency && ops.ios == 0).then(|| {
+        format!(
+            "step `{}` completed no successful {name}: its latency has no sample",
+            s.name
+        )
+    })
+}
+
+fn completed(o: &OpMetrics) -> u64 {
+    o.ios + o.errors
+}
+
+fn step_empty(s: &StepResult) -> bool {
+    match (&s.kind, &s.sweep) {
+        (StepKind::Sweep, Some(w)) => w.cases.iter().all(case_empty),
+        _ => completed(&s.metrics.all) == 0,
+    }
+}
+
+fn case_empty(c: &CaseResult) -> bool {
+    c.window.iops == 0.0 && c.window.errors == 0
+}
+
+fn case_label(c: &CaseResult) -> String {
+    format!(
+        "bs {} B, {}% read, QD {}, {} job(s)",
+        c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs
+    )
+}

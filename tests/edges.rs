@@ -1,0 +1,195 @@
+//! Right at the edges (issue 25), end to end through the `iogate` binary on file
+//! targets: rates over the step's measured time (paced and idle gaps included), nothing
+//! measured is never a pass, checked arithmetic on every unit from the command line.
+//! Each class is a table of inputs; each row failed before its fix.
+
+mod common;
+
+use common::{code, iogate, result, write_spec};
+
+/// Exit codes (DESIGN.md).
+const PASS: i32 = 0;
+const INCONCLUSIVE: i32 = 4;
+const USAGE: i32 = 2;
+
+fn run(dir: &std::path::Path, name: &str, spec: &str, extra: &[&str]) -> (i32, String) {
+    let spec = write_spec(dir, name, spec);
+    let out = dir.join(format!("{name}.out"));
+    let target = dir.join(format!("{name}.img"));
+    let mut args = vec![
+        "run",
+        spec.to_str().expect("utf-8"),
+        "--target",
+        target.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    let o = iogate(&args);
+    (code(&o), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn workload(name: &str, body: &str) -> String {
+    format!(
+        "iogate: 1\nname: {name}\ntarget: {{ size: 16MiB }}\nsteps:\n  - workload:\n      name: w\n{body}assert:\n  - w.iops >= 10000\n"
+    )
+}
+
+/// A paced or idle workload issues a request or two over its whole duration: its IOPS
+/// is those requests over the step's measured time (the deadline, gaps included), not
+/// over the microseconds of the one request (32,726 "IOPS" from one request before).
+#[test]
+fn rates_are_over_the_measured_time_gaps_included() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mix = "      mix: [ { block_size: 4KiB, read: 0%, random: 100% } ]\n";
+    let table = [
+        ("rate", format!("      duration: 2s\n      rate: {{ iops: 0.5 }}\n{mix}")),
+        ("think", format!("      duration: 1s\n      think_time: 1h\n{mix}")),
+        (
+            "bandwidth",
+            format!("      duration: 1s\n      rate: {{ bandwidth: 1B/s }}\n{mix}"),
+        ),
+        (
+            "burst",
+            "      duration: 1s\n      mix: [ { block_size: 4KiB, read: 0%, random: 100%, burst: 1, delay: 1h } ]\n"
+                .to_string(),
+        ),
+    ];
+    for (name, body) in table {
+        let (c, err) = run(dir.path(), name, &workload(name, &body), &[]);
+        // `w.iops >= 10000` cannot hold at 0.5 to 2 requests per second.
+        assert_eq!(c, 1, "{name}: {err}");
+        let r = result(&dir.path().join(format!("{name}.out")));
+        let s = &r["steps"][0];
+        let ios = s["metrics"]["ios"].as_f64().expect("ios");
+        let duration_ns = s["duration_ns"].as_f64().expect("duration");
+        let iops = s["metrics"]["iops"].as_f64().expect("iops");
+        assert!((1.0..=2.0).contains(&ios), "{name}: {ios} requests");
+        // Measured up to the deadline (the step's start, before its first request, is
+        // setup and not counted: at most a few ms).
+        let deadline_ns = if name == "rate" { 2e9 } else { 1e9 };
+        assert!(
+            duration_ns >= deadline_ns * 0.95,
+            "{name}: measured {duration_ns} ns of a {deadline_ns} ns step"
+        );
+        assert!(
+            (iops - ios / (duration_ns / 1e9)).abs() < 1e-9 && iops <= 2.0 / 0.95,
+            "{name}: {iops} IOPS from {ios} requests over {duration_ns} ns"
+        );
+    }
+}
+
+/// A step that completed no request, or a verification that checked no block, decides
+/// nothing: the run is inconclusive (exit 4) naming the step, and the assertions on it
+/// are undecided, never passed. Cases known before the run are `check` errors.
+#[test]
+fn nothing_measured_is_not_a_pass() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = |name: &str, step: &str, assert: &str| {
+        format!("iogate: 1\nname: {name}\ntarget: {{ size: 16MiB }}\nsteps:\n{step}assert:\n  - {assert}\n")
+    };
+    let w1ns = "  - workload:\n      name: w\n      duration: 1ns\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n";
+    let sweep = "  - sweep:\n      name: s\n      duration: 1s\n      random: 100%\n      matrix: { read: [100%], block_size: [4KiB], queue_depth: [1] }\n      rounds: 1\n";
+    let table: [(&str, String, &[&str], &str); 3] = [
+        ("w1ns", spec("w1ns", w1ns, "w.errors == 0"), &[], "step `w` completed no request"),
+        (
+            "w1ns_latency",
+            spec("w1ns_latency", w1ns, "w.latency.p99 < 1h"),
+            &[],
+            "step `w` completed no request",
+        ),
+        (
+            "sweep1ns",
+            spec("sweep1ns", sweep, "s.errors == 0"),
+            &["--case-duration", "1ns"],
+            "step `s`",
+        ),
+    ];
+    for (name, text, extra, reason) in table {
+        let (c, err) = run(dir.path(), name, &text, extra);
+        assert_eq!(c, INCONCLUSIVE, "{name}: {err}");
+        assert!(err.contains("inconclusive: ") && err.contains(reason), "{name}: {err}");
+        let out = dir.path().join(format!("{name}.out"));
+        let r = result(&out);
+        assert_eq!(r["outcome"], "inconclusive", "{name}");
+        let unmeasured = r["unmeasured"].to_string();
+        assert!(unmeasured.contains(reason), "{name}: {unmeasured}");
+        let a = &r["assertions"][0];
+        assert_eq!(a["passed"], false, "{name}: {a}");
+        assert!(a["undecided"].as_str().is_some(), "{name}: {a}");
+        let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit");
+        assert!(junit.contains("<skipped message=") && !junit.contains("<failure"), "{junit}");
+    }
+    // The same step given time to measure passes: the rule is about evidence, not length.
+    let (c, err) = run(
+        dir.path(),
+        "w100ms",
+        &spec("w100ms", &w1ns.replace("1ns", "100ms"), "w.errors == 0"),
+        &[],
+    );
+    assert_eq!(c, PASS, "{err}");
+
+    // Verification of a mix whose reads find no block the run wrote.
+    let verify = "  - workload:\n      name: v\n      ios: 64\n      verify: true\n      mix: [ { block_size: 4KiB, read: 100%, random: 0% } ]\n";
+    let (c, err) = run(dir.path(), "v", &spec("v", verify, "v.iops > 0"), &[]);
+    assert_eq!(c, INCONCLUSIVE, "{err}");
+    assert!(err.contains("step `v` verified no block"), "{err}");
+    let r = result(&dir.path().join("v.out"));
+    let a = r["assertions"].as_array().expect("assertions");
+    let implicit = a
+        .iter()
+        .find(|a| a["expr"] == "v.verify_errors == 0")
+        .expect("implicit verify rule");
+    assert!(implicit["undecided"].as_str().is_some(), "{implicit}");
+
+    // Known before the run: `check` refuses each, on its own line.
+    let void: [(&str, &str, &str); 3] = [
+        (
+            "verify_write_only",
+            "  - workload:\n      name: w\n      ios: 10\n      verify: true\n      mix: [ { block_size: 4KiB, read: 0%, random: 100% } ]\n",
+            "checks nothing on a workload that only writes",
+        ),
+        (
+            "data_read_only",
+            "  - workload:\n      name: w\n      ios: 10\n      data: { buffer_compress_percentage: 50 }\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
+            "has no effect on a workload that only reads",
+        ),
+        (
+            "probe_no_sizes",
+            "  - repeat: { name: w, probe: { block_sizes: [] } }\n",
+            "runs no trial",
+        ),
+    ];
+    for (name, step, message) in void {
+        let path = write_spec(dir.path(), name, &spec(name, step, "w.ios >= 0"));
+        let o = iogate(&["check", path.to_str().expect("utf-8")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), USAGE, "{name}: {err}");
+        assert!(err.contains(message) && err.contains(":"), "{name}: {err}");
+    }
+}
+
+/// Durations from the command line are read by the spec's own parser: zero, or a value
+/// whose nanoseconds overflow, is a usage error, never a wrap (99999999999999h became a
+/// 3,864,182,799 s sweep before).
+#[test]
+fn command_line_durations_are_checked_never_wrapped() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/fileserver.yaml");
+    let table: [(&[&str], &str); 5] = [
+        (&["plan", spec, "--case-duration", "99999999999999h"], "fits in 63 bits"),
+        (&["plan", spec, "--case-duration", "0s"], "above zero"),
+        (&["run", spec, "--case-duration", "18446744073709551616ns"], "63 bits"),
+        (&["run", spec, "--case-duration=-1s"], "expected a duration"),
+        (
+            &["analyze", spec, "--idle-threshold", "99999999999999h"],
+            "fits in 63 bits",
+        ),
+    ];
+    for (args, message) in table {
+        let o = iogate(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), USAGE, "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
