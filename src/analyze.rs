@@ -152,9 +152,20 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         return exit::USAGE;
     }
     if let Some(out) = &args.html {
+        let inputs = std::iter::once(&args.trace).chain(args.compare.as_ref());
+        if let Some(i) = inputs
+            .into_iter()
+            .find(|i| iogate_spec::files::same_file(out, i))
+        {
+            eprintln!(
+                "error: {} is an input of this command: choose another --html",
+                i.display()
+            );
+            return exit::USAGE;
+        }
         match render::analysis_html(&a) {
             Ok(html) => {
-                if let Err(e) = std::fs::write(out, html) {
+                if let Err(e) = iogate_spec::files::write_atomic(out, html.as_bytes()) {
                     eprintln!("error: cannot write {}: {e}", out.display());
                     return exit::TARGET;
                 }

@@ -95,9 +95,9 @@ pub fn diff(args: &DiffArgs) -> u8 {
             }
         };
         let written = std::fs::create_dir_all(out).and_then(|()| {
-            std::fs::write(out.join("diff.md"), &markdown)?;
-            std::fs::write(out.join("diff.html"), &html)?;
-            std::fs::write(out.join("diff.json"), &json)
+            iogate_spec::files::write_atomic(&out.join("diff.md"), markdown.as_bytes())?;
+            iogate_spec::files::write_atomic(&out.join("diff.html"), html.as_bytes())?;
+            iogate_spec::files::write_atomic(&out.join("diff.json"), json.as_bytes())
         });
         if let Err(e) = written {
             eprintln!("error: cannot write to {}: {e}", out.display());

@@ -265,7 +265,7 @@ fn write_pages(
         // files.
         Baseline::path(dir, spec, "page").map_err(|e| fail(e, exit::USAGE))?;
         let path = dir.join(format!("{spec}.html"));
-        std::fs::write(&path, page)
+        iogate_spec::files::write_atomic(&path, page.as_bytes())
             .map_err(|e| fail(format!("{}: {e}", path.display()), exit::TARGET))?;
         eprintln!("wrote {}", path.display());
     }
@@ -304,7 +304,8 @@ fn detect_cmd(
     }
     if let Some(p) = markdown {
         let md = trend::markdown_summary(&alerts).map_err(|e| fail(e, exit::TARGET))?;
-        std::fs::write(p, md).map_err(|e| fail(format!("{}: {e}", p.display()), exit::TARGET))?;
+        iogate_spec::files::write_atomic(p, md.as_bytes())
+            .map_err(|e| fail(format!("{}: {e}", p.display()), exit::TARGET))?;
     }
     Ok(if alerts.iter().any(|a| a.regression) {
         exit::FAIL
@@ -470,7 +471,7 @@ impl JudgedRun {
             "judgements": self.judgements,
         }))
         .map_err(|e| e.to_string())?;
-        std::fs::write(dir.join("history.json"), text)
+        iogate_spec::files::write_atomic(&dir.join("history.json"), text.as_bytes())
             .map_err(|e| format!("{}: {e}", dir.display()))
     }
 

@@ -53,22 +53,35 @@ pub fn import(format: ImportFormat, file: &Path, output: Option<&Path>, strict: 
     let name = output.map_or("<converted spec>".to_string(), |p| p.display().to_string());
     let spec = SourceFile::new(name, yaml);
     if let Err(d) = iogate_spec::compile(&spec, &Geometry::for_check()) {
+        // The importers drop each job that does not compile on its own (an error on its
+        // line); what is left failing comes from steps together: an importer bug.
         eprintln!("error: the converted spec does not compile (an importer bug):");
         eprint!("{}", d.render());
-        eprint!("{}", spec.text);
+        return exit::USAGE;
+    }
+    // A refusal writes nothing.
+    if strict && fidelity != Fidelity::Full {
+        eprintln!(
+            "import: --strict: the conversion is {}: nothing written",
+            fidelity.name()
+        );
         return exit::USAGE;
     }
     match output {
+        Some(path) if iogate_spec::files::same_file(path, file) => {
+            eprintln!(
+                "error: {} is the file being imported: choose another output",
+                path.display()
+            );
+            return exit::USAGE;
+        }
         Some(path) => {
-            if let Err(e) = std::fs::write(path, &spec.text) {
+            if let Err(e) = iogate_spec::files::write_atomic(path, spec.text.as_bytes()) {
                 eprintln!("error: cannot write {}: {e}", path.display());
                 return exit::USAGE;
             }
         }
         None => print!("{}", spec.text),
-    }
-    if strict && fidelity != Fidelity::Full {
-        return exit::USAGE;
     }
     exit::PASS
 }

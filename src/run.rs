@@ -103,7 +103,7 @@ impl Display {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), u8> {
-    std::fs::write(path, text).map_err(|e| {
+    iogate_spec::files::write_atomic(path, text.as_bytes()).map_err(|e| {
         eprintln!("error: cannot write {}: {e}", path.display());
         exit::TARGET
     })

@@ -92,7 +92,12 @@ fn nothing_measured_is_not_a_pass() {
     let w1ns = "  - workload:\n      name: w\n      duration: 1ns\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n";
     let sweep = "  - sweep:\n      name: s\n      duration: 1s\n      random: 100%\n      matrix: { read: [100%], block_size: [4KiB], queue_depth: [1] }\n      rounds: 1\n";
     let table: [(&str, String, &[&str], &str); 3] = [
-        ("w1ns", spec("w1ns", w1ns, "w.errors == 0"), &[], "step `w` completed no request"),
+        (
+            "w1ns",
+            spec("w1ns", w1ns, "w.errors == 0"),
+            &[],
+            "step `w` completed no request",
+        ),
         (
             "w1ns_latency",
             spec("w1ns_latency", w1ns, "w.latency.p99 < 1h"),
@@ -109,7 +114,10 @@ fn nothing_measured_is_not_a_pass() {
     for (name, text, extra, reason) in table {
         let (c, err) = run(dir.path(), name, &text, extra);
         assert_eq!(c, INCONCLUSIVE, "{name}: {err}");
-        assert!(err.contains("inconclusive: ") && err.contains(reason), "{name}: {err}");
+        assert!(
+            err.contains("inconclusive: ") && err.contains(reason),
+            "{name}: {err}"
+        );
         let out = dir.path().join(format!("{name}.out"));
         let r = result(&out);
         assert_eq!(r["outcome"], "inconclusive", "{name}");
@@ -119,7 +127,10 @@ fn nothing_measured_is_not_a_pass() {
         assert_eq!(a["passed"], false, "{name}: {a}");
         assert!(a["undecided"].as_str().is_some(), "{name}: {a}");
         let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit");
-        assert!(junit.contains("<skipped message=") && !junit.contains("<failure"), "{junit}");
+        assert!(
+            junit.contains("<skipped message=") && !junit.contains("<failure"),
+            "{junit}"
+        );
     }
     // The same step given time to measure passes: the rule is about evidence, not length.
     let (c, err) = run(
@@ -177,9 +188,15 @@ fn nothing_measured_is_not_a_pass() {
 fn command_line_durations_are_checked_never_wrapped() {
     let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/fileserver.yaml");
     let table: [(&[&str], &str); 5] = [
-        (&["plan", spec, "--case-duration", "99999999999999h"], "fits in 63 bits"),
+        (
+            &["plan", spec, "--case-duration", "99999999999999h"],
+            "fits in 63 bits",
+        ),
         (&["plan", spec, "--case-duration", "0s"], "above zero"),
-        (&["run", spec, "--case-duration", "18446744073709551616ns"], "63 bits"),
+        (
+            &["run", spec, "--case-duration", "18446744073709551616ns"],
+            "63 bits",
+        ),
         (&["run", spec, "--case-duration=-1s"], "expected a duration"),
         (
             &["analyze", spec, "--idle-threshold", "99999999999999h"],

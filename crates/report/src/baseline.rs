@@ -304,7 +304,7 @@ impl Baseline {
             message: e.to_string(),
         })?;
         text.push('\n');
-        std::fs::write(path, text).map_err(io)
+        iogate_spec::files::write_atomic(path, text.as_bytes()).map_err(io)
     }
 }
 

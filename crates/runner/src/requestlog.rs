@@ -34,7 +34,10 @@ fn io(e: impl std::fmt::Display) -> std::io::Error {
 
 /// Writes `steps` to `path`. Errors: the file cannot be created or written.
 pub fn write(path: &Path, steps: &[StepLog<'_>]) -> std::io::Result<u64> {
-    let file = File::create(path)?;
+    iogate_spec::files::write_atomic_with(path, |file| write_into(file, steps))
+}
+
+fn write_into(file: &mut File, steps: &[StepLog<'_>]) -> std::io::Result<u64> {
     let schema = Schema::from_iter([
         Field::new("step".into(), DataType::String),
         Field::new("job".into(), DataType::UInt32),
@@ -345,9 +348,9 @@ pub fn write_intervals(path: &Path, result: &crate::RunResult) -> std::io::Resul
         ],
     )
     .map_err(io)?;
-    ParquetWriter::new(File::create(path)?)
-        .finish(&mut df)
-        .map_err(io)?;
+    iogate_spec::files::write_atomic_with(path, |file| {
+        ParquetWriter::new(file).finish(&mut df).map_err(io)
+    })?;
     Ok(n as u64)
 }
 

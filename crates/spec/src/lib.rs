@@ -12,6 +12,7 @@ pub mod diag;
 pub mod document;
 pub mod expr;
 mod figure;
+pub mod files;
 pub mod import;
 pub mod metric;
 pub mod plan;

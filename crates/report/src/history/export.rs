@@ -4,7 +4,6 @@
 //! per run and metric; `samples` a list of doubles), plus `expected_changes.parquet`.
 //! Values in SI base units, as stored. Neighbours: `store` (reads), the binary.
 
-use std::fs::File;
 use std::path::Path;
 
 use polars::prelude::*;
@@ -163,10 +162,12 @@ pub fn write_parquet(
     ] {
         let path = dir.join(name);
         let mut df = df.map_err(|e| err(&path, &e))?;
-        let file = File::create(&path).map_err(|e| err(&path, &e))?;
-        ParquetWriter::new(file)
-            .finish(&mut df)
-            .map_err(|e| err(&path, &e))?;
+        iogate_spec::files::write_atomic_with(&path, |file| {
+            ParquetWriter::new(file)
+                .finish(&mut df)
+                .map_err(std::io::Error::other)
+        })
+        .map_err(|e| err(&path, &e))?;
         written.push(path);
     }
     Ok(written)

@@ -265,17 +265,17 @@ impl VerifyState {
         Ok(state)
     }
 
-    /// Saves the state (written to a temporary file, then renamed).
+    /// Saves the state (written to a temporary file in its directory, then renamed:
+    /// `iogate_spec::files`).
     pub fn save(&self, path: &Path) -> Result<(), StateError> {
         let p = path.display().to_string();
         let io = |source| StateError::Io {
             path: p.clone(),
             source,
         };
-        let tmp = path.with_extension("tmp");
-        {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
-            f.write_all(STATE_MAGIC).map_err(io)?;
+        iogate_spec::files::write_atomic_with(path, |file| {
+            let mut f = std::io::BufWriter::new(file);
+            f.write_all(STATE_MAGIC)?;
             let size = self.generations.len() as u64 * u64::from(self.unit);
             for v in [
                 u64::from(self.unit),
@@ -283,15 +283,14 @@ impl VerifyState {
                 self.seed,
                 self.next_generation.load(Ordering::Relaxed),
             ] {
-                f.write_all(&v.to_le_bytes()).map_err(io)?;
+                f.write_all(&v.to_le_bytes())?;
             }
             for g in &self.generations {
-                f.write_all(&g.load(Ordering::Relaxed).to_le_bytes())
-                    .map_err(io)?;
+                f.write_all(&g.load(Ordering::Relaxed).to_le_bytes())?;
             }
-            f.flush().map_err(io)?;
-        }
-        std::fs::rename(&tmp, path).map_err(io)
+            f.flush()
+        })
+        .map_err(io)
     }
 }
 

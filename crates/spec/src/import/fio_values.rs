@@ -13,8 +13,14 @@ pub enum SizeValue {
 }
 
 /// A fio size: an integer (decimal or `0x` hex) or a decimal with an optional suffix
-/// `k`/`m`/`g`/`t`/`p` (optionally followed by `b`, powers of `kb_base`) or `KiB`…
-/// (powers of 1024). Case-insensitive. `None` when malformed.
+/// `k`/`m`/`g`/`t`/`p`, optionally followed by `b` or `ib`. Case-insensitive. `None`
+/// when malformed, negative, or beyond 64 bits (fio refuses those too).
+///
+/// The base follows fio's `kb_base` (HOWTO, "kb_base"): with the default 1024, fio's
+/// compatibility mode inverts the standards, so `k`/`kb`/`m`/`mb` are powers of 1024 and
+/// the IEC `kib`/`mib` are powers of 1000 (`16MiB` is 16,000,000 bytes, `16M`
+/// 16,777,216: checked against fio 3.33 in tests/import.rs); with `kb_base=1000`, `kb`
+/// is 1000 and `kib` 1024, as the standards say.
 pub fn parse_bytes(v: &str, kb_base: u64) -> Option<u64> {
     let v = v.trim();
     if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
@@ -24,14 +30,13 @@ pub fn parse_bytes(v: &str, kb_base: u64) -> Option<u64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(v.len());
     let (num, suffix) = v.split_at(split);
-    let num: f64 = num.parse().ok()?;
     let suffix = suffix.trim().to_ascii_lowercase();
     let (letter, rest) = match suffix.chars().next() {
-        None => return Some(num.round() as u64),
-        Some(c) => (c, &suffix[1..]),
+        None => return whole_or_fraction(num, 1),
+        Some(c) => (c, &suffix[c.len_utf8()..]),
     };
     let power = match letter {
-        'b' if rest.is_empty() => return Some(num.round() as u64),
+        'b' if rest.is_empty() => return whole_or_fraction(num, 1),
         'k' => 1,
         'm' => 2,
         'g' => 3,
@@ -39,12 +44,23 @@ pub fn parse_bytes(v: &str, kb_base: u64) -> Option<u64> {
         'p' => 5,
         _ => return None,
     };
-    let base = match rest {
+    let iec = if kb_base == 1000 { 1024 } else { 1000 };
+    let base: u64 = match rest {
         "" | "b" => kb_base,
-        "ib" => 1024,
+        "ib" => iec,
         _ => return None,
     };
-    let bytes = num * (base as f64).powi(power);
+    whole_or_fraction(num, base.checked_pow(power)?)
+}
+
+/// `num × unit`, exactly for whole numbers (checked: `None` past 64 bits), rounded for
+/// fractions (`1.5k`).
+fn whole_or_fraction(num: &str, unit: u64) -> Option<u64> {
+    if let Ok(n) = num.parse::<u64>() {
+        return n.checked_mul(unit);
+    }
+    let x: f64 = num.parse().ok()?;
+    let bytes = x * unit as f64;
     (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then(|| bytes.round() as u64)
 }
 
@@ -70,7 +86,6 @@ pub fn parse_time_ns(v: &str, default_unit_ns: u64) -> Option<u64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(v.len());
     let (num, unit) = v.split_at(split);
-    let num: f64 = num.parse().ok()?;
     let unit_ns = match unit.trim().to_ascii_lowercase().as_str() {
         "" => default_unit_ns,
         "ns" | "nsec" => 1,
@@ -82,8 +97,14 @@ pub fn parse_time_ns(v: &str, default_unit_ns: u64) -> Option<u64> {
         "d" => 86_400_000_000_000,
         _ => return None,
     };
-    let ns = num * unit_ns as f64;
-    (ns.is_finite() && ns >= 0.0).then(|| ns.round() as u64)
+    match num.parse::<u64>() {
+        Ok(n) => n.checked_mul(unit_ns).filter(|ns| *ns <= i64::MAX as u64),
+        Err(_) => {
+            let x: f64 = num.parse().ok()?;
+            let ns = x * unit_ns as f64;
+            (ns.is_finite() && ns >= 0.0 && ns < i64::MAX as f64).then(|| ns.round() as u64)
+        }
+    }
 }
 
 /// `bssplit=4k/10:64k/50:32k/40`: (block size, percent) pairs; entries without a
@@ -313,6 +334,17 @@ mod tests {
         assert_eq!(parse_bytes("0x1000", 1024), Some(4096));
         assert_eq!(parse_bytes("4q", 1024), None);
         assert_eq!(parse_size("50%", 1024), Some(SizeValue::Percent(50.0)));
+        // fio's default kb_base=1024 inverts the IEC suffixes (fio 3.33 reads `16MiB`
+        // as 16,000,000 bytes and `16M` as 16,777,216).
+        assert_eq!(parse_bytes("16MiB", 1024), Some(16_000_000));
+        assert_eq!(parse_bytes("16M", 1024), Some(16 << 20));
+        assert_eq!(parse_bytes("16MB", 1024), Some(16 << 20));
+        // Checked, never wrapped.
+        assert_eq!(parse_bytes("99999999999999999999", 1024), None);
+        assert_eq!(parse_bytes("16777216p", 1024), None);
+        assert_eq!(parse_bytes("-5", 1024), None);
+        assert_eq!(parse_time_ns("99999999999999h", 1), None);
+        assert_eq!(parse_time_ns("-5", 1_000_000_000), None);
     }
 
     #[test]

@@ -127,6 +127,27 @@ fn pairs(src: &SourceFile) -> Vec<Pair> {
     out
 }
 
+/// The values as u64, or `None` when one is negative or was not a 64-bit integer.
+fn non_negative(v: &[i64]) -> Option<Vec<u64>> {
+    v.iter().map(|x| u64::try_from(*x).ok()).collect()
+}
+
+/// An error for a value that is negative, not a number, or whose total in the spec's
+/// units (bytes, nanoseconds) passes 64 bits: never wrapped, never dropped silently.
+fn out_of_range(src: &SourceFile, report: &mut Report, span: Range<usize>, what: &str) {
+    report.push(
+        src.diagnostic(
+            span,
+            format!("the {what} is out of range"),
+            "expected whole numbers of 0 or more whose total fits in 64 bits",
+        )
+        .with_note("the value is not converted")
+        .with_severity(Severity::Error),
+    );
+}
+
+/// Integers of a comma- or space-separated value; one that is not a 64-bit integer reads
+/// as `i64::MIN` (negative: refused by whoever needs it).
 fn ints(v: &str) -> Vec<i64> {
     v.split([',', ' ', '\t'])
         .filter(|t| !t.trim().is_empty())
@@ -182,6 +203,7 @@ pub fn import(src: &SourceFile) -> Imported {
         Some(w) if !w.specs.is_empty() => w.specs.clone(),
         _ => specs.iter().map(|s| s.name.clone()).collect(),
     };
+    let mut origins = Vec::new();
     for name in &assigned {
         let Some(aspec) = specs.iter().find(|s| s.name.eq_ignore_ascii_case(name)) else {
             let span = worker.as_ref().map_or(0..0, |w| w.span.clone());
@@ -196,6 +218,7 @@ pub fn import(src: &SourceFile) -> Imported {
             continue;
         };
         if let Some(wk) = worker.as_ref().filter(|w| w.disk_sectors > 0) {
+            // Checked when read: the end in bytes fits in 64 bits.
             spec.target_size = Some((wk.start_sector + wk.disk_sectors) * SECTOR);
         }
         let Some(w) = workload(
@@ -208,8 +231,17 @@ pub fn import(src: &SourceFile) -> Imported {
         ) else {
             continue;
         };
+        let before = spec.steps.len();
         push_steps(src, &mut report, &mut spec, w, &setup);
+        origins.push((before..spec.steps.len(), aspec.span.clone()));
     }
+    super::drop_unrunnable(
+        src,
+        &mut spec,
+        &origins,
+        "access specification",
+        &mut report,
+    );
     if spec.steps.is_empty() {
         report.push(
             src.diagnostic(
@@ -234,11 +266,20 @@ fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<W
         let v = ints(&p.value);
         match key.as_str() {
             "'run time" if v.len() >= 3 => {
-                setup.run_time_s = Some(((v[0] * 3600 + v[1] * 60 + v[2]).max(0) as u64, p.span))
+                let secs = non_negative(&v[..3]).and_then(|h| {
+                    h[0].checked_mul(3600)?
+                        .checked_add(h[1].checked_mul(60)?)?
+                        .checked_add(h[2])
+                });
+                match secs {
+                    Some(s) => setup.run_time_s = Some((s, p.span)),
+                    None => out_of_range(src, report, p.span, "run time (hours, minutes, seconds)"),
+                }
             }
-            k if k.starts_with("'ramp up time") => {
-                setup.ramp_s = v.first().copied().unwrap_or(0).max(0) as u64
-            }
+            k if k.starts_with("'ramp up time") => match non_negative(&v[..v.len().min(1)]) {
+                Some(r) => setup.ramp_s = r.first().copied().unwrap_or(0),
+                None => out_of_range(src, report, p.span, "ramp up time (seconds)"),
+            },
             "'test type" => setup.test_type = Some((p.value.trim().to_string(), p.span)),
             "'queue depth cycling" if v.len() >= 3 => {
                 let exp = p.value.to_ascii_uppercase().contains("EXPONENTIAL");
@@ -305,9 +346,27 @@ fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<W
                 }
             }
             k if k.starts_with("'disk maximum size,starting sector") && disk_worker => {
-                if let Some(w) = workers.last_mut() {
-                    w.disk_sectors = v.first().copied().unwrap_or(0).max(0) as u64;
-                    w.start_sector = v.get(1).copied().unwrap_or(0).max(0) as u64;
+                let sectors = non_negative(&v[..v.len().min(2)]).filter(|s| {
+                    let (size, start) = (
+                        s.first().copied().unwrap_or(0),
+                        s.get(1).copied().unwrap_or(0),
+                    );
+                    size.checked_add(start)
+                        .and_then(|e| e.checked_mul(SECTOR))
+                        .is_some()
+                });
+                match (workers.last_mut(), sectors) {
+                    (Some(w), Some(s)) => {
+                        w.disk_sectors = s.first().copied().unwrap_or(0);
+                        w.start_sector = s.get(1).copied().unwrap_or(0);
+                    }
+                    (Some(_), None) => out_of_range(
+                        src,
+                        report,
+                        p.span,
+                        "disk size and starting sector (their end in bytes)",
+                    ),
+                    (None, _) => {}
                 }
             }
             _ => {}
@@ -371,6 +430,10 @@ fn workload(
             report.push(src.diagnostic(span.clone(), "the reply size is not converted", "a reply follows each request in IOMeter's network and disk-to-disk tests; iogate has none").with_severity(Severity::Warning));
         }
         let align = if align == 0 { SECTOR } else { align as u64 };
+        let Some(delay_ns) = (delay as u64).checked_mul(1_000_000) else {
+            out_of_range(src, report, span.clone(), "delay (ms)");
+            return None;
+        };
         mix.push(MixOut {
             block_size: format_bytes(size as u64),
             weight: (!single).then(|| format_pct(of_size as f64)),
@@ -378,11 +441,21 @@ fn workload(
             random: format_pct(random as f64),
             align: (align != size as u64).then(|| format_bytes(align)),
             burst: (delay > 0 && burst > 1).then_some(burst as u64),
-            delay: (delay > 0).then(|| format_duration_ns(delay as u64 * 1_000_000)),
+            delay: (delay > 0).then(|| format_duration_ns(delay_ns)),
         });
     }
+    let ns = |s: u64| {
+        s.checked_mul(1_000_000_000)
+            .filter(|n| *n <= i64::MAX as u64)
+    };
     let duration = match &setup.run_time_s {
-        Some((s, _)) if *s > 0 => Some(format_duration_ns(s * 1_000_000_000)),
+        Some((s, span)) if *s > 0 => match ns(*s) {
+            Some(n) => Some(format_duration_ns(n)),
+            None => {
+                out_of_range(src, report, span.clone(), "run time");
+                return None;
+            }
+        },
         Some((_, span)) => {
             report.push(
                 src.diagnostic(
@@ -406,7 +479,13 @@ fn workload(
         queue_depth: w.outstanding.max(1),
         jobs,
         duration,
-        ramp: (setup.ramp_s > 0).then(|| format_duration_ns(setup.ramp_s * 1_000_000_000)),
+        ramp: match ns(setup.ramp_s) {
+            Some(n) => (n > 0).then(|| format_duration_ns(n)),
+            None => {
+                out_of_range(src, report, aspec.span.clone(), "ramp up time");
+                return None;
+            }
+        },
         region,
         mix,
         ..WorkloadOut::default()

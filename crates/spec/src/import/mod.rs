@@ -83,15 +83,14 @@ impl Imported {
 #[derive(Default)]
 pub(crate) struct Report {
     items: Vec<Diagnostic>,
+    /// (span, message) of every item: duplicates are found in constant time (a file of
+    /// 100k jobs inheriting one `[global]` option is 100k lookups, not 10^10).
+    seen: std::collections::HashSet<(std::ops::Range<usize>, String)>,
 }
 
 impl Report {
     pub(crate) fn push(&mut self, d: Diagnostic) {
-        let dup = self
-            .items
-            .iter()
-            .any(|e| e.span == d.span && e.message == d.message);
-        if !dup {
+        if self.seen.insert((d.span.clone(), d.message.clone())) {
             self.items.push(d);
         }
     }
@@ -100,6 +99,100 @@ impl Report {
         self.items.sort_by_key(|d| (d.span.start, d.span.end));
         self.items
     }
+}
+
+/// Step names given so far, made unique in constant time per name: a repeated name
+/// gets the first free `_2`, `_3`, … suffix.
+#[derive(Default)]
+pub(crate) struct Names {
+    taken: std::collections::HashSet<String>,
+    /// Next suffix to try per base name.
+    next: std::collections::HashMap<String, u64>,
+    last: Option<String>,
+}
+
+impl Names {
+    /// `base`, or `base_N` with the first N ≥ 2 not taken (not yet inserted).
+    pub(crate) fn unique(&mut self, base: String) -> String {
+        if !self.taken.contains(&base) {
+            return base;
+        }
+        let n = self.next.entry(base.clone()).or_insert(2);
+        loop {
+            let candidate = format!("{base}_{n}");
+            *n += 1;
+            if !self.taken.contains(&candidate) {
+                return candidate;
+            }
+        }
+    }
+
+    /// Marks `name` as taken.
+    pub(crate) fn insert(&mut self, name: String) {
+        self.last = Some(name.clone());
+        self.taken.insert(name);
+    }
+
+    /// The name inserted last.
+    pub(crate) fn last(&self) -> Option<&str> {
+        self.last.as_deref()
+    }
+}
+
+/// Compiles the converted spec; when it does not compile (a value the source file
+/// holds but a spec cannot: 100,000 jobs, a 200% read share), each source job whose
+/// steps do not compile on their own is reported as an error on its own line in the
+/// source (`origins`: its steps' indices and its span) with the compiler's reason, and
+/// its steps are left out; the rest is kept. Linear in the number of jobs.
+pub(crate) fn drop_unrunnable(
+    src: &crate::diag::SourceFile,
+    spec: &mut SpecOut,
+    origins: &[(std::ops::Range<usize>, std::ops::Range<usize>)],
+    what: &str,
+    report: &mut Report,
+) {
+    let geometry = crate::Geometry::for_check();
+    let compiles = |s: &SpecOut| {
+        let file = crate::diag::SourceFile::new("<converted>".to_string(), s.to_yaml());
+        crate::compile(&file, &geometry).err()
+    };
+    if spec.steps.is_empty() || compiles(spec).is_none() {
+        return;
+    }
+    let mut keep = vec![true; spec.steps.len()];
+    for (steps, span) in origins {
+        let alone = SpecOut {
+            steps: spec.steps[steps.clone()].to_vec(),
+            name: spec.name.clone(),
+            description: None,
+            comments: Vec::new(),
+            target_size: spec.target_size,
+            io_errors_record: spec.io_errors_record,
+        };
+        let Some(d) = compiles(&alone) else { continue };
+        for item in d
+            .items
+            .iter()
+            .filter(|i| i.severity == Severity::Error)
+            .take(3)
+        {
+            report.push(
+                src.diagnostic(
+                    span.clone(),
+                    format!("this {what} cannot be converted: {}", item.message),
+                    item.label.clone(),
+                )
+                .with_note(format!("the {what} is left out of the spec"))
+                .with_severity(Severity::Error),
+            );
+        }
+        keep[steps.clone()].iter_mut().for_each(|k| *k = false);
+    }
+    let mut i = 0;
+    spec.steps.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
 }
 
 /// A name iogate accepts (letters, digits, `_`, starting with a letter or `_`, not a

@@ -28,18 +28,27 @@ impl Job<'_> {
         &mut self,
         spec: &mut SpecOut,
         previous: Option<&str>,
-        names: &mut Vec<String>,
+        names: &mut super::super::Names,
     ) {
         let Some(shape) = self.shape() else { return };
         let kb = self.kb_base();
         let numjobs = self.count("numjobs").unwrap_or(1).max(1);
+        if numjobs > crate::compile::MAX_JOBS {
+            let o = self.take("numjobs").expect("read just above");
+            self.refuse(
+                o.value_span,
+                format!(
+                    "job `{}`: numjobs={numjobs} is more jobs than a spec runs",
+                    self.section.name
+                ),
+                format!("expected at most {} jobs", crate::compile::MAX_JOBS),
+            );
+            return;
+        }
         let raw_name = self
             .value("name")
             .map_or(self.section.name.clone(), |(v, _)| v);
-        let mut name = step_name(&raw_name, "job");
-        while names.contains(&name) {
-            name.push_str("_2");
-        }
+        let name = names.unique(step_name(&raw_name, "job"));
         self.concurrency(previous);
         if let Some((v, o)) = self.value("startdelay") {
             match parse_time_ns(&v, SECOND_NS) {
@@ -51,7 +60,9 @@ impl Job<'_> {
                 None => self.bad_value(&o, "a time (a range of start delays is not converted)"),
             }
         }
-        let depth = self.depth(&shape);
+        let Some(depth) = self.depth(&shape) else {
+            return;
+        };
         if let Some((v, o)) = self.value("read_iolog") {
             let timing = if self.flag("replay_no_stall") {
                 "as_fast_as_possible"
@@ -93,7 +104,7 @@ impl Job<'_> {
                 timing,
                 queue_depth: depth,
             });
-            names.push(name);
+            names.insert(name);
             return;
         }
         let mut w = WorkloadOut {
@@ -103,9 +114,14 @@ impl Job<'_> {
             passthrough: shape.passthrough,
             ..Default::default()
         };
-        w.mix = self.mix(&shape, kb);
+        let Some(mix) = self.mix(&shape, kb) else {
+            return;
+        };
+        w.mix = mix;
         let region_bytes = self.region(&mut w, kb, spec);
-        self.amount(&mut w, numjobs, region_bytes, kb);
+        if !self.amount(&mut w, numjobs, region_bytes, kb) {
+            return;
+        }
         self.pacing(&mut w, numjobs, kb);
         self.distribution(&mut w);
         self.data(&mut w, kb);
@@ -128,9 +144,13 @@ impl Job<'_> {
             self.warn(&o, "fio's steady-state detection stops a job early; iogate's steady state is SNIA's round-based criterion of a `sweep` step");
         }
         spec.steps.push(StepOut::Workload(w));
-        names.push(name);
+        names.insert(name);
         if let Some(r) = read_back {
-            names.push(r.name.clone());
+            let r = WorkloadOut {
+                name: names.unique(r.name),
+                ..r
+            };
+            names.insert(r.name.clone());
             spec.steps.push(StepOut::Workload(r));
         }
     }
@@ -159,9 +179,29 @@ impl Job<'_> {
                 }
             },
         };
+        // fio's range for both is 0 to 100; it drops a job outside it.
+        let share = |v: &str| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=100.0).contains(p))
+        };
         let rwmixread = match (self.value("rwmixread"), self.value("rwmixwrite")) {
-            (Some((v, _)), _) => v.trim().parse().unwrap_or(50.0),
-            (None, Some((v, _))) => 100.0 - v.trim().parse().unwrap_or(50.0),
+            (Some((v, o)), _) | (None, Some((v, o))) if share(&v).is_none() => {
+                self.refuse(
+                    o.value_span.clone(),
+                    format!(
+                        "job `{}`: {}={} is out of range",
+                        self.section.name,
+                        o.key,
+                        v.trim()
+                    ),
+                    "expected a percentage from 0 to 100 (fio drops the job)".into(),
+                );
+                return None;
+            }
+            (Some((v, _)), _) => share(&v).unwrap_or(50.0),
+            (None, Some((v, _))) => 100.0 - share(&v).unwrap_or(50.0),
             _ => 50.0,
         };
         let (rw, rw_opt) = self
@@ -242,8 +282,22 @@ impl Job<'_> {
         self.parsed(key, "a whole number", |v| v.trim().parse().ok())
     }
 
-    fn depth(&mut self, shape: &Shape) -> u64 {
-        let iodepth = self.count("iodepth").unwrap_or(1).max(1);
+    /// `iodepth`, as fio reads it (1 at least: fio drops a job with `iodepth=0`); `None`
+    /// (with an error on the value) when fio or a spec refuses it.
+    fn depth(&mut self, shape: &Shape) -> Option<u64> {
+        let iodepth = self.count("iodepth").unwrap_or(1);
+        if iodepth == 0 || iodepth > crate::compile::MAX_QUEUE_DEPTH {
+            let o = self.take("iodepth").expect("read just above");
+            self.refuse(
+                o.value_span,
+                format!("job `{}`: iodepth={iodepth} is out of range", self.section.name),
+                format!(
+                    "expected 1 (fio's minimum: fio drops the job) to {} (a spec's largest queue depth)",
+                    crate::compile::MAX_QUEUE_DEPTH
+                ),
+            );
+            return None;
+        }
         if shape.sync_engine && iodepth > 1 {
             let o = self.take("iodepth").expect("read just above");
             self.diag(
@@ -252,9 +306,9 @@ impl Job<'_> {
                 "a synchronous engine has one request in flight per job".into(),
                 "converted with queue depth 1, as fio runs it".into(),
             );
-            return 1;
+            return Some(1);
         }
-        iodepth
+        Some(iodepth)
     }
 
     /// fio jobs without `stonewall` start together with the job before them.
@@ -270,7 +324,7 @@ impl Job<'_> {
 
     /// Block sizes, weights and alignment: `bssplit`, else `bs`; `blockalign`, else fio's
     /// default (the smallest block size).
-    fn mix(&mut self, shape: &Shape, kb: u64) -> Vec<MixOut> {
+    fn mix(&mut self, shape: &Shape, kb: u64) -> Option<Vec<MixOut>> {
         let mut sizes: Vec<(u64, Option<f64>)> = vec![(4096, None)];
         if let Some((v, o)) = self.value("bssplit") {
             let (first, _) = v.split_once(',').unwrap_or((&v, ""));
@@ -309,6 +363,16 @@ impl Job<'_> {
                 },
             }
         }
+        if sizes.iter().any(|s| s.0 == 0) {
+            if let Some(o) = self.take("bssplit").or_else(|| self.take("bs")) {
+                self.refuse(
+                    o.value_span,
+                    format!("job `{}`: a block size of 0", self.section.name),
+                    "expected 1 byte or more (fio drops the job)".into(),
+                );
+            }
+            return None;
+        }
         let min = sizes.iter().map(|s| s.0).min().unwrap_or(4096);
         let align = match self.value("blockalign") {
             Some((v, o)) => match parse_bytes(v.split(',').next().unwrap_or(""), kb) {
@@ -324,7 +388,7 @@ impl Job<'_> {
         let read = format_pct(shape.read_pct);
         let random = format_pct(shape.random_pct);
         let single = sizes.len() == 1;
-        sizes
+        let lines = sizes
             .into_iter()
             .map(|(b, w)| MixOut {
                 block_size: format_bytes(b),
@@ -334,7 +398,8 @@ impl Job<'_> {
                 align: align.filter(|a| *a != b || !single).map(format_bytes),
                 ..Default::default()
             })
-            .collect()
+            .collect();
+        Some(lines)
     }
 
     /// `offset` and `size` → the region; returns its length when given in bytes. Sets
@@ -356,7 +421,14 @@ impl Job<'_> {
                 Some(SizeValue::Bytes(b)) => b,
                 _ => 0,
             };
-            spec.target_size = Some(spec.target_size.unwrap_or(0).max(start + len));
+            match start.checked_add(len) {
+                Some(end) => spec.target_size = Some(spec.target_size.unwrap_or(0).max(end)),
+                None => {
+                    let span = self.section.span.clone();
+                    self.overflow(span, "offset + size");
+                    return None;
+                }
+            }
         }
         match size {
             Some(SizeValue::Bytes(b)) => Some(b),
@@ -366,12 +438,23 @@ impl Job<'_> {
 
     /// `time_based`/`runtime` → duration; else `number_ios`, `io_size`, or one pass over
     /// `size` (× `loops`) → ios or bytes, over all jobs.
-    fn amount(&mut self, w: &mut WorkloadOut, numjobs: u64, region_bytes: Option<u64>, kb: u64) {
+    /// False (with an error) when the job is refused.
+    fn amount(
+        &mut self,
+        w: &mut WorkloadOut,
+        numjobs: u64,
+        region_bytes: Option<u64>,
+        kb: u64,
+    ) -> bool {
         let time_based = self.flag("time_based");
         let runtime = self.value("runtime");
         let runtime_ns = runtime
             .as_ref()
             .and_then(|(v, _)| parse_time_ns(v, SECOND_NS));
+        if let (Some((_, o)), None) = (&runtime, runtime_ns) {
+            let o = o.clone();
+            self.bad_value(&o, "a time of 0 or more, below 2^63 ns");
+        }
         let loops = self.count("loops").unwrap_or(1).max(1);
         if let Some((v, o)) = self.value("ramp_time") {
             match parse_time_ns(&v, SECOND_NS) {
@@ -395,12 +478,31 @@ impl Job<'_> {
                     self.warn(&o, "time_based without runtime runs until stopped: iogate's default of 60 s is used");
                 }
             }
-            return;
+            return true;
         }
-        let count = number_ios
-            .map(|n| (None, Some(n * numjobs * loops)))
-            .or(io_size.map(|b| (Some(b * numjobs * loops), None)))
-            .or(region_bytes.map(|b| (Some(b * numjobs * loops), None)));
+        // Per job and per loop in fio, over all jobs and loops in iogate: checked, an
+        // overflow is an error on the option, never a wrap.
+        let total = |n: u64| n.checked_mul(numjobs)?.checked_mul(loops);
+        let (per_job, key) = match (number_ios, io_size, region_bytes) {
+            (Some(n), _, _) => (Some(n), "number_ios"),
+            (None, Some(b), _) => (Some(b), "io_size"),
+            (None, None, Some(b)) => (Some(b), "size"),
+            _ => (None, ""),
+        };
+        let Some(all) = per_job.map(total).map_or(Some(None), |t| t.map(Some)) else {
+            let span = self
+                .take(key)
+                .map_or(self.section.span.clone(), |o| o.value_span);
+            self.overflow(span, &format!("{key} × numjobs × loops"));
+            return false;
+        };
+        let count = all.map(|n| {
+            if key == "number_ios" {
+                (None, Some(n))
+            } else {
+                (Some(n), None)
+            }
+        });
         match (count, runtime_ns) {
             (Some((bytes, ios)), rt) => {
                 w.bytes = bytes.map(format_bytes);
@@ -421,6 +523,7 @@ impl Job<'_> {
                     "no `size`, `io_size`, `number_ios` or `runtime` in bytes iogate can count: its default of 60 s is used".into());
             }
         }
+        true
     }
 
     /// `rate`, `rate_iops` (per job in fio, over all jobs in iogate), `rate_process`,
@@ -440,7 +543,9 @@ impl Job<'_> {
                 let Some(n) = parse_bytes(text, if key == "rate" { kb } else { 1000 }) else {
                     return false;
                 };
-                let total = n * numjobs;
+                let Some(total) = n.checked_mul(numjobs) else {
+                    return false;
+                };
                 let value = if key == "rate" {
                     format!("{}/s", format_bytes(total))
                 } else {
@@ -533,6 +638,16 @@ impl Job<'_> {
         }
     }
 
+    /// An error for a product or sum of the job's values beyond 64 bits.
+    fn overflow(&mut self, span: std::ops::Range<usize>, what: &str) {
+        let name = self.section.name.clone();
+        self.refuse(
+            span,
+            format!("job `{name}`: {what} overflows 64 bits"),
+            "expected values whose total fits in 64 bits (fio refuses such values too)".into(),
+        );
+    }
+
     /// `verify=<type>` → `verify: true` (iogate's own checksum). fio reads a write-only
     /// job's blocks back after writing them (`do_verify`): when the job has a byte count,
     /// that read-back is returned as a sequential read step over the same region.
@@ -566,7 +681,10 @@ impl Job<'_> {
             self.diag(
                 o.span.clone(),
                 Severity::Note,
-                format!("verify={} with do_verify=0: the writes are checked later", v.trim()),
+                format!(
+                    "verify={} with do_verify=0: the writes are checked later",
+                    v.trim()
+                ),
                 "run this spec with `--verify-state FILE`, then a read step with \
                  `verify: true` and the same state checks them"
                     .into(),

@@ -1,7 +1,8 @@
 //! `iogate import fio`: a fio job file → an iogate spec.
 //!
 //! The job file is read as fio reads it (sections, `key=value` or bare flags, `;` and `#`
-//! comments, `[global]` options inherited by the jobs after them). Each job becomes a
+//! comments from wherever they start on a line, `[global]` options inherited by the jobs
+//! after them). Each job becomes a
 //! workload step (a `read_iolog` job a replay step; `startdelay` an idle step before it),
 //! in file order: fio's `stonewall` groups become iogate's step order, and a job fio runs
 //! concurrently with the one before it is said to run after it. Per-job rates and amounts
@@ -56,7 +57,8 @@ pub fn import(src: &SourceFile) -> Imported {
     };
     let mut globals: Vec<Opt> = Vec::new();
     let mut previous: Option<String> = None;
-    let mut names: Vec<String> = Vec::new();
+    let mut names = super::Names::default();
+    let mut origins: Vec<(std::ops::Range<usize>, Range<usize>)> = Vec::new();
     for section in &sections {
         if section.name == "global" {
             globals.extend(section.opts.iter().cloned());
@@ -75,7 +77,8 @@ pub fn import(src: &SourceFile) -> Imported {
         job.convert(&mut spec, previous.as_deref(), &mut names);
         job.finish();
         if spec.steps.len() > before {
-            previous = names.last().cloned();
+            previous = names.last().map(str::to_string);
+            origins.push((before..spec.steps.len(), section.span.clone()));
         }
     }
     if let Some(n) = globals.iter().rev().find(|o| o.key == "name") {
@@ -92,6 +95,7 @@ pub fn import(src: &SourceFile) -> Imported {
                 .with_severity(Severity::Error),
         );
     }
+    super::drop_unrunnable(src, &mut spec, &origins, "job", &mut report);
     Imported::new(src, &spec, report)
 }
 
@@ -103,10 +107,13 @@ fn parse(src: &SourceFile, report: &mut Report) -> Vec<Section> {
         let start = offset;
         offset += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']);
+        // fio ends a line at its first `;` or `#`, wherever it is (`rw=randread ;x`,
+        // `[job] # c`; fio 3.33 reads `filename=a#b` as `a`).
+        let line = line.find([';', '#']).map_or(line, |i| &line[..i]);
         let lead = line.len() - line.trim_start().len();
         let text = line.trim();
         let at = start + lead..start + lead + text.len();
-        if text.is_empty() || text.starts_with(';') || text.starts_with('#') {
+        if text.is_empty() {
             continue;
         }
         if let Some(name) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {

@@ -1,0 +1,107 @@
+//! Writing files without clobbering anything: every file iogate writes (results,
+//! reports, baselines, converted specs, Parquet exports, verification state) goes to a
+//! temporary file in the destination's directory and is renamed into place
+//! (`renameat`), so a reader never sees half a file, a failed write leaves the old file
+//! as it was, and a symbolic link or device at the destination is refused, never
+//! followed or replaced. The lowest crate holds it so that the runner, the report crate
+//! and the binary share one rule; `read_bounded` (lib.rs) is its reading counterpart.
+
+use std::fs::File;
+use std::io::{Error, ErrorKind, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+/// Writes `bytes` to `path` atomically (see the module doc).
+///
+/// Errors: the destination is a symbolic link or not a regular file
+/// (`InvalidInput`), its directory is not writable, or the write fails; the old file
+/// is then untouched.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// Writes a file atomically through `write`, which gets the temporary file (see
+/// [`write_atomic`]). The file ends with mode 0644 and is synced before the rename.
+pub fn write_atomic_with<T>(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    check_destination(path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".iogate-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    let out = write(tmp.as_file_mut())?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    tmp.as_file().sync_all()?;
+    // The destination is checked again just before the rename (a link planted since).
+    check_destination(path)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(out)
+}
+
+/// Refuses a destination that exists and is not a regular file: a symbolic link (it
+/// would be replaced, or followed by a plain `open`), a device (`/dev/null`), a FIFO, a
+/// directory.
+pub fn check_destination(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(Error::new(
+            ErrorKind::InvalidInput,
+            "is a symbolic link: iogate writes regular files only (give the link's target)",
+        )),
+        Ok(m) if !m.is_file() => Err(Error::new(
+            ErrorKind::InvalidInput,
+            "exists and is not a regular file: iogate writes regular files only",
+        )),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `a` and `b` name the same file (same device and inode, through links);
+/// false when either does not exist. A command refuses to write onto its own input.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_and_devices_are_refused_and_files_replaced_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").expect("victim");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+        let e = write_atomic(&link, b"x").expect_err("a link is refused");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep");
+        assert!(write_atomic(Path::new("/dev/null"), b"x").is_err());
+        let out = dir.path().join("out");
+        write_atomic(&out, b"one").expect("write");
+        write_atomic(&out, b"two").expect("replace");
+        assert_eq!(std::fs::read_to_string(&out).expect("read"), "two");
+        assert!(same_file(&link, &victim) && !same_file(&out, &victim));
+        // A failed write leaves the old file as it was, and no temporary file behind.
+        let r: std::io::Result<()> = write_atomic_with(&out, |_| Err(Error::other("boom")));
+        assert!(r.is_err());
+        assert_eq!(std::fs::read_to_string(&out).expect("read"), "two");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".iogate-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
