@@ -16,6 +16,7 @@ use iogate_runner::result::{BuildInfo, RunResult};
 
 use crate::cli::{HistoryArgs, HistoryCommand, SeriesFilter};
 use crate::exit;
+use crate::terminal::safe;
 
 fn fail(e: impl std::fmt::Display, code: u8) -> u8 {
     eprintln!("error: {e}");
@@ -24,8 +25,21 @@ fn fail(e: impl std::fmt::Display, code: u8) -> u8 {
 
 /// `iogate history`: returns the exit code.
 pub fn history(args: &HistoryArgs) -> u8 {
-    let mut store = match Store::open(&args.db) {
+    // Read commands open an existing store read-only: a typo creates nothing.
+    let reads = matches!(
+        args.command,
+        HistoryCommand::Show { .. } | HistoryCommand::Detect { .. } | HistoryCommand::Export { .. }
+    );
+    let opened = if reads {
+        Store::open_existing(&args.db)
+    } else {
+        Store::open(&args.db)
+    };
+    let mut store = match opened {
         Ok(s) => s,
+        Err(e @ iogate_report::history::HistoryError::Missing { .. }) => {
+            return fail(e, exit::USAGE)
+        }
         Err(e) => return fail(e, exit::TARGET),
     };
     let r = match &args.command {
@@ -60,15 +74,17 @@ pub fn history(args: &HistoryArgs) -> u8 {
             build_order,
             metric,
             note,
-        } => store
-            .expect(&ExpectedChange {
-                spec_name: spec.clone(),
-                metric: metric.clone().unwrap_or_else(|| "*".into()),
-                build_order: *build_order,
-                note: note.clone().unwrap_or_default(),
-            })
-            .map(|()| exit::PASS)
-            .map_err(|e| fail(e, exit::TARGET)),
+        } => known_target(&mut store, spec, metric.as_deref(), *build_order).and_then(|()| {
+            store
+                .expect(&ExpectedChange {
+                    spec_name: spec.clone(),
+                    metric: metric.clone().unwrap_or_else(|| "*".into()),
+                    build_order: *build_order,
+                    note: note.clone().unwrap_or_default(),
+                })
+                .map(|()| exit::PASS)
+                .map_err(|e| fail(e, exit::TARGET))
+        }),
         HistoryCommand::Export { parquet } => export(&mut store, parquet),
     };
     r.unwrap_or_else(|code| code)
@@ -136,25 +152,103 @@ fn ingest(
         id: build.clone(),
         order: build_order,
     };
-    let (mut added, mut known) = (0, 0);
+    // Each file is stored or refused on its own; the summary says which.
+    let (mut added, mut known, mut refused) = (0, 0, Vec::new());
     for f in &files {
-        let result = load_result(f).map_err(|e| fail(e, exit::USAGE))?;
-        let (run, metrics) = hist::records(&result, &over);
-        if store
-            .ingest(&run, &metrics)
-            .map_err(|e| fail(e, exit::TARGET))?
-        {
-            added += 1;
-        } else {
-            known += 1;
+        let stored = load_result(f)
+            .map_err(|e| e.to_string())
+            .and_then(|result| {
+                let (run, metrics) = hist::records(&result, &over);
+                hist::validate(&metrics)?;
+                store.ingest(&run, &metrics).map_err(|e| e.to_string())
+            });
+        match stored {
+            Ok(true) => added += 1,
+            Ok(false) => known += 1,
+            Err(e) => {
+                eprintln!("error: {}: {}", safe(&f.display().to_string()), safe(&e));
+                refused.push(f);
+            }
         }
     }
     eprintln!(
-        "ingested {added} run{} into {} ({known} already there)",
+        "ingested {added} run{} into {} ({known} already there, {} refused)",
         if added == 1 { "" } else { "s" },
-        store.name()
+        safe(store.name()),
+        refused.len()
     );
-    Ok(exit::PASS)
+    if refused.is_empty() {
+        return Ok(exit::PASS);
+    }
+    for f in &refused {
+        eprintln!("  not stored: {}", safe(&f.display().to_string()));
+    }
+    Err(exit::USAGE)
+}
+
+/// `history expect` names a spec (and metric) the store knows, and a build order that
+/// is one of its builds or later than all of them (a change expected ahead).
+fn known_target(
+    store: &mut Store,
+    spec: &str,
+    metric: Option<&str>,
+    build_order: i64,
+) -> Result<(), u8> {
+    let runs = store.runs().map_err(|e| fail(e, exit::TARGET))?;
+    let specs: Vec<&str> = runs.iter().map(|r| r.spec_name.as_str()).collect();
+    known("spec", spec, &specs)?;
+    if let Some(m) = metric.filter(|m| *m != "*") {
+        let metrics = store
+            .metrics(Some(spec), None)
+            .map_err(|e| fail(e, exit::TARGET))?;
+        let names: Vec<&str> = metrics.iter().map(|m| m.metric.as_str()).collect();
+        known("metric", m, &names)?;
+    }
+    let orders: Vec<i64> = runs
+        .iter()
+        .filter(|r| r.spec_name == spec)
+        .map(|r| r.build_order)
+        .collect();
+    let last = orders.iter().copied().max().unwrap_or(i64::MIN);
+    if orders.contains(&build_order) || build_order > last {
+        return Ok(());
+    }
+    Err(fail(
+        format!(
+            "build order {build_order} is not a build of `{}` (its builds run from {} to {last}; a later order marks a change expected ahead)",
+            safe(spec),
+            orders.iter().copied().min().unwrap_or(last)
+        ),
+        exit::USAGE,
+    ))
+}
+
+/// A usage error naming the known names when `name` is not one of them.
+fn known(what: &str, name: &str, names: &[&str]) -> Result<(), u8> {
+    if names.contains(&name) {
+        return Ok(());
+    }
+    let mut list: Vec<&str> = names.to_vec();
+    list.sort_unstable();
+    list.dedup();
+    let shown: Vec<String> = list.iter().take(20).map(|n| safe(n).into_owned()).collect();
+    Err(fail(
+        format!(
+            "no {what} `{}` in the store; known: {}{}",
+            safe(name),
+            if shown.is_empty() {
+                "none".to_string()
+            } else {
+                shown.join(", ")
+            },
+            if list.len() > 20 {
+                format!(" (and {} more)", list.len() - 20)
+            } else {
+                String::new()
+            }
+        ),
+        exit::USAGE,
+    ))
 }
 
 /// The store's runs and series matching the filter (judged metrics only unless
@@ -173,6 +267,24 @@ fn load(store: &mut Store, f: &SeriesFilter) -> Result<(Vec<RunRecord>, Vec<Seri
         .into_iter()
         .filter(|m| f.all_metrics || f.metric.is_some() || hist::is_default_metric(&m.metric))
         .collect();
+    if let Some(spec) = &f.spec {
+        let names: Vec<&str> = runs.iter().map(|r| r.spec_name.as_str()).collect();
+        known("spec", spec, &names)?;
+    }
+    if let Some(model) = &f.model {
+        let all = store.runs().map_err(|e| fail(e, exit::TARGET))?;
+        let names: Vec<&str> = all.iter().map(|r| r.device_model.as_str()).collect();
+        known("model", model, &names)?;
+    }
+    if let Some(metric) = &f.metric {
+        if metrics.is_empty() {
+            let all = store
+                .metrics(f.spec.as_deref(), None)
+                .map_err(|e| fail(e, exit::TARGET))?;
+            let names: Vec<&str> = all.iter().map(|m| m.metric.as_str()).collect();
+            known("metric", metric, &names)?;
+        }
+    }
     let series = series::build(&runs, &metrics);
     Ok((runs, series))
 }
@@ -194,13 +306,16 @@ fn show(
         for s in &series {
             println!(
                 "{}  {}  [{} on {}]",
-                s.key.spec_name, s.key.metric, s.key.device_model, s.key.host_class
+                safe(&s.key.spec_name),
+                safe(&s.key.metric),
+                safe(&s.key.device_model),
+                safe(&s.key.host_class)
             );
             for p in &s.points {
                 println!(
                     "  build {:>8} {:<20} {:>14}  ({} run{})",
                     p.build_order,
-                    p.build_id,
+                    safe(&p.build_id),
                     trend::format_value(&s.key.metric, p.value),
                     p.run_values.len(),
                     if p.run_values.len() == 1 { "" } else { "s" }
@@ -229,6 +344,7 @@ fn write_pages(
     let mut specs: Vec<&str> = series.iter().map(|s| s.key.spec_name.as_str()).collect();
     specs.sort_unstable();
     specs.dedup();
+    let mut failed = 0;
     for spec in specs {
         let sr: Vec<Series> = series
             .iter()
@@ -245,8 +361,11 @@ fn write_pages(
             .filter(|r| r.spec_name == spec)
             .cloned()
             .collect();
+        // Golden files only for a spec name that is one plain path component.
+        let plain = Baseline::path(golden, spec, "page").is_ok();
         let baselines: Vec<Baseline> = std::fs::read_dir(golden.join(spec))
             .into_iter()
+            .filter(|_| plain)
             .flatten()
             .flatten()
             .filter_map(|e| Baseline::load(&e.path()).ok())
@@ -259,15 +378,24 @@ fn write_pages(
                 .or(baselines.first())?;
             b.metrics.get(metric).map(|m| m.value)
         };
-        let page =
-            trend::html_page(spec, &sr, &al, &rr, &golden_of).map_err(|e| fail(e, exit::TARGET))?;
-        // The spec name comes from the store: one plain path component, as for golden
-        // files.
-        Baseline::path(dir, spec, "page").map_err(|e| fail(e, exit::USAGE))?;
-        let path = dir.join(format!("{spec}.html"));
-        iogate_spec::files::write_atomic(&path, page.as_bytes())
-            .map_err(|e| fail(format!("{}: {e}", path.display()), exit::TARGET))?;
-        eprintln!("wrote {}", path.display());
+        // The spec name comes from the store: the file name is made safe from it, and
+        // one page that cannot be written does not hide the others.
+        let path = dir.join(format!("{}.html", crate::terminal::file_name(spec)));
+        let written = trend::html_page(spec, &sr, &al, &rr, &golden_of)
+            .map_err(|e| e.to_string())
+            .and_then(|page| {
+                iogate_spec::files::write_atomic(&path, page.as_bytes()).map_err(|e| e.to_string())
+            });
+        match written {
+            Ok(()) => eprintln!("wrote {}", safe(&path.display().to_string())),
+            Err(e) => {
+                eprintln!("error: {}: {}", safe(&path.display().to_string()), safe(&e));
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(exit::TARGET);
     }
     Ok(())
 }
@@ -299,7 +427,7 @@ fn detect_cmd(
     } else {
         print!(
             "{}",
-            trend::markdown_summary(&alerts).map_err(|e| fail(e, exit::TARGET))?
+            safe(&trend::markdown_summary(&alerts).map_err(|e| fail(e, exit::TARGET))?)
         );
     }
     if let Some(p) = markdown {

@@ -13,6 +13,7 @@ mod import;
 mod output;
 mod run;
 mod signals;
+mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -210,3 +210,236 @@ fn command_line_durations_are_checked_never_wrapped() {
         assert!(err.contains(message), "{args:?}: {err}");
     }
 }
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file iogate writes goes through a temporary file renamed into place: an output
+/// that is the command's own input, a symbolic link or a device is refused with the
+/// victim untouched, and a refusing command writes nothing.
+#[test]
+fn files_are_never_clobbered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let job = d.join("job.fio");
+    let text = "[j]\nioengine=io_uring\ndirect=1\nrw=randread\nsize=1m\n";
+    std::fs::write(&job, text).expect("job");
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "keep me").expect("victim");
+    let link = d.join("link.yaml");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let s = |p: &std::path::Path| p.to_str().expect("utf-8").to_string();
+    // (args, what stderr says)
+    let table: [(Vec<String>, &str); 3] = [
+        (
+            vec!["import".into(), "fio".into(), s(&job), "-o".into(), s(&job)],
+            "is the file being imported",
+        ),
+        (
+            vec![
+                "import".into(),
+                "fio".into(),
+                s(&job),
+                "-o".into(),
+                s(&link),
+            ],
+            "symbolic link",
+        ),
+        (
+            vec![
+                "import".into(),
+                "fio".into(),
+                s(&job),
+                "-o".into(),
+                "/dev/null".into(),
+            ],
+            "not a regular file",
+        ),
+    ];
+    for (args, message) in &table {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = iogate(&args);
+        assert_eq!(code(&o), USAGE, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(&job).expect("job"), text);
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+    assert!(std::fs::symlink_metadata(&link)
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    // --strict on a partial conversion refuses and writes nothing.
+    let partial = d.join("partial.fio");
+    std::fs::write(
+        &partial,
+        "[j]\nioengine=io_uring\ndirect=1\nrw=randread\nsize=1m\nzonemode=strided\n",
+    )
+    .expect("partial");
+    let out = d.join("partial.yaml");
+    let o = iogate(&["import", "fio", &s(&partial), "-o", &s(&out), "--strict"]);
+    assert_eq!(code(&o), USAGE, "{}", stderr(&o));
+    assert!(
+        !out.exists(),
+        "--strict refused and still wrote {}",
+        out.display()
+    );
+    // A plain output is written whole, and written again over itself.
+    for _ in 0..2 {
+        let o = iogate(&["import", "fio", &s(&job), "-o", &s(&out)]);
+        assert_eq!(code(&o), PASS, "{}", stderr(&o));
+        let spec = std::fs::read_to_string(&out).expect("spec");
+        assert!(spec.contains("read: 100%, random: 100%"), "{spec}");
+    }
+    // history export --parquet does not write through a planted link.
+    let results = history_results(d, 3);
+    let db = d.join("h.db");
+    let o = iogate(&["history", "--db", &s(&db), "ingest", &s(&results)]);
+    assert_eq!(code(&o), PASS, "{}", stderr(&o));
+    let export = d.join("export");
+    std::fs::create_dir(&export).expect("export dir");
+    std::os::unix::fs::symlink(&victim, export.join("runs.parquet")).expect("planted link");
+    let o = iogate(&[
+        "history",
+        "--db",
+        &s(&db),
+        "export",
+        "--parquet",
+        &s(&export),
+    ]);
+    assert_ne!(code(&o), PASS, "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+}
+
+/// `n` results of one short run each, with build orders 1..=n, under `dir/runs/`.
+fn history_results(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
+    let spec = write_spec(
+        dir,
+        "hist",
+        "iogate: 1\nname: hist\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 200\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
+    );
+    let out = dir.join("hist.out");
+    let target = dir.join("hist.img");
+    let o = iogate(&[
+        "run",
+        spec.to_str().expect("utf-8"),
+        "--target",
+        target.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), PASS, "{}", stderr(&o));
+    let base = result(&out);
+    let runs = dir.join("runs");
+    for i in 1..=n {
+        let mut r = base.clone();
+        r["started_at"] = format!("2026-01-01T00:00:{i:02}Z").into();
+        r["build"] = serde_json::json!({ "id": format!("b{i}"), "order": i });
+        let d = runs.join(format!("r{i:02}"));
+        std::fs::create_dir_all(&d).expect("run dir");
+        std::fs::write(d.join("result.json"), r.to_string()).expect("result");
+    }
+    runs
+}
+
+/// Read commands open an existing store read-only (nothing created, exit 2 when it is
+/// missing); ingest checks every result and says what was stored and what was not;
+/// unknown names are usage errors listing the known ones; stored names never reach the
+/// terminal raw; credentials are masked whatever their form.
+#[test]
+fn history_cannot_be_poisoned_or_misread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let s = |p: &std::path::Path| p.to_str().expect("utf-8").to_string();
+    let typo = d.join("typo2.db");
+    for cmd in [&["show"][..], &["detect"], &["export", "--parquet", "x"]] {
+        let mut args = vec!["history", "--db"];
+        let t = s(&typo);
+        args.push(&t);
+        args.extend_from_slice(cmd);
+        let o = iogate(&args);
+        assert_eq!(code(&o), USAGE, "{cmd:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+        assert!(!typo.exists(), "{cmd:?} created {}", typo.display());
+    }
+    let o = iogate(&["history", "--db", "/dev/null", "show"]);
+    assert_eq!(code(&o), USAGE, "{}", stderr(&o));
+    assert!(!std::path::Path::new("/dev/null-journal").exists());
+
+    // good, good, bad, good: three stored, the bad one named, exit 2.
+    let runs = history_results(d, 4);
+    let bad = runs.join("r03/result.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bad).expect("read")).expect("json");
+    r["steps"][0]["metrics"]["iops"] = serde_json::json!(1.7e308);
+    std::fs::write(&bad, r.to_string()).expect("poison");
+    let negative = runs.join("r04/result.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&negative).expect("read")).expect("json");
+    r["spec_name"] = "evil\u{1b}[2J\u{0}../../x".into();
+    std::fs::write(&negative, r.to_string()).expect("escape");
+    let db = d.join("h.db");
+    let o = iogate(&["history", "--db", &s(&db), "ingest", &s(&runs)]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), USAGE, "{err}");
+    assert!(
+        err.contains("ingested 3 runs") && err.contains("1 refused"),
+        "{err}"
+    );
+    assert!(err.contains("not stored:") && err.contains("r03"), "{err}");
+    // Names from the store reach the terminal escaped, and a poisoned name gets a safe
+    // page of its own without hiding the others.
+    let pages = d.join("pages");
+    let o = iogate(&["history", "--db", &s(&db), "show", "--html", &s(&pages)]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), PASS, "{}", stderr(&o));
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{0}'), "{out:?}");
+    assert!(out.contains("evil\\u{1b}[2J"), "{out}");
+    let written: Vec<String> = std::fs::read_dir(&pages)
+        .expect("pages")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(written.iter().any(|n| n == "hist.html"), "{written:?}");
+    assert!(
+        written.iter().any(|n| n.starts_with("evil_")),
+        "{written:?}"
+    );
+    // Unknown names are usage errors listing the known ones.
+    let table: [&[&str]; 4] = [
+        &["detect", "--spec", "nosuchspec"],
+        &["show", "--metric", "w.nosuch"],
+        &["expect", "--spec", "nosuchspec", "--build-order", "3"],
+        &[
+            "expect",
+            "--spec",
+            "hist",
+            "--build-order",
+            "-9223372036854775808",
+        ],
+    ];
+    for cmd in table {
+        let mut args = vec!["history".to_string(), "--db".into(), s(&db)];
+        args.extend(cmd.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = iogate(&args);
+        assert_eq!(code(&o), USAGE, "{cmd:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("hist") || err.contains("known: w.bandwidth"),
+            "{cmd:?}: {err}"
+        );
+    }
+    // Credentials masked in every form; the scheme's case does not matter; the
+    // client's reason is passed on.
+    let o = iogate(&[
+        "history",
+        "--db",
+        "POSTGRES://u:s3cret@127.0.0.1:1/h?password=hunter2",
+        "show",
+    ]);
+    let err = stderr(&o);
+    assert!(!err.contains("s3cret") && !err.contains("hunter2"), "{err}");
+    assert!(err.contains("Connection refused"), "{err}");
+    assert!(!std::path::Path::new("POSTGRES:").exists());
+}

@@ -21,6 +21,7 @@ tests_main![
     an_unreadable_or_empty_file_is_a_usage_error,
     a_job_file_converts_rule_by_rule,
     a_damaged_iometer_file_is_diagnosed_on_its_lines,
+    a_job_file_reads_as_fio_reads_it: [Fio],
 ];
 
 /// Options whose value the fio importer writes into the spec (everything else it reads
@@ -561,4 +562,106 @@ fn a_damaged_iometer_file_is_diagnosed_on_its_lines() {
         "{}",
         o.stderr
     );
+}
+
+/// Bytes of a spec's byte size text (`15625KiB`, `16MiB`, `512B`).
+fn spec_bytes(text: &str) -> u64 {
+    let units = [
+        ("GiB", 1u64 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("B", 1),
+    ];
+    for (u, m) in units {
+        if let Some(n) = text.strip_suffix(u) {
+            return n.parse::<u64>().expect("a whole number") * m;
+        }
+    }
+    panic!("not a byte size: {text}")
+}
+
+/// Each conversion rule checked against fio 3.33 itself on the same job file: sizes
+/// under the default `kb_base=1024` (fio reads `16MiB` as 16,000,000 bytes and `16M` as
+/// 16,777,216), comments from wherever `;` or `#` starts, and the values fio refuses
+/// (`fio --parse-only` fails, and iogate refuses the job on its line).
+fn a_job_file_reads_as_fio_reads_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let data = d.join("data");
+    // (size option with comments, as fio and iogate must both read it)
+    let sizes = [
+        "size=16MiB",
+        "size=16M",
+        "size=16mib ; a comment",
+        "size=16MB # another",
+        "size=2m;x",
+    ];
+    for size in sizes {
+        let job = d.join("size.fio");
+        std::fs::write(
+            &job,
+            format!("[j] ; the job\nioengine=psync # one at a time\nrw=read ;comment\nbs=512\n{size}\nfilename={}\n", data.display()),
+        )
+        .expect("job");
+        let _ = std::fs::remove_file(&data);
+        let fio = std::process::Command::new("fio")
+            .args(["--output-format=json", job.to_str().unwrap()])
+            .output()
+            .expect("fio runs");
+        assert!(
+            fio.status.success(),
+            "{}",
+            String::from_utf8_lossy(&fio.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
+        let fio_bytes = json["jobs"][0]["read"]["io_bytes"]
+            .as_u64()
+            .expect("io_bytes");
+        let o = iogate(&["import", "fio", job.to_str().unwrap()]);
+        let yaml = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            code(&o),
+            0,
+            "{size}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let bytes = yaml
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("bytes: "))
+            .map(spec_bytes)
+            .unwrap_or_else(|| panic!("{size}: no bytes in\n{yaml}"));
+        assert_eq!(
+            bytes, fio_bytes,
+            "{size}: iogate {bytes} B, fio {fio_bytes} B\n{yaml}"
+        );
+        assert!(yaml.contains("read: 100%, random: 0%"), "{size}: {yaml}");
+    }
+    // Values fio refuses: fio --parse-only fails, iogate refuses the job on its line.
+    for (option, line_col) in [
+        ("iodepth=0", ":4:9:"),
+        ("rwmixread=150", ":4:11:"),
+        ("bs=0", ":4:4:"),
+    ] {
+        let job = d.join("bad.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[j]\nioengine=io_uring\nrw=randrw\n{option}\nsize=1m\nfilename={}\n",
+                data.display()
+            ),
+        )
+        .expect("job");
+        let fio = std::process::Command::new("fio")
+            .args(["--parse-only", job.to_str().unwrap()])
+            .output()
+            .expect("fio runs");
+        assert!(!fio.status.success(), "fio accepted {option}");
+        let o = iogate(&["import", "fio", job.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{option}: {err}");
+        assert!(
+            err.contains(&format!("bad.fio{line_col}")) && err.contains("refused"),
+            "{option}: {err}"
+        );
+    }
 }

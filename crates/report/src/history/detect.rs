@@ -405,4 +405,48 @@ mod tests {
         );
         assert_eq!(j.verdict, "not_enough_history", "{j:?}");
     }
+
+    /// One absurd stored value (1.7e308 IOPS, written past ingest's check) in a
+    /// 20-build series hid a 40% drop; it is left out of the series, and the drop is
+    /// found.
+    #[test]
+    fn one_absurd_point_does_not_hide_a_change() {
+        let run = |b: i64| crate::history::RunRecord {
+            run_key: format!("r{b}"),
+            spec_name: "s".into(),
+            spec_digest: String::new(),
+            device_model: "m".into(),
+            device_serial: None,
+            firmware_revision: None,
+            build_id: format!("b{b}"),
+            build_order: b,
+            host: "h".into(),
+            host_class: "c".into(),
+            iogate_version: String::new(),
+            started_at: format!("2026-01-01T00:00:{b:02}Z"),
+            outcome: "pass".into(),
+            steady_state: None,
+            throttled: None,
+        };
+        let wobble = [0.0, 8.0, -6.0, 3.0, -9.0, 5.0, -2.0, 10.0];
+        let runs: Vec<_> = (1..=20).map(run).collect();
+        let metrics: Vec<MetricRecord> = (1..=20)
+            .map(|b: i64| MetricRecord {
+                run_key: format!("r{b}"),
+                value: match b {
+                    5 => 1.7e308,
+                    b if b > 10 => 600.0 + wobble[b as usize % 8],
+                    b => 1000.0 + wobble[b as usize % 8],
+                },
+                ..metric(0.0)
+            })
+            .collect();
+        let series = crate::history::series::build(&runs, &metrics);
+        assert_eq!(series[0].points.len(), 19, "the absurd point is left out");
+        let alerts = detect(&series, &[], &Options::default());
+        assert!(
+            alerts.iter().any(|a| a.build_order == 11 && a.regression),
+            "{alerts:?}"
+        );
+    }
 }

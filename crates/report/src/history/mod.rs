@@ -215,6 +215,45 @@ pub fn is_default_metric(path: &str) -> bool {
     )
 }
 
+/// Whether a stored metric value can be a measurement: finite, not negative (but
+/// temperatures), and within the physical bounds of its kind: at most 10^9 IOPS (one
+/// request per nanosecond), 10^13 bytes/s, 10^18 for anything else (a count or a time
+/// in ns or s). One absurd point (1.7e308 IOPS) would otherwise dominate a series' mean
+/// and hide a real change.
+pub fn plausible(metric: &str, value: f64) -> bool {
+    let base = metric.split('[').next().unwrap_or(metric);
+    let max = if base.ends_with("iops") {
+        1e9
+    } else if base.ends_with("bandwidth") {
+        1e13
+    } else {
+        1e18
+    };
+    let min = if base.contains("temperature") {
+        -273.15
+    } else {
+        0.0
+    };
+    value.is_finite() && value >= min && value <= max
+}
+
+/// Checks a result's metrics before they are stored: every value and sample
+/// [`plausible`]. Errors: the first metric that is not, with its value.
+pub fn validate(metrics: &[MetricRecord]) -> Result<(), String> {
+    for m in metrics {
+        if let Some(v) = std::iter::once(&m.value)
+            .chain(&m.samples)
+            .find(|v| !plausible(&m.metric, **v))
+        {
+            return Err(format!(
+                "metric `{}` holds {v:e}, which no measurement gives (finite, not negative, within its physical bound): the result is not stored",
+                m.metric
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `run --history` judges a metric path against the last accepted builds: IOPS
 /// and bandwidth of each step and sweep case. One run's latency moves with the host
 /// (seen on a paced QD 4 step: its mean 12% above the 9 builds before for one build,
@@ -235,6 +274,12 @@ pub enum HistoryError {
         db: String,
         /// What failed.
         message: String,
+    },
+    /// A read command was given a store that does not exist (nothing is created).
+    #[error("history database {db} does not exist or is not a regular file (a read command creates nothing: `iogate history ingest` creates a store)")]
+    Missing {
+        /// The database (path or URL without password).
+        db: String,
     },
     /// A file could not be read or written.
     #[error("{path}: {message}")]

@@ -70,6 +70,11 @@ pub fn build(runs: &[RunRecord], metrics: &[MetricRecord]) -> Vec<Series> {
         let Some(run) = by_key.get(m.run_key.as_str()) else {
             continue;
         };
+        // A value no measurement gives (stored before ingest checked, or written into
+        // the database by hand) is left out rather than let one point hide a change.
+        if !super::plausible(&m.metric, m.value) {
+            continue;
+        }
         let key = SeriesKey {
             spec_name: run.spec_name.clone(),
             metric: m.metric.clone(),

@@ -97,7 +97,9 @@ pub struct Store {
 
 /// Whether `db` names a PostgreSQL server rather than an SQLite file.
 pub fn is_postgres_url(db: &str) -> bool {
-    db.starts_with("postgres://") || db.starts_with("postgresql://")
+    // URI schemes are case-insensitive (RFC 3986, 3.1).
+    let head = db.get(..13).unwrap_or(db).to_ascii_lowercase();
+    head.starts_with("postgres://") || head.starts_with("postgresql://")
 }
 
 impl Store {
@@ -107,21 +109,70 @@ impl Store {
     /// Errors: [`HistoryError::Database`] when it cannot be opened or its schema is of
     /// another version.
     pub fn open(db: &str) -> Result<Store, HistoryError> {
+        let mut store = Store::connect(db, false)?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Opens an existing store read-only, for the commands that only read (`show`,
+    /// `detect`, `export`): nothing is created (no database, no journal), and its schema
+    /// version is checked.
+    ///
+    /// Errors: [`HistoryError::Missing`] when the SQLite file does not exist or the
+    /// PostgreSQL database holds no iogate schema; [`HistoryError::Database`] as
+    /// [`Store::open`].
+    pub fn open_existing(db: &str) -> Result<Store, HistoryError> {
+        let name = redact(db);
+        if !is_postgres_url(db) && !std::path::Path::new(db).is_file() {
+            return Err(HistoryError::Missing { db: name });
+        }
+        let mut store = Store::connect(db, true)?;
+        let rows = store
+            .query("SELECT version FROM iogate_schema", &[])
+            .map_err(|_| HistoryError::Missing { db: name.clone() })?;
+        match rows.first().and_then(|r| r.first()) {
+            Some(Val::Int(Some(SCHEMA_VERSION))) => Ok(store),
+            None => Err(HistoryError::Missing { db: name }),
+            Some(v) => Err(HistoryError::Database {
+                db: name,
+                message: format!(
+                    "schema version {v:?}; this iogate reads version {SCHEMA_VERSION}"
+                ),
+            }),
+        }
+    }
+
+    fn connect(db: &str, read_only: bool) -> Result<Store, HistoryError> {
         let name = redact(db);
         let conn = if is_postgres_url(db) {
-            let client =
-                postgres::Client::connect(db, postgres::NoTls).map_err(|e| db_err(&name, e))?;
+            // The client's parser knows the scheme in lower case only.
+            let url = match db.split_once("://") {
+                Some((scheme, rest)) => format!("{}://{rest}", scheme.to_ascii_lowercase()),
+                None => db.to_string(),
+            };
+            let mut client =
+                postgres::Client::connect(&url, postgres::NoTls).map_err(|e| db_err(&name, e))?;
+            if read_only {
+                client
+                    .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                    .map_err(|e| db_err(&name, e))?;
+            }
             Conn::Postgres(Box::new(client))
         } else {
-            let c = rusqlite::Connection::open(db).map_err(|e| db_err(&name, e))?;
+            use rusqlite::OpenFlags;
+            let flags = if read_only {
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            } else {
+                OpenFlags::default()
+            };
+            let c =
+                rusqlite::Connection::open_with_flags(db, flags).map_err(|e| db_err(&name, e))?;
             // Several ingesting processes on one file wait for each other.
             c.busy_timeout(std::time::Duration::from_secs(60))
                 .map_err(|e| db_err(&name, e))?;
             Conn::Sqlite(c)
         };
-        let mut store = Store { conn, name };
-        store.migrate()?;
-        Ok(store)
+        Ok(Store { conn, name })
     }
 
     /// The store's name for messages (a URL without its password).
@@ -509,28 +560,64 @@ fn pg_refs(params: &[PgParam]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
     params.iter().map(|p| p.as_ref()).collect()
 }
 
-fn db_err(db: &str, e: impl std::fmt::Display) -> HistoryError {
+/// The error with every cause under it (a PostgreSQL client error's own text is often
+/// only "db error" or "error connecting to server"; the server's reason is its source),
+/// credentials masked.
+fn db_err(db: &str, e: impl std::error::Error) -> HistoryError {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = s.source();
+    }
     HistoryError::Database {
         db: db.to_string(),
-        message: e.to_string(),
+        message: redact(&message),
     }
 }
 
-/// The URL with its password replaced by `***`.
-fn redact(db: &str) -> String {
-    if !is_postgres_url(db) {
-        return db.to_string();
-    }
-    match (db.find("://"), db.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &db[s + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &db[..s + 3], &db[at..]),
-                None => db.to_string(),
+/// `db` (or any text naming it) with every credential replaced by `***`: the password
+/// of a URL's `user:password@`, and any `password=` or `passfile=`/`sslpassword=` value
+/// (URL query parameters, key-value connection strings), whatever their case.
+pub fn redact(db: &str) -> String {
+    let mut out = db.to_string();
+    if let (Some(s), Some(at)) = (out.find("://"), out.rfind('@')) {
+        let creds = &out[s + 3..at];
+        if !creds.contains('/') {
+            if let Some((user, _)) = creds.split_once(':') {
+                out = format!("{}{user}:***{}", &out[..s + 3], &out[at..]);
             }
         }
-        _ => db.to_string(),
     }
+    let lower = out.to_ascii_lowercase();
+    let mut masked = String::with_capacity(out.len());
+    let mut i = 0;
+    while i < out.len() {
+        let hit = ["password=", "sslpassword=", "passfile="].iter().find(|k| {
+            lower[i..].starts_with(*k)
+                && (i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric())
+        });
+        match hit {
+            Some(k) => {
+                masked.push_str(&out[i..i + k.len()]);
+                masked.push_str("***");
+                i += k.len();
+                while i < out.len() && !matches!(out.as_bytes()[i], b'&' | b' ' | b'\t') {
+                    i += 1;
+                }
+            }
+            None => {
+                let c = out[i..].chars().next().unwrap_or(' ');
+                masked.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    masked
 }
 
 #[cfg(test)]
@@ -544,5 +631,14 @@ mod tests {
             "postgresql://iogate:***@db:5432/h"
         );
         assert_eq!(redact("hist.db"), "hist.db");
+        assert_eq!(
+            redact("POSTGRES://u:s3cret@db/h?sslmode=disable&Password=hunter2&x=1"),
+            "POSTGRES://u:***@db/h?sslmode=disable&Password=***&x=1"
+        );
+        assert_eq!(
+            redact("host=db user=u password=hunter2 dbname=h"),
+            "host=db user=u password=*** dbname=h"
+        );
+        assert!(is_postgres_url("PostgreSQL://db/h") && !is_postgres_url("postgres.db"));
     }
 }
