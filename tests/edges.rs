@@ -443,3 +443,142 @@ fn history_cannot_be_poisoned_or_misread() {
     assert!(err.contains("Connection refused"), "{err}");
     assert!(!std::path::Path::new("POSTGRES:").exists());
 }
+
+/// Importers: every product and sum of units is checked (an overflow is an error on the
+/// option's own line, never a wrap reported as a full conversion), a value a spec
+/// cannot hold is reported on the job's line (not as the whole converted spec), and the
+/// time grows linearly with the number of jobs.
+#[test]
+fn importers_check_every_unit_and_report_on_the_source_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let head = "[j]\nioengine=io_uring\ndirect=1\nrw=randrw\nsize=1m\n";
+    // (option on line 6, what stderr says)
+    let fio: [(&str, &str); 6] = [
+        (
+            "number_ios=4611686018427387905\nnumjobs=4",
+            "number_ios × numjobs × loops overflows 64 bits",
+        ),
+        (
+            "io_size=4611686018427387905\nnumjobs=4",
+            "io_size × numjobs × loops overflows 64 bits",
+        ),
+        (
+            "offset=18446744073709551615",
+            "offset + size overflows 64 bits",
+        ),
+        (
+            "numjobs=100000",
+            "numjobs=100000 is more jobs than a spec runs",
+        ),
+        ("rwmixread=150", "rwmixread=150 is out of range"),
+        (
+            "bs=128m",
+            "this job cannot be converted: block size too large",
+        ),
+    ];
+    for (option, message) in fio {
+        let job = d.join("j.fio");
+        std::fs::write(&job, format!("{head}{option}\n")).expect("job");
+        let o = iogate(&["import", "fio", job.to_str().expect("utf-8")]);
+        let err = stderr(&o);
+        assert_eq!(code(&o), USAGE, "{option}: {err}");
+        assert!(err.contains(message), "{option}: {err}");
+        assert!(err.contains("refused (0 steps"), "{option}: {err}");
+        assert!(
+            !err.contains("importer bug") && err.len() < 4096,
+            "{option}: {err}"
+        );
+    }
+    // 20,000 jobs inheriting numjobs=100000: one located error each, bounded output.
+    let many: String = std::iter::once(
+        "[global]\nioengine=io_uring\ndirect=1\nsize=1m\nnumjobs=100000\n".to_string(),
+    )
+    .chain((0..20_000).map(|i| format!("[j{i}]\n")))
+    .collect();
+    let job = d.join("many.fio");
+    std::fs::write(&job, many).expect("job");
+    let o = iogate(&["import", "fio", job.to_str().expect("utf-8")]);
+    assert_eq!(code(&o), USAGE, "{}", stderr(&o));
+    assert!(
+        stderr(&o).len() < 200_000,
+        "{} bytes of stderr",
+        stderr(&o).len()
+    );
+    // Empty sections: linear time (8,000 took 13 s before). Minimum of 3 runs each, 4x
+    // the jobs within 8x the time (quadratic would be 16x).
+    let time = |n: usize| {
+        let text: String =
+            std::iter::once("[global]\nioengine=io_uring\ndirect=1\nsize=1m\n".to_string())
+                .chain((0..n).map(|_| "[j]\n".to_string()))
+                .collect();
+        let job = d.join(format!("empty{n}.fio"));
+        std::fs::write(&job, text).expect("job");
+        let out = d.join(format!("empty{n}.yaml"));
+        (0..3)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let o = iogate(&[
+                    "import",
+                    "fio",
+                    job.to_str().expect("utf-8"),
+                    "-o",
+                    out.to_str().expect("utf-8"),
+                ]);
+                assert_eq!(code(&o), PASS, "{}", stderr(&o));
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (small, large) = (time(2_500), time(10_000));
+    assert!(
+        large < small * 8.0,
+        "2,500 jobs {small:.2} s, 10,000 jobs {large:.2} s"
+    );
+
+    // IOMeter: run time, ramp, disk size and starting sector overflow, and a read share
+    // of 200%, each an error on its own line.
+    let icf = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/import/fileserver.icf"
+    ))
+    .expect("fixture");
+    let table: [(&str, &str, &str); 4] = [
+        (
+            "\t0          0          20",
+            "\t99999999999 0 0",
+            "run time",
+        ),
+        (
+            "\t0,0,0",
+            "\t99999999999999999999,0,0",
+            "disk size and starting sector",
+        ),
+        (
+            "\t0,0,0",
+            "\t36028797018963968,36028797018963968,0",
+            "disk size and starting sector",
+        ),
+        (
+            "\t4096,60,80,100,0,1,0,0",
+            "\t4096,60,200,100,0,1,0,0",
+            "cannot be converted",
+        ),
+    ];
+    for (from, to, message) in table {
+        assert!(icf.contains(from), "fixture lacks {from:?}");
+        let f = d.join("bad.icf");
+        std::fs::write(&f, icf.replacen(from, to, 1)).expect("icf");
+        let o = iogate(&["import", "iometer", f.to_str().expect("utf-8")]);
+        let err = stderr(&o);
+        assert!(!err.contains(": full ("), "{to}: {err}");
+        assert!(
+            err.contains(message) && err.contains("error: "),
+            "{to}: {err}"
+        );
+        // `--strict` refuses anything but a full conversion.
+        let o = iogate(&["import", "iometer", f.to_str().expect("utf-8"), "--strict"]);
+        assert_eq!(code(&o), USAGE, "{to}: {}", stderr(&o));
+        assert!(!err.contains("importer bug"), "{to}: {err}");
+    }
+}
