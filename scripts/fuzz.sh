@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target (fuzz/fuzz_targets: spec, trace, baseline, result) for a
-# bounded time each and prints, per target, the executions and the crashes found.
+# Runs every cargo-fuzz target (fuzz/fuzz_targets: spec, trace, baseline, result,
+# fio_import, iometer_import) for a bounded time each and prints, per target, the
+# executions and the crashes found. FUZZ_TIMEOUT (s, default 10) is libFuzzer's limit
+# per input: the importers run with FUZZ_TIMEOUT=1 (linear time).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
 #
@@ -14,7 +16,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(spec trace baseline result)
+  targets=(spec trace baseline result fio_import iometer_import)
 fi
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
@@ -30,7 +32,7 @@ for t in "${targets[@]}"; do
   log="$scratch/$t.log"
   set +e
   cargo +nightly fuzz run --release "$t" "$scratch/$t" "fuzz/corpus/$t" -- \
-    -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+    -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" \
     -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e

@@ -18,6 +18,7 @@ tests_main![
     structurally_bad_specs_are_rejected_by_the_schema_and_by_iogate: [CheckJsonschema],
     a_real_result_and_the_golden_baseline_meet_their_schemas: [CheckJsonschema],
     ci_recipes_meet_github_and_gitlab_schemas: [CheckJsonschema],
+    check_and_the_schema_agree_on_scalar_types: [CheckJsonschema],
 ];
 
 fn root() -> &'static Path {
@@ -189,4 +190,44 @@ fn ci_recipes_meet_github_and_gitlab_schemas() {
     .unwrap();
     let o = check(&["--builtin-schema", "vendor.gitlab-ci"], &[bad]);
     assert!(!o.status.success(), "an invalid `when` must not validate");
+}
+
+/// `iogate check` and the published spec schema agree on every value whose type YAML
+/// readers are lenient about: quoted numbers and booleans (refused by both), whole
+/// numbers written with a fraction (accepted by both: JSON Schema's `integer` is a
+/// mathematical integer), fractions where a whole number is expected, YAML 1.1 hex.
+fn check_and_the_schema_agree_on_scalar_types() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = |version: &str, line: &str| {
+        format!("iogate: {version}\nname: s\ntarget: {{ size: 16MiB }}\nsteps:\n  - workload:\n      name: w\n      ios: 10\n      {line}\n      mix: [ {{ block_size: 4KiB, read: 100%, random: 0% }} ]\n")
+    };
+    // (version, workload line, accepted by both)
+    let table = [
+        ("1", "jobs: 2", true),
+        ("1", "jobs: \"2\"", false),
+        ("1", "queue_depth: '4'", false),
+        ("1", "verify: \"true\"", false),
+        ("1", "verify: true", true),
+        ("1", "jobs: 2.0", true),
+        ("1", "jobs: 2.5", false),
+        ("1", "jobs: 0x2", true),
+        ("1", "rate: { iops: \"5\" }", false),
+        ("1", "rate: { iops: 5.5 }", true),
+        ("1.0", "jobs: 1", true),
+        ("\"1\"", "jobs: 1", false),
+        ("2", "jobs: 1", false),
+    ];
+    let schema = schema_file("spec");
+    for (i, (version, line, accepted)) in table.iter().enumerate() {
+        let path = write_spec(dir.path(), &format!("s{i}"), &spec(version, line));
+        let by_check = code(&iogate(&["check", path.to_str().unwrap()])) == 0;
+        let v = check(&["--schemafile", &schema], &[path.clone()]);
+        let by_schema = v.status.success();
+        assert_eq!(
+            (by_check, by_schema),
+            (*accepted, *accepted),
+            "iogate: {version} / {line}: check {by_check}, schema {by_schema}: {}",
+            String::from_utf8_lossy(&v.stdout)
+        );
+    }
 }
