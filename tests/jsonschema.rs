@@ -221,7 +221,7 @@ fn check_and_the_schema_agree_on_scalar_types() {
     for (i, (version, line, accepted)) in table.iter().enumerate() {
         let path = write_spec(dir.path(), &format!("s{i}"), &spec(version, line));
         let by_check = code(&iogate(&["check", path.to_str().unwrap()])) == 0;
-        let v = check(&["--schemafile", &schema], &[path.clone()]);
+        let v = check(&["--schemafile", &schema], std::slice::from_ref(&path));
         let by_schema = v.status.success();
         assert_eq!(
             (by_check, by_schema),
