@@ -565,6 +565,23 @@ fn importers_check_every_unit_and_report_on_the_source_line() {
             "cannot be converted",
         ),
     ];
+    // Found by the iometer_import fuzz target: a specification assigned twice gave two
+    // steps one name, and the converted spec did not compile ("an importer bug").
+    let twice = icf.replacen(
+        "\tFile Server\r\n'End assigned",
+        "\tFile Server\r\n\tFile Server\r\n'End assigned",
+        1,
+    );
+    assert_ne!(twice, icf, "fixture's assignment list");
+    let f = d.join("twice.icf");
+    std::fs::write(&f, twice).expect("icf");
+    let o = iogate(&["import", "iometer", f.to_str().expect("utf-8")]);
+    assert_eq!(code(&o), PASS, "{}", stderr(&o));
+    let yaml = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        yaml.contains("name: File_Server\n") && yaml.contains("name: File_Server_2\n"),
+        "{yaml}"
+    );
     for (from, to, message) in table {
         assert!(icf.contains(from), "fixture lacks {from:?}");
         let f = d.join("bad.icf");

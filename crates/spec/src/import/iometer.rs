@@ -204,6 +204,7 @@ pub fn import(src: &SourceFile) -> Imported {
         _ => specs.iter().map(|s| s.name.clone()).collect(),
     };
     let mut origins = Vec::new();
+    let mut names = super::Names::default();
     for name in &assigned {
         let Some(aspec) = specs.iter().find(|s| s.name.eq_ignore_ascii_case(name)) else {
             let span = worker.as_ref().map_or(0..0, |w| w.span.clone());
@@ -233,6 +234,13 @@ pub fn import(src: &SourceFile) -> Imported {
         };
         let before = spec.steps.len();
         push_steps(src, &mut report, &mut spec, w, &setup);
+        // A specification assigned twice (or two whose names differ only in characters
+        // a step name cannot hold) gets distinct step names.
+        for step in &mut spec.steps[before..] {
+            let name = step.name_mut();
+            *name = names.unique(std::mem::take(name));
+            names.insert(name.clone());
+        }
         origins.push((before..spec.steps.len(), aspec.span.clone()));
     }
     super::drop_unrunnable(
@@ -517,7 +525,7 @@ fn push_steps(
                 let next = if exp {
                     d.saturating_mul(step.max(2))
                 } else {
-                    d + step
+                    d.saturating_add(step)
                 };
                 if next <= d {
                     break;

@@ -50,6 +50,18 @@ pub enum StepOut {
     },
 }
 
+impl StepOut {
+    /// The step's name.
+    pub fn name_mut(&mut self) -> &mut String {
+        match self {
+            StepOut::Workload(w) => &mut w.name,
+            StepOut::Idle(name, _) => name,
+            StepOut::Replay { name, .. } => name,
+            StepOut::QueueDepthSweep { workload, .. } => &mut workload.name,
+        }
+    }
+}
+
 /// One line of an access specification, in spec text.
 #[derive(Debug, Clone, Default)]
 pub struct MixOut {

@@ -70,7 +70,7 @@ pub fn import(src: &SourceFile) -> Imported {
             src,
             section,
             opts,
-            used: Vec::new(),
+            used: Default::default(),
             report: &mut report,
         };
         let before = spec.steps.len();
@@ -172,14 +172,14 @@ struct Job<'a> {
     section: &'a Section,
     opts: Vec<Opt>,
     /// Keys converted (or deliberately handled).
-    used: Vec<&'static str>,
+    used: std::collections::HashSet<String>,
     report: &'a mut Report,
 }
 
 impl Job<'_> {
     /// The last value of `key` (a bare flag reads as `1`), marked as handled.
     fn take(&mut self, key: &'static str) -> Option<Opt> {
-        self.used.push(key);
+        self.used.insert(key.to_string());
         self.opts.iter().rev().find(|o| o.key == key).cloned()
     }
 
@@ -254,7 +254,7 @@ impl Job<'_> {
             ..
         } = self;
         for o in &opts {
-            if used.contains(&o.key.as_str()) {
+            if used.contains(&o.key) {
                 continue;
             }
             let d = if let Some(why) = no_effect(&o.key) {
@@ -281,11 +281,7 @@ impl Job<'_> {
         self.diag(span, Severity::Error, why, label);
         // The job is left out: its other options need no messages of their own.
         let keys: Vec<String> = self.opts.iter().map(|o| o.key.clone()).collect();
-        for k in keys {
-            if !self.used.iter().any(|u| *u == k) {
-                self.used.push(Box::leak(k.into_boxed_str()));
-            }
-        }
+        self.used.extend(keys);
     }
 }
 
