@@ -70,6 +70,6 @@ mod tests {
             "{poisoned}"
         );
         assert_ne!(file_name("a/b"), file_name("a_b"));
-        assert_eq!(file_name(""), "_-811c9dc5");
+        assert_eq!(file_name(""), "_-84222325");
     }
 }
