@@ -252,7 +252,37 @@ fn simulated_history() {
                 .starts_with("paced.latency")
         })
         .expect("the paced step's latency changed at build 30");
-    assert!(paced30["change_pct"].as_f64() > Some(40.0), "{paced30}");
+    // The planted change is physical: every read waits 1 ms longer from build 30 on. The
+    // segment after it is held to that against the median of every build before it, not
+    // against e-divisive's previous segment, which a host shift of its own can raise (a
+    // bare run: +32% at build 26, so build 30's change read +28% though the delay added
+    // 0.94 ms to the builds' median).
+    let o = iogate(&[
+        "history",
+        "show",
+        "--db",
+        s(&db),
+        "--json",
+        "--metric",
+        paced30["metric"].as_str().unwrap_or(""),
+    ]);
+    let shown = json_of(&o);
+    let mut before: Vec<f64> = shown[0]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .filter(|p| p["build_order"].as_u64() < Some(LATENCY_BUILD))
+        .filter_map(|p| p["value"].as_f64())
+        .collect();
+    before.sort_by(f64::total_cmp);
+    let median = before[before.len() / 2];
+    let after = paced30["mean_after"].as_f64().expect("mean_after");
+    assert!(
+        after - median >= 0.7e-3,
+        "build 30 added {:.3} ms to the median {:.3} ms of the builds before it (planted: 1 ms): {paced30}",
+        (after - median) * 1e3,
+        median * 1e3
+    );
 
     // Apache Otava on the same series (every stored metric, not only the judged ones).
     let o = iogate(&["history", "show", "--db", s(&db), "--json", "--all-metrics"]);
