@@ -313,23 +313,14 @@ fn files_are_never_clobbered() {
 
 /// `n` results of one short run each, with build orders 1..=n, under `dir/runs/`.
 fn history_results(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
-    let spec = write_spec(
+    let (c, err) = run(
         dir,
         "hist",
         "iogate: 1\nname: hist\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 200\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
+        &[],
     );
+    assert_eq!(c, PASS, "{err}");
     let out = dir.join("hist.out");
-    let target = dir.join("hist.img");
-    let o = iogate(&[
-        "run",
-        spec.to_str().expect("utf-8"),
-        "--target",
-        target.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), PASS, "{}", stderr(&o));
     let base = result(&out);
     let runs = dir.join("runs");
     for i in 1..=n {
