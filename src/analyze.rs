@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use iogate_report::{analysis, compare, render};
-use iogate_runner::trace::{self, TraceStream};
 use iogate_spec::units::{format_ns, ByteSize};
 use iogate_spec::TraceFormat;
+use iogate_trace::{self as trace, TraceStream};
 
 use crate::cli::AnalyzeArgs;
 use crate::exit;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use iogate_report::baseline::load_result;
 use iogate_report::diff::{self, combine};
 use iogate_report::render;
-use iogate_runner::result::{RuleOutcome, RunResult};
+use iogate_result::{RuleOutcome, RunResult};
 
 use crate::cli::DiffArgs;
 use crate::exit;
@@ -44,7 +44,7 @@ fn load_side(path: &Path) -> Result<RunResult, String> {
         .map(|f| load_result(f).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
     for r in &results {
-        if r.outcome == iogate_runner::Outcome::Error || r.interrupted {
+        if r.outcome == iogate_result::Outcome::Error || r.interrupted {
             return Err(format!(
                 "{}: a run of this side failed or was interrupted; its figures are partial",
                 path.display()

@@ -1,6 +1,6 @@
 //! The exit codes of `iogate`, the contract with CI systems (DESIGN.md, "Exit codes").
 
-use iogate_runner::Outcome;
+use iogate_result::Outcome;
 
 /// Every assertion held and nothing regressed.
 pub const PASS: u8 = 0;

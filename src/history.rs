@@ -12,7 +12,7 @@ use iogate_report::history::edivisive::Options;
 use iogate_report::history::series::{self, Series};
 use iogate_report::history::store::{ExpectedChange, Store};
 use iogate_report::history::{self as hist, trend, BuildOverride, RunRecord};
-use iogate_runner::result::{BuildInfo, RunResult};
+use iogate_result::{BuildInfo, RunResult};
 
 use crate::cli::{HistoryArgs, HistoryCommand, SeriesFilter};
 use crate::exit;

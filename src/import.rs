@@ -90,7 +90,7 @@ pub fn import(format: ImportFormat, file: &Path, output: Option<&Path>, strict: 
 pub fn schema(kind: SchemaKind) -> u8 {
     let schema = match kind {
         SchemaKind::Spec => iogate_spec::schema::spec_schema(),
-        SchemaKind::Result => iogate_runner::result_schema(),
+        SchemaKind::Result => iogate_result::result_schema(),
         SchemaKind::Baseline => iogate_report::baseline_schema(),
     };
     match serde_json::to_string_pretty(&schema) {

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use iogate_report::baseline::{default_key, device_match, load_result, sanitize_key, DeviceMatch};
 use iogate_report::history::store::Store;
 use iogate_report::{render, Baseline, BaselineInput};
+use iogate_result::samples::RepeatRecord;
 use iogate_runner::engine::verify::VerifyState;
-use iogate_runner::metrics::RepeatRecord;
 use iogate_runner::{RunEvent, RunOptions, Target};
 use iogate_spec::units::{format_bytes, format_ns};
 use iogate_spec::Geometry;
@@ -115,7 +115,7 @@ struct Prepared {
     plan: iogate_spec::Plan,
     target: Target,
     spec_dir: PathBuf,
-    replays: Vec<Option<iogate_runner::replay::ReplayFigures>>,
+    replays: Vec<Option<iogate_result::step::ReplayFigures>>,
     verify_state: Option<VerifyState>,
     /// The scratch file's directory when no target was given; removed on drop.
     _scratch: Option<tempfile::TempDir>,
@@ -333,7 +333,7 @@ fn execute_repeats(
     stop: &AtomicBool,
     request_log: &std::sync::Mutex<iogate_runner::run::RequestLogSink>,
     display: &mut Display,
-) -> iogate_runner::RunResult {
+) -> iogate_result::RunResult {
     let repeat = args.repeat.max(1);
     let mut repeats: Vec<RepeatRecord> = Vec::new();
     let mut first_started_at = None;
@@ -355,7 +355,7 @@ fn execute_repeats(
         };
         let r = iogate_runner::execute(&p.plan, &p.target, &opts, &mut |e| display.event(e));
         first_started_at.get_or_insert_with(|| r.started_at.clone());
-        let failed = r.outcome == iogate_runner::Outcome::Error || r.interrupted;
+        let failed = r.outcome == iogate_result::Outcome::Error || r.interrupted;
         if !failed {
             repeats.push(RepeatRecord {
                 started_at: r.started_at.clone(),
@@ -369,7 +369,7 @@ fn execute_repeats(
     };
     if repeat > 1 {
         result.started_at = first_started_at.unwrap_or_default();
-        if result.outcome != iogate_runner::Outcome::Error && !result.interrupted {
+        if result.outcome != iogate_result::Outcome::Error && !result.interrupted {
             result.repeats = repeats;
         }
     }
@@ -394,7 +394,7 @@ struct ChosenBaseline {
 fn choose_baseline(
     args: &RunArgs,
     plan: &iogate_spec::Plan,
-    identity: &iogate_runner::TargetIdentity,
+    identity: &iogate_result::TargetIdentity,
     out: &Path,
     display: &mut Display,
 ) -> Result<ChosenBaseline, u8> {
@@ -484,7 +484,7 @@ fn choose_baseline(
 /// `--log-requests`, the reports (the Markdown one also to `$GITHUB_STEP_SUMMARY`).
 fn write_outputs(
     args: &RunArgs,
-    result: &iogate_runner::RunResult,
+    result: &iogate_result::RunResult,
     out: &Path,
     request_log: std::sync::Mutex<iogate_runner::run::RequestLogSink>,
 ) -> Result<(), u8> {
@@ -549,7 +549,7 @@ fn write_outputs(
 }
 
 /// Prints assertions and baseline rules on stderr and the outcome line on stdout.
-fn print_summary(result: &iogate_runner::RunResult, spec_name: &str, out: &Path, golden: &Path) {
+fn print_summary(result: &iogate_result::RunResult, spec_name: &str, out: &Path, golden: &Path) {
     for a in &result.assertions {
         eprintln!(
             "{} {}  ({} vs {})",
@@ -583,7 +583,7 @@ fn print_summary(result: &iogate_runner::RunResult, spec_name: &str, out: &Path,
         for r in &b.rules {
             let noise = match (r.change_interval_pct, r.baseline_samples, r.samples) {
                 (Some([lo, hi]), base, this) => {
-                    let n = |s: Option<iogate_runner::metrics::SampleInfo>| {
+                    let n = |s: Option<iogate_result::samples::SampleInfo>| {
                         s.map_or("exact".to_string(), |s| s.to_string())
                     };
                     format!(
@@ -629,7 +629,7 @@ pub fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {
             return exit::USAGE;
         }
     };
-    if r.outcome == iogate_runner::Outcome::Error || r.interrupted {
+    if r.outcome == iogate_result::Outcome::Error || r.interrupted {
         eprintln!(
             "error: {} is from a failed or interrupted run; it cannot be a baseline",
             file.display()
@@ -661,7 +661,7 @@ pub fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {
 /// that reports nothing (a loop device, a file, an emulator) stands for. Refused when the
 /// device reports a different value.
 fn override_identity(
-    target: &mut iogate_runner::TargetIdentity,
+    target: &mut iogate_result::TargetIdentity,
     args: &RunArgs,
 ) -> Result<(), String> {
     for (field, given, name) in [

@@ -64,6 +64,7 @@ fn heavy_dependencies_stay_in_their_modules() {
             "polars::",
             &[
                 "crates/runner/src/requestlog.rs",
+                "crates/trace/src/request_log.rs",
                 "crates/report/src/analysis.rs",
                 "crates/report/src/history/export.rs",
             ],

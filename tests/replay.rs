@@ -319,8 +319,8 @@ fn audit_pair(
 /// Rewrites an iogate request log as a DiskSim trace in ns (512-byte sectors), keeping
 /// the requests whose index passes `keep`, with issue times mapped by `time`.
 fn doctor(log: &Path, out: &Path, keep: impl Fn(usize) -> bool, time: impl Fn(u64) -> u64) {
-    use iogate_runner::trace;
     use iogate_spec::TraceFormat;
+    use iogate_trace as trace;
     let mut text = String::new();
     let reqs = trace::open(log, TraceFormat::Iogate, None).expect("request log opens");
     for (i, r) in reqs.enumerate() {
@@ -328,7 +328,7 @@ fn doctor(log: &Path, out: &Path, keep: impl Fn(usize) -> bool, time: impl Fn(u6
         if !keep(i) {
             continue;
         }
-        let read = matches!(r.op, iogate_runner::engine::Op::Read);
+        let read = matches!(r.op, iogate_result::Op::Read);
         text.push_str(&format!(
             "{} 0 {} {} {}\n",
             time(r.time_ns),

@@ -2,7 +2,7 @@
 //! trace analysis of what it read: no panic, no wrap-around, no unbounded allocation.
 #![no_main]
 
-use iogate_runner::trace::{
+use iogate_trace::{
     BlkparseReader, BlktraceReader, CsvFormat, CsvReader, DiskSimReader, FioIologReader,
     TimeUnit, TraceError, TraceRequest,
 };

@@ -1,5 +1,5 @@
 //! Trace analysis (`iogate analyze`), as AnalyzeTrace did it and more: a trace streamed
-//! through `runner::trace` in chunks of [`CHUNK`] requests; each chunk is a polars
+//! through `iogate_trace` in chunks of [`CHUNK`] requests; each chunk is a polars
 //! `DataFrame` whose derived columns (seek distance, inter-arrival time, transfer size
 //! counts) feed mergeable accumulators (HDR histograms, counters), so memory is bounded
 //! by the chunk and the disk footprint bitmap, not by the trace.
@@ -23,8 +23,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use hdrhistogram::Histogram;
-use iogate_runner::engine::Op;
-use iogate_runner::trace::{TraceError, TraceRequest};
+use iogate_result::Op;
+use iogate_trace::{TraceError, TraceRequest};
 use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 

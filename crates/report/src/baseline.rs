@@ -3,7 +3,7 @@
 //! A baseline holds every metric of a blessed result (keyed by metric path, e.g.
 //! `fileserver.read.latency.p99` or `pts.iops[block_size=4KiB, read=0%, queue_depth=32,
 //! jobs=1]`, in SI base units: seconds, bytes, per second), the samples of its noise where
-//! they exist (repeats, sweep rounds or intervals: `iogate_runner::metrics`) with their
+//! they exist (repeats, sweep rounds or intervals: `iogate_result::lookup`) with their
 //! standard deviation, and where it came from (device identity with model, serial and
 //! firmware revision; iogate version; spec digest; dates). `verdict` compares against it.
 //! Version 1 files (without samples) are still read.
@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use iogate_runner::metrics::{SampleSource, Samples};
-use iogate_runner::result::RunResult;
-use iogate_runner::{TargetIdentity, TargetKind};
+use iogate_result::samples::{SampleSource, Samples};
+use iogate_result::RunResult;
+use iogate_result::{TargetIdentity, TargetKind};
 use serde::{Deserialize, Serialize};
 
 /// Version of the baseline format (2 added samples; 1 is still read).
@@ -325,7 +325,7 @@ pub fn load_result(path: &Path) -> Result<RunResult, BaselineError> {
 /// schema version this build does not read.
 pub fn result_from_json(text: &str) -> Result<RunResult, String> {
     let r: RunResult = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    if r.schema_version != iogate_runner::result::SCHEMA_VERSION {
+    if r.schema_version != iogate_result::SCHEMA_VERSION {
         return Err(format!(
             "schema_version {} is not supported",
             r.schema_version

@@ -6,7 +6,7 @@
 
 use std::sync::Once;
 
-use iogate_runner::result::{HistogramBucket, IntervalSample};
+use iogate_result::step::{HistogramBucket, IntervalSample};
 use iogate_spec::units::format_ns;
 use plotters::prelude::*;
 

@@ -9,8 +9,8 @@
 //! its neighbour for single traces.
 
 use hdrhistogram::Histogram;
-use iogate_runner::engine::Op;
-use iogate_runner::trace::{TraceError, TraceRequest};
+use iogate_result::Op;
+use iogate_trace::{TraceError, TraceRequest};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{AnalysisError, Summary};

@@ -6,10 +6,11 @@
 //!
 //! A side is one `RunResult` (a single run, or a repeated set from `run --repeat`) or
 //! several results of the same spec ([`combine`]): a set's metrics are means over its runs
-//! and its runs' values are the samples of its noise (`iogate_runner::metrics`).
+//! and its runs' values are the samples of its noise (`iogate_result::lookup`).
 
-use iogate_runner::metrics::{RepeatRecord, SampleInfo, CASE_METRICS};
-use iogate_runner::result::{RuleOutcome, RunResult};
+use iogate_result::lookup::CASE_METRICS;
+use iogate_result::samples::{RepeatRecord, SampleInfo};
+use iogate_result::{RuleOutcome, RunResult};
 use iogate_spec::{LatencyStat, Metric, MetricRef};
 use serde::Serialize;
 
@@ -223,7 +224,7 @@ pub fn diff(
         for metric in [CASE_METRICS[0], Metric::Latency(LatencyStat::Mean)] {
             let mut block_sizes: Vec<u64> = Vec::new();
             let mut columns: Vec<String> = Vec::new();
-            let column = |c: &iogate_runner::sweep::CaseResult| {
+            let column = |c: &iogate_result::cases::CaseResult| {
                 format!(
                     "{}% read, QD {}, {} job{}",
                     c.read_pct,
@@ -310,7 +311,7 @@ pub fn charts(a: &RunResult, b: &RunResult) -> Vec<(String, Result<String, chart
         if sa.metrics.all.ios == 0 && sb.metrics.all.ios == 0 {
             continue;
         }
-        let over_time = |f: fn(&iogate_runner::result::IntervalSample) -> f64| {
+        let over_time = |f: fn(&iogate_result::IntervalSample) -> f64| {
             [("A", sa), ("B", sb)]
                 .iter()
                 .map(|(l, s)| {
@@ -347,8 +348,7 @@ pub fn charts(a: &RunResult, b: &RunResult) -> Vec<(String, Result<String, chart
                 &over_time(|i| i.mean_latency_ns),
             ),
         ));
-        let cdf =
-            |s: &iogate_runner::result::StepResult| chart::cdf_points(&s.metrics.latency_histogram);
+        let cdf = |s: &iogate_result::StepResult| chart::cdf_points(&s.metrics.latency_histogram);
         out.push((
             format!("{}: latency CDF", sa.name),
             chart::lines_svg(

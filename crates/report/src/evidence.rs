@@ -5,8 +5,8 @@
 //! such a figure as undecided rather than passed. Reads [`RunResult`] only; its caller
 //! is `verdict::evaluate`.
 
-use iogate_runner::result::{OpMetrics, RunResult, StepResult};
-use iogate_runner::sweep::CaseResult;
+use iogate_result::cases::CaseResult;
+use iogate_result::{OpMetrics, RunResult, StepResult};
 use iogate_spec::{Metric, MetricRef, OpFilter, StepKind};
 
 /// Why the run as a whole lacks evidence: one sentence per step (or sweep case) that

@@ -2,7 +2,7 @@
 //! direct I/O, where the identity came from, the drive's health over the run). Part of
 //! `view`, which puts them in the template context.
 
-use iogate_runner::result::RunResult;
+use iogate_result::RunResult;
 use iogate_spec::units::format_bytes;
 
 /// (label, value) rows for the report's target table.
@@ -43,7 +43,7 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
 }
 
 /// The run's SMART / Health figures in one line, or why there are none.
-fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
+fn health_summary(h: Option<&iogate_result::drive::Health>) -> String {
     use iogate_spec::metric::HealthMetric as M;
     let Some(h) = h else {
         return "not available (no NVMe health log: a file, loop device or other disk)".into();
@@ -66,7 +66,7 @@ fn health_summary(h: Option<&iogate_runner::nvme::Health>) -> String {
             "not throttled"
         },
         units,
-        format_bytes(units * iogate_runner::nvme::DATA_UNIT_BYTES as f64),
+        format_bytes(units * iogate_result::drive::DATA_UNIT_BYTES as f64),
         v(M::HostWriteCommands),
         v(M::ThermalTransitions),
         h.value(M::WriteAmplification)

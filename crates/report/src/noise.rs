@@ -1,7 +1,7 @@
 //! Noise-aware comparison of one metric against a reference: the relative change, its
 //! bootstrap confidence interval, and the rule's outcome. `verdict` (baseline rules) and
 //! `diff` (two results) call [`judge`]; the samples come from
-//! `iogate_runner::metrics` (repeats, sweep rounds or intervals).
+//! `iogate_result::lookup` (repeats, sweep rounds or intervals).
 //!
 //! The interval is a percentile bootstrap, as criterion.rs computes its change interval:
 //! each side's samples are resampled with replacement [`RESAMPLES`] times, and the change
@@ -22,7 +22,7 @@
 //! need no noise: a value appearing from or falling to zero (errors appearing), and a
 //! missing current value; both are decided as `regressed`/`improved`.
 
-use iogate_runner::result::RuleOutcome;
+use iogate_result::RuleOutcome;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -3,7 +3,7 @@
 //! builds. The HTML is self-contained: inline CSS and SVG charts from `chart`, no
 //! scripts, no external links.
 
-use iogate_runner::result::RunResult;
+use iogate_result::RunResult;
 use serde::Serialize;
 use tera::{Context, Tera};
 

@@ -4,9 +4,9 @@
 //! concurrency, the knee). Builds serializable views for `render`'s templates; charts
 //! come from `chart`; `view` inserts them into the run report's context.
 
-use iogate_runner::repeat::RepeatResult;
-use iogate_runner::result::StepResult;
-use iogate_runner::sweep::Saturation;
+use iogate_result::cases::Saturation;
+use iogate_result::request_set::RepeatResult;
+use iogate_result::StepResult;
 use iogate_spec::units::{format_ns, ByteSize};
 use serde::Serialize;
 

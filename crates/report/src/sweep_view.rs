@@ -3,8 +3,8 @@
 //! window tables (block size × read share) and the IOPS heat map. Builds serializable views
 //! for `render`'s templates; charts come from `chart`.
 
-use iogate_runner::result::StepResult;
-use iogate_runner::sweep::{CaseFigures, SweepResult};
+use iogate_result::cases::{CaseFigures, SweepResult};
+use iogate_result::StepResult;
 use iogate_spec::units::{format_ns, ByteSize};
 use iogate_spec::SteadyMetric;
 use serde::Serialize;

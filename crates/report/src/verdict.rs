@@ -6,10 +6,10 @@
 //! run was interrupted, a sweep did not reach a required steady state, a rule's noise is
 //! too large to tell, a baseline was required and a rule has none, or a step measured
 //! nothing: [`evidence`]) > `pass`. Each rule
-//! is judged by `noise::judge` on the samples of both sides (`iogate_runner::metrics`):
+//! is judged by `noise::judge` on the samples of both sides (`iogate_result::lookup`):
 //! repeats, sweep rounds or intervals.
 
-use iogate_runner::result::{
+use iogate_result::{
     AssertionResult, BaselineComparison, Outcome, RuleOutcome, RuleResult, RunResult,
 };
 use iogate_spec::{format_value, Plan};

@@ -2,7 +2,7 @@
 //! the tera templates in `render`. Numbers are formatted here, once, so the Markdown,
 //! HTML and JUnit reports agree; charts come from `chart`, sweep tables from `sweep_view`.
 
-use iogate_runner::result::{Outcome, RuleOutcome, RunResult};
+use iogate_result::{Outcome, RuleOutcome, RunResult};
 use iogate_spec::units::{format_bytes, format_ns, ByteSize};
 use serde::Serialize;
 
@@ -631,7 +631,7 @@ struct DiffRowView {
 }
 
 /// A side's samples ("3 repeats"), or "exact" when it has none.
-pub(crate) fn noise_text(s: Option<iogate_runner::metrics::SampleInfo>) -> String {
+pub(crate) fn noise_text(s: Option<iogate_result::samples::SampleInfo>) -> String {
     s.map_or("exact".into(), |s| s.to_string())
 }
 

@@ -3,7 +3,7 @@
 
 use iogate_report::baseline::Baseline;
 use iogate_report::{evaluate, render, BaselineInput};
-use iogate_runner::result::{Outcome, RuleOutcome, RunResult};
+use iogate_result::{Outcome, RuleOutcome, RunResult};
 use iogate_spec::{compile, Geometry, SourceFile};
 
 fn fixture() -> RunResult {
@@ -93,7 +93,7 @@ fn rules_know_which_way_is_worse() {
             .iter()
             .map(|f| g.value * f)
             .collect();
-        g.sample_source = Some(iogate_runner::metrics::SampleSource::Repeats);
+        g.sample_source = Some(iogate_result::samples::SampleSource::Repeats);
     }
     // Baseline 4% faster: within -5%. 6% faster: regressed. 6% slower: improved.
     let iops = b.metrics["fileserver.iops"].value;
@@ -145,7 +145,7 @@ fn interval_noise_widens_the_verdict() {
     assert_eq!(m.samples.len(), 4);
     assert_eq!(
         m.sample_source,
-        Some(iogate_runner::metrics::SampleSource::Intervals)
+        Some(iogate_result::samples::SampleSource::Intervals)
     );
     let v = verdict_on(&r, Some(&b), "  fileserver.iops: -5%\n");
     let rule = &v.baseline.as_ref().expect("rules").rules[0];

@@ -8,35 +8,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use iogate_result::drive::{Health, HealthSample, SmartLog};
 
-use crate::nvme::{smart_log, smart_log_with_ocp, Health, NvmeError, SmartLog};
+use crate::nvme::{smart_log, smart_log_with_ocp, NvmeError};
 
 /// How often the log is sampled during a run.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 
-/// One sample of the log during the run (`result.json` → `health_samples`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct HealthSample {
-    /// Time since the run started, ns.
-    pub time_ns: u64,
-    /// Composite temperature, kelvin.
-    pub temperature_k: u16,
-    /// Critical Warning bits.
-    pub critical_warning: u8,
-    /// Thermal management transitions so far (both levels).
-    pub thermal_transitions: u64,
-}
-
-impl HealthSample {
-    fn of(log: &SmartLog, time_ns: u64) -> HealthSample {
-        HealthSample {
-            time_ns,
-            temperature_k: log.temperature_k,
-            critical_warning: log.critical_warning,
-            thermal_transitions: u64::from(log.thermal_transitions[0])
-                + u64::from(log.thermal_transitions[1]),
-        }
+/// The sample a log gives at `time_ns` from the run's start.
+fn sample_of(log: &SmartLog, time_ns: u64) -> HealthSample {
+    HealthSample {
+        time_ns,
+        temperature_k: log.temperature_k,
+        critical_warning: log.critical_warning,
+        thermal_transitions: u64::from(log.thermal_transitions[0])
+            + u64::from(log.thermal_transitions[1]),
     }
 }
 
@@ -54,7 +40,7 @@ impl HealthMonitor {
     /// targets (files, loop devices) or a controller whose log cannot be read.
     pub fn start(
         path: &std::path::Path,
-        identity: &crate::TargetIdentity,
+        identity: &iogate_result::TargetIdentity,
     ) -> Option<HealthMonitor> {
         identity.nvme.as_ref()?;
         let file = std::fs::File::open(path).ok()?;
@@ -98,12 +84,9 @@ impl HealthMonitor {
         let inside: Vec<HealthSample> = samples
             .into_iter()
             .filter(|s| (from_ns..=to_ns).contains(&s.time_ns))
-            .chain([
-                HealthSample::of(&before, from_ns),
-                HealthSample::of(&after, to_ns),
-            ])
+            .chain([sample_of(&before, from_ns), sample_of(&after, to_ns)])
             .collect();
-        let first = HealthSample::of(&before, from_ns);
+        let first = sample_of(&before, from_ns);
         let throttled = inside.iter().any(|s| {
             s.thermal_transitions > first.thermal_transitions
                 || (s.critical_warning & 0x2 != 0 && first.critical_warning & 0x2 == 0)
@@ -149,7 +132,7 @@ fn sample(
         next += SAMPLE_INTERVAL;
         if let Ok(log) = smart_log(file) {
             if let Ok(mut v) = out.lock() {
-                v.push(HealthSample::of(&log, started.elapsed().as_nanos() as u64));
+                v.push(sample_of(&log, started.elapsed().as_nanos() as u64));
             }
         }
     }

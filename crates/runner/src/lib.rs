@@ -1,37 +1,33 @@
 //! iogate's runner: `Plan` + `Target` → `RunResult`. The only crate that does device I/O.
 //!
 //! [`target`] probes, prepares and identifies files and block devices; [`engine`]
-//! generates requests and drives io_uring (the only `unsafe` code, in `engine::uring` and its buffer pool);
-//! [`trace`] streams block traces (every supported format) for [`replay`] and analysis;
-//! [`requestlog`] writes and reads `ios.parquet`; [`metrics`] looks metrics up in results
-//! (repeats, samples of noise); [`sweep`] runs matrices in rounds to
-//! steady state; [`run`] executes a plan's steps and merges per-job measurements into a
-//! [`result::RunResult`]; [`event`] is what the binary displays. The report crate reads
-//! results; the spec crate provides the plan.
+//! generates requests and drives io_uring (`unsafe` only in the engine's ring, wait and
+//! buffer pool, and in `nvme::ioctl`); [`replay`] plays traces read by `iogate-trace`;
+//! [`requestlog`] writes `ios.parquet` and `intervals.parquet`; [`sweep`] runs matrices
+//! in rounds to steady state; [`repeat`] runs repeated request sets and the cache probe;
+//! [`run`] executes a plan's steps and merges per-job measurements into an
+//! `iogate_result::RunResult`; [`event`] is what the binary displays. The spec crate
+//! provides the plan, the result crate the types it fills; the report crate reads them.
 
 pub mod engine;
 pub mod event;
 pub mod health;
 mod merge;
-pub mod metrics;
 pub mod nvme;
 mod purge;
 pub mod repeat;
 pub mod replay;
 pub mod requestlog;
-pub mod result;
 pub mod run;
 pub mod sweep;
 pub mod target;
 pub mod tiers;
-pub mod trace;
 
 use std::path::PathBuf;
 
 pub use event::RunEvent;
-pub use result::{result_schema, Outcome, RunResult};
 pub use run::{check_host, check_target, execute, scan_replays, RunOptions};
-pub use target::{Target, TargetIdentity, TargetKind};
+pub use target::Target;
 
 /// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with
 /// a message saying how to proceed).

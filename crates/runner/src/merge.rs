@@ -6,7 +6,7 @@
 use iogate_spec::PlanStep;
 
 use crate::engine::{new_latency_histogram, Interval, JobStats};
-use crate::result::{
+use iogate_result::step::{
     histogram_buckets, latency_bands, BlockSizeCount, IntervalSample, JobFigures, LatencySummary,
     OpMetrics, StepMetrics, StepResult, VerifySummary,
 };

@@ -4,8 +4,8 @@
 
 use iogate_spec::PlanStep;
 
-use crate::result::PurgeRecord;
 use crate::target::Target;
+use iogate_result::step::PurgeRecord;
 
 /// Purges as `step.purge_method` says: Sanitize or Format NVM on an NVMe namespace (a
 /// SNIA purge), or a discard of the region (not one). Returns what was done.
@@ -95,30 +95,31 @@ fn discard(step: &PlanStep, target: &Target) -> Result<(), String> {
     let file = target.open_job(true).map_err(|e| e.to_string())?;
     let (offset, len) = (step.region.offset_bytes, step.region.length_bytes);
     let result = match target.kind {
-        crate::TargetKind::File => rustix::fs::fallocate(
+        iogate_result::TargetKind::File => rustix::fs::fallocate(
             &file,
             rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
             offset,
             len,
         )
         .map_err(std::io::Error::from),
-        crate::TargetKind::NvmeGeneric => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
-        crate::TargetKind::BlockDevice => {
-            crate::engine::wait::discard(&file, offset, len).map_err(|e| match e {
+        iogate_result::TargetKind::NvmeGeneric => {
+            Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+        }
+        iogate_result::TargetKind::BlockDevice => crate::engine::wait::discard(&file, offset, len)
+            .map_err(|e| match e {
                 crate::engine::uring::EngineError::Ring(e) => e,
                 other => std::io::Error::other(other.to_string()),
-            })
-        }
+            }),
     };
     result.map_err(|e| {
         let why = match e.raw_os_error() {
             Some(libc::EOPNOTSUPP) => match target.kind {
-                crate::TargetKind::File => "its file system cannot punch holes".to_string(),
-                crate::TargetKind::BlockDevice => "the device does not support discard".to_string(),
-                crate::TargetKind::NvmeGeneric => "discard through an NVMe generic device is not supported (use the block device, or method: sanitize/format)".to_string(),
+                iogate_result::TargetKind::File => "its file system cannot punch holes".to_string(),
+                iogate_result::TargetKind::BlockDevice => "the device does not support discard".to_string(),
+                iogate_result::TargetKind::NvmeGeneric => "discard through an NVMe generic device is not supported (use the block device, or method: sanitize/format)".to_string(),
             },
             Some(libc::EINVAL) | Some(libc::ENOTTY)
-                if target.kind == crate::TargetKind::BlockDevice =>
+                if target.kind == iogate_result::TargetKind::BlockDevice =>
             {
                 format!("the kernel has no io_uring block discard (Linux 6.12+ needed): {e}")
             }

@@ -12,10 +12,10 @@ use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 
 use iogate_spec::{AddressMapping, Region, ReplayPlan, ReplayTiming};
-use serde::{Deserialize, Serialize};
 
 use crate::engine::{Request, RequestSource};
-use crate::trace::{self, TraceError, TraceRequest, TraceStream};
+use iogate_result::step::ReplayFigures;
+use iogate_trace::{self as trace, TraceError, TraceRequest, TraceStream};
 
 /// Largest replayed request (requests above it are skipped and counted), bytes.
 pub const MAX_REQUEST_BYTES: u64 = 64 << 20;
@@ -54,37 +54,6 @@ pub enum ReplayError {
     },
 }
 
-/// What a replay played, per loop (every loop plays the same requests).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ReplayFigures {
-    /// Trace file as given in the spec.
-    pub trace: String,
-    /// Its format.
-    pub format: String,
-    /// Valid requests in the trace.
-    pub trace_requests: u64,
-    /// Requests played per loop.
-    pub played: u64,
-    /// Requests the filter excluded.
-    pub filtered: u64,
-    /// Requests outside the region after mapping (or larger than 64 MiB).
-    pub out_of_range: u64,
-    /// Loops.
-    pub loops: u32,
-    /// Recorded time from the first played request to the latest time seen, ns.
-    pub recorded_span_ns: u64,
-    /// Largest played request after alignment, bytes.
-    pub max_request_bytes: u64,
-    /// Bytes played per loop.
-    pub bytes: u64,
-    /// Whether every played request has a recorded service time.
-    pub has_service_times: bool,
-    /// Most requests outstanding at once in the recording (played requests, with
-    /// service times; 0 without): the ring size of a `queue_depth: trace` replay.
-    #[serde(default)]
-    pub max_recorded_queue_depth: u32,
-}
-
 /// The mapping of trace requests onto the target, shared by [`scan`] and [`ReplaySource`].
 #[derive(Clone)]
 struct Mapper {
@@ -103,8 +72,8 @@ impl Mapper {
     fn map(&self, r: &TraceRequest) -> Mapped {
         let f = &self.plan.filter;
         let op_ok = match r.op {
-            crate::engine::Op::Read => f.reads,
-            crate::engine::Op::Write => f.writes,
+            iogate_result::Op::Read => f.reads,
+            iogate_result::Op::Write => f.writes,
         };
         if !op_ok
             || r.length < f.min_size_bytes

@@ -9,16 +9,18 @@ use std::time::{Duration, Instant, SystemTime};
 
 use iogate_spec::{Limit, Plan, PlanStep, StepKind};
 
-use crate::engine::data::{check_written, DataRecord};
+use crate::engine::data::check_written;
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
 use crate::engine::verify::VerifyState;
 use crate::engine::{new_latency_histogram, Generator, JobStats, RequestRecord};
 use crate::event::RunEvent;
 use crate::merge::merge;
-use crate::replay::{ReplayFigures, ReplaySource};
-use crate::result::{Host, LatencySummary, Outcome, RunResult, StepResult, SCHEMA_VERSION};
+use crate::replay::ReplaySource;
 use crate::target::Target;
+use iogate_result::faults::DataRecord;
+use iogate_result::step::{LatencySummary, ReplayFigures};
+use iogate_result::{Host, Outcome, RunResult, StepResult, SCHEMA_VERSION};
 
 /// Options of a run.
 pub struct RunOptions<'a> {
@@ -143,7 +145,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError>
     let io_poll = target.io_poll();
     if io_poll != Some(true) {
         let why = match (target.kind, io_poll) {
-            (crate::TargetKind::File, _) => "it is a regular file".to_string(),
+            (iogate_result::TargetKind::File, _) => "it is a regular file".to_string(),
             (_, Some(false)) => "its queue/io_poll is 0 (no poll queues; for NVMe, load the driver with poll_queues=N)".to_string(),
             (_, _) => "its queue/io_poll cannot be read".to_string(),
         };
@@ -160,7 +162,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError>
 /// such a device takes nothing else (it has no read or write).
 fn check_engines(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
     use iogate_spec::IoEngine;
-    let generic = target.kind == crate::TargetKind::NvmeGeneric;
+    let generic = target.kind == iogate_result::TargetKind::NvmeGeneric;
     for step in &plan.steps {
         let why = match (step.engine, generic) {
             (IoEngine::Passthrough, false) => format!(
@@ -583,7 +585,7 @@ fn data_record(step: &PlanStep, target: &Target, jobs: &mut [JobStats]) -> Optio
         achieved: None,
         check_error: None,
     };
-    if step.data.read_back && target.kind == crate::TargetKind::NvmeGeneric {
+    if step.data.read_back && target.kind == iogate_result::TargetKind::NvmeGeneric {
         record.check_error = Some(
             "the read-back reads through a block device; this target is an NVMe generic device"
                 .into(),

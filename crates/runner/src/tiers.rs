@@ -10,7 +10,7 @@
 //! neighbour (outliers, not a tier). A pure function of numbers; `repeat` (the runner's repeat step and
 //! cache probe) calls it, reports show its result.
 
-use serde::{Deserialize, Serialize};
+use iogate_result::request_set::Tier;
 
 /// Most tiers looked for.
 pub const MAX_TIERS: u8 = 4;
@@ -21,21 +21,6 @@ pub const MIN_TIER_RATIO: f64 = 2.0;
 pub const MIN_TIER_PCT: f64 = 1.0;
 /// Largest sample clustered: larger inputs are thinned to every k-th value.
 const MAX_SAMPLE: usize = 50_000;
-
-/// One tier of response times.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Tier {
-    /// Mean response time, ns.
-    pub mean_ns: f64,
-    /// Standard deviation, ns.
-    pub stddev_ns: f64,
-    /// Fastest and slowest response time in the tier, ns.
-    pub min_ns: u64,
-    /// Slowest response time in the tier, ns.
-    pub max_ns: u64,
-    /// Share of the clustered requests, percent.
-    pub share_pct: f64,
-}
 
 /// Tiers of `latencies_ns` (any order), fastest first; empty for no input. The number
 /// of tiers is BIC's choice among 1..=[`MAX_TIERS`] (fewer when there are fewer

@@ -17,7 +17,7 @@ pub mod series;
 pub mod store;
 pub mod trend;
 
-use iogate_runner::result::RunResult;
+use iogate_result::RunResult;
 use iogate_spec::metric::MetricRef;
 use serde::{Deserialize, Serialize};
 

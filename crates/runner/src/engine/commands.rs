@@ -11,57 +11,9 @@
 //! (completion status field: SC bits 7:0, SCT bits 10:8, CRD 12:11, More 13, DNR 14).
 
 use io_uring::{cqueue, opcode, squeue, types};
-use serde::{Deserialize, Serialize};
 
 use super::{Op, Request};
-
-/// An NVMe completion status (the kernel passes the status field without the phase bit).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct NvmeStatus {
-    /// Status Code Type (0 generic, 1 command specific, 2 media and data integrity, 3 path).
-    pub sct: u8,
-    /// Status Code.
-    pub sc: u8,
-    /// Do Not Retry.
-    pub dnr: bool,
-    /// The status field as returned.
-    pub raw: u16,
-    /// The specification's name of the code, where iogate knows it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
-
-impl NvmeStatus {
-    /// Decodes the status field (bits 14:0 of the completion's status).
-    pub fn from_field(v: u16) -> NvmeStatus {
-        let (sct, sc) = (((v >> 8) & 0x7) as u8, (v & 0xff) as u8);
-        NvmeStatus {
-            sct,
-            sc,
-            dnr: v & (1 << 14) != 0,
-            raw: v,
-            name: status_name(sct, sc).map(str::to_string),
-        }
-    }
-}
-
-/// The specification's name for common codes ("LBA Out of Range"), else None.
-fn status_name(sct: u8, sc: u8) -> Option<&'static str> {
-    Some(match (sct, sc) {
-        (0, 0x02) => "Invalid Field in Command",
-        (0, 0x04) => "Data Transfer Error",
-        (0, 0x06) => "Internal Error",
-        (0, 0x0b) => "Invalid Namespace or Format",
-        (0, 0x80) => "LBA Out of Range",
-        (0, 0x81) => "Capacity Exceeded",
-        (0, 0x82) => "Namespace Not Ready",
-        (1, 0xb9) => "Zone Boundary Error",
-        (1, 0xbc) => "Zone Invalid Write",
-        (2, 0x81) => "Unrecovered Read Error",
-        (2, 0x80) => "Write Fault",
-        _ => return None,
-    })
-}
+use iogate_result::faults::NvmeStatus;
 
 /// How a failed request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

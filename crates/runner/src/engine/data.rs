@@ -16,10 +16,10 @@ use std::os::unix::fs::FileExt;
 use iogate_spec::DataPattern;
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
-use serde::{Deserialize, Serialize};
 
 use super::buffers::BufferPool;
 use super::uring::EngineError;
+use iogate_result::faults::DataCheck;
 
 /// Distinct contents the duplicate writes of a step share (all jobs alike).
 pub const DEDUPE_SETS: usize = 16;
@@ -158,38 +158,6 @@ impl Payload {
     pub fn into_sample(self) -> Vec<(u64, u32)> {
         self.sample
     }
-}
-
-/// What the device holds where a step wrote, measured on a sample read back after it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct DataCheck {
-    /// Bytes read back.
-    pub sampled_bytes: u64,
-    /// Units compared and compressed.
-    pub units: u64,
-    /// Unit size: the smallest sampled write, bytes.
-    pub unit_bytes: u32,
-    /// 100 × (1 − lz4 compressed bytes / bytes), each unit compressed alone (lz4 block
-    /// format, `lz4_flex`): what a per-block compressor like zram's or a controller's saves.
-    pub compressibility_pct: f64,
-    /// Share of units whose content occurs more than once in the sample, percent.
-    pub duplicate_pct: f64,
-    /// Units / distinct contents (vdbench's dedupratio).
-    pub dedupe_ratio: f64,
-}
-
-/// The pattern a step wrote with and what was read back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct DataRecord {
-    /// The pattern as planned.
-    pub pattern: DataPattern,
-    /// The read-back measurement (absent when the step wrote nothing, or the read failed:
-    /// then `check_error`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub achieved: Option<DataCheck>,
-    /// Why the read-back failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check_error: Option<String>,
 }
 
 /// Reads back the sampled writes (non-overlapping, by offset, at most

@@ -17,21 +17,13 @@ pub mod verify;
 pub mod wait;
 
 use hdrhistogram::Histogram;
+use iogate_result::faults::{ErrorRecord, MismatchKind, VerifyRecord};
+use iogate_result::Op;
 use iogate_spec::{Distribution, MixLine, Region};
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 use rand_distr::Distribution as _;
 use serde::{Deserialize, Serialize};
-
-/// Read or write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Op {
-    /// A read.
-    Read,
-    /// A write.
-    Write,
-}
 
 /// One request to issue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,28 +367,6 @@ impl Interval {
     }
 }
 
-/// A failed or short request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ErrorRecord {
-    /// Job number.
-    pub job: u32,
-    /// Read or write.
-    pub op: Op,
-    /// Byte offset.
-    pub offset: u64,
-    /// Requested length.
-    pub length: u32,
-    /// `errno` for a failed request; absent for a short one.
-    pub errno: Option<i32>,
-    /// Bytes transferred for a short request.
-    pub transferred: Option<u32>,
-    /// The NVMe status of a failed passthrough command (instead of an errno).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nvme_status: Option<commands::NvmeStatus>,
-    /// Completion time from the step start, ns.
-    pub time_ns: u64,
-}
-
 /// Error records kept per job; counts are always exact.
 pub const MAX_ERROR_RECORDS: usize = 100;
 
@@ -472,17 +442,17 @@ pub struct VerifyStats {
     /// Blocks that failed the check, by kind: corrupted, misplaced, stale, foreign.
     pub by_kind: [u64; 4],
     /// First [`MAX_ERROR_RECORDS`] failures.
-    pub records: Vec<verify::VerifyRecord>,
+    pub records: Vec<VerifyRecord>,
 }
 
 impl VerifyStats {
     /// Counts a failure, keeping its record while there is room.
-    pub fn record(&mut self, r: verify::VerifyRecord) {
+    pub fn record(&mut self, r: VerifyRecord) {
         let i = match r.kind {
-            verify::MismatchKind::Corrupted => 0,
-            verify::MismatchKind::Misplaced => 1,
-            verify::MismatchKind::Stale => 2,
-            verify::MismatchKind::Foreign => 3,
+            MismatchKind::Corrupted => 0,
+            MismatchKind::Misplaced => 1,
+            MismatchKind::Stale => 2,
+            MismatchKind::Foreign => 3,
         };
         self.by_kind[i] += 1;
         if self.records.len() < MAX_ERROR_RECORDS {

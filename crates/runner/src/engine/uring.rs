@@ -16,7 +16,9 @@ use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Registrati
 use super::data::Payload;
 use super::pacing::Pacer;
 use super::ring::{build_ring, spin_budget_ns, wait_until};
-use super::verify::{self, Expected, VerifyRecord, VerifyState};
+use iogate_result::faults::{Expected, VerifyRecord};
+
+use super::verify::{self, VerifyState};
 use super::wait::wait_for_completion;
 use super::{
     ErrorRecord, Interval, IntervalLatency, JobStats, Op, Request, RequestRecord, RequestSource,

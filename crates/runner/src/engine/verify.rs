@@ -23,7 +23,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
+use iogate_result::faults::{Expected, Found, MismatchKind};
 
 /// Header magic, "iogv" little-endian.
 pub const MAGIC: u32 = 0x7667_6f69;
@@ -33,63 +33,6 @@ pub const HEADER_BYTES: usize = 32;
 pub const MAX_UNITS: u64 = 1 << 26;
 
 const STATE_MAGIC: &[u8; 8] = b"IOGVST01";
-
-/// What was wrong with a unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MismatchKind {
-    /// The checksum does not match the data (bit rot, torn or partial write, flipped byte).
-    Corrupted,
-    /// A valid block whose header names another offset (data written to the wrong place).
-    Misplaced,
-    /// A valid block older than the last completed write to it (a lost write).
-    Stale,
-    /// No iogate header, or one from another verification state, where one was expected.
-    Foreign,
-}
-
-/// A unit's header as found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Found {
-    /// Whether the magic matched.
-    pub magic: bool,
-    /// Whether the checksum matched.
-    pub checksum_ok: bool,
-    /// Offset recorded in the header.
-    pub offset: u64,
-    /// Generation recorded in the header.
-    pub generation: u64,
-    /// Seed recorded in the header.
-    pub seed: u64,
-}
-
-/// What a unit should hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Expected {
-    /// The unit's offset.
-    pub offset: u64,
-    /// The lowest acceptable generation (the last write completed before the read).
-    pub min_generation: u64,
-    /// The state's seed.
-    pub seed: u64,
-}
-
-/// One verification failure, as recorded in `result.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct VerifyRecord {
-    /// Byte offset of the unit.
-    pub offset: u64,
-    /// Unit length in bytes.
-    pub length: u32,
-    /// Classification.
-    pub kind: MismatchKind,
-    /// What the unit should hold.
-    pub expected: Expected,
-    /// What it held.
-    pub found: Found,
-    /// Job that read it.
-    pub job: u32,
-}
 
 fn le_u64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];

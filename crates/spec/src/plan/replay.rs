@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-/// A block trace format the runner can read (`runner::trace`).
+/// A block trace format the runner can read (`iogate-trace`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
 )]

@@ -1,16 +1,20 @@
-//! The trace readers on real traces (`tests/data/`, MIT and BSD; see ATTRIBUTION.md) and
-//! on hand-made malformed input.
+//! The trace readers on real traces (`crates/runner/tests/data/`, MIT and BSD; see
+//! ATTRIBUTION.md there: the shipped drivebench spec replays one of them from that path)
+//! and on hand-made malformed input.
 
 use std::io::{BufReader, Cursor};
 
-use iogate_runner::engine::Op;
-use iogate_runner::trace::{
+use iogate_result::Op;
+use iogate_trace::{
     BlktraceReader, CsvFormat, CsvReader, DiskSimReader, FioIologReader, TimeUnit, TraceError,
 };
 
 fn data(name: &str) -> std::fs::File {
-    std::fs::File::open(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR")))
-        .expect("test trace")
+    std::fs::File::open(format!(
+        "{}/../runner/tests/data/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("test trace")
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::io::Read;
 
 use super::pairing::Pairing;
 use super::{TraceError, TraceRequest};
-use crate::engine::Op;
+use iogate_result::Op;
 
 const HEADER_BYTES: usize = 48;
 const MAGIC_MASK: u32 = 0xffff_ff00;

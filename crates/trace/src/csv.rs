@@ -12,7 +12,7 @@
 use std::io::BufRead;
 
 use super::{Lines, TraceError, TraceRequest};
-use crate::engine::Op;
+use iogate_result::Op;
 
 /// Which CSV layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

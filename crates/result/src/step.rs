@@ -1,122 +1,46 @@
-//! `RunResult`: what a run measured, as written to `result.json` (versioned by
-//! [`SCHEMA_VERSION`]).
-//!
-//! The runner fills targets, steps and metrics; the report crate fills `outcome`,
-//! `assertions` and `baseline` from its verdict. Field names carry their units (`_ns`,
-//! `_bytes`, `_pct`, `_per_s`). Latency is total latency (fio's `clat` + `slat`: from the
-//! call that submits the request to the observation of its completion), per operation.
+//! One step's result ([`StepResult`], `result.json` → `steps[]`): per-operation metrics
+//! with total-latency summaries and histograms, per-job figures, one-second interval
+//! samples, and the blocks that only some steps carry (replay figures, sweep cases,
+//! repeat rounds, purge, health, data). Latency is total latency (fio's `clat` + `slat`).
 
 use hdrhistogram::Histogram;
 use iogate_spec::{LatencyStat, StepKind};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::verify::VerifyRecord;
-use crate::engine::ErrorRecord;
-use crate::target::TargetIdentity;
+use crate::cases::SweepResult;
+use crate::drive::Health;
+use crate::faults::{DataRecord, ErrorRecord, VerifyRecord};
+use crate::request_set::RepeatResult;
 
-/// Version of the `result.json` format.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// The overall outcome of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Every assertion held and no baseline rule regressed.
-    Pass,
-    /// An assertion failed.
-    Fail,
-    /// A baseline rule regressed.
-    Regressed,
-    /// No verdict could be reached (a required baseline is missing, the noise is too
-    /// large to tell, a step measured nothing).
-    Inconclusive,
-    /// The target or engine failed.
-    Error,
-}
-
-/// The host a run ran on.
+/// What a replay played, per loop (every loop plays the same requests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Host {
-    /// Host name.
-    pub hostname: String,
-    /// Kernel release (`uname -r`).
-    pub kernel: String,
-    /// CPU model name.
-    pub cpu: String,
-    /// Online CPUs.
-    pub cpus: usize,
-}
-
-/// The result of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RunResult {
-    /// [`SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// iogate's version.
-    pub iogate_version: String,
-    /// Spec name.
-    pub spec_name: String,
-    /// `sha256:` digest of the spec text.
-    pub spec_digest: String,
-    /// Start, RFC 3339 UTC.
-    pub started_at: String,
-    /// End, RFC 3339 UTC.
-    pub finished_at: String,
-    /// The host.
-    pub host: Host,
-    /// The target's identity.
-    pub target: TargetIdentity,
-    /// Overall outcome.
-    pub outcome: Outcome,
-    /// Why the run failed, when `outcome` is `error`.
-    pub error: Option<String>,
-    /// Whether the run was interrupted (Ctrl-C) before its end.
-    pub interrupted: bool,
-    /// Steps in run order (a failed run holds the steps it finished).
-    pub steps: Vec<StepResult>,
-    /// Assertion results (filled by the report crate).
-    pub assertions: Vec<AssertionResult>,
-    /// Baseline comparison (filled by the report crate).
-    pub baseline: Option<BaselineComparison>,
-    /// Why the run decides nothing for some of its steps (filled by the report crate):
-    /// a step or sweep case that completed no request, a verification that checked no
-    /// block. Non-empty makes an otherwise passing run `inconclusive`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unmeasured: Vec<String>,
-    /// The spec's text as run (shown in reports), when the binary recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spec_text: Option<String>,
-    /// The execution plan as a text table (shown in reports), when recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_text: Option<String>,
-    /// Every run of a repeated set (`iogate run --repeat N`), in order; empty for a single
-    /// run. With repeats, [`RunResult::metric`] is the mean over them and `steps` hold
-    /// the last repeat's detail (see `metrics`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeats: Vec<crate::metrics::RepeatRecord>,
-    /// The drive's SMART / Health log before and after the run: NVMe targets only
-    /// (absent: not available).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub health: Option<crate::nvme::Health>,
-    /// The health log sampled about once a second during the run (temperature, critical
-    /// warning, thermal transitions): NVMe targets only.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub health_samples: Vec<crate::health::HealthSample>,
-    /// The firmware build this run tested (`iogate run --build/--build-order` or the CI
-    /// environment), for the history store; absent when not given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<BuildInfo>,
-}
-
-/// The build a run tested: its id (a firmware revision, a commit, a CI build number) and
-/// its place in the order of builds (history series are plotted and searched for change
-/// points in this order, not by wall-clock time).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct BuildInfo {
-    /// Build id.
-    pub id: String,
-    /// Position in build order (larger is later).
-    pub order: i64,
+pub struct ReplayFigures {
+    /// Trace file as given in the spec.
+    pub trace: String,
+    /// Its format.
+    pub format: String,
+    /// Valid requests in the trace.
+    pub trace_requests: u64,
+    /// Requests played per loop.
+    pub played: u64,
+    /// Requests the filter excluded.
+    pub filtered: u64,
+    /// Requests outside the region after mapping (or larger than 64 MiB).
+    pub out_of_range: u64,
+    /// Loops.
+    pub loops: u32,
+    /// Recorded time from the first played request to the latest time seen, ns.
+    pub recorded_span_ns: u64,
+    /// Largest played request after alignment, bytes.
+    pub max_request_bytes: u64,
+    /// Bytes played per loop.
+    pub bytes: u64,
+    /// Whether every played request has a recorded service time.
+    pub has_service_times: bool,
+    /// Most requests outstanding at once in the recording (played requests, with
+    /// service times; 0 without): the ring size of a `queue_depth: trace` replay.
+    #[serde(default)]
+    pub max_recorded_queue_depth: u32,
 }
 
 /// One step's result.
@@ -158,26 +82,26 @@ pub struct StepResult {
     pub verify_records: Vec<VerifyRecord>,
     /// A replay step's trace figures: requests played, filtered and out of range.
     #[serde(default)]
-    pub replay: Option<crate::replay::ReplayFigures>,
+    pub replay: Option<ReplayFigures>,
     /// A sweep step's cases, rounds and steady-state decision (its `metrics` are the
     /// tracked case's last round).
     #[serde(default)]
-    pub sweep: Option<crate::sweep::SweepResult>,
+    pub sweep: Option<SweepResult>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
     /// The drive's SMART / Health log before and after the step: NVMe targets only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub health: Option<crate::nvme::Health>,
+    pub health: Option<Health>,
     /// What a purge step did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purge: Option<PurgeRecord>,
     /// A repeat step's rounds, tiers and cache probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<crate::repeat::RepeatResult>,
+    pub repeat: Option<RepeatResult>,
     /// What the step wrote (the pattern), and what a sample read back holds (steps with
     /// writes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<crate::engine::data::DataRecord>,
+    pub data: Option<DataRecord>,
 }
 
 /// What a `purge` step did (`steps[].purge`).
@@ -413,120 +337,6 @@ impl IntervalSample {
     }
 }
 
-/// One assertion's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct AssertionResult {
-    /// The expression as written.
-    pub expr: String,
-    /// Whether it held.
-    pub passed: bool,
-    /// Left side's value, in base units (seconds, bytes, per second).
-    pub value: f64,
-    /// Right side's value, in base units.
-    pub limit: f64,
-    /// Left side formatted with its unit.
-    pub value_display: String,
-    /// Right side formatted with its unit.
-    pub limit_display: String,
-    /// Why the assertion decides nothing, when a figure it reads had no evidence (its
-    /// step completed no request, its verification checked no block); `passed` is then
-    /// false, and the assertion counts as neither passed nor failed: the run is
-    /// inconclusive.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<String>,
-}
-
-impl AssertionResult {
-    /// Whether the assertion was decided and did not hold.
-    pub fn failed(&self) -> bool {
-        !self.passed && self.undecided.is_none()
-    }
-}
-
-/// The comparison with a golden baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct BaselineComparison {
-    /// Baseline file used, if one was found.
-    pub path: Option<String>,
-    /// Baseline key (device model; for a target without one, `file-<host>-<disk>` and the
-    /// like, see `report::baseline::default_key`; or `--key`).
-    pub key: String,
-    /// Why the baseline file found under the key was not compared (it was blessed on
-    /// another machine or disk), with the command that makes one for this machine. Its
-    /// rules are then `no_baseline`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_compared: Option<String>,
-    /// Firmware revision recorded in the baseline.
-    pub baseline_firmware_revision: Option<String>,
-    /// The device the baseline was blessed on (model, serial, firmware revision), when
-    /// one was found.
-    #[serde(default)]
-    pub baseline_target: Option<TargetIdentity>,
-    /// When the baseline was blessed, RFC 3339.
-    #[serde(default)]
-    pub baseline_blessed_at: Option<String>,
-    /// iogate version of the blessed run.
-    #[serde(default)]
-    pub baseline_iogate_version: Option<String>,
-    /// Whether a missing baseline makes the run inconclusive.
-    #[serde(default)]
-    pub required: bool,
-    /// Confidence level of the rules' intervals, percent (95).
-    #[serde(default)]
-    pub confidence_pct: f64,
-    /// One entry per rule.
-    pub rules: Vec<RuleResult>,
-}
-
-/// Verdict of one baseline rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleOutcome {
-    /// Within tolerance.
-    Pass,
-    /// Worse than the baseline by more than the tolerance.
-    Regressed,
-    /// Better than the baseline by more than the tolerance.
-    Improved,
-    /// The change's confidence interval straddles the tolerance: the noise is too large
-    /// to tell whether the change is within it.
-    Inconclusive,
-    /// No baseline value for this metric.
-    NoBaseline,
-}
-
-/// One baseline rule's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RuleResult {
-    /// The metric as written in the spec.
-    pub metric: String,
-    /// Allowed change in the worse direction, percent.
-    pub tolerance_pct: f64,
-    /// Baseline value (base units), when known.
-    pub baseline: Option<f64>,
-    /// This run's value (base units).
-    pub value: f64,
-    /// Relative change, percent (positive = larger).
-    pub change_pct: Option<f64>,
-    /// Confidence interval of the change, percent (low, high; positive = larger), from a
-    /// bootstrap of both sides' samples; None when neither side has samples, and then the
-    /// verdict rests on the tolerance alone.
-    #[serde(default)]
-    pub change_interval_pct: Option<[f64; 2]>,
-    /// Where the baseline's samples came from, and how many.
-    #[serde(default)]
-    pub baseline_samples: Option<crate::metrics::SampleInfo>,
-    /// Where this run's samples came from, and how many.
-    #[serde(default)]
-    pub samples: Option<crate::metrics::SampleInfo>,
-    /// Why this rule decides nothing (its figure had no evidence: the step completed no
-    /// request); the outcome is then `inconclusive`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<String>,
-    /// Verdict.
-    pub outcome: RuleOutcome,
-}
-
 impl LatencySummary {
     /// Summary of an HDR histogram of nanoseconds.
     pub fn from_histogram(h: &Histogram<u64>) -> LatencySummary {
@@ -583,26 +393,4 @@ pub fn histogram_buckets(h: &Histogram<u64>) -> Vec<HistogramBucket> {
         }
     }
     out
-}
-
-impl RunResult {
-    /// A step by name.
-    pub fn step(&self, name: &str) -> Option<&StepResult> {
-        self.steps.iter().find(|s| s.name == name)
-    }
-}
-
-/// The JSON Schema of `result.json` (draft 2020-12, `schema/result.schema.json`),
-/// generated from [`RunResult`].
-pub fn result_schema() -> schemars::Schema {
-    let mut schema = iogate_spec::schema::generator().into_root_schema_for::<RunResult>();
-    schema.insert(
-        "$id".into(),
-        "https://iogate.dev/schema/result.schema.json".into(),
-    );
-    schema.insert(
-        "title".into(),
-        format!("iogate result.json (schema_version {SCHEMA_VERSION})").into(),
-    );
-    schema
 }

@@ -11,7 +11,7 @@ use std::io::BufRead;
 
 use super::pairing::Pairing;
 use super::{Lines, TraceError, TraceRequest};
-use crate::engine::Op;
+use iogate_result::Op;
 
 /// Streams the requests of blkparse text output.
 pub struct BlkparseReader<R> {

@@ -13,15 +13,16 @@
 //! | VMware vSCSI CSV | `version,time,op,size,lbn` (SCSI opcode in hex) | s | lbn in 512-byte blocks, size in bytes |
 //! | blktrace binary | `struct blk_io_trace` (48 bytes, little-endian, magic `0x656174xx`) + payload | ns | sectors, bytes |
 //! | blkparse text | `maj,min cpu seq s.ns pid action RWBS sector + sectors` | ns | 512-byte sectors |
-//! | iogate request log | `ios.parquet` rows (`crate::requestlog`) | ns | bytes |
+//! | iogate request log | `ios.parquet` rows (the runner's `requestlog`; [`request_log`] reads it) | ns | bytes |
 //!
-//! [`open`] picks the reader for a [`TraceFormat`]; replay (`crate::replay`) and trace
+//! [`open`] picks the reader for a [`TraceFormat`]; the runner's replay and trace
 //! analysis (the report crate) read through it.
 
 mod blkparse;
 mod blktrace;
 mod csv;
 mod pairing;
+pub mod request_log;
 mod text;
 
 use std::fs::File;
@@ -37,7 +38,7 @@ pub use blktrace::BlktraceReader;
 pub use csv::{CsvFormat, CsvReader};
 pub use text::{DiskSimReader, FioIologReader};
 
-use crate::engine::Op;
+use iogate_result::Op;
 
 /// One request of a trace, in bytes and nanoseconds from the trace's first record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -130,7 +131,7 @@ pub fn open(
         Ok(BufReader::with_capacity(1 << 20, file))
     };
     Ok(match format {
-        TraceFormat::Iogate => Box::new(crate::requestlog::RequestLogReader::open(path, log_step)?),
+        TraceFormat::Iogate => Box::new(request_log::RequestLogReader::open(path, log_step)?),
         TraceFormat::Blktrace => Box::new(BlktraceReader::new(buffered()?)),
         TraceFormat::Blkparse => Box::new(BlkparseReader::new(buffered()?)),
         TraceFormat::Msr => Box::new(CsvReader::new(buffered()?, CsvFormat::Msr)),

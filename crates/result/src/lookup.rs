@@ -2,7 +2,7 @@
 //! assertions, baselines and diffs, the catalogue of every metric a result holds, repeated
 //! runs (`iogate run --repeat N`), and the samples that measure a metric's noise.
 //!
-//! Neighbours: `result` defines the data; the report crate's `verdict`, `baseline` and
+//! Neighbours: `record`, `step` and `cases` define the data; the report crate's `verdict`, `baseline` and
 //! `diff` call these functions; the spec crate defines [`MetricRef`].
 //!
 //! A metric's samples, in order of preference: one value per repeat (at least
@@ -14,81 +14,11 @@
 use std::collections::BTreeMap;
 
 use iogate_spec::{CaseSelector, LatencyStat, Metric, MetricRef, OpFilter};
-use serde::{Deserialize, Serialize};
 
-use crate::result::RunResult;
-
-/// Fewest samples that count as a measurement of noise.
-pub const MIN_SAMPLES: usize = 3;
-
-/// One run of a repeated set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RepeatRecord {
-    /// Start, RFC 3339 UTC.
-    pub started_at: String,
-    /// End, RFC 3339 UTC.
-    pub finished_at: String,
-    /// Every metric of the repeat ([`RunResult::metric_map`]), SI base units.
-    pub metrics: BTreeMap<String, f64>,
-}
-
-/// Where a metric's samples come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SampleSource {
-    /// One value per repeated run.
-    Repeats,
-    /// A sweep case's rounds in the measurement window.
-    Rounds,
-    /// A step's full one-second intervals.
-    Intervals,
-}
-
-impl SampleSource {
-    /// Plural noun for reports: "repeats", "rounds", "intervals".
-    pub fn noun(self) -> &'static str {
-        match self {
-            SampleSource::Repeats => "repeats",
-            SampleSource::Rounds => "rounds",
-            SampleSource::Intervals => "intervals",
-        }
-    }
-}
-
-/// A metric's samples, SI base units.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Samples {
-    /// Their origin.
-    pub source: SampleSource,
-    /// The values.
-    pub values: Vec<f64>,
-}
-
-/// Where samples came from and how many (recorded with a rule's verdict).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SampleInfo {
-    /// Origin.
-    pub source: SampleSource,
-    /// Number of samples.
-    pub count: usize,
-}
-
-impl std::fmt::Display for SampleInfo {
-    /// "3 repeats", "4 intervals", "5 rounds".
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.count, self.source.noun())
-    }
-}
-
-impl Samples {
-    /// Origin and count.
-    pub fn info(&self) -> SampleInfo {
-        SampleInfo {
-            source: self.source,
-            count: self.values.len(),
-        }
-    }
-}
+use crate::cases::{CaseFigures, CaseResult};
+use crate::record::RunResult;
+use crate::samples::{SampleSource, Samples, MIN_SAMPLES};
+use crate::step::{IntervalSample, StepResult};
 
 /// Every metric of a step without a case selector: all/read/write × IOPS, bandwidth,
 /// requests, bytes, errors and every total-latency statistic.
@@ -125,7 +55,7 @@ pub const CASE_METRICS: [Metric; 6] = [
     Metric::Latency(LatencyStat::Max),
 ];
 
-fn case_value(c: &crate::sweep::CaseFigures, metric: Metric) -> Option<f64> {
+fn case_value(c: &CaseFigures, metric: Metric) -> Option<f64> {
     Some(match metric {
         Metric::Iops => c.iops,
         Metric::Bandwidth => c.bandwidth_bytes_per_s,
@@ -137,7 +67,7 @@ fn case_value(c: &crate::sweep::CaseFigures, metric: Metric) -> Option<f64> {
     })
 }
 
-fn full_selector(c: &crate::sweep::CaseResult) -> CaseSelector {
+fn full_selector(c: &CaseResult) -> CaseSelector {
     CaseSelector {
         block_size_bytes: Some(c.block_size_bytes),
         read_centi_pct: Some((c.read_pct * 100.0).round() as u32),
@@ -353,7 +283,7 @@ impl RunResult {
 
 /// A repeat step's or a sweep's figure, SI base units (latencies in s). None where the
 /// step has none (no probe, no tiers, no knee).
-fn figure(step: &crate::result::StepResult, x: iogate_spec::Figure) -> Option<f64> {
+fn figure(step: &StepResult, x: iogate_spec::Figure) -> Option<f64> {
     use iogate_spec::Figure as F;
     if x.of_sweep() {
         let knee = step.sweep.as_ref()?.saturation.first()?.knee.as_ref()?;
@@ -379,7 +309,7 @@ fn figure(step: &crate::result::StepResult, x: iogate_spec::Figure) -> Option<f6
 
 /// Whether an interval measured operation `op`: latency samples come only from intervals
 /// with requests of that operation (an idle interval has no percentile).
-fn interval_has(i: &crate::result::IntervalSample, op: OpFilter) -> bool {
+fn interval_has(i: &IntervalSample, op: OpFilter) -> bool {
     match op {
         OpFilter::All => i.ios() > 0,
         OpFilter::Read => i.read_ios > 0,

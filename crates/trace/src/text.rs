@@ -3,7 +3,7 @@
 use std::io::BufRead;
 
 use super::{Lines, TimeUnit, TraceError, TraceRequest};
-use crate::engine::Op;
+use iogate_result::Op;
 
 fn malformed(number: u64, message: impl Into<String>) -> TraceError {
     TraceError::Malformed {

@@ -1,0 +1,169 @@
+//! What went wrong with requests and data, as kept in `result.json`: failed or short
+//! requests ([`ErrorRecord`], with the NVMe status of a passthrough command), data
+//! verification failures ([`VerifyRecord`]: the header layout is the runner's
+//! `engine/verify.rs`), and what a step's written pattern looks like read back
+//! ([`DataRecord`]). `step` holds them in a [`crate::StepResult`].
+
+use iogate_spec::DataPattern;
+use serde::{Deserialize, Serialize};
+
+use crate::op::Op;
+
+/// A failed or short request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ErrorRecord {
+    /// Job number.
+    pub job: u32,
+    /// Read or write.
+    pub op: Op,
+    /// Byte offset.
+    pub offset: u64,
+    /// Requested length.
+    pub length: u32,
+    /// `errno` for a failed request; absent for a short one.
+    pub errno: Option<i32>,
+    /// Bytes transferred for a short request.
+    pub transferred: Option<u32>,
+    /// The NVMe status of a failed passthrough command (instead of an errno).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme_status: Option<NvmeStatus>,
+    /// Completion time from the step start, ns.
+    pub time_ns: u64,
+}
+
+/// An NVMe completion status (the kernel passes the status field without the phase bit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NvmeStatus {
+    /// Status Code Type (0 generic, 1 command specific, 2 media and data integrity, 3 path).
+    pub sct: u8,
+    /// Status Code.
+    pub sc: u8,
+    /// Do Not Retry.
+    pub dnr: bool,
+    /// The status field as returned.
+    pub raw: u16,
+    /// The specification's name of the code, where iogate knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl NvmeStatus {
+    /// Decodes the status field (bits 14:0 of the completion's status).
+    pub fn from_field(v: u16) -> NvmeStatus {
+        let (sct, sc) = (((v >> 8) & 0x7) as u8, (v & 0xff) as u8);
+        NvmeStatus {
+            sct,
+            sc,
+            dnr: v & (1 << 14) != 0,
+            raw: v,
+            name: status_name(sct, sc).map(str::to_string),
+        }
+    }
+}
+
+/// The specification's name for common codes ("LBA Out of Range"), else None.
+fn status_name(sct: u8, sc: u8) -> Option<&'static str> {
+    Some(match (sct, sc) {
+        (0, 0x02) => "Invalid Field in Command",
+        (0, 0x04) => "Data Transfer Error",
+        (0, 0x06) => "Internal Error",
+        (0, 0x0b) => "Invalid Namespace or Format",
+        (0, 0x80) => "LBA Out of Range",
+        (0, 0x81) => "Capacity Exceeded",
+        (0, 0x82) => "Namespace Not Ready",
+        (1, 0xb9) => "Zone Boundary Error",
+        (1, 0xbc) => "Zone Invalid Write",
+        (2, 0x81) => "Unrecovered Read Error",
+        (2, 0x80) => "Write Fault",
+        _ => return None,
+    })
+}
+
+/// What was wrong with a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MismatchKind {
+    /// The checksum does not match the data (bit rot, torn or partial write, flipped byte).
+    Corrupted,
+    /// A valid block whose header names another offset (data written to the wrong place).
+    Misplaced,
+    /// A valid block older than the last completed write to it (a lost write).
+    Stale,
+    /// No iogate header, or one from another verification state, where one was expected.
+    Foreign,
+}
+
+/// A unit's header as found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Found {
+    /// Whether the magic matched.
+    pub magic: bool,
+    /// Whether the checksum matched.
+    pub checksum_ok: bool,
+    /// Offset recorded in the header.
+    pub offset: u64,
+    /// Generation recorded in the header.
+    pub generation: u64,
+    /// Seed recorded in the header.
+    pub seed: u64,
+}
+
+/// What a unit should hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Expected {
+    /// The unit's offset.
+    pub offset: u64,
+    /// The lowest acceptable generation (the last write completed before the read).
+    pub min_generation: u64,
+    /// The state's seed.
+    pub seed: u64,
+}
+
+/// One verification failure, as recorded in `result.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VerifyRecord {
+    /// Byte offset of the unit.
+    pub offset: u64,
+    /// Unit length in bytes.
+    pub length: u32,
+    /// Classification.
+    pub kind: MismatchKind,
+    /// What the unit should hold.
+    pub expected: Expected,
+    /// What it held.
+    pub found: Found,
+    /// Job that read it.
+    pub job: u32,
+}
+
+/// What the device holds where a step wrote, measured on a sample read back after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DataCheck {
+    /// Bytes read back.
+    pub sampled_bytes: u64,
+    /// Units compared and compressed.
+    pub units: u64,
+    /// Unit size: the smallest sampled write, bytes.
+    pub unit_bytes: u32,
+    /// 100 × (1 − lz4 compressed bytes / bytes), each unit compressed alone (lz4 block
+    /// format, `lz4_flex`): what a per-block compressor like zram's or a controller's saves.
+    pub compressibility_pct: f64,
+    /// Share of units whose content occurs more than once in the sample, percent.
+    pub duplicate_pct: f64,
+    /// Units / distinct contents (vdbench's dedupratio).
+    pub dedupe_ratio: f64,
+}
+
+/// The pattern a step wrote with and what was read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DataRecord {
+    /// The pattern as planned.
+    pub pattern: DataPattern,
+    /// The read-back measurement (absent when the step wrote nothing, or the read failed:
+    /// then `check_error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved: Option<DataCheck>,
+    /// Why the read-back failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_error: Option<String>,
+}

@@ -1,0 +1,142 @@
+//! `RunResult`: what a run measured, as written to `result.json` (versioned by
+//! [`SCHEMA_VERSION`]).
+//!
+//! The runner fills targets, steps and metrics; the report crate fills `outcome`,
+//! `assertions` and `baseline` from its verdict. Field names carry their units (`_ns`,
+//! `_bytes`, `_pct`, `_per_s`). Latency is total latency (fio's `clat` + `slat`: from the
+//! call that submits the request to the observation of its completion), per operation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::drive::{Health, HealthSample};
+use crate::identity::TargetIdentity;
+use crate::judgement::{AssertionResult, BaselineComparison};
+use crate::samples::RepeatRecord;
+use crate::step::StepResult;
+
+/// Version of the `result.json` format.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The overall outcome of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every assertion held and no baseline rule regressed.
+    Pass,
+    /// An assertion failed.
+    Fail,
+    /// A baseline rule regressed.
+    Regressed,
+    /// No verdict could be reached (a required baseline is missing, the noise is too
+    /// large to tell, a step measured nothing).
+    Inconclusive,
+    /// The target or engine failed.
+    Error,
+}
+
+/// The host a run ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Host {
+    /// Host name.
+    pub hostname: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu: String,
+    /// Online CPUs.
+    pub cpus: usize,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunResult {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// iogate's version.
+    pub iogate_version: String,
+    /// Spec name.
+    pub spec_name: String,
+    /// `sha256:` digest of the spec text.
+    pub spec_digest: String,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// End, RFC 3339 UTC.
+    pub finished_at: String,
+    /// The host.
+    pub host: Host,
+    /// The target's identity.
+    pub target: TargetIdentity,
+    /// Overall outcome.
+    pub outcome: Outcome,
+    /// Why the run failed, when `outcome` is `error`.
+    pub error: Option<String>,
+    /// Whether the run was interrupted (Ctrl-C) before its end.
+    pub interrupted: bool,
+    /// Steps in run order (a failed run holds the steps it finished).
+    pub steps: Vec<StepResult>,
+    /// Assertion results (filled by the report crate).
+    pub assertions: Vec<AssertionResult>,
+    /// Baseline comparison (filled by the report crate).
+    pub baseline: Option<BaselineComparison>,
+    /// Why the run decides nothing for some of its steps (filled by the report crate):
+    /// a step or sweep case that completed no request, a verification that checked no
+    /// block. Non-empty makes an otherwise passing run `inconclusive`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured: Vec<String>,
+    /// The spec's text as run (shown in reports), when the binary recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_text: Option<String>,
+    /// The execution plan as a text table (shown in reports), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_text: Option<String>,
+    /// Every run of a repeated set (`iogate run --repeat N`), in order; empty for a single
+    /// run. With repeats, [`RunResult::metric`] is the mean over them and `steps` hold
+    /// the last repeat's detail (see `metrics`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatRecord>,
+    /// The drive's SMART / Health log before and after the run: NVMe targets only
+    /// (absent: not available).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
+    /// The health log sampled about once a second during the run (temperature, critical
+    /// warning, thermal transitions): NVMe targets only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub health_samples: Vec<HealthSample>,
+    /// The firmware build this run tested (`iogate run --build/--build-order` or the CI
+    /// environment), for the history store; absent when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildInfo>,
+}
+
+/// The build a run tested: its id (a firmware revision, a commit, a CI build number) and
+/// its place in the order of builds (history series are plotted and searched for change
+/// points in this order, not by wall-clock time).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BuildInfo {
+    /// Build id.
+    pub id: String,
+    /// Position in build order (larger is later).
+    pub order: i64,
+}
+
+impl RunResult {
+    /// A step by name.
+    pub fn step(&self, name: &str) -> Option<&StepResult> {
+        self.steps.iter().find(|s| s.name == name)
+    }
+}
+
+/// The JSON Schema of `result.json` (draft 2020-12, `schema/result.schema.json`),
+/// generated from [`RunResult`].
+pub fn result_schema() -> schemars::Schema {
+    let mut schema = iogate_spec::schema::generator().into_root_schema_for::<RunResult>();
+    schema.insert(
+        "$id".into(),
+        "https://iogate.dev/schema/result.schema.json".into(),
+    );
+    schema.insert(
+        "title".into(),
+        format!("iogate result.json (schema_version {SCHEMA_VERSION})").into(),
+    );
+    schema
+}
