@@ -89,7 +89,7 @@ pub fn import(format: ImportFormat, file: &Path, output: Option<&Path>, strict: 
 /// Prints a JSON Schema.
 pub fn schema(kind: SchemaKind) -> u8 {
     let schema = match kind {
-        SchemaKind::Spec => iogate_spec::schema::spec_schema(),
+        SchemaKind::Spec => iogate_spec::document::spec_schema(),
         SchemaKind::Result => iogate_result::result_schema(),
         SchemaKind::Baseline => iogate_report::baseline_schema(),
     };

@@ -331,7 +331,7 @@ fn execute_repeats(
     args: &RunArgs,
     p: &Prepared,
     stop: &AtomicBool,
-    request_log: &std::sync::Mutex<iogate_runner::run::RequestLogSink>,
+    request_log: &std::sync::Mutex<iogate_runner::RequestLogSink>,
     display: &mut Display,
 ) -> iogate_result::RunResult {
     let repeat = args.repeat.max(1);
@@ -486,7 +486,7 @@ fn write_outputs(
     args: &RunArgs,
     result: &iogate_result::RunResult,
     out: &Path,
-    request_log: std::sync::Mutex<iogate_runner::run::RequestLogSink>,
+    request_log: std::sync::Mutex<iogate_runner::RequestLogSink>,
 ) -> Result<(), u8> {
     if let Err(e) = std::fs::create_dir_all(out) {
         eprintln!("error: cannot create {}: {e}", out.display());

@@ -538,23 +538,46 @@ pub fn cdf_points(buckets: &[HistogramBucket]) -> Vec<(f64, f64)> {
     out
 }
 
+/// One build of a trend chart: its place in build order, its median, its runs' samples.
+pub struct TrendBuild<'a> {
+    /// Build order (the x axis).
+    pub order: i64,
+    /// The build's value (median of its runs), SI base units.
+    pub value: f64,
+    /// Every sample of the build's runs, SI base units.
+    pub samples: &'a [f64],
+    /// Each run's value, SI base units.
+    pub run_values: &'a [f64],
+}
+
+/// A metric's series over build order, as `history::trend` hands it to [`trend_svg`].
+pub struct TrendLine<'a> {
+    /// The metric path (the chart's caption).
+    pub metric: &'a str,
+    /// Scale from SI base units to the shown unit, and that unit.
+    pub display: (f64, &'static str),
+    /// Builds in build order.
+    pub builds: Vec<TrendBuild<'a>>,
+    /// The golden value, SI base units.
+    pub golden: Option<f64>,
+    /// Each change point: (build order before, first build order after).
+    pub changes: Vec<(i64, i64)>,
+}
+
 /// One series over build order: every sample as a dot, the per-build median as a line,
 /// the golden value as a dashed line, change points as vertical red lines.
-pub fn trend_svg(
-    s: &crate::history::series::Series,
-    golden: Option<f64>,
-    changes: &[crate::history::detect::Change],
-) -> Result<String, ChartError> {
+pub fn trend_svg(t: &TrendLine<'_>) -> Result<String, ChartError> {
     register_font();
-    let (scale, unit) = crate::history::trend::display_unit(&s.key.metric);
-    let xs: Vec<f64> = s.points.iter().map(|p| p.build_order as f64).collect();
+    let (scale, unit) = t.display;
+    let golden = t.golden;
+    let xs: Vec<f64> = t.builds.iter().map(|p| p.order as f64).collect();
     let (x0, x1) = match (xs.first(), xs.last()) {
         (Some(a), Some(b)) if b > a => (*a, *b),
         (Some(a), _) => (*a - 1.0, *a + 1.0),
         _ => (0.0, 1.0),
     };
-    let all = s
-        .points
+    let all = t
+        .builds
         .iter()
         .flat_map(|p| {
             p.samples
@@ -581,7 +604,7 @@ pub fn trend_svg(
         let root = SVGBackend::with_string(&mut svg, (760, 300)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(&s.key.metric, (FAMILY, 15))
+            .caption(t.metric, (FAMILY, 15))
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(70)
@@ -597,8 +620,8 @@ pub fn trend_svg(
             .map_err(err)?;
         let grey = RGBColor(150, 150, 150);
         chart
-            .draw_series(s.points.iter().flat_map(|p| {
-                let x = p.build_order as f64;
+            .draw_series(t.builds.iter().flat_map(|p| {
+                let x = p.order as f64;
                 p.samples
                     .iter()
                     .map(move |v| Circle::new((x, v * scale), 1, grey.filled()))
@@ -607,9 +630,7 @@ pub fn trend_svg(
         let blue = RGBColor(52, 101, 164);
         chart
             .draw_series(LineSeries::new(
-                s.points
-                    .iter()
-                    .map(|p| (p.build_order as f64, p.value * scale)),
+                t.builds.iter().map(|p| (p.order as f64, p.value * scale)),
                 blue.stroke_width(2),
             ))
             .map_err(err)?
@@ -628,9 +649,9 @@ pub fn trend_svg(
                 .label("golden")
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], green));
         }
-        for c in changes {
+        for (before, after) in &t.changes {
             // Between the build before and the first build after.
-            let x = (c.previous_build_order as f64 + c.build_order as f64) / 2.0;
+            let x = (*before as f64 + *after as f64) / 2.0;
             chart
                 .draw_series(LineSeries::new([(x, lo), (x, hi)], RED.stroke_width(2)))
                 .map_err(err)?;

@@ -14,6 +14,7 @@ pub mod event;
 pub mod health;
 mod merge;
 pub mod nvme;
+pub mod options;
 mod purge;
 pub mod repeat;
 pub mod replay;
@@ -26,7 +27,8 @@ pub mod tiers;
 use std::path::PathBuf;
 
 pub use event::RunEvent;
-pub use run::{check_host, check_target, execute, scan_replays, RunOptions};
+pub use options::{RequestLogSink, RunOptions};
+pub use run::{check_host, check_target, execute, scan_replays};
 pub use target::Target;
 
 /// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with

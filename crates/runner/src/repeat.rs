@@ -25,7 +25,7 @@ use crate::engine::pacing::Pacer;
 use crate::engine::uring::{run_job, JobLimit, JobParams};
 use crate::engine::{Generator, JobStats, Request, RequestSource};
 use crate::merge::merge;
-use crate::run::RunOptions;
+use crate::options::RunOptions;
 use crate::target::Target;
 use crate::tiers;
 use iogate_result::request_set::{ProbeResult, RepeatResult, RoundFigures, Trial, Turn};
@@ -103,7 +103,7 @@ fn run_set(
         data: &step.data,
         step_seed: seed,
         job_seed: seed,
-        passthrough: crate::run::passthrough(target),
+        passthrough: target.passthrough(),
     };
     run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
     let mut by_round = vec![Vec::with_capacity(requests as usize); rounds as usize];

@@ -2,9 +2,7 @@
 //! in order, progress as [`RunEvent`]s, and a [`RunResult`] that is returned even when a
 //! step fails (the failure is recorded in it).
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use iogate_spec::{Limit, Plan, PlanStep, StepKind};
@@ -12,35 +10,15 @@ use iogate_spec::{Limit, Plan, PlanStep, StepKind};
 use crate::engine::data::check_written;
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
-use crate::engine::verify::VerifyState;
-use crate::engine::{new_latency_histogram, Generator, JobStats, RequestRecord};
+use crate::engine::{new_latency_histogram, Generator, JobStats};
 use crate::event::RunEvent;
 use crate::merge::merge;
+use crate::options::RunOptions;
 use crate::replay::ReplaySource;
 use crate::target::Target;
 use iogate_result::faults::DataRecord;
 use iogate_result::step::{LatencySummary, ReplayFigures};
 use iogate_result::{Host, Outcome, RunResult, StepResult, SCHEMA_VERSION};
-
-/// Options of a run.
-pub struct RunOptions<'a> {
-    /// Interval sample length, ns (default 1 s).
-    pub interval_ns: u64,
-    /// Set (e.g. by a SIGINT handler) to stop the run; the partial result is returned.
-    pub stop: &'a AtomicBool,
-    /// Verification state, required when the plan verifies (`Plan::verifies`): every
-    /// writing step stamps headers into it, every verifying step checks reads against it.
-    pub verify: Option<&'a VerifyState>,
-    /// Directory that relative trace paths of replay steps start from (the spec's).
-    pub spec_dir: PathBuf,
-    /// Each replay step's scan ([`crate::replay::scan`], done before any I/O), by step index.
-    pub replays: Vec<Option<ReplayFigures>>,
-    /// When set, every request of every step is recorded here: (step name, each job's records).
-    pub request_log: Option<&'a Mutex<RequestLogSink>>,
-}
-
-/// Request records collected during a run: (step name, each job's records), in step order.
-pub type RequestLogSink = Vec<(String, Vec<Vec<RequestRecord>>)>;
 
 /// Scans every replay step's trace before any I/O ([`crate::replay::scan`]), returning
 /// the figures by step index (None for other steps).
@@ -460,7 +438,7 @@ fn run_step(
                         data: &step.data,
                         step_seed: step.job_seeds.first().copied().unwrap_or(0),
                         job_seed: seed,
-                        passthrough: passthrough(target),
+                        passthrough: target.passthrough(),
                     };
                     if let Some((plan, fig)) = replay_ref {
                         let path = crate::replay::trace_path(plan, &opts.spec_dir);
@@ -561,13 +539,6 @@ fn run_step(
         r.metrics.issue_lag = (!lag.is_empty()).then(|| LatencySummary::from_histogram(&lag));
     }
     r
-}
-
-/// The namespace passthrough jobs address, for an NVMe generic device target.
-pub(crate) fn passthrough(target: &Target) -> Option<crate::engine::uring::Passthrough> {
-    target
-        .nvme_namespace
-        .map(|(nsid, lba_shift)| crate::engine::uring::Passthrough { nsid, lba_shift })
 }
 
 /// The step's write pattern, and with `data:` declared, what a sample of its writes holds

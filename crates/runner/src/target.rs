@@ -411,6 +411,15 @@ impl Target {
 }
 
 /// Direct-I/O offset alignment of a file or directory (statx STATX_DIOALIGN, Linux 6.1+).
+impl Target {
+    /// The NVMe namespace the engine addresses through io_uring passthrough, for a
+    /// generic character device target; None for files and block devices.
+    pub fn passthrough(&self) -> Option<crate::engine::uring::Passthrough> {
+        self.nvme_namespace
+            .map(|(nsid, lba_shift)| crate::engine::uring::Passthrough { nsid, lba_shift })
+    }
+}
+
 fn dio_align(path: &Path) -> Option<u32> {
     let st = rustix::fs::statx(
         rustix::fs::CWD,

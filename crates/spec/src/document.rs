@@ -767,3 +767,14 @@ impl<'de> Deserialize<'de> for SpannedPairs {
         deserializer.deserialize_map(PairsVisitor)
     }
 }
+
+/// The spec file's schema (`schema/spec.schema.json`), with its `$id` and title.
+pub fn spec_schema() -> Schema {
+    let mut schema = crate::schema::generator().into_root_schema_for::<RawSpec>();
+    schema.insert(
+        "$id".into(),
+        "https://iogate.dev/schema/spec.schema.json".into(),
+    );
+    schema.insert("title".into(), "iogate spec (iogate: 1)".into());
+    schema
+}

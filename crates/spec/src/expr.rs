@@ -11,6 +11,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::dim::Dim;
 pub use crate::metric::{
     CaseSelector, Figure, LatencyStat, Metric, MetricPath, MetricRef, OpFilter, PathError,
     METRIC_NAMES,
@@ -19,41 +20,6 @@ pub use crate::metric::{
 /// The largest exponent of bytes or seconds an assertion's unit may reach (`bytes^8`):
 /// far beyond any meaningful expression, and far below the `i8` that holds it.
 pub const MAX_UNIT_EXPONENT: u8 = 8;
-
-/// Physical dimension as exponents of bytes and seconds.
-/// IOPS are `RATE` (s⁻¹); counts and percentages are `NONE`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Dim {
-    /// Exponent of bytes.
-    pub bytes: i8,
-    /// Exponent of seconds.
-    pub time: i8,
-}
-
-impl Dim {
-    /// A plain number (counts, ratios).
-    pub const NONE: Dim = Dim { bytes: 0, time: 0 };
-    /// A duration (seconds).
-    pub const TIME: Dim = Dim { bytes: 0, time: 1 };
-    /// A byte size.
-    pub const BYTES: Dim = Dim { bytes: 1, time: 0 };
-    /// Bytes per second.
-    pub const BANDWIDTH: Dim = Dim { bytes: 1, time: -1 };
-    /// Events per second (IOPS).
-    pub const RATE: Dim = Dim { bytes: 0, time: -1 };
-
-    /// Words for diagnostics: "a duration like 10ms".
-    pub fn describe(self) -> String {
-        match self {
-            Dim::NONE => "a plain number".into(),
-            Dim::TIME => "a duration like 10ms".into(),
-            Dim::BYTES => "a byte size like 4KiB".into(),
-            Dim::BANDWIDTH => "a bandwidth like 100MiB/s".into(),
-            Dim::RATE => "a rate per second (a plain number, like IOPS)".into(),
-            d => format!("a quantity in bytes^{}·s^{}", d.bytes, d.time),
-        }
-    }
-}
 
 /// Binary arithmetic operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::expr::Dim;
+use crate::dim::Dim;
 
 /// Figures of `repeat` steps and of sweeps' saturation, addressed by their dotted path
 /// after the step (`cache.probe.cache_bytes`, `qd.knee.iops`).

@@ -9,6 +9,7 @@
 
 pub mod compile;
 pub mod diag;
+pub mod dim;
 pub mod document;
 pub mod expr;
 mod figure;

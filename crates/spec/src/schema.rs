@@ -6,13 +6,12 @@
 //! marker types here give them the grammar's shape as a `pattern` (a byte size needs its
 //! unit, a percentage its `%`). The schema checks structure and shapes only: ranges,
 //! sums of weights and cross-field rules stay with `compile`, whose diagnostics point at
-//! the character. The result and baseline schemas live with their types (runner, report).
+//! the character. The spec's own schema is `document::spec_schema`; the result and baseline schemas
+//! live with their types (the result crate, report).
 
 use std::borrow::Cow;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-
-use crate::document::RawSpec;
 
 /// Where the published schemas live, relative to the repository root.
 pub const SCHEMA_DIR: &str = "schema";
@@ -21,17 +20,6 @@ pub const SCHEMA_DIR: &str = "schema";
 /// also be `null`, as iogate reads a YAML `~` as an omitted key.
 pub fn generator() -> SchemaGenerator {
     schemars::generate::SchemaSettings::draft2020_12().into_generator()
-}
-
-/// The spec file's schema (`schema/spec.schema.json`), with its `$id` and title.
-pub fn spec_schema() -> Schema {
-    let mut schema = generator().into_root_schema_for::<RawSpec>();
-    schema.insert(
-        "$id".into(),
-        "https://iogate.dev/schema/spec.schema.json".into(),
-    );
-    schema.insert("title".into(), "iogate spec (iogate: 1)".into());
-    schema
 }
 
 const NUMBER: &str = r"[0-9]+(\.[0-9]+)?";

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::detect::{Alert, Change};
 use super::series::Series;
 use super::RunRecord;
-use crate::chart::trend_svg;
+use crate::chart::{trend_svg, TrendBuild, TrendLine};
 use crate::render::RenderError;
 
 /// How a metric is shown: (scale from SI base units, unit).
@@ -25,6 +25,29 @@ pub fn display_unit(metric: &str) -> (f64, &'static str) {
         (1.0, "bytes")
     } else {
         (1.0, "")
+    }
+}
+
+/// A series, its golden value and its change points as the chart draws them.
+fn trend_line<'a>(s: &'a Series, golden: Option<f64>, changes: &[Change]) -> TrendLine<'a> {
+    TrendLine {
+        metric: &s.key.metric,
+        display: display_unit(&s.key.metric),
+        builds: s
+            .points
+            .iter()
+            .map(|p| TrendBuild {
+                order: p.build_order,
+                value: p.value,
+                samples: &p.samples,
+                run_values: &p.run_values,
+            })
+            .collect(),
+        golden,
+        changes: changes
+            .iter()
+            .map(|c| (c.previous_build_order, c.build_order))
+            .collect(),
     }
 }
 
@@ -169,7 +192,8 @@ pub fn html_page(
                 .filter(|c| c.metric == s.key.metric)
                 .cloned()
                 .collect();
-            trend_svg(s, golden(&s.key.metric), &changes).unwrap_or_else(|e| format!("<p>{e}</p>"))
+            trend_svg(&trend_line(s, golden(&s.key.metric), &changes))
+                .unwrap_or_else(|e| format!("<p>{e}</p>"))
         })
         .collect();
     let mut builds: Vec<i64> = runs.iter().map(|r| r.build_order).collect();

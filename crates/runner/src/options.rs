@@ -1,0 +1,32 @@
+//! What a run is given besides its plan and target: [`RunOptions`] (interval length,
+//! the stop flag, the verification state, replay scans, the request-log sink). The
+//! binary builds them; `run`, `sweep` and `repeat` read them.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+
+use iogate_result::step::ReplayFigures;
+
+use crate::engine::verify::VerifyState;
+use crate::engine::RequestRecord;
+
+/// Options of a run.
+pub struct RunOptions<'a> {
+    /// Interval sample length, ns (default 1 s).
+    pub interval_ns: u64,
+    /// Set (e.g. by a SIGINT handler) to stop the run; the partial result is returned.
+    pub stop: &'a AtomicBool,
+    /// Verification state, required when the plan verifies (`Plan::verifies`): every
+    /// writing step stamps headers into it, every verifying step checks reads against it.
+    pub verify: Option<&'a VerifyState>,
+    /// Directory that relative trace paths of replay steps start from (the spec's).
+    pub spec_dir: PathBuf,
+    /// Each replay step's scan ([`crate::replay::scan`], done before any I/O), by step index.
+    pub replays: Vec<Option<ReplayFigures>>,
+    /// When set, every request of every step is recorded here: (step name, each job's records).
+    pub request_log: Option<&'a Mutex<RequestLogSink>>,
+}
+
+/// Request records collected during a run: (step name, each job's records), in step order.
+pub type RequestLogSink = Vec<(String, Vec<Vec<RequestRecord>>)>;

@@ -1,0 +1,286 @@
+//! Resolution of a metric path against a spec's steps: `[step.][read.|write.]quantity
+//! [.stat][case selector]` → [`MetricRef`], each mistake a [`PathError`] on the offending
+//! segment. The catalogue it resolves into is the parent module; the selector's values
+//! are read with the value language (`syntax`).
+
+use std::ops::Range;
+
+use super::{
+    CaseSelector, Figure, HealthMetric, LatencyStat, Metric, MetricPath, MetricRef, OpFilter,
+    PathError, METRIC_NAMES,
+};
+
+fn path_error(
+    span: Range<usize>,
+    expected: impl Into<String>,
+    found: impl Into<String>,
+) -> PathError {
+    PathError {
+        span,
+        expected: expected.into(),
+        found: found.into(),
+    }
+}
+
+impl MetricPath {
+    /// Resolves `[step.][read.|write.]quantity[.stat]` against the spec's step names.
+    /// Without a step, the path means `default_step` (the last workload step).
+    pub fn resolve(
+        &self,
+        steps: &[String],
+        default_step: Option<&str>,
+    ) -> Result<MetricRef, PathError> {
+        let (step, mut i) = self.step_segment(steps, default_step)?;
+        let mut op = OpFilter::All;
+        match self.segments.get(i).map(|(n, _)| n.as_str()) {
+            Some("read") => (op, i) = (OpFilter::Read, i + 1),
+            Some("write") => (op, i) = (OpFilter::Write, i + 1),
+            _ => {}
+        }
+        let metric = self.quantity(&mut i, op)?;
+        if let Some((extra, xspan)) = self.segments.get(i + 1) {
+            return Err(path_error(
+                xspan.clone(),
+                "the end of the metric path",
+                format!("`{extra}`"),
+            ));
+        }
+        let case = self.case_selector()?;
+        if case.is_some() {
+            let windowed = matches!(
+                metric,
+                Metric::Iops
+                    | Metric::Bandwidth
+                    | Metric::Errors
+                    | Metric::Latency(LatencyStat::Mean | LatencyStat::Max | LatencyStat::P99)
+            );
+            if !windowed || op != OpFilter::All {
+                return Err(path_error(
+                    self.selector[0].2.clone(),
+                    "a case selector on iops, bandwidth, errors or latency.mean, latency.max, latency.p99 (a case's measurement-window figures)",
+                    format!("a selector on `{self}`"),
+                ));
+            }
+        }
+        Ok(MetricRef {
+            step,
+            case,
+            op,
+            metric,
+        })
+    }
+
+    fn end_span(&self) -> Range<usize> {
+        self.span.end..self.span.end
+    }
+
+    /// The step a path names and the index of the segment after it: the first segment
+    /// when it is a step, the whole run for `health.*`, else `default_step`.
+    fn step_segment(
+        &self,
+        steps: &[String],
+        default_step: Option<&str>,
+    ) -> Result<(String, usize), PathError> {
+        match self.segments.first() {
+            Some((name, _)) if steps.iter().any(|s| s == name) => Ok((name.clone(), 1)),
+            // `health.*` without a step: the drive's log over the whole run.
+            Some((name, _)) if name == "health" => Ok((String::new(), 0)),
+            Some((name, span)) => {
+                let is_quantity =
+                    METRIC_NAMES.contains(&name.as_str()) || name == "read" || name == "write";
+                match (is_quantity, default_step) {
+                    (true, Some(d)) => Ok((d.to_string(), 0)),
+                    _ => Err(path_error(
+                        span.clone(),
+                        format!("a step name (one of: {})", steps.join(", ")),
+                        format!("`{name}`"),
+                    )),
+                }
+            }
+            None => Err(path_error(self.end_span(), "a metric", "nothing")),
+        }
+    }
+
+    /// The quantity at segment `*i` (and the segments it consumes: `*i` is left on its
+    /// last one).
+    fn quantity(&self, i: &mut usize, op: OpFilter) -> Result<Metric, PathError> {
+        let segs = &self.segments;
+        let Some((name, span)) = segs.get(*i) else {
+            return Err(path_error(
+                self.end_span(),
+                format!(
+                    "a metric after `{}` (one of: {})",
+                    self,
+                    METRIC_NAMES.join(", ")
+                ),
+                "the end of the path",
+            ));
+        };
+        Ok(match name.as_str() {
+            "iops" => Metric::Iops,
+            "bandwidth" => Metric::Bandwidth,
+            "ios" => Metric::Ios,
+            "bytes" => Metric::Bytes,
+            "errors" => Metric::Errors,
+            "verify_errors" if op == OpFilter::All => Metric::VerifyErrors,
+            "steady_state" if op == OpFilter::All => {
+                *i += 1;
+                self.steady_state_fact(*i)?
+            }
+            "health" if op == OpFilter::All => self.health_figure(i)?,
+            first @ ("probe" | "tiers" | "hit_pct" | "rounds" | "knee") if op == OpFilter::All => {
+                self.figure(i, first, span)?
+            }
+            kind @ ("latency" | "submission_latency" | "completion_latency") => {
+                *i += 1;
+                self.latency(*i, kind, span, op)?
+            }
+            other => {
+                let mut expected = METRIC_NAMES.join(", ");
+                if *i == 1 || (*i == 2 && op != OpFilter::All) {
+                    expected = format!("{expected}, read, write");
+                }
+                return Err(path_error(
+                    span.clone(),
+                    format!("a metric (one of: {expected})"),
+                    format!("`{other}`"),
+                ));
+            }
+        })
+    }
+
+    /// `steady_state.reached` or `steady_state.round`; `i` is the segment after
+    /// `steady_state`.
+    fn steady_state_fact(&self, i: usize) -> Result<Metric, PathError> {
+        let expected = "`reached` or `round` after `steady_state`";
+        match self.segments.get(i).map(|(n, sp)| (n.as_str(), sp)) {
+            Some(("reached", _)) => Ok(Metric::SteadyStateReached),
+            Some(("round", _)) => Ok(Metric::SteadyStateRound),
+            Some((other, sp)) => Err(path_error(sp.clone(), expected, format!("`{other}`"))),
+            None => Err(path_error(self.end_span(), expected, "the end of the path")),
+        }
+    }
+
+    /// `health.<figure>` (the figure may have dots); `*i` is on `health`.
+    fn health_figure(&self, i: &mut usize) -> Result<Metric, PathError> {
+        let segs = &self.segments;
+        let rest: Vec<&str> = segs[*i + 1..].iter().map(|(n, _)| n.as_str()).collect();
+        let joined = rest.join(".");
+        if let Some((_, h)) = HealthMetric::NAMES.iter().find(|n| n.0 == joined) {
+            *i = segs.len() - 1;
+            return Ok(Metric::Health(*h));
+        }
+        let names: Vec<&str> = HealthMetric::NAMES.iter().map(|n| n.0).collect();
+        Err(path_error(
+            segs.get(*i + 1).map_or(self.end_span(), |s| s.1.clone()),
+            format!(
+                "a health figure after `health` (one of: {})",
+                names.join(", ")
+            ),
+            if joined.is_empty() {
+                "the end of the path".to_string()
+            } else {
+                format!("`{joined}`")
+            },
+        ))
+    }
+
+    /// A repeat step's or saturation figure (`probe.cache_bytes`, `knee.iops`, …) starting
+    /// at `*i`.
+    fn figure(&self, i: &mut usize, first: &str, span: &Range<usize>) -> Result<Metric, PathError> {
+        let segs = &self.segments;
+        let joined = segs[*i..]
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
+        if let Some((_, x)) = Figure::NAMES.iter().find(|n| n.0 == joined) {
+            *i = segs.len() - 1;
+            return Ok(Metric::Figure(*x));
+        }
+        let names: Vec<&str> = Figure::NAMES
+            .iter()
+            .map(|n| n.0)
+            .filter(|n| n.split('.').next() == Some(first))
+            .collect();
+        Err(path_error(
+            segs.get(*i + 1).map_or(span.clone(), |s| s.1.clone()),
+            format!("one of: {}", names.join(", ")),
+            format!("`{joined}`"),
+        ))
+    }
+
+    /// A latency statistic of `kind` at segment `i` (after the kind's own segment).
+    fn latency(
+        &self,
+        i: usize,
+        kind: &str,
+        span: &Range<usize>,
+        op: OpFilter,
+    ) -> Result<Metric, PathError> {
+        let names: Vec<&str> = LatencyStat::NAMES.iter().map(|n| n.0).collect();
+        let Some((stat, sspan)) = self.segments.get(i) else {
+            return Err(path_error(
+                self.end_span(),
+                format!(
+                    "a latency statistic after `{kind}` (one of: {})",
+                    names.join(", ")
+                ),
+                "the end of the path",
+            ));
+        };
+        let Some((_, s)) = LatencyStat::NAMES.iter().find(|n| n.0 == stat) else {
+            return Err(path_error(
+                sspan.clone(),
+                format!("a latency statistic (one of: {})", names.join(", ")),
+                format!("`{stat}`"),
+            ));
+        };
+        match kind {
+            "latency" => Ok(Metric::Latency(*s)),
+            _ if op != OpFilter::All => Err(path_error(
+                span.clone(),
+                format!("`{kind}` without `read.` or `write.` (it covers all operations)"),
+                format!("`{kind}` for one operation"),
+            )),
+            "submission_latency" => Ok(Metric::SubmissionLatency(*s)),
+            _ => Ok(Metric::CompletionLatency(*s)),
+        }
+    }
+
+    /// The case selector, parsed: keys block_size, read, queue_depth, jobs.
+    fn case_selector(&self) -> Result<Option<CaseSelector>, PathError> {
+        if self.selector.is_empty() {
+            return Ok(None);
+        }
+        let mut c = CaseSelector::default();
+        for (key, value, span) in &self.selector {
+            let bad = |expected: &str| PathError {
+                span: span.clone(),
+                expected: expected.to_string(),
+                found: format!("`{key}={value}`"),
+            };
+            match key.as_str() {
+                "block_size" => {
+                    c.block_size_bytes = Some(
+                        crate::syntax::parse_byte_size(value)
+                            .map_err(|_| bad("block_size=<size>, like 4KiB"))?,
+                    )
+                }
+                "read" => {
+                    let pct = crate::syntax::parse_percent(value)
+                        .ok()
+                        .filter(|p| (0.0..=100.0).contains(p))
+                        .ok_or_else(|| bad("read=<percent from 0% to 100%>, like 70%"))?;
+                    c.read_centi_pct = Some((pct * 100.0).round() as u32)
+                }
+                "queue_depth" => {
+                    c.queue_depth = Some(value.parse().map_err(|_| bad("queue_depth=<number>"))?)
+                }
+                "jobs" => c.jobs = Some(value.parse().map_err(|_| bad("jobs=<number>"))?),
+                _ => return Err(bad("a selector key: block_size, read, queue_depth or jobs")),
+            }
+        }
+        Ok(Some(c))
+    }
+}
