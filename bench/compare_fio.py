@@ -12,8 +12,12 @@ With --t-io-uring PATH (fio's t/io_uring, built from a fio source tree with
 `make t/io_uring`), each workload at one job also gets the limit: t/io_uring's IOPS at the
 same depth (fixed buffers, registered file, no polling), and iogate's ratio to it.
 
+With --before PATH (an earlier iogate build), each pair also runs that build, and the
+table gains its ratio: this build's IOPS and mean latency over the earlier one's (the
+refactoring check: a change to the engine keeps every case within a few percent).
+
 Usage (root): python3 bench/compare_fio.py [--pairs 5] [--runtime 5] [--only NAME]
-              [--target shm|zram|both] [--fio PATH] [--t-io-uring PATH]
+              [--target shm|zram|both] [--fio PATH] [--t-io-uring PATH] [--before PATH]
 Needs: fio (apt-get install fio, or --fio for a build from source), a release build
 (cargo build --release).
 """
@@ -77,7 +81,7 @@ def fio(dev, rw, bs, qd, jobs, runtime, fixed):
     return side["iops"], side["total_ios"], side["lat_ns"]["mean"], cpu
 
 
-def iogate(dev, rw, bs, qd, jobs, runtime, workdir):
+def iogate(dev, rw, bs, qd, jobs, runtime, workdir, binary=None):
     size = bs.replace("k", "KiB")
     spec = os.path.join(workdir, "bench.yaml")
     with open(spec, "w") as f:
@@ -85,7 +89,7 @@ def iogate(dev, rw, bs, qd, jobs, runtime, workdir):
                 f"      queue_depth: {qd}\n      jobs: {jobs}\n      duration: {runtime}s\n"
                 f"      mix: [ {{ block_size: {size}, {SPEC_MIX[rw]} }} ]\n")
     out_dir = os.path.join(workdir, "out")
-    _, cpu = run_measured([IOGATE, "run", spec, "--target", dev, "--out", out_dir, "--quiet",
+    _, cpu = run_measured([binary or IOGATE, "run", spec, "--target", dev, "--out", out_dir, "--quiet",
                            "--allow-destructive"])
     with open(os.path.join(out_dir, "result.json")) as f:
         m = json.load(f)["steps"][0]["metrics"]
@@ -174,7 +178,11 @@ def bench_target(target, args, rows):
                 r_def, r_fix, cpu = [], [], {"fio": [0, 0], "fio-fixed": [0, 0], "iogate": [0, 0]}
                 lat = {"fio": [], "iogate": []}
                 g_all = []
+                before = {"iops": [], "lat": []}
                 for _ in range(args.pairs):
+                    if args.before:
+                        b_iops, _, b_lat, _ = iogate(dev, rw, bs, qd, jobs, args.runtime, workdir,
+                                                     args.before)
                     f_iops, f_ios, f_lat, f_cpu = fio(dev, rw, bs, qd, jobs, args.runtime, False)
                     x_iops, x_ios, x_lat, x_cpu = fio(dev, rw, bs, qd, jobs, args.runtime, True)
                     g_iops, g_ios, g_lat, g_cpu = iogate(dev, rw, bs, qd, jobs, args.runtime, workdir)
@@ -186,8 +194,13 @@ def bench_target(target, args, rows):
                         cpu[k][1] += c
                     lat["fio"].append(f_lat)
                     lat["iogate"].append(g_lat)
+                    extra = ""
+                    if args.before:
+                        before["iops"].append(g_iops / b_iops)
+                        before["lat"].append(g_lat / b_lat)
+                        extra = f"  before {b_iops:9.0f} ({g_iops / b_iops:.3f})"
                     print(f"  {name}: iogate {g_iops:9.0f}  fio {f_iops:9.0f}  fio-fixed {x_iops:9.0f}  "
-                          f"ratio {g_iops / f_iops:.3f} / {g_iops / x_iops:.3f}", flush=True)
+                          f"ratio {g_iops / f_iops:.3f} / {g_iops / x_iops:.3f}{extra}", flush=True)
                 cpm = {k: v[1] / (v[0] / 1e6) for k, v in cpu.items()}
                 limit = None
                 if args.t_io_uring and jobs == 1:
@@ -195,7 +208,9 @@ def bench_target(target, args, rows):
                 g_med = statistics.median(g_all)
                 rows.append((kind, name, statistics.median(r_def), statistics.median(r_fix), cpm,
                              statistics.median(lat["iogate"]) / statistics.median(lat["fio"]),
-                             g_med / limit if limit else None))
+                             g_med / limit if limit else None,
+                             (statistics.median(before["iops"]), statistics.median(before["lat"]))
+                             if args.before else None))
 
 
 def main():
@@ -208,6 +223,7 @@ def main():
     ap.add_argument("--target", choices=["shm", "zram", "both"], default="both")
     ap.add_argument("--fio", default="fio", help="fio binary (e.g. a 3.42 build from source)")
     ap.add_argument("--t-io-uring", default=None, help="fio's t/io_uring binary")
+    ap.add_argument("--before", default=None, help="an earlier iogate build to compare with")
     args = ap.parse_args()
     FIO = args.fio
     if not os.path.exists(IOGATE):
@@ -222,11 +238,12 @@ def main():
             bench_target(target, args, rows)
         finally:
             target.close()
-    print("\n| target | workload | median IOPS ratio vs fio | vs fio fixedbufs+registerfiles | CPU s per 1M req: iogate / fio / fio-fixed | mean latency ratio vs fio | IOPS vs t/io_uring |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for kind, name, rd, rf, cpm, lr, lim in rows:
+    print("\n| target | workload | median IOPS ratio vs fio | vs fio fixedbufs+registerfiles | CPU s per 1M req: iogate / fio / fio-fixed | mean latency ratio vs fio | IOPS vs t/io_uring | IOPS / latency vs --before |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for kind, name, rd, rf, cpm, lr, lim, bef in rows:
         lim_s = f"{lim:.3f}" if lim else "-"
-        print(f"| {kind} | {name} | {rd:.3f} | {rf:.3f} | {cpm['iogate']:.2f} / {cpm['fio']:.2f} / {cpm['fio-fixed']:.2f} | {lr:.3f} | {lim_s} |")
+        bef_s = f"{bef[0]:.3f} / {bef[1]:.3f}" if bef else "-"
+        print(f"| {kind} | {name} | {rd:.3f} | {rf:.3f} | {cpm['iogate']:.2f} / {cpm['fio']:.2f} / {cpm['fio-fixed']:.2f} | {lr:.3f} | {lim_s} | {bef_s} |")
 
 
 if __name__ == "__main__":

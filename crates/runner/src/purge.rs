@@ -107,7 +107,7 @@ fn discard(step: &PlanStep, target: &Target) -> Result<(), String> {
         }
         iogate_result::TargetKind::BlockDevice => crate::engine::wait::discard(&file, offset, len)
             .map_err(|e| match e {
-                crate::engine::uring::EngineError::Ring(e) => e,
+                crate::engine::job::EngineError::Ring(e) => e,
                 other => std::io::Error::other(other.to_string()),
             }),
     };

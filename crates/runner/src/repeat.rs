@@ -21,8 +21,9 @@ use std::time::Instant;
 use iogate_spec::steady::{self, Criterion};
 use iogate_spec::{PlanStep, RepeatPlan};
 
+use crate::engine::job::{JobLimit, JobParams};
 use crate::engine::pacing::Pacer;
-use crate::engine::uring::{run_job, JobLimit, JobParams};
+use crate::engine::uring::run_job;
 use crate::engine::{Generator, JobStats, Request, RequestSource};
 use crate::merge::merge;
 use crate::options::RunOptions;

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant, SystemTime};
 use iogate_spec::{Limit, Plan, PlanStep, StepKind};
 
 use crate::engine::data::check_written;
+use crate::engine::job::{JobLimit, JobParams, VerifyParams};
 use crate::engine::pacing::Pacer;
-use crate::engine::uring::{run_job, JobLimit, JobParams, VerifyParams};
+use crate::engine::uring::run_job;
 use crate::engine::{new_latency_histogram, Generator, JobStats};
 use crate::event::RunEvent;
 use crate::merge::merge;

@@ -414,9 +414,9 @@ impl Target {
 impl Target {
     /// The NVMe namespace the engine addresses through io_uring passthrough, for a
     /// generic character device target; None for files and block devices.
-    pub fn passthrough(&self) -> Option<crate::engine::uring::Passthrough> {
+    pub fn passthrough(&self) -> Option<crate::engine::job::Passthrough> {
         self.nvme_namespace
-            .map(|(nsid, lba_shift)| crate::engine::uring::Passthrough { nsid, lba_shift })
+            .map(|(nsid, lba_shift)| crate::engine::job::Passthrough { nsid, lba_shift })
     }
 }
 

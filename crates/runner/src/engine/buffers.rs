@@ -5,7 +5,7 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 
-use super::uring::EngineError;
+use super::job::EngineError;
 
 /// `count` I/O buffers of `size` bytes each, in one allocation aligned to `align`
 /// (the logical block size or more: O_DIRECT needs aligned memory).

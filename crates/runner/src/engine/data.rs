@@ -18,7 +18,7 @@ use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
 use super::buffers::BufferPool;
-use super::uring::EngineError;
+use super::job::EngineError;
 use iogate_result::faults::DataCheck;
 
 /// Distinct contents the duplicate writes of a step share (all jobs alike).

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use io_uring::{cqueue, squeue, IoUring};
 
-use super::uring::EngineError;
+use super::job::EngineError;
 
 pub(crate) fn build_ring<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
     entries: u32,

@@ -8,8 +8,8 @@ use std::os::fd::AsRawFd;
 
 use io_uring::{cqueue, opcode, squeue, types, EnterFlags, IoUring};
 
+use super::job::{EngineError, JobParams};
 use super::ring::{DUE_SPIN_NS, MAX_SLEEP_NS};
-use super::uring::{EngineError, JobParams};
 
 /// Waits until a completion is ready: polls for up to `budget_ns` (hybrid polling), then
 /// sleeps in the kernel for one completion, or, when a request is due at `wake_at`, no

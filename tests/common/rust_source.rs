@@ -1,0 +1,320 @@
+//! A Rust source scanner for `tests/architecture.rs`: code without comments, strings and
+//! character literals (so braces and paths in them do not count), test modules left
+//! out; the module a file defines; the modules it refers to (`crate::a::b`, `super::x`,
+//! `self::x`); and the line span of every function body (brace counting).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// `src` without comments, string and character literals (each replaced by spaces, so
+/// line numbers stay), cut before the first `#[cfg(test)]` (test modules are last).
+pub fn code(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, s: &[u8]| {
+        out.extend(s.iter().map(|&c| if c == b'\n' { b'\n' } else { b' ' }))
+    };
+    while i < b.len() {
+        let rest = &b[i..];
+        let end = if rest.starts_with(b"//") {
+            i + rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len())
+        } else if rest.starts_with(b"/*") {
+            i + 2
+                + rest[2..]
+                    .windows(2)
+                    .position(|w| w == b"*/")
+                    .map_or(rest.len() - 2, |p| p + 2)
+        } else if let Some(n) = raw_string_len(rest) {
+            i + n
+        } else if rest[0] == b'"' || rest.starts_with(b"b\"") {
+            let start = if rest[0] == b'"' { 1 } else { 2 };
+            let mut j = start;
+            while j < rest.len() && rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            i + (j + 1).min(rest.len())
+        } else if rest[0] == b'\'' && rest.len() > 2 && rest[1] == b'\\' {
+            i + 2
+                + rest[2..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .map_or(rest.len() - 2, |p| p + 1)
+        } else if rest[0] == b'\''
+            && char_len(&rest[1..]).is_some_and(|n| rest.get(1 + n) == Some(&b'\''))
+        {
+            i + 2 + char_len(&rest[1..]).unwrap_or(1)
+        } else {
+            out.push(rest[0]);
+            i += 1;
+            continue;
+        };
+        let is_ident_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if is_ident_before && rest[0] != b'/' && rest[0] != b'"' {
+            // `r#ident` or a word ending in `r`/`b` before a quote: not a literal start.
+            out.push(rest[0]);
+            i += 1;
+            continue;
+        }
+        blank(&mut out, &b[i..end]);
+        i = end;
+    }
+    let text = String::from_utf8_lossy(&out).into_owned();
+    match text.find("#[cfg(test)]") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+fn char_len(b: &[u8]) -> Option<usize> {
+    let first = *b.first()?;
+    Some(match first {
+        0x00..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    })
+}
+
+/// Length of a raw string literal (`r"…"`, `r#"…"#`, `br"…"`) at the start of `b`.
+fn raw_string_len(b: &[u8]) -> Option<usize> {
+    let mut j = if b.starts_with(b"br") {
+        2
+    } else if b.starts_with(b"r") {
+        1
+    } else {
+        return None;
+    };
+    let hashes = b[j..].iter().take_while(|&&c| c == b'#').count();
+    j += hashes;
+    if b.get(j) != Some(&b'"') {
+        return None;
+    }
+    let close: Vec<u8> = std::iter::once(b'"')
+        .chain(std::iter::repeat_n(b'#', hashes))
+        .collect();
+    let body = j + 1;
+    let at = b[body..]
+        .windows(close.len())
+        .position(|w| w == close.as_slice())?;
+    Some(body + at + close.len())
+}
+
+/// The module path a file defines within its crate (`engine::uring`; `crate` for the
+/// root), from its path relative to the crate's `src/`.
+pub fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("lib" | "main" | "mod")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+fn ident_at(code: &[u8], at: usize) -> (String, usize) {
+    let end = code[at..]
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .map_or(code.len(), |p| at + p);
+    (String::from_utf8_lossy(&code[at..end]).into_owned(), end)
+}
+
+/// Every module path the code refers to, as written after `crate::`, `super::` or
+/// `self::` (`super` resolved against `module`): each segment up to the first
+/// non-module one is kept; the caller keeps the longest prefix that is a module. Paths
+/// inside `use a::{b, c}` groups are expanded one level.
+pub fn references(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let boundary =
+            i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b':');
+        let (word, end) = ident_at(b, i);
+        if word.is_empty() {
+            i += 1;
+            continue;
+        }
+        if !boundary || !b[end..].starts_with(b"::") {
+            i = end;
+            continue;
+        }
+        // The module the path is relative to.
+        let mut base: Vec<String> = match word.as_str() {
+            "crate" => Vec::new(),
+            "self" => module.to_vec(),
+            "super" => module[..module.len().saturating_sub(1)].to_vec(),
+            _ => {
+                i = end;
+                continue;
+            }
+        };
+        let mut j = end;
+        // Further `super::` segments.
+        while b[j..].starts_with(b"::super") {
+            base.pop();
+            j += "::super".len();
+        }
+        let mut path = base;
+        loop {
+            if !b[j..].starts_with(b"::") {
+                break;
+            }
+            j += 2;
+            if b.get(j) == Some(&b'{') {
+                // A group: each member's first segment.
+                let close = b[j..]
+                    .iter()
+                    .position(|&c| c == b'}')
+                    .map_or(b.len(), |p| j + p);
+                for member in String::from_utf8_lossy(&b[j + 1..close]).split(',') {
+                    let first = member
+                        .trim()
+                        .split("::")
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
+                    if !first.is_empty() && first != "self" {
+                        let mut p = path.clone();
+                        p.push(first);
+                        out.push(p);
+                    }
+                }
+                j = close;
+                break;
+            }
+            let (seg, e) = ident_at(b, j);
+            if seg.is_empty() {
+                break;
+            }
+            path.push(seg);
+            j = e;
+        }
+        out.push(path);
+        i = j.max(i + 1);
+    }
+    out
+}
+
+/// A crate's module graph: module → modules it refers to (the longest prefix of each
+/// reference that is a module of the crate; a module's references to itself, its
+/// ancestors and its descendants left out, as a parent and its child are one unit).
+pub fn module_graph(
+    src_dir: &Path,
+    files: &[std::path::PathBuf],
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mods: BTreeMap<Vec<String>, &std::path::PathBuf> = files
+        .iter()
+        .map(|f| (module_of(f.strip_prefix(src_dir).expect("under src")), f))
+        .collect();
+    let mut graph = BTreeMap::new();
+    for (m, f) in &mods {
+        let code = code(&std::fs::read_to_string(f).expect("readable source"));
+        let mut deps = BTreeSet::new();
+        for r in references(&code, m) {
+            let target = (0..=r.len())
+                .rev()
+                .map(|k| &r[..k])
+                .find(|p| mods.contains_key(*p));
+            if let Some(t) = target {
+                let related = t.starts_with(m) || m.starts_with(t);
+                if !related {
+                    deps.insert(t.join("::"));
+                }
+            }
+        }
+        graph.insert(m.join("::"), deps);
+    }
+    graph
+}
+
+/// The cycles of a graph: each strongly connected component with more than one module.
+pub fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    // Kosaraju: order by finish time, then components on the reversed graph.
+    fn finish(
+        g: &BTreeMap<String, BTreeSet<String>>,
+        v: &str,
+        seen: &mut BTreeSet<String>,
+        order: &mut Vec<String>,
+    ) {
+        if !seen.insert(v.to_string()) {
+            return;
+        }
+        for w in g.get(v).into_iter().flatten() {
+            finish(g, w, seen, order);
+        }
+        order.push(v.to_string());
+    }
+    let mut seen = BTreeSet::new();
+    let mut order = Vec::new();
+    for v in graph.keys() {
+        finish(graph, v, &mut seen, &mut order);
+    }
+    let mut reversed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (v, ws) in graph {
+        for w in ws {
+            reversed.entry(w.clone()).or_default().insert(v.clone());
+        }
+    }
+    let mut assigned = BTreeSet::new();
+    let mut out = Vec::new();
+    for v in order.iter().rev() {
+        let mut comp = Vec::new();
+        finish(&reversed, v, &mut assigned, &mut comp);
+        if comp.len() > 1 {
+            comp.sort();
+            out.push(comp);
+        }
+    }
+    out
+}
+
+/// Every function with a body: (name, first line, lines from `fn` to its closing brace).
+pub fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(p) = code[i..].find("fn ") {
+        let at = i + p;
+        i = at + 3;
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let (name, _) = ident_at(b, at + 3);
+        if name.is_empty() {
+            continue; // `fn(` types
+        }
+        let Some(open) = code[at..].find(['{', ';']).map(|q| at + q) else {
+            break;
+        };
+        if b[open] == b';' {
+            continue; // a declaration without a body
+        }
+        let mut depth = 0usize;
+        let mut close = open;
+        for (k, &c) in b[open..].iter().enumerate() {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = open + k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let first = code[..at].matches('\n').count() + 1;
+        let last = code[..close].matches('\n').count() + 1;
+        out.push((name, first, last - first + 1));
+    }
+    out
+}
