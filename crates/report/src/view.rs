@@ -2,7 +2,7 @@
 //! the tera templates in `render`. Numbers are formatted here, once, so the Markdown,
 //! HTML and JUnit reports agree; charts come from `chart`, sweep tables from `sweep_view`.
 
-use iogate_result::{Outcome, RuleOutcome, RunResult};
+use iogate_result::{AssertionResult, Outcome, RuleOutcome, RuleResult, RunResult, StepResult};
 use iogate_spec::units::{format_bytes, format_ns, ByteSize};
 use serde::Serialize;
 
@@ -152,6 +152,62 @@ fn format_metric(path: &str, v: f64) -> String {
 
 /// The run report's template context (Markdown, HTML and JUnit share it).
 pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
+    let mut cx = header_view(result);
+    let steps: Vec<StepView> = result.steps.iter().map(step_view).collect();
+    cx.insert("steps", &steps);
+    let sweeps: Vec<crate::sweep_view::SweepView> = result
+        .steps
+        .iter()
+        .filter_map(|s| crate::sweep_view::sweep_view(s, with_charts))
+        .collect();
+    cx.insert("sweeps", &sweeps);
+    let repeats: Vec<crate::repeat_view::RepeatView> = result
+        .steps
+        .iter()
+        .filter_map(|s| crate::repeat_view::repeat_view(s, with_charts))
+        .collect();
+    cx.insert("repeat_steps", &repeats);
+    let saturations: Vec<crate::repeat_view::SaturationView> = result
+        .steps
+        .iter()
+        .filter_map(|s| crate::repeat_view::saturation_view(s, with_charts))
+        .collect();
+    cx.insert("saturations", &saturations);
+
+    let assertions: Vec<AssertionView> = result.assertions.iter().map(assertion_view).collect();
+    let rules: Vec<RuleView> = result
+        .baseline
+        .iter()
+        .flat_map(|b| &b.rules)
+        .map(rule_view)
+        .collect();
+    cx.insert("repeats", &result.repeats.len());
+    cx.insert("repeat_rows", &repeat_rows(result));
+    cx.insert("spec_text", &result.spec_text);
+    cx.insert("plan_text", &result.plan_text);
+    cx.insert("summary", &summary(result, assertions.len(), &rules));
+    cx.insert("assertions", &assertions);
+    cx.insert("rules", &rules);
+    cx.insert("baseline_source", &baseline_source(result));
+    junit_counts(&mut cx, result, assertions.len(), &rules);
+    cx.insert("properties", &properties(result));
+    let charts: Vec<String> = if with_charts {
+        // Steps without requests (purge, idle) have nothing to draw.
+        result
+            .steps
+            .iter()
+            .filter(|s| s.metrics.all.ios > 0)
+            .flat_map(step_charts)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    cx.insert("charts", &charts);
+    cx
+}
+
+/// The report's header: spec, outcome, times, target and host.
+fn header_view(result: &RunResult) -> Ctx {
     let mut cx = Ctx::default();
     let outcome = outcome_str(result.outcome);
     cx.insert("spec_name", &result.spec_name);
@@ -184,202 +240,206 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             ("CPU", format!("{} × {}", h.cpus, h.cpu)),
         ],
     );
+    cx
+}
 
-    let steps: Vec<StepView> = result
-        .steps
-        .iter()
-        .map(|s| {
-            let m = &s.metrics.all;
-            StepView {
-                name: s.name.clone(),
-                kind: s.kind.as_str().to_string(),
-                queue_depth: s.queue_depth,
-                jobs: s.jobs,
-                duration: format_ns(s.duration_ns as f64),
-                iops: format!("{:.0}", m.iops),
-                bandwidth: format!("{}/s", format_bytes(m.bandwidth_bytes_per_s)),
-                mean: format_ns(m.latency.mean_ns),
-                p50: format_ns(m.latency.p50_ns as f64),
-                p99: format_ns(m.latency.p99_ns as f64),
-                p99_9: format_ns(m.latency.p99_9_ns as f64),
-                max: format_ns(m.latency.max_ns as f64),
-                errors: m.errors,
-                by_op: [("read", &s.metrics.read), ("write", &s.metrics.write)]
-                    .into_iter()
-                    .filter(|(_, o)| o.ios > 0)
-                    .map(|(name, o)| {
-                        (
-                            name.to_string(),
-                            o.ios,
-                            format_ns(o.latency.mean_ns),
-                            format_ns(o.latency.stddev_ns),
-                            format_ns(o.latency.p99_ns as f64),
-                        )
-                    })
-                    .collect(),
-                bands: s
-                    .metrics
-                    .latency_bands
-                    .iter()
-                    // IOMeter's 21 bands are listed only where requests fell; a spec's own
-                    // few bands (DriveBench's three) are listed in full.
-                    .filter(|b| s.metrics.latency_bands.len() <= 4 || b.count > 0)
-                    .map(|b| {
-                        let label = match b.upper_ns {
-                            Some(u) if b.lower_ns == 0 => format!("< {}", format_ns(u as f64)),
-                            Some(u) => format!(
-                                "{} – {}",
-                                format_ns(b.lower_ns as f64),
-                                format_ns(u as f64)
-                            ),
-                            None => format!("≥ {}", format_ns(b.lower_ns as f64)),
-                        };
-                        (label, format!("{:.2}%", b.share_pct))
-                    })
-                    .collect(),
-                head_to_head: (s.metrics.head_to_head.max_ns > 0).then(|| {
-                    format!(
-                        "mean {}, p99 {}",
-                        format_ns(s.metrics.head_to_head.mean_ns),
-                        format_ns(s.metrics.head_to_head.p99_ns as f64)
-                    )
-                }),
-                replay: s.replay.as_ref().map(|r| {
-                    let lag = s.metrics.issue_lag.map_or(String::new(), |l| {
-                        format!(
-                            "; issued late by p50 {}, p99 {}, max {}",
-                            format_ns(l.p50_ns as f64),
-                            format_ns(l.p99_ns as f64),
-                            format_ns(l.max_ns as f64)
-                        )
-                    });
-                    format!(
-                        "{} ({}): {} of {} requests played × {} loop(s), {} filtered out, {} outside the region; recorded span {}{lag}",
-                        r.trace,
-                        r.format,
-                        r.played,
-                        r.trace_requests,
-                        r.loops,
-                        r.filtered,
-                        r.out_of_range,
-                        format_ns(r.recorded_span_ns as f64)
-                    )
-                }),
-                per_job: if s.per_job.len() > 1 {
-                    s.per_job
-                        .iter()
-                        .map(|j| JobView {
-                            job: j.job,
-                            ios: j.ios,
-                            iops: format!("{:.0}", j.iops),
-                            mean: format_ns(j.mean_latency_ns),
-                            p99: format_ns(j.p99_latency_ns as f64),
-                            errors: j.errors,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                block_sizes: if s.metrics.block_sizes.len() > 1 {
-                    s.metrics
-                        .block_sizes
-                        .iter()
-                        .map(|b| BlockSizeView {
-                            size: ByteSize(b.block_size_bytes).to_string(),
-                            ios: b.ios,
-                            share: format!(
-                                "{:.2}%",
-                                if m.ios > 0 {
-                                    b.ios as f64 * 100.0 / m.ios as f64
-                                } else {
-                                    0.0
-                                }
-                            ),
-                            reads: b.reads,
-                            writes: b.writes,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-            }
-        })
-        .collect();
-    cx.insert("steps", &steps);
-    let sweeps: Vec<crate::sweep_view::SweepView> = result
-        .steps
-        .iter()
-        .filter_map(|s| crate::sweep_view::sweep_view(s, with_charts))
-        .collect();
-    cx.insert("sweeps", &sweeps);
-    let repeats: Vec<crate::repeat_view::RepeatView> = result
-        .steps
-        .iter()
-        .filter_map(|s| crate::repeat_view::repeat_view(s, with_charts))
-        .collect();
-    cx.insert("repeat_steps", &repeats);
-    let saturations: Vec<crate::repeat_view::SaturationView> = result
-        .steps
-        .iter()
-        .filter_map(|s| crate::repeat_view::saturation_view(s, with_charts))
-        .collect();
-    cx.insert("saturations", &saturations);
+/// One step's row and detail tables.
+fn step_view(s: &StepResult) -> StepView {
+    let m = &s.metrics.all;
+    StepView {
+        name: s.name.clone(),
+        kind: s.kind.as_str().to_string(),
+        queue_depth: s.queue_depth,
+        jobs: s.jobs,
+        duration: format_ns(s.duration_ns as f64),
+        iops: format!("{:.0}", m.iops),
+        bandwidth: format!("{}/s", format_bytes(m.bandwidth_bytes_per_s)),
+        mean: format_ns(m.latency.mean_ns),
+        p50: format_ns(m.latency.p50_ns as f64),
+        p99: format_ns(m.latency.p99_ns as f64),
+        p99_9: format_ns(m.latency.p99_9_ns as f64),
+        max: format_ns(m.latency.max_ns as f64),
+        errors: m.errors,
+        by_op: op_rows(s),
+        bands: band_rows(s),
+        head_to_head: (s.metrics.head_to_head.max_ns > 0).then(|| {
+            format!(
+                "mean {}, p99 {}",
+                format_ns(s.metrics.head_to_head.mean_ns),
+                format_ns(s.metrics.head_to_head.p99_ns as f64)
+            )
+        }),
+        replay: replay_text(s),
+        per_job: job_views(s),
+        block_sizes: block_size_views(s),
+    }
+}
 
-    let assertions: Vec<AssertionView> = result
-        .assertions
-        .iter()
-        .map(|a| AssertionView {
-            mark: match (a.passed, &a.undecided) {
-                (_, Some(_)) => "⚠️",
-                (true, None) => "✅",
-                (false, None) => "❌",
-            },
-            passed: a.passed,
-            undecided: a.undecided.clone().unwrap_or_default(),
-            expr: a.expr.clone(),
-            value: a.value_display.clone(),
-            limit: a.limit_display.clone(),
+/// Per-operation rows: (operation, requests, mean, stddev, p99 latency).
+fn op_rows(s: &StepResult) -> Vec<(String, u64, String, String, String)> {
+    [("read", &s.metrics.read), ("write", &s.metrics.write)]
+        .into_iter()
+        .filter(|(_, o)| o.ios > 0)
+        .map(|(name, o)| {
+            (
+                name.to_string(),
+                o.ios,
+                format_ns(o.latency.mean_ns),
+                format_ns(o.latency.stddev_ns),
+                format_ns(o.latency.p99_ns as f64),
+            )
         })
-        .collect();
-    let rules: Vec<RuleView> = result
-        .baseline
+        .collect()
+}
+
+/// Latency band rows: (label, share).
+fn band_rows(s: &StepResult) -> Vec<(String, String)> {
+    s.metrics
+        .latency_bands
         .iter()
-        .flat_map(|b| &b.rules)
-        .map(|r| RuleView {
-            mark: match r.outcome {
-                RuleOutcome::Regressed => "❌",
-                RuleOutcome::NoBaseline => "➖",
-                RuleOutcome::Inconclusive => "⚠️",
-                _ => "✅",
-            },
-            metric: r.metric.clone(),
-            undecided: r.undecided.clone().unwrap_or_default(),
-            baseline: r
-                .baseline
-                .map_or("—".into(), |v| format_metric(&r.metric, v)),
-            value: format_metric(&r.metric, r.value),
-            change: r.change_pct.map_or("—".into(), |c| format!("{c:+.1}%")),
-            tolerance: format!("{}%", r.tolerance_pct),
-            outcome: rule_outcome_str(r.outcome).to_string(),
-            interval: match (r.change_interval_pct, r.baseline) {
-                (Some([lo, hi]), _) => format!("[{lo:+.1}%, {hi:+.1}%]"),
-                (None, Some(_)) => "noise not measured (`--repeat` measures it)".into(),
-                (None, None) => "—".into(),
-            },
-            noise: if let Some(u) = &r.undecided {
-                format!("undecided: {u}")
-            } else if r.baseline.is_some() {
-                format!(
-                    "baseline {} · this run {}",
-                    noise_text(r.baseline_samples),
-                    noise_text(r.samples)
-                )
-            } else {
-                String::new()
-            },
+        // IOMeter's 21 bands are listed only where requests fell; a spec's own
+        // few bands (DriveBench's three) are listed in full.
+        .filter(|b| s.metrics.latency_bands.len() <= 4 || b.count > 0)
+        .map(|b| {
+            let label = match b.upper_ns {
+                Some(u) if b.lower_ns == 0 => format!("< {}", format_ns(u as f64)),
+                Some(u) => format!("{} – {}", format_ns(b.lower_ns as f64), format_ns(u as f64)),
+                None => format!("≥ {}", format_ns(b.lower_ns as f64)),
+            };
+            (label, format!("{:.2}%", b.share_pct))
         })
-        .collect();
-    let baseline_source = match &result.baseline {
+        .collect()
+}
+
+/// A replay step's trace figures and issue lag, as one sentence.
+fn replay_text(s: &StepResult) -> Option<String> {
+    s.replay.as_ref().map(|r| {
+        let lag = s.metrics.issue_lag.map_or(String::new(), |l| {
+            format!(
+                "; issued late by p50 {}, p99 {}, max {}",
+                format_ns(l.p50_ns as f64),
+                format_ns(l.p99_ns as f64),
+                format_ns(l.max_ns as f64)
+            )
+        });
+        format!(
+            "{} ({}): {} of {} requests played × {} loop(s), {} filtered out, {} outside the region; recorded span {}{lag}",
+            r.trace,
+            r.format,
+            r.played,
+            r.trace_requests,
+            r.loops,
+            r.filtered,
+            r.out_of_range,
+            format_ns(r.recorded_span_ns as f64)
+        )
+    })
+}
+
+/// Each job's figures, when the step had more than one job.
+fn job_views(s: &StepResult) -> Vec<JobView> {
+    if s.per_job.len() > 1 {
+        s.per_job
+            .iter()
+            .map(|j| JobView {
+                job: j.job,
+                ios: j.ios,
+                iops: format!("{:.0}", j.iops),
+                mean: format_ns(j.mean_latency_ns),
+                p99: format_ns(j.p99_latency_ns as f64),
+                errors: j.errors,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// Requests by block size, when the mix had more than one.
+fn block_size_views(s: &StepResult) -> Vec<BlockSizeView> {
+    let m = &s.metrics.all;
+    if s.metrics.block_sizes.len() > 1 {
+        s.metrics
+            .block_sizes
+            .iter()
+            .map(|b| BlockSizeView {
+                size: ByteSize(b.block_size_bytes).to_string(),
+                ios: b.ios,
+                share: format!(
+                    "{:.2}%",
+                    if m.ios > 0 {
+                        b.ios as f64 * 100.0 / m.ios as f64
+                    } else {
+                        0.0
+                    }
+                ),
+                reads: b.reads,
+                writes: b.writes,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// One assertion's row.
+fn assertion_view(a: &AssertionResult) -> AssertionView {
+    AssertionView {
+        mark: match (a.passed, &a.undecided) {
+            (_, Some(_)) => "⚠️",
+            (true, None) => "✅",
+            (false, None) => "❌",
+        },
+        passed: a.passed,
+        undecided: a.undecided.clone().unwrap_or_default(),
+        expr: a.expr.clone(),
+        value: a.value_display.clone(),
+        limit: a.limit_display.clone(),
+    }
+}
+
+/// One baseline rule's row.
+fn rule_view(r: &RuleResult) -> RuleView {
+    RuleView {
+        mark: match r.outcome {
+            RuleOutcome::Regressed => "❌",
+            RuleOutcome::NoBaseline => "➖",
+            RuleOutcome::Inconclusive => "⚠️",
+            _ => "✅",
+        },
+        metric: r.metric.clone(),
+        undecided: r.undecided.clone().unwrap_or_default(),
+        baseline: r
+            .baseline
+            .map_or("—".into(), |v| format_metric(&r.metric, v)),
+        value: format_metric(&r.metric, r.value),
+        change: r.change_pct.map_or("—".into(), |c| format!("{c:+.1}%")),
+        tolerance: format!("{}%", r.tolerance_pct),
+        outcome: rule_outcome_str(r.outcome).to_string(),
+        interval: match (r.change_interval_pct, r.baseline) {
+            (Some([lo, hi]), _) => format!("[{lo:+.1}%, {hi:+.1}%]"),
+            (None, Some(_)) => "noise not measured (`--repeat` measures it)".into(),
+            (None, None) => "—".into(),
+        },
+        noise: if let Some(u) = &r.undecided {
+            format!("undecided: {u}")
+        } else if r.baseline.is_some() {
+            format!(
+                "baseline {} · this run {}",
+                noise_text(r.baseline_samples),
+                noise_text(r.samples)
+            )
+        } else {
+            String::new()
+        },
+    }
+}
+
+/// Where the baseline came from (file, key, blessed device and firmware), or why there
+/// is none.
+fn baseline_source(result: &RunResult) -> String {
+    let t = &result.target;
+    match &result.baseline {
         Some(b) => match (&b.path, &b.baseline_target) {
             (Some(p), Some(bt)) => {
                 let opt = |o: &Option<String>| o.as_deref().unwrap_or("—").to_string();
@@ -417,8 +477,11 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             ),
         },
         None => String::new(),
-    };
-    // With repeats: the spread of each rule's metric and each step's headline figures.
+    }
+}
+
+/// With repeats: the spread of each rule's metric and each step's headline figures.
+fn repeat_rows(result: &RunResult) -> Vec<RepeatView> {
     let mut repeat_rows = Vec::new();
     if result.repeats.len() >= 2 {
         let mut keys: Vec<String> = Vec::new();
@@ -457,10 +520,13 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             });
         }
     }
-    cx.insert("repeats", &result.repeats.len());
-    cx.insert("repeat_rows", &repeat_rows);
-    cx.insert("spec_text", &result.spec_text);
-    cx.insert("plan_text", &result.plan_text);
+    repeat_rows
+}
+
+/// The summary line: assertions passed, rules regressed, the target, repeats and what
+/// measured nothing.
+fn summary(result: &RunResult, assertions: usize, rules: &[RuleView]) -> String {
+    let t = &result.target;
     let failed = result.assertions.iter().filter(|a| a.failed()).count();
     let undecided = result
         .assertions
@@ -469,10 +535,10 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .count();
     let regressed = rules.iter().filter(|r| r.outcome == "regressed").count();
     let inconclusive = rules.iter().filter(|r| r.outcome == "inconclusive").count();
-    let summary = format!(
+    format!(
         "{} of {} assertions passed{}; {} of {} baseline rules regressed{}. Target {}{}{}.{}",
-        assertions.len() - failed - undecided,
-        assertions.len(),
+        assertions - failed - undecided,
+        assertions,
         if undecided > 0 {
             format!(", {undecided} undecided (no evidence)")
         } else {
@@ -502,13 +568,20 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
                 result.unmeasured.join("; ")
             )
         }
-    );
-    cx.insert("summary", &summary);
-    cx.insert("assertions", &assertions);
-    cx.insert("rules", &rules);
-    cx.insert("baseline_source", &baseline_source);
+    )
+}
 
-    let tests = assertions.len() + rules.len() + usize::from(result.error.is_some());
+/// JUnit's counts: tests, failures, errors, skipped (undecided assertions, rules without
+/// a baseline or inconclusive) and the time.
+fn junit_counts(cx: &mut Ctx, result: &RunResult, assertions: usize, rules: &[RuleView]) {
+    let failed = result.assertions.iter().filter(|a| a.failed()).count();
+    let undecided = result
+        .assertions
+        .iter()
+        .filter(|a| a.undecided.is_some())
+        .count();
+    let regressed = rules.iter().filter(|r| r.outcome == "regressed").count();
+    let tests = assertions + rules.len() + usize::from(result.error.is_some());
     cx.insert("tests", &tests);
     cx.insert("failures", &(failed + regressed));
     cx.insert("errors", &usize::from(result.error.is_some()));
@@ -526,6 +599,12 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .map(|s| s.duration_ns as f64 / 1e9)
         .sum();
     cx.insert("time_s", &format!("{time_s:.3}"));
+}
+
+/// JUnit properties: the target's identity, versions, the baseline's device.
+fn properties(result: &RunResult) -> Vec<(String, String)> {
+    let identity = crate::identity_view::rows(result);
+    let (t, h) = (&result.target, &result.host);
     let mut properties: Vec<(String, String)> = identity
         .iter()
         .map(|(k, v)| {
@@ -560,60 +639,56 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
     if result.repeats.len() >= 2 {
         properties.push(("run.repeats".into(), result.repeats.len().to_string()));
     }
-    cx.insert("properties", &properties);
+    properties
+}
 
-    let mut charts = Vec::new();
-    if with_charts {
-        // Steps without requests (purge, idle) have nothing to draw.
-        for s in result.steps.iter().filter(|s| s.metrics.all.ios > 0) {
-            let hist = chart::latency_histogram_svg(
-                &format!("{}: latency histogram", s.name),
-                &s.metrics.latency_histogram,
-            );
-            let cdf_series: Vec<(String, Vec<(f64, f64)>)> =
-                [("read", &s.metrics.read), ("write", &s.metrics.write)]
-                    .into_iter()
-                    .filter(|(_, o)| !o.latency_histogram.is_empty())
-                    .map(|(n, o)| (n.to_string(), chart::cdf_points(&o.latency_histogram)))
-                    .collect();
-            let cdf_series = if cdf_series.is_empty() {
-                vec![(
-                    "all".to_string(),
-                    chart::cdf_points(&s.metrics.latency_histogram),
-                )]
-            } else {
-                cdf_series
-            };
-            let cdf = chart::lines_svg(
-                &format!("{}: latency CDF by operation", s.name),
-                (chart::Axis::LatencyLog, "total latency"),
-                (chart::Axis::Percent, "requests at or below (%)"),
-                &cdf_series,
-            );
-            let iops =
-                chart::iops_over_time_svg(&format!("{}: IOPS over time", s.name), &s.intervals);
-            let bandwidth = chart::lines_svg(
-                &format!("{}: bandwidth over time", s.name),
-                (chart::Axis::Seconds, "time (s)"),
-                (chart::Axis::Plain, "MiB/s"),
-                &[(
-                    "bandwidth".to_string(),
-                    s.intervals
-                        .iter()
-                        .map(|i| (i.start_ns as f64 / 1e9, i.bandwidth_bytes_per_s / 1048576.0))
-                        .collect(),
-                )],
-            );
-            for c in [hist, cdf, iops, bandwidth] {
-                charts.push(match c {
-                    Ok(svg) => svg,
-                    Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
-                });
-            }
-        }
-    }
-    cx.insert("charts", &charts);
-    cx
+/// A step's charts: latency histogram, CDF by operation, IOPS and bandwidth over time
+/// (an error drawing one is shown in its place).
+fn step_charts(s: &StepResult) -> Vec<String> {
+    let hist = chart::latency_histogram_svg(
+        &format!("{}: latency histogram", s.name),
+        &s.metrics.latency_histogram,
+    );
+    let cdf_series: Vec<(String, Vec<(f64, f64)>)> =
+        [("read", &s.metrics.read), ("write", &s.metrics.write)]
+            .into_iter()
+            .filter(|(_, o)| !o.latency_histogram.is_empty())
+            .map(|(n, o)| (n.to_string(), chart::cdf_points(&o.latency_histogram)))
+            .collect();
+    let cdf_series = if cdf_series.is_empty() {
+        vec![(
+            "all".to_string(),
+            chart::cdf_points(&s.metrics.latency_histogram),
+        )]
+    } else {
+        cdf_series
+    };
+    let cdf = chart::lines_svg(
+        &format!("{}: latency CDF by operation", s.name),
+        (chart::Axis::LatencyLog, "total latency"),
+        (chart::Axis::Percent, "requests at or below (%)"),
+        &cdf_series,
+    );
+    let iops = chart::iops_over_time_svg(&format!("{}: IOPS over time", s.name), &s.intervals);
+    let bandwidth = chart::lines_svg(
+        &format!("{}: bandwidth over time", s.name),
+        (chart::Axis::Seconds, "time (s)"),
+        (chart::Axis::Plain, "MiB/s"),
+        &[(
+            "bandwidth".to_string(),
+            s.intervals
+                .iter()
+                .map(|i| (i.start_ns as f64 / 1e9, i.bandwidth_bytes_per_s / 1048576.0))
+                .collect(),
+        )],
+    );
+    [hist, cdf, iops, bandwidth]
+        .into_iter()
+        .map(|c| match c {
+            Ok(svg) => svg,
+            Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
+        })
+        .collect()
 }
 
 /// A sweep matrix of changes: (title, column labels, rows of (block size, cells)).

@@ -3,9 +3,13 @@
 //! interval), block-size counts, verification counts, and the measured time (first issue,
 //! or the end of the ramp, to the step's end: its last job's stop, idle gaps included). `run` calls [`merge`] after each step.
 
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use iogate_result::faults::ErrorRecord;
 use iogate_spec::PlanStep;
 
-use crate::engine::{new_latency_histogram, Interval, JobStats};
+use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
     histogram_buckets, latency_bands, BlockSizeCount, IntervalSample, JobFigures, LatencySummary,
     OpMetrics, StepMetrics, StepResult, VerifySummary,
@@ -27,6 +31,111 @@ fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f
     }
 }
 
+/// What the jobs of a step add up to: histograms (same bounds, so `add` is exact),
+/// bytes, errors, per-line and per-size counts, intervals by index, records.
+struct Sums {
+    read: Histogram<u64>,
+    write: Histogram<u64>,
+    all: Histogram<u64>,
+    submission: Histogram<u64>,
+    completion: Histogram<u64>,
+    head_to_head: Histogram<u64>,
+    sizes: BTreeMap<u32, (u64, u64)>,
+    read_bytes: u64,
+    write_bytes: u64,
+    read_errors: u64,
+    write_errors: u64,
+    /// Time of the last completion from the step's origin.
+    last_completion_ns: u64,
+    lines: Vec<(u64, u64)>,
+    intervals: Vec<Interval>,
+    error_records: Vec<ErrorRecord>,
+    verify: VerifyStats,
+}
+
+impl Sums {
+    fn of(step: &PlanStep, jobs: &[JobStats]) -> Sums {
+        let mut t = Sums {
+            read: new_latency_histogram(),
+            write: new_latency_histogram(),
+            all: new_latency_histogram(),
+            submission: new_latency_histogram(),
+            completion: new_latency_histogram(),
+            head_to_head: new_latency_histogram(),
+            sizes: BTreeMap::new(),
+            read_bytes: 0,
+            write_bytes: 0,
+            read_errors: 0,
+            write_errors: 0,
+            last_completion_ns: 0,
+            lines: vec![(0u64, 0u64); step.mix.len()],
+            intervals: Vec::new(),
+            error_records: Vec::new(),
+            verify: VerifyStats::default(),
+        };
+        for j in jobs {
+            t.verify.merge(&j.verify);
+        }
+        for j in jobs {
+            t.add(j);
+        }
+        let _ = t.all.add(&t.read);
+        let _ = t.all.add(&t.write);
+        t
+    }
+
+    fn add(&mut self, j: &JobStats) {
+        // Same bounds on every histogram: `add` cannot fail.
+        let _ = self.read.add(&j.read_latency);
+        let _ = self.write.add(&j.write_latency);
+        let _ = self.submission.add(&j.submission_latency);
+        let _ = self.completion.add(&j.completion_latency);
+        let _ = self.head_to_head.add(&j.head_to_head);
+        for (len, (r, w)) in &j.sizes {
+            let e = self.sizes.entry(*len).or_default();
+            e.0 += r;
+            e.1 += w;
+        }
+        self.read_bytes += j.read_bytes;
+        self.write_bytes += j.write_bytes;
+        self.read_errors += j.read_errors;
+        self.write_errors += j.write_errors;
+        self.last_completion_ns = self.last_completion_ns.max(j.last_completion_ns);
+        for (acc, l) in self.lines.iter_mut().zip(&j.lines) {
+            acc.0 += l.reads;
+            acc.1 += l.writes;
+        }
+        for iv in &j.intervals {
+            let i = iv.index as usize;
+            if self.intervals.len() <= i {
+                self.intervals.resize(i + 1, Interval::default());
+            }
+            self.intervals[i].add(iv);
+        }
+        self.error_records.extend(j.error_records.iter().cloned());
+    }
+}
+
+/// The measured time, ns: from the first request any job issued (or the end of the ramp,
+/// if later: job setup is not run time) to the step's end: the last job's stop (its
+/// deadline reached, or a paced or idle wait ended), so a gap with nothing in flight is
+/// part of the measured time.
+fn measured_ns(step: &PlanStep, jobs: &[JobStats], last_completion_ns: u64) -> u64 {
+    let measure_start = jobs
+        .iter()
+        .filter_map(|j| j.first_issue_ns)
+        .min()
+        .unwrap_or(0)
+        .max(step.ramp_ns);
+    let end_ns = jobs
+        .iter()
+        .map(|j| j.end_ns)
+        .max()
+        .unwrap_or(0)
+        .max(last_completion_ns);
+    end_ns.saturating_sub(measure_start)
+}
+
 /// Merges jobs into a step result. Histograms are added exactly (same bounds).
 pub(crate) fn merge(
     step: &PlanStep,
@@ -35,78 +144,63 @@ pub(crate) fn merge(
     verified: bool,
     band_edges_ns: &[u64],
 ) -> StepResult {
-    let (mut submission, mut completion) = (new_latency_histogram(), new_latency_histogram());
-    let mut head_to_head = new_latency_histogram();
-    let mut sizes: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
-    let (mut read, mut write, mut all) = (
-        new_latency_histogram(),
-        new_latency_histogram(),
-        new_latency_histogram(),
-    );
-    let (mut read_bytes, mut write_bytes, mut read_errors, mut write_errors) = (0, 0, 0, 0);
-    // Time of the last completion from the step's origin.
-    let mut last_completion_ns = 0;
-    let mut lines = vec![(0u64, 0u64); step.mix.len()];
-    let mut intervals: Vec<Interval> = Vec::new();
-    let mut error_records = Vec::new();
-    let mut verify = crate::engine::VerifyStats::default();
-    for j in jobs {
-        verify.merge(&j.verify);
-    }
-    for j in jobs {
-        // Same bounds on every histogram: `add` cannot fail.
-        let _ = read.add(&j.read_latency);
-        let _ = write.add(&j.write_latency);
-        let _ = submission.add(&j.submission_latency);
-        let _ = completion.add(&j.completion_latency);
-        let _ = head_to_head.add(&j.head_to_head);
-        for (len, (r, w)) in &j.sizes {
-            let e = sizes.entry(*len).or_default();
-            e.0 += r;
-            e.1 += w;
-        }
-        read_bytes += j.read_bytes;
-        write_bytes += j.write_bytes;
-        read_errors += j.read_errors;
-        write_errors += j.write_errors;
-        last_completion_ns = last_completion_ns.max(j.last_completion_ns);
-        for (acc, l) in lines.iter_mut().zip(&j.lines) {
-            acc.0 += l.reads;
-            acc.1 += l.writes;
-        }
-        for iv in &j.intervals {
-            let i = iv.index as usize;
-            if intervals.len() <= i {
-                intervals.resize(i + 1, Interval::default());
-            }
-            intervals[i].add(iv);
-        }
-        error_records.extend(j.error_records.iter().cloned());
-    }
-    let _ = all.add(&read);
-    let _ = all.add(&write);
-    // The measured time runs from the first request any job issued (or the end of the
-    // ramp, if later) to the last completion: job setup is not run time.
-    let measure_start = jobs
-        .iter()
-        .filter_map(|j| j.first_issue_ns)
-        .min()
-        .unwrap_or(0)
-        .max(step.ramp_ns);
-    // ... to the step's end: the last job's stop (its deadline reached, or a paced or
-    // idle wait ended), so a gap with nothing in flight is part of the measured time.
-    let end_ns = jobs
-        .iter()
-        .map(|j| j.end_ns)
-        .max()
-        .unwrap_or(0)
-        .max(last_completion_ns);
-    let duration_ns = end_ns.saturating_sub(measure_start);
+    let t = Sums::of(step, jobs);
+    let duration_ns = measured_ns(step, jobs, t.last_completion_ns);
     // Intervals are aligned to the end of the ramp; this is where the last one ends.
-    let intervals_end_ns = last_completion_ns.saturating_sub(step.ramp_ns);
+    let intervals_end_ns = t.last_completion_ns.saturating_sub(step.ramp_ns);
     let secs = duration_ns as f64 / 1e9;
-    let per_job = jobs
-        .iter()
+    let bytes = t.read_bytes + t.write_bytes;
+    StepResult {
+        name: step.name.clone(),
+        kind: step.kind,
+        queue_depth: step.queue_depth,
+        jobs: step.jobs,
+        duration_ns,
+        ramp_ns: step.ramp_ns,
+        cpus: step.cpus.clone(),
+        registered_buffers: !jobs.is_empty() && jobs.iter().all(|j| j.registered),
+        metrics: StepMetrics {
+            all: op_metrics(&t.all, bytes, t.read_errors + t.write_errors, secs),
+            mean_queue_depth: if duration_ns > 0 {
+                jobs.iter().map(|j| j.occupancy_ns).sum::<u128>() as f64 / duration_ns as f64
+            } else {
+                0.0
+            },
+            submission_latency: LatencySummary::from_histogram(&t.submission),
+            completion_latency: LatencySummary::from_histogram(&t.completion),
+            head_to_head: LatencySummary::from_histogram(&t.head_to_head),
+            issue_lag: None,
+            latency_bands: latency_bands(&t.all, band_edges_ns),
+            latency_histogram: histogram_buckets(&t.all),
+            read: OpMetrics {
+                latency_histogram: histogram_buckets(&t.read),
+                ..op_metrics(&t.read, t.read_bytes, t.read_errors, secs)
+            },
+            write: OpMetrics {
+                latency_histogram: histogram_buckets(&t.write),
+                ..op_metrics(&t.write, t.write_bytes, t.write_errors, secs)
+            },
+            block_sizes: block_sizes(step, &t.lines, &t.sizes),
+            verify: verified.then(|| verify_summary(&t.verify)),
+        },
+        per_job: per_job(jobs, secs),
+        intervals: interval_samples(t.intervals, interval_ns, intervals_end_ns),
+        interval_ns,
+        error_records: t.error_records,
+        verify_records: t.verify.records,
+        replay: None,
+        sweep: None,
+        error: None,
+        health: None,
+        purge: None,
+        repeat: None,
+        data: None,
+    }
+}
+
+/// Each job's own figures over the step's measured time.
+fn per_job(jobs: &[JobStats], secs: f64) -> Vec<JobFigures> {
+    jobs.iter()
         .enumerate()
         .map(|(i, j)| {
             let mut h = new_latency_histogram();
@@ -130,11 +224,19 @@ pub(crate) fn merge(
                 },
             }
         })
-        .collect();
-    let bytes = read_bytes + write_bytes;
-    let mut block_sizes: Vec<BlockSizeCount> = Vec::new();
-    for (m, (r, w)) in step.mix.iter().zip(&lines) {
-        match block_sizes
+        .collect()
+}
+
+/// Requests by block size: the mix lines' sizes (lines of one size together), then the
+/// sizes of requests without a line (replays), ascending.
+fn block_sizes(
+    step: &PlanStep,
+    lines: &[(u64, u64)],
+    sizes: &BTreeMap<u32, (u64, u64)>,
+) -> Vec<BlockSizeCount> {
+    let mut out: Vec<BlockSizeCount> = Vec::new();
+    for (m, (r, w)) in step.mix.iter().zip(lines) {
+        match out
             .iter_mut()
             .find(|b| b.block_size_bytes == m.block_size_bytes)
         {
@@ -143,7 +245,7 @@ pub(crate) fn merge(
                 b.writes += w;
                 b.ios += r + w;
             }
-            None => block_sizes.push(BlockSizeCount {
+            None => out.push(BlockSizeCount {
                 block_size_bytes: m.block_size_bytes,
                 ios: r + w,
                 reads: *r,
@@ -152,16 +254,37 @@ pub(crate) fn merge(
         }
     }
     for (len, (r, w)) in sizes {
-        block_sizes.push(BlockSizeCount {
-            block_size_bytes: u64::from(len),
+        out.push(BlockSizeCount {
+            block_size_bytes: u64::from(*len),
             ios: r + w,
-            reads: r,
-            writes: w,
+            reads: *r,
+            writes: *w,
         });
     }
-    // The last interval ends at the last completion. When it is shorter than half an
-    // interval (typically the drain of in-flight requests after the deadline), it is
-    // folded into the previous one: a few completions over microseconds are no rate.
+    out
+}
+
+fn verify_summary(verify: &VerifyStats) -> VerifySummary {
+    let [corrupted, misplaced, stale, foreign] = verify.by_kind;
+    VerifySummary {
+        checked_blocks: verify.checked_blocks,
+        errors: corrupted + misplaced + stale + foreign,
+        corrupted,
+        misplaced,
+        stale,
+        foreign,
+    }
+}
+
+/// Interval samples from the summed intervals. The last interval ends at the last
+/// completion. When it is shorter than half an interval (typically the drain of
+/// in-flight requests after the deadline), it is folded into the previous one: a few
+/// completions over microseconds are no rate.
+fn interval_samples(
+    mut intervals: Vec<Interval>,
+    interval_ns: u64,
+    intervals_end_ns: u64,
+) -> Vec<IntervalSample> {
     if intervals.len() >= 2 {
         let last_start = (intervals.len() as u64 - 1) * interval_ns;
         if intervals_end_ns.saturating_sub(last_start) < interval_ns / 2 {
@@ -173,7 +296,7 @@ pub(crate) fn merge(
         }
     }
     let last = intervals.len().saturating_sub(1);
-    let samples = intervals
+    intervals
         .iter()
         .enumerate()
         .map(|(i, iv)| {
@@ -202,63 +325,7 @@ pub(crate) fn merge(
                 write_latency: interval_summary(&[&iv.write_latency]),
             }
         })
-        .collect();
-    StepResult {
-        name: step.name.clone(),
-        kind: step.kind,
-        queue_depth: step.queue_depth,
-        jobs: step.jobs,
-        duration_ns,
-        ramp_ns: step.ramp_ns,
-        cpus: step.cpus.clone(),
-        registered_buffers: !jobs.is_empty() && jobs.iter().all(|j| j.registered),
-        metrics: StepMetrics {
-            all: op_metrics(&all, bytes, read_errors + write_errors, secs),
-            mean_queue_depth: if duration_ns > 0 {
-                jobs.iter().map(|j| j.occupancy_ns).sum::<u128>() as f64 / duration_ns as f64
-            } else {
-                0.0
-            },
-            submission_latency: LatencySummary::from_histogram(&submission),
-            completion_latency: LatencySummary::from_histogram(&completion),
-            head_to_head: LatencySummary::from_histogram(&head_to_head),
-            issue_lag: None,
-            latency_bands: latency_bands(&all, band_edges_ns),
-            latency_histogram: histogram_buckets(&all),
-            read: OpMetrics {
-                latency_histogram: histogram_buckets(&read),
-                ..op_metrics(&read, read_bytes, read_errors, secs)
-            },
-            write: OpMetrics {
-                latency_histogram: histogram_buckets(&write),
-                ..op_metrics(&write, write_bytes, write_errors, secs)
-            },
-            block_sizes,
-            verify: verified.then(|| {
-                let [corrupted, misplaced, stale, foreign] = verify.by_kind;
-                VerifySummary {
-                    checked_blocks: verify.checked_blocks,
-                    errors: corrupted + misplaced + stale + foreign,
-                    corrupted,
-                    misplaced,
-                    stale,
-                    foreign,
-                }
-            }),
-        },
-        per_job,
-        intervals: samples,
-        interval_ns,
-        error_records,
-        verify_records: verify.records,
-        replay: None,
-        sweep: None,
-        error: None,
-        health: None,
-        purge: None,
-        repeat: None,
-        data: None,
-    }
+        .collect()
 }
 
 /// The latency summary of one interval from its (value, count) bucket pairs (any number of
