@@ -564,11 +564,10 @@ pub struct TrendLine<'a> {
     pub changes: Vec<(i64, i64)>,
 }
 
-/// One series over build order: every sample as a dot, the per-build median as a line,
-/// the golden value as a dashed line, change points as vertical red lines.
-pub fn trend_svg(t: &TrendLine<'_>) -> Result<String, ChartError> {
-    register_font();
-    let (scale, unit) = t.display;
+/// The x range (build order) and the y range (every sample, run value, median and the
+/// golden value, scaled, padded by 8%) of a trend chart.
+fn trend_ranges(t: &TrendLine<'_>) -> ((f64, f64), (f64, f64)) {
+    let scale = t.display.0;
     let golden = t.golden;
     let xs: Vec<f64> = t.builds.iter().map(|p| p.order as f64).collect();
     let (x0, x1) = match (xs.first(), xs.last()) {
@@ -591,7 +590,7 @@ pub fn trend_svg(t: &TrendLine<'_>) -> Result<String, ChartError> {
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
     });
-    let (lo, hi) = if lo.is_finite() && hi > lo {
+    let y = if lo.is_finite() && hi > lo {
         let pad = (hi - lo) * 0.08;
         ((lo - pad).max(0.0), hi + pad)
     } else if lo.is_finite() {
@@ -599,6 +598,16 @@ pub fn trend_svg(t: &TrendLine<'_>) -> Result<String, ChartError> {
     } else {
         (0.0, 1.0)
     };
+    ((x0, x1), y)
+}
+
+/// One series over build order: every sample as a dot, the per-build median as a line,
+/// the golden value as a dashed line, change points as vertical red lines.
+pub fn trend_svg(t: &TrendLine<'_>) -> Result<String, ChartError> {
+    register_font();
+    let (scale, unit) = t.display;
+    let golden = t.golden;
+    let ((x0, x1), (lo, hi)) = trend_ranges(t);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 300)).into_drawing_area();

@@ -213,6 +213,43 @@ pub fn diff(
         }
         rows.extend(row(a, b, m, tolerance_pct));
     }
+    let matrices = matrices(a, b, tolerance_pct);
+    let count = |o: RuleOutcome| rows.iter().filter(|r| r.outcome == o).count();
+    let counts = [
+        count(RuleOutcome::Pass),
+        count(RuleOutcome::Regressed),
+        count(RuleOutcome::Improved),
+        count(RuleOutcome::Inconclusive),
+    ];
+    let mut warnings = Vec::new();
+    if a.spec_digest != b.spec_digest {
+        warnings.push(format!(
+            "the sides ran different specs or spec versions ({} {} against {} {})",
+            a.spec_name, a.spec_digest, b.spec_name, b.spec_digest
+        ));
+    }
+    if a.target.model != b.target.model {
+        warnings.push(format!(
+            "the sides ran on different device models ({} against {})",
+            a.target.model.as_deref().unwrap_or("none reported"),
+            b.target.model.as_deref().unwrap_or("none reported")
+        ));
+    }
+    Diff {
+        a: summary(label_a, a),
+        b: summary(label_b, b),
+        tolerance_pct,
+        confidence_pct: noise::CONFIDENCE_PCT,
+        rows,
+        matrices,
+        counts,
+        warnings,
+    }
+}
+
+/// Each sweep both sides ran, as matrices of changes (IOPS and mean latency by block
+/// size and by read share, depth and jobs).
+fn matrices(a: &RunResult, b: &RunResult, tolerance_pct: f64) -> Vec<MatrixDiff> {
     let mut matrices = Vec::new();
     for step in &a.steps {
         let (Some(sa), Some(_)) = (
@@ -267,37 +304,7 @@ pub fn diff(
             });
         }
     }
-    let count = |o: RuleOutcome| rows.iter().filter(|r| r.outcome == o).count();
-    let counts = [
-        count(RuleOutcome::Pass),
-        count(RuleOutcome::Regressed),
-        count(RuleOutcome::Improved),
-        count(RuleOutcome::Inconclusive),
-    ];
-    let mut warnings = Vec::new();
-    if a.spec_digest != b.spec_digest {
-        warnings.push(format!(
-            "the sides ran different specs or spec versions ({} {} against {} {})",
-            a.spec_name, a.spec_digest, b.spec_name, b.spec_digest
-        ));
-    }
-    if a.target.model != b.target.model {
-        warnings.push(format!(
-            "the sides ran on different device models ({} against {})",
-            a.target.model.as_deref().unwrap_or("none reported"),
-            b.target.model.as_deref().unwrap_or("none reported")
-        ));
-    }
-    Diff {
-        a: summary(label_a, a),
-        b: summary(label_b, b),
-        tolerance_pct,
-        confidence_pct: noise::CONFIDENCE_PCT,
-        rows,
-        matrices,
-        counts,
-        warnings,
-    }
+    matrices
 }
 
 /// Overlay charts for every step both sides ran with requests: IOPS over time, mean

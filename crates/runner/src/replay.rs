@@ -121,6 +121,39 @@ fn open(path: &Path, plan: &ReplayPlan) -> Result<TraceStream, ReplayError> {
     })
 }
 
+/// The error for a trace with `count` malformed records, the first of them `listed`.
+fn malformed_error(path: &Path, count: u64, mut listed: String) -> ReplayError {
+    if count as usize > LISTED_ERRORS {
+        listed.push_str(&format!("  … and {} more\n", count - LISTED_ERRORS as u64));
+    }
+    ReplayError::Malformed {
+        path: path.to_path_buf(),
+        count,
+        listed: listed.trim_end().to_string(),
+    }
+}
+
+/// A scanned trace plays something, and has completion times when the queue depth
+/// comes from it.
+fn check_playable(path: &Path, plan: &ReplayPlan, fig: &ReplayFigures) -> Result<(), ReplayError> {
+    let unplayable = |message: String| ReplayError::Unplayable {
+        path: path.to_path_buf(),
+        message,
+    };
+    if fig.played == 0 {
+        return Err(unplayable(format!(
+            "no request to play: {} in the trace, {} excluded by the filter, {} outside the region",
+            fig.trace_requests, fig.filtered, fig.out_of_range
+        )));
+    }
+    if plan.queue_depth_from_trace && !fig.has_service_times {
+        return Err(unplayable(
+            "`queue_depth: trace` needs completion times, and this trace has none; give a queue depth limit instead".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads the whole trace once (streaming) and checks it can be played on `region`.
 ///
 /// Errors: unreadable file, malformed records (all counted, the first 20 listed), no
@@ -193,33 +226,9 @@ pub fn scan(
         }
     }
     if malformed > 0 {
-        if malformed as usize > LISTED_ERRORS {
-            listed.push_str(&format!(
-                "  … and {} more\n",
-                malformed - LISTED_ERRORS as u64
-            ));
-        }
-        return Err(ReplayError::Malformed {
-            path: path.to_path_buf(),
-            count: malformed,
-            listed: listed.trim_end().to_string(),
-        });
+        return Err(malformed_error(path, malformed, listed));
     }
-    let unplayable = |message: String| ReplayError::Unplayable {
-        path: path.to_path_buf(),
-        message,
-    };
-    if fig.played == 0 {
-        return Err(unplayable(format!(
-            "no request to play: {} in the trace, {} excluded by the filter, {} outside the region",
-            fig.trace_requests, fig.filtered, fig.out_of_range
-        )));
-    }
-    if plan.queue_depth_from_trace && !fig.has_service_times {
-        return Err(unplayable(
-            "`queue_depth: trace` needs completion times, and this trace has none; give a queue depth limit instead".into(),
-        ));
-    }
+    check_playable(path, plan, &fig)?;
     // Timestamps may step back (blkparse merges per-CPU streams): the span runs from
     // the first request to the latest time seen, never wrapping.
     fig.recorded_span_ns = last.saturating_sub(first.unwrap_or(last));

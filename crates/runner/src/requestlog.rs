@@ -36,6 +36,77 @@ pub fn write(path: &Path, steps: &[StepLog<'_>]) -> std::io::Result<u64> {
     iogate_spec::files::write_atomic_with(path, |file| write_into(file, steps))
 }
 
+/// One row group: a chunk of a step's records (job, record) as a DataFrame.
+fn chunk_frame(step: &str, chunk: &[(u32, &RequestRecord)]) -> PolarsResult<DataFrame> {
+    let n = chunk.len();
+    let col = |name: &str, v: Series| -> Column { v.with_name(name.into()).into() };
+    DataFrame::new(
+        n,
+        vec![
+            Column::new_scalar("step".into(), Scalar::from(PlSmallStr::from(step)), n),
+            col(
+                "job",
+                Series::new("".into(), chunk.iter().map(|c| c.0).collect::<Vec<u32>>()),
+            ),
+            col(
+                "seq",
+                Series::new(
+                    "".into(),
+                    chunk.iter().map(|c| c.1.seq).collect::<Vec<u64>>(),
+                ),
+            ),
+            col(
+                "issue_ns",
+                Series::new(
+                    "".into(),
+                    chunk.iter().map(|c| c.1.issue_ns).collect::<Vec<u64>>(),
+                ),
+            ),
+            col(
+                "complete_ns",
+                Series::new(
+                    "".into(),
+                    chunk.iter().map(|c| c.1.complete_ns).collect::<Vec<u64>>(),
+                ),
+            ),
+            col(
+                "op",
+                Series::new(
+                    "".into(),
+                    chunk
+                        .iter()
+                        .map(|c| match c.1.op {
+                            Op::Read => "read",
+                            Op::Write => "write",
+                        })
+                        .collect::<Vec<&str>>(),
+                ),
+            ),
+            col(
+                "offset",
+                Series::new(
+                    "".into(),
+                    chunk.iter().map(|c| c.1.offset).collect::<Vec<u64>>(),
+                ),
+            ),
+            col(
+                "length",
+                Series::new(
+                    "".into(),
+                    chunk.iter().map(|c| c.1.length).collect::<Vec<u32>>(),
+                ),
+            ),
+            col(
+                "result",
+                Series::new(
+                    "".into(),
+                    chunk.iter().map(|c| c.1.result).collect::<Vec<i32>>(),
+                ),
+            ),
+        ],
+    )
+}
+
 fn write_into(file: &mut File, steps: &[StepLog<'_>]) -> std::io::Result<u64> {
     let schema = Schema::from_iter([
         Field::new("step".into(), DataType::String),
@@ -63,73 +134,7 @@ fn write_into(file: &mut File, steps: &[StepLog<'_>]) -> std::io::Result<u64> {
         all.sort_unstable_by_key(|(j, r)| (r.issue_ns, *j, r.seq));
         for chunk in all.chunks(ROWS_PER_GROUP) {
             let n = chunk.len();
-            let col = |name: &str, v: Series| -> Column { v.with_name(name.into()).into() };
-            let df = DataFrame::new(
-                n,
-                vec![
-                    Column::new_scalar("step".into(), Scalar::from(PlSmallStr::from(s.step)), n),
-                    col(
-                        "job",
-                        Series::new("".into(), chunk.iter().map(|c| c.0).collect::<Vec<u32>>()),
-                    ),
-                    col(
-                        "seq",
-                        Series::new(
-                            "".into(),
-                            chunk.iter().map(|c| c.1.seq).collect::<Vec<u64>>(),
-                        ),
-                    ),
-                    col(
-                        "issue_ns",
-                        Series::new(
-                            "".into(),
-                            chunk.iter().map(|c| c.1.issue_ns).collect::<Vec<u64>>(),
-                        ),
-                    ),
-                    col(
-                        "complete_ns",
-                        Series::new(
-                            "".into(),
-                            chunk.iter().map(|c| c.1.complete_ns).collect::<Vec<u64>>(),
-                        ),
-                    ),
-                    col(
-                        "op",
-                        Series::new(
-                            "".into(),
-                            chunk
-                                .iter()
-                                .map(|c| match c.1.op {
-                                    Op::Read => "read",
-                                    Op::Write => "write",
-                                })
-                                .collect::<Vec<&str>>(),
-                        ),
-                    ),
-                    col(
-                        "offset",
-                        Series::new(
-                            "".into(),
-                            chunk.iter().map(|c| c.1.offset).collect::<Vec<u64>>(),
-                        ),
-                    ),
-                    col(
-                        "length",
-                        Series::new(
-                            "".into(),
-                            chunk.iter().map(|c| c.1.length).collect::<Vec<u32>>(),
-                        ),
-                    ),
-                    col(
-                        "result",
-                        Series::new(
-                            "".into(),
-                            chunk.iter().map(|c| c.1.result).collect::<Vec<i32>>(),
-                        ),
-                    ),
-                ],
-            )
-            .map_err(io)?;
+            let df = chunk_frame(s.step, chunk).map_err(io)?;
             writer.write_batch(&df).map_err(io)?;
             rows += n as u64;
         }

@@ -36,22 +36,7 @@ pub(super) fn data_pattern(
         ("dedupe_percentage", "dedupratio"),
         &mut ok,
     );
-    let chunk = match &d.buffer_compress_chunk {
-        None => Some(u64::from(DEFAULT_COMPRESS_CHUNK_BYTES)),
-        Some(c) => cx.byte_size(c, "buffer_compress_chunk").and_then(|v| {
-            if (16..=MAX_CHUNK_BYTES).contains(&v) {
-                Some(v)
-            } else {
-                let span = cx.span(c);
-                cx.error(
-                    span,
-                    "buffer_compress_chunk out of range",
-                    format!("expected 16 B to 1 MiB, found {}", c.value),
-                );
-                None
-            }
-        }),
-    };
+    let chunk = compress_chunk(cx, d.buffer_compress_chunk.as_ref());
     let pattern = d
         .buffer_pattern
         .as_ref()
@@ -112,6 +97,27 @@ pub(super) fn data_pattern(
         pattern,
         read_back: true,
     })
+}
+
+/// `buffer_compress_chunk`, 16 B to 1 MiB (default [`DEFAULT_COMPRESS_CHUNK_BYTES`]);
+/// None after a diagnostic.
+fn compress_chunk(cx: &mut Ctx<'_>, c: Option<&Spanned<String>>) -> Option<u64> {
+    match c {
+        None => Some(u64::from(DEFAULT_COMPRESS_CHUNK_BYTES)),
+        Some(c) => cx.byte_size(c, "buffer_compress_chunk").and_then(|v| {
+            if (16..=MAX_CHUNK_BYTES).contains(&v) {
+                Some(v)
+            } else {
+                let span = cx.span(c);
+                cx.error(
+                    span,
+                    "buffer_compress_chunk out of range",
+                    format!("expected 16 B to 1 MiB, found {}", c.value),
+                );
+                None
+            }
+        }),
+    }
 }
 
 /// A share in percent from fio's percentage or vdbench's ratio (`100 × (1 − 1/ratio)`);

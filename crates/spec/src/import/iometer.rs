@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use super::yaml::{MixOut, SpecOut, StepOut, WorkloadOut};
 use super::{format_bytes, format_duration_ns, format_pct, step_name, Imported, Report};
-use crate::diag::{Severity, SourceFile};
+use crate::diag::{Diagnostic, Severity, SourceFile};
 
 const SECTOR: u64 = 512;
 
@@ -175,29 +175,7 @@ pub fn import(src: &SourceFile) -> Imported {
     };
     let worker = workers.first().cloned();
     if workers.len() > 1 {
-        let same = workers.iter().all(|w| {
-            w.outstanding == workers[0].outstanding
-                && w.specs == workers[0].specs
-                && w.disk_sectors == workers[0].disk_sectors
-        });
-        let d = src.diagnostic(
-            workers[1].span.clone(),
-            if same {
-                "several disk workers become jobs of one step"
-            } else {
-                "disk workers with different settings are not converted"
-            },
-            if same {
-                "each worker is one iogate job (its own ring and file descriptor)"
-            } else {
-                "the first worker's settings are used for all"
-            },
-        );
-        report.push(d.with_severity(if same {
-            Severity::Note
-        } else {
-            Severity::Warning
-        }));
+        report.push(several_workers(src, &workers));
     }
     let assigned: Vec<String> = match &worker {
         Some(w) if !w.specs.is_empty() => w.specs.clone(),
@@ -261,6 +239,34 @@ pub fn import(src: &SourceFile) -> Imported {
         );
     }
     Imported::new(src, &spec, report)
+}
+
+/// How more than one disk worker converts: jobs of one step when they agree, else a
+/// warning that the first one's settings are used.
+fn several_workers(src: &SourceFile, workers: &[Worker]) -> Diagnostic {
+    let same = workers.iter().all(|w| {
+        w.outstanding == workers[0].outstanding
+            && w.specs == workers[0].specs
+            && w.disk_sectors == workers[0].disk_sectors
+    });
+    let d = src.diagnostic(
+        workers[1].span.clone(),
+        if same {
+            "several disk workers become jobs of one step"
+        } else {
+            "disk workers with different settings are not converted"
+        },
+        if same {
+            "each worker is one iogate job (its own ring and file descriptor)"
+        } else {
+            "the first worker's settings are used for all"
+        },
+    );
+    d.with_severity(if same {
+        Severity::Note
+    } else {
+        Severity::Warning
+    })
 }
 
 /// The three sections.
