@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use iogate_spec::{Limit, Plan, PlanStep, StepKind};
+use iogate_spec::{Limit, Plan, PlanStep, ReplayPlan, StepKind};
 
 use crate::engine::data::check_written;
 use crate::engine::job::{JobLimit, JobParams, VerifyParams};
@@ -290,178 +290,289 @@ fn run_step(
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
     match step.kind {
-        StepKind::Purge | StepKind::Idle => {
-            let started = Instant::now();
-            let (purged, error) = if step.kind == StepKind::Purge {
-                match crate::purge::purge(step, target) {
-                    Ok(p) => (Some(p), None),
-                    Err(e) => (None, Some(e)),
-                }
-            } else {
-                idle(step, opts.stop);
-                (None, None)
-            };
-            let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
-            r.duration_ns = started.elapsed().as_nanos() as u64;
-            r.error = error;
-            r.purge = purged;
-            return r;
-        }
-        StepKind::Repeat => {
-            if let Some(plan) = &step.repeat {
-                return crate::repeat::run_repeat(step, plan, target, opts, band_edges_ns);
-            }
-        }
-        StepKind::Sweep => {
-            let started = Instant::now();
-            let Some(plan) = &step.sweep else {
-                let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
-                r.error = Some("a sweep step without cases".into());
-                return r;
-            };
-            let (sweep, tracked, error) = crate::sweep::run_sweep(
-                plan,
-                |case| run_step(case, index, target, opts, band_edges_ns, on_event),
-                || opts.stop.load(Ordering::Relaxed),
-            );
-            // The step's own figures are the tracked case's last round.
-            let mut r =
-                tracked.unwrap_or_else(|| merge(step, &[], opts.interval_ns, false, band_edges_ns));
-            r.name = step.name.clone();
-            r.kind = StepKind::Sweep;
-            r.duration_ns = started.elapsed().as_nanos() as u64;
-            r.sweep = Some(sweep);
-            r.error = error;
-            return r;
-        }
-        _ => {}
+        StepKind::Purge | StepKind::Idle => run_pause(step, target, opts, band_edges_ns),
+        StepKind::Repeat => match &step.repeat {
+            Some(plan) => crate::repeat::run_repeat(step, plan, target, opts, band_edges_ns),
+            None => failed(step, opts, band_edges_ns, "a repeat step without its set"),
+        },
+        StepKind::Sweep => run_sweep_step(step, index, target, opts, band_edges_ns, on_event),
+        _ => run_io_step(step, index, target, opts, band_edges_ns, on_event),
     }
-    let writes = step.writes();
-    let replay = match (&step.replay, opts.replays.get(index).cloned().flatten()) {
-        (Some(r), Some(fig)) => Some((r, fig)),
-        (Some(_), None) => {
-            let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
-            r.error = Some("the trace was not scanned before the run".into());
-            return r;
+}
+
+/// A step result that records only why the step could not run.
+fn failed(step: &PlanStep, opts: &RunOptions<'_>, band_edges_ns: &[u64], why: &str) -> StepResult {
+    let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
+    r.error = Some(why.into());
+    r
+}
+
+/// A step without requests of its own: a purge (Sanitize, Format NVM or a discard) or
+/// an idle wait.
+fn run_pause(
+    step: &PlanStep,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    band_edges_ns: &[u64],
+) -> StepResult {
+    let started = Instant::now();
+    let (purged, error) = if step.kind == StepKind::Purge {
+        match crate::purge::purge(step, target) {
+            Ok(p) => (Some(p), None),
+            Err(e) => (None, Some(e)),
         }
-        _ => None,
+    } else {
+        idle(step, opts.stop);
+        (None, None)
     };
-    let max_bs = match &replay {
-        Some((_, fig)) => fig.max_request_bytes as usize,
-        None => step
+    let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
+    r.duration_ns = started.elapsed().as_nanos() as u64;
+    r.error = error;
+    r.purge = purged;
+    r
+}
+
+/// A sweep: its cases in rounds (each through [`run_step`]); the step's own figures are
+/// the tracked case's last round.
+fn run_sweep_step(
+    step: &PlanStep,
+    index: usize,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    band_edges_ns: &[u64],
+    on_event: &mut dyn FnMut(RunEvent),
+) -> StepResult {
+    let started = Instant::now();
+    let Some(plan) = &step.sweep else {
+        return failed(step, opts, band_edges_ns, "a sweep step without cases");
+    };
+    let (sweep, tracked, error) = crate::sweep::run_sweep(
+        plan,
+        |case| run_step(case, index, target, opts, band_edges_ns, on_event),
+        || opts.stop.load(Ordering::Relaxed),
+    );
+    let mut r = tracked.unwrap_or_else(|| merge(step, &[], opts.interval_ns, false, band_edges_ns));
+    r.name = step.name.clone();
+    r.kind = StepKind::Sweep;
+    r.duration_ns = started.elapsed().as_nanos() as u64;
+    r.sweep = Some(sweep);
+    r.error = error;
+    r
+}
+
+/// What every job of a workload, precondition or replay step shares.
+struct JobSetup<'a> {
+    step: &'a PlanStep,
+    target: &'a Target,
+    opts: &'a RunOptions<'a>,
+    /// The replay's plan and its scan (replay steps).
+    replay: Option<(&'a ReplayPlan, ReplayFigures)>,
+    writes: bool,
+    max_bs: usize,
+    lbs: u64,
+    verify: Option<VerifyParams<'a>>,
+    /// With verification and several jobs, each job writes its own slice of the region
+    /// (a multiple of `granule`), so that no two jobs have writes to one block in flight.
+    sliced: bool,
+    granule: u64,
+    poll: bool,
+    queue_depth: u32,
+}
+
+impl<'a> JobSetup<'a> {
+    fn new(
+        step: &'a PlanStep,
+        index: usize,
+        target: &'a Target,
+        opts: &'a RunOptions<'a>,
+    ) -> Result<Self, &'static str> {
+        let replay = match (&step.replay, opts.replays.get(index).cloned().flatten()) {
+            (Some(r), Some(fig)) => Some((r, fig)),
+            (Some(_), None) => return Err("the trace was not scanned before the run"),
+            _ => None,
+        };
+        let max_bs = match &replay {
+            Some((_, fig)) => fig.max_request_bytes as usize,
+            None => step
+                .mix
+                .iter()
+                .map(|m| m.block_size_bytes)
+                .max()
+                .unwrap_or(4096) as usize,
+        };
+        let lbs = u64::from(target.logical_block_size);
+        let verify = opts.verify.map(|state| VerifyParams {
+            state,
+            check_reads: step.verify,
+        });
+        let granule = step
             .mix
             .iter()
-            .map(|m| m.block_size_bytes)
+            .map(|m| m.block_size_bytes.max(m.align_bytes))
             .max()
-            .unwrap_or(4096) as usize,
-    };
-    let lbs = u64::from(target.logical_block_size);
-    let verify = opts.verify.map(|state| VerifyParams {
-        state,
-        check_reads: step.verify,
-    });
-    // With verification, each job writes its own slice of the region, so that no two
-    // jobs have writes to the same block in flight at once.
-    let granule = step
-        .mix
-        .iter()
-        .map(|m| m.block_size_bytes.max(m.align_bytes))
-        .max()
-        .unwrap_or(lbs)
-        .max(lbs);
-    let sliced = verify.is_some() && step.jobs > 1;
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Hybrid polling from user space; with IOPOLL the kernel polls instead.
-    let poll = !step.polled && step.queue_depth >= 2 && (step.jobs as usize) < cpus;
-    let job_region = |job: u32| -> iogate_spec::Region {
-        if !sliced {
+            .unwrap_or(lbs)
+            .max(lbs);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // A `queue_depth: trace` replay needs no more slots (and buffers) than the
+        // recording ever had outstanding.
+        let queue_depth = match &replay {
+            Some((plan, fig)) if plan.queue_depth_from_trace => {
+                step.queue_depth.min(fig.max_recorded_queue_depth.max(1))
+            }
+            _ => step.queue_depth,
+        };
+        Ok(JobSetup {
+            step,
+            target,
+            opts,
+            writes: step.writes(),
+            max_bs,
+            lbs,
+            sliced: verify.is_some() && step.jobs > 1,
+            verify,
+            granule,
+            // Hybrid polling from user space; with IOPOLL the kernel polls instead.
+            poll: !step.polled && step.queue_depth >= 2 && (step.jobs as usize) < cpus,
+            queue_depth,
+            replay,
+        })
+    }
+
+    fn job_region(&self, job: u32) -> iogate_spec::Region {
+        let step = self.step;
+        if !self.sliced {
             return step.region;
         }
-        let slice = step.region.length_bytes / u64::from(step.jobs) / granule * granule;
+        let slice = step.region.length_bytes / u64::from(step.jobs) / self.granule * self.granule;
         iogate_spec::Region {
             offset_bytes: step.region.offset_bytes + slice * u64::from(job),
-            length_bytes: slice.max(granule),
+            length_bytes: slice.max(self.granule),
         }
-    };
-    // A `queue_depth: trace` replay needs no more slots (and buffers) than the
-    // recording ever had outstanding.
-    let queue_depth = match &replay {
-        Some((plan, fig)) if plan.queue_depth_from_trace => {
-            step.queue_depth.min(fig.max_recorded_queue_depth.max(1))
+    }
+
+    fn params(
+        &self,
+        job: u32,
+        seed: u64,
+        origin: Instant,
+        progress: &'a AtomicU64,
+    ) -> JobParams<'a> {
+        let step = self.step;
+        JobParams {
+            job,
+            queue_depth: self.queue_depth,
+            max_block_size: self.max_bs,
+            align: self.target.logical_block_size as usize,
+            limit: job_limit(step, job),
+            interval_ns: self.opts.interval_ns,
+            stop: self.opts.stop,
+            progress,
+            origin,
+            verify: self.verify,
+            poll: self.poll,
+            ramp_ns: step.ramp_ns,
+            iopoll: step.polled,
+            sqpoll: step.kernel_submission,
+            cpu: (!step.cpus.is_empty()).then(|| step.cpus[job as usize % step.cpus.len()]),
+            log_requests: self.opts.request_log.is_some(),
+            data: &step.data,
+            step_seed: step.job_seeds.first().copied().unwrap_or(0),
+            job_seed: seed,
+            passthrough: self.target.passthrough(),
         }
-        _ => step.queue_depth,
+    }
+
+    /// One job on its own thread: its file, generator or replay source, pacer and stats.
+    fn run_job(
+        &self,
+        job: u32,
+        origin: Instant,
+        progress: &'a AtomicU64,
+    ) -> Result<JobStats, String> {
+        let step = self.step;
+        let file = self
+            .target
+            .open_job(self.writes)
+            .map_err(|e| e.to_string())?;
+        let seed = step
+            .job_seeds
+            .get(job as usize)
+            .copied()
+            .unwrap_or(u64::from(job));
+        let mut stats = JobStats::new(step.mix.len());
+        let mut pacer = Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
+        let params = self.params(job, seed, origin, progress);
+        if let Some((plan, fig)) = &self.replay {
+            let path = crate::replay::trace_path(plan, &self.opts.spec_dir);
+            let lbs = self.target.logical_block_size;
+            let mut src =
+                ReplaySource::new(&path, plan, step.region, lbs, fig).map_err(|e| e.to_string())?;
+            run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
+            if let Some(e) = src.error {
+                return Err(e);
+            }
+        } else {
+            let (gen_job, gen_jobs) = if self.sliced {
+                (0, 1)
+            } else {
+                (job, step.jobs)
+            };
+            let region = self.job_region(job);
+            let dist = &step.distribution;
+            let mut gen =
+                Generator::new(&step.mix, dist, region, seed, gen_job, gen_jobs, self.lbs);
+            run_job(&file, &params, &mut gen, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
+        }
+        Ok(stats)
+    }
+
+    /// The share of the step done after `ios` requests and `elapsed_ns`, when known.
+    fn fraction(&self, ios: u64, elapsed_ns: u64) -> Option<f64> {
+        let step = self.step;
+        let f = match step.limit {
+            Limit::Duration { duration_ns } => {
+                Some(elapsed_ns as f64 / (step.ramp_ns + duration_ns) as f64)
+            }
+            Limit::Ios { ios: total } => Some(ios as f64 / total as f64),
+            Limit::Trace => self
+                .replay
+                .as_ref()
+                .map(|(_, f)| ios as f64 / (f.played * u64::from(f.loops)).max(1) as f64),
+            Limit::Bytes { bytes } => {
+                let mean: f64 = step
+                    .mix
+                    .iter()
+                    .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
+                    .sum();
+                Some(ios as f64 * mean / bytes as f64)
+            }
+        };
+        f.map(|f| f.clamp(0.0, 1.0))
+    }
+}
+
+/// A workload, precondition or replay step: one thread per job, progress every 500 ms,
+/// then the jobs merged, the request log handed over and the data read back.
+fn run_io_step(
+    step: &PlanStep,
+    index: usize,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    band_edges_ns: &[u64],
+    on_event: &mut dyn FnMut(RunEvent),
+) -> StepResult {
+    let setup = match JobSetup::new(step, index, target, opts) {
+        Ok(s) => s,
+        Err(why) => return failed(step, opts, band_edges_ns, why),
     };
     let progress: Vec<AtomicU64> = (0..step.jobs).map(|_| AtomicU64::new(0)).collect();
     let origin = Instant::now();
-    let replay_ref = replay.as_ref();
     let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
+        let setup = &setup;
         let handles: Vec<_> = (0..step.jobs)
             .map(|job| {
                 let progress = &progress[job as usize];
-                scope.spawn(move || -> Result<JobStats, String> {
-                    let file = target.open_job(writes).map_err(|e| e.to_string())?;
-                    let seed = step
-                        .job_seeds
-                        .get(job as usize)
-                        .copied()
-                        .unwrap_or(u64::from(job));
-                    let (gen_job, gen_jobs) = if sliced { (0, 1) } else { (job, step.jobs) };
-                    let mut gen = Generator::new(
-                        &step.mix,
-                        &step.distribution,
-                        job_region(job),
-                        seed,
-                        gen_job,
-                        gen_jobs,
-                        lbs,
-                    );
-                    let mut stats = JobStats::new(step.mix.len());
-                    let mut pacer =
-                        Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
-                    let params = JobParams {
-                        job,
-                        queue_depth,
-                        max_block_size: max_bs,
-                        align: target.logical_block_size as usize,
-                        limit: job_limit(step, job),
-                        interval_ns: opts.interval_ns,
-                        stop: opts.stop,
-                        progress,
-                        origin,
-                        verify,
-                        poll,
-                        ramp_ns: step.ramp_ns,
-                        iopoll: step.polled,
-                        sqpoll: step.kernel_submission,
-                        cpu: (!step.cpus.is_empty())
-                            .then(|| step.cpus[job as usize % step.cpus.len()]),
-                        log_requests: opts.request_log.is_some(),
-                        data: &step.data,
-                        step_seed: step.job_seeds.first().copied().unwrap_or(0),
-                        job_seed: seed,
-                        passthrough: target.passthrough(),
-                    };
-                    if let Some((plan, fig)) = replay_ref {
-                        let path = crate::replay::trace_path(plan, &opts.spec_dir);
-                        let mut src = ReplaySource::new(
-                            &path,
-                            plan,
-                            step.region,
-                            target.logical_block_size,
-                            fig,
-                        )
-                        .map_err(|e| e.to_string())?;
-                        run_job(&file, &params, &mut src, &mut pacer, &mut stats)
-                            .map_err(|e| e.to_string())?;
-                        if let Some(e) = src.error {
-                            return Err(e);
-                        }
-                    } else {
-                        run_job(&file, &params, &mut gen, &mut pacer, &mut stats)
-                            .map_err(|e| e.to_string())?;
-                    }
-                    Ok(stats)
-                })
+                scope.spawn(move || setup.run_job(job, origin, progress))
             })
             .collect();
         // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
@@ -473,27 +584,11 @@ fn run_step(
             let tick = elapsed_ns / 500_000_000;
             if tick != std::mem::replace(&mut last_tick, tick) {
                 let ios: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
-                let fraction = match step.limit {
-                    Limit::Duration { duration_ns } => {
-                        Some(elapsed_ns as f64 / (step.ramp_ns + duration_ns) as f64)
-                    }
-                    Limit::Ios { ios: total } => Some(ios as f64 / total as f64),
-                    Limit::Trace => replay_ref
-                        .map(|(_, f)| ios as f64 / (f.played * u64::from(f.loops)).max(1) as f64),
-                    Limit::Bytes { bytes } => {
-                        let mean: f64 = step
-                            .mix
-                            .iter()
-                            .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
-                            .sum();
-                        Some(ios as f64 * mean / bytes as f64)
-                    }
-                };
                 on_event(RunEvent::Progress {
                     index,
                     elapsed_ns,
                     ios,
-                    fraction: fraction.map(|f| f.clamp(0.0, 1.0)),
+                    fraction: setup.fraction(ios, elapsed_ns),
                 });
             }
         }
@@ -505,6 +600,17 @@ fn run_step(
             })
             .collect()
     });
+    finish_io_step(&setup, outcomes, band_edges_ns)
+}
+
+/// The jobs' outcomes merged into the step's result (the last job error kept), the
+/// request log handed to the sink, the data read back, the replay's issue lag.
+fn finish_io_step(
+    setup: &JobSetup<'_>,
+    outcomes: Vec<Result<JobStats, String>>,
+    band_edges_ns: &[u64],
+) -> StepResult {
+    let (step, opts) = (setup.step, setup.opts);
     let mut jobs = Vec::new();
     let mut error = None;
     for o in outcomes {
@@ -522,17 +628,12 @@ fn run_step(
             sink.push((step.name.clone(), logs));
         }
     }
-    let mut r = merge(
-        step,
-        &jobs,
-        opts.interval_ns,
-        verify.is_some_and(|v| v.check_reads),
-        band_edges_ns,
-    );
+    let verified = setup.verify.is_some_and(|v| v.check_reads);
+    let mut r = merge(step, &jobs, opts.interval_ns, verified, band_edges_ns);
     r.error = error;
-    r.data = data_record(step, target, &mut jobs);
-    if let Some((_, fig)) = replay {
-        r.replay = Some(fig);
+    r.data = data_record(step, setup.target, &mut jobs);
+    if let Some((_, fig)) = &setup.replay {
+        r.replay = Some(fig.clone());
         let mut lag = new_latency_histogram();
         for j in &jobs {
             let _ = lag.add(&j.issue_lag);
