@@ -67,59 +67,7 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         Err(c) => return c,
     };
     if let Some(b_path) = &args.compare {
-        let b_format = match format_of(b_path, args.compare_format.as_deref()) {
-            Ok(f) => f,
-            Err(c) => return c,
-        };
-        let b = match open(b_path, b_format, args.compare_step.as_deref()) {
-            Ok(s) => s,
-            Err(c) => return c,
-        };
-        let c = match compare::compare(
-            &args.trace.display().to_string(),
-            &b_path.display().to_string(),
-            a,
-            b,
-        ) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::USAGE;
-            }
-        };
-        if args.json {
-            if let Err(code) = print_json(&c) {
-                return code;
-            }
-        } else {
-            println!(
-                "A: {} ({} requests)\nB: {} ({} requests)",
-                c.a, c.requests_a, c.b, c.requests_b
-            );
-            println!(
-                "identical requests: {} ({:.3}%); same order: {}; same requests: {}",
-                c.identical, c.identical_pct, c.same_order, c.same_requests
-            );
-            println!(
-                "mismatches: {} operations, {} offsets, {} sizes",
-                c.op_mismatches, c.offset_mismatches, c.size_mismatches
-            );
-            let e = &c.issue_time_error_ns;
-            println!(
-                "issue-time error |B − A|: p50 {}, p99 {}, max {} (mean signed {})",
-                format_ns(e.p50 as f64),
-                format_ns(e.p99 as f64),
-                format_ns(e.max as f64),
-                format_ns(c.mean_signed_error_ns)
-            );
-            for m in &c.first_mismatches {
-                let side = |c: &Option<iogate_report::compare::Compared>| {
-                    c.map_or_else(|| "(past its end)".to_string(), |c| c.to_string())
-                };
-                println!("  #{}: A {} / B {}", m.index, side(&m.a), side(&m.b));
-            }
-        }
-        return if c.same_order { exit::PASS } else { exit::FAIL };
+        return compare_traces(args, a, b_path);
     }
     let result = analysis::analyze(
         &args.trace.display().to_string(),
@@ -152,28 +100,8 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         return exit::USAGE;
     }
     if let Some(out) = &args.html {
-        let inputs = std::iter::once(&args.trace).chain(args.compare.as_ref());
-        if let Some(i) = inputs
-            .into_iter()
-            .find(|i| iogate_spec::files::same_file(out, i))
-        {
-            eprintln!(
-                "error: {} is an input of this command: choose another --html",
-                i.display()
-            );
-            return exit::USAGE;
-        }
-        match render::analysis_html(&a) {
-            Ok(html) => {
-                if let Err(e) = iogate_spec::files::write_atomic(out, html.as_bytes()) {
-                    eprintln!("error: cannot write {}: {e}", out.display());
-                    return exit::TARGET;
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::TARGET;
-            }
+        if let Err(code) = write_html(args, out, &a) {
+            return code;
         }
     }
     if args.json {
@@ -182,6 +110,111 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         }
         return exit::PASS;
     }
+    print_analysis(&a);
+    exit::PASS
+}
+
+/// `--compare`: trace A against trace B, request by request; 0 when they are the same
+/// requests in the same order, else 1.
+fn compare_traces(args: &AnalyzeArgs, a: TraceStream, b_path: &std::path::Path) -> u8 {
+    let b_format = match format_of(b_path, args.compare_format.as_deref()) {
+        Ok(f) => f,
+        Err(c) => return c,
+    };
+    let b = match open(b_path, b_format, args.compare_step.as_deref()) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let c = match compare::compare(
+        &args.trace.display().to_string(),
+        &b_path.display().to_string(),
+        a,
+        b,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    if let Err(code) = print_comparison(&c, args.json) {
+        return code;
+    }
+    if c.same_order {
+        exit::PASS
+    } else {
+        exit::FAIL
+    }
+}
+
+/// The comparison as JSON, or as text.
+fn print_comparison(c: &compare::Comparison, json: bool) -> Result<(), u8> {
+    if json {
+        return print_json(c);
+    }
+    println!(
+        "A: {} ({} requests)\nB: {} ({} requests)",
+        c.a, c.requests_a, c.b, c.requests_b
+    );
+    println!(
+        "identical requests: {} ({:.3}%); same order: {}; same requests: {}",
+        c.identical, c.identical_pct, c.same_order, c.same_requests
+    );
+    println!(
+        "mismatches: {} operations, {} offsets, {} sizes",
+        c.op_mismatches, c.offset_mismatches, c.size_mismatches
+    );
+    let e = &c.issue_time_error_ns;
+    println!(
+        "issue-time error |B − A|: p50 {}, p99 {}, max {} (mean signed {})",
+        format_ns(e.p50 as f64),
+        format_ns(e.p99 as f64),
+        format_ns(e.max as f64),
+        format_ns(c.mean_signed_error_ns)
+    );
+    for m in &c.first_mismatches {
+        let side = |c: &Option<iogate_report::compare::Compared>| {
+            c.map_or_else(|| "(past its end)".to_string(), |c| c.to_string())
+        };
+        println!("  #{}: A {} / B {}", m.index, side(&m.a), side(&m.b));
+    }
+    Ok(())
+}
+
+/// `--html`: the analysis page, never written onto an input.
+fn write_html(
+    args: &AnalyzeArgs,
+    out: &std::path::Path,
+    a: &analysis::TraceAnalysis,
+) -> Result<(), u8> {
+    let inputs = std::iter::once(&args.trace).chain(args.compare.as_ref());
+    if let Some(i) = inputs
+        .into_iter()
+        .find(|i| iogate_spec::files::same_file(out, i))
+    {
+        eprintln!(
+            "error: {} is an input of this command: choose another --html",
+            i.display()
+        );
+        return Err(exit::USAGE);
+    }
+    match render::analysis_html(a) {
+        Ok(html) => {
+            if let Err(e) = iogate_spec::files::write_atomic(out, html.as_bytes()) {
+                eprintln!("error: cannot write {}: {e}", out.display());
+                return Err(exit::TARGET);
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Err(exit::TARGET);
+        }
+    }
+    Ok(())
+}
+
+/// The analysis as text.
+fn print_analysis(a: &analysis::TraceAnalysis) {
     println!(
         "{} ({}): {} requests over {}",
         a.trace,
@@ -246,7 +279,6 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
     if let Some(q) = &a.queue_depth {
         println!("queue depth: mean {:.2}, max {}", q.mean, q.max);
     }
-    exit::PASS
 }
 
 /// Runs `iogate steady-state`: 0 when the series reaches steady state, 4 when it does not,

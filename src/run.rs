@@ -133,44 +133,15 @@ pub fn run(args: &RunArgs) -> u8 {
         tty: std::io::stderr().is_terminal(),
         bar: None,
     };
-    // Before the first request: the identity the baseline is chosen by, the baseline
-    // file itself, and a writable result directory.
-    let mut identity = prepared.target.identity();
-    if let Err(e) = override_identity(&mut identity, args) {
-        eprintln!("error: {e}");
-        return exit::USAGE;
-    }
-    let build = match crate::history::build_info(args.build.as_deref(), args.build_order) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
-    };
-    // The history store is opened (and its schema checked) before the first request.
-    let mut history = match args.history.as_deref().map(Store::open).transpose() {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::TARGET;
-        }
-    };
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stamp: String = iogate_runner::run::now_rfc3339()
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect();
-        PathBuf::from("results").join(&plan.spec_name).join(stamp)
-    });
-    let staging = match Staging::new(&out) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::TARGET;
-        }
-    };
-    let chosen = match choose_baseline(args, plan, &identity, &out, &mut display) {
-        Ok(c) => c,
+    let Ready {
+        identity,
+        build,
+        mut history,
+        out,
+        staging,
+        chosen,
+    } = match ready(args, &prepared, &mut display) {
+        Ok(r) => r,
         Err(code) => return code,
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -240,6 +211,65 @@ pub fn run(args: &RunArgs) -> u8 {
             exit::TARGET
         }
     }
+}
+
+/// What is settled before the first request besides the plan and target.
+struct Ready {
+    /// The identity the baseline is chosen by (with `--model`/`--firmware-revision`).
+    identity: iogate_result::TargetIdentity,
+    build: Option<iogate_result::BuildInfo>,
+    /// The history store, opened and its schema checked.
+    history: Option<Store>,
+    out: PathBuf,
+    /// The result directory, checked writable.
+    staging: Staging,
+    /// The baseline file, loaded and checked.
+    chosen: ChosenBaseline,
+}
+
+/// Before the first request: the identity the baseline is chosen by, the build, the
+/// history store, a writable result directory and the baseline file itself.
+fn ready(args: &RunArgs, prepared: &Prepared, display: &mut Display) -> Result<Ready, u8> {
+    let plan = &prepared.plan;
+    let mut identity = prepared.target.identity();
+    if let Err(e) = override_identity(&mut identity, args) {
+        eprintln!("error: {e}");
+        return Err(exit::USAGE);
+    }
+    let build =
+        crate::history::build_info(args.build.as_deref(), args.build_order).map_err(|e| {
+            eprintln!("error: {e}");
+            exit::USAGE
+        })?;
+    let history = args
+        .history
+        .as_deref()
+        .map(Store::open)
+        .transpose()
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            exit::TARGET
+        })?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stamp: String = iogate_runner::run::now_rfc3339()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
+        PathBuf::from("results").join(&plan.spec_name).join(stamp)
+    });
+    let staging = Staging::new(&out).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::TARGET
+    })?;
+    let chosen = choose_baseline(args, plan, &identity, &out, display)?;
+    Ok(Ready {
+        identity,
+        build,
+        history,
+        out,
+        staging,
+        chosen,
+    })
 }
 
 /// Compiles the spec, probes and prepares the target (the destructive-write guard), and

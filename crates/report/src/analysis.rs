@@ -372,31 +372,36 @@ fn pe(e: PolarsError) -> AnalysisError {
     AnalysisError::Polars(e.to_string())
 }
 
+/// A chunk of requests as a DataFrame: time, write flag, offset and length.
+fn request_frame(c: &[TraceRequest]) -> Result<DataFrame, AnalysisError> {
+    DataFrame::new(
+        c.len(),
+        vec![
+            Column::new(
+                "time_ns".into(),
+                c.iter().map(|r| r.time_ns as i64).collect::<Vec<i64>>(),
+            ),
+            Column::new(
+                "write".into(),
+                c.iter().map(|r| r.op == Op::Write).collect::<Vec<bool>>(),
+            ),
+            Column::new(
+                "offset".into(),
+                c.iter().map(|r| r.offset as i64).collect::<Vec<i64>>(),
+            ),
+            Column::new(
+                "length".into(),
+                c.iter().map(|r| r.length as i64).collect::<Vec<i64>>(),
+            ),
+        ],
+    )
+    .map_err(pe)
+}
+
 impl Accumulator {
     fn chunk(&mut self, c: &[TraceRequest]) -> Result<(), AnalysisError> {
         let n = c.len();
-        let df = DataFrame::new(
-            n,
-            vec![
-                Column::new(
-                    "time_ns".into(),
-                    c.iter().map(|r| r.time_ns as i64).collect::<Vec<i64>>(),
-                ),
-                Column::new(
-                    "write".into(),
-                    c.iter().map(|r| r.op == Op::Write).collect::<Vec<bool>>(),
-                ),
-                Column::new(
-                    "offset".into(),
-                    c.iter().map(|r| r.offset as i64).collect::<Vec<i64>>(),
-                ),
-                Column::new(
-                    "length".into(),
-                    c.iter().map(|r| r.length as i64).collect::<Vec<i64>>(),
-                ),
-            ],
-        )
-        .map_err(pe)?;
+        let df = request_frame(c)?;
         // Derived columns, carried across chunks by the previous request.
         let time = df
             .column("time_ns")
@@ -429,6 +434,21 @@ impl Accumulator {
         self.a.bytes_written += written.sum().unwrap_or(0) as u64;
         self.a.bytes_read += read.sum().unwrap_or(0) as u64;
         self.a.requests += n as u64;
+        self.sizes(&df)?;
+        self.seeks_and_gaps(c, &seek, &gaps)?;
+        // Per request: completions, queue depth, idle periods, footprint, streams, samples.
+        for r in c {
+            self.request(r);
+        }
+        if let Some(last) = c.last() {
+            self.prev_end = Some(last.offset + last.length);
+            self.prev_time = Some(last.time_ns);
+        }
+        Ok(())
+    }
+
+    /// Transfer sizes of a chunk: grouped by length and counted.
+    fn sizes(&mut self, df: &DataFrame) -> Result<(), AnalysisError> {
         // Transfer sizes: group by length, count.
         let sizes = df
             .select(["length"])
@@ -456,6 +476,17 @@ impl Accumulator {
                 *self.a.size_histogram.entry(k as u64).or_default() += v;
             }
         }
+        Ok(())
+    }
+
+    /// Seek distances and inter-arrival gaps of a chunk (its first request against the
+    /// previous chunk's last).
+    fn seeks_and_gaps(
+        &mut self,
+        c: &[TraceRequest],
+        seek: &Series,
+        gaps: &Series,
+    ) -> Result<(), AnalysisError> {
         // Seek distances (the first of the chunk against the previous chunk's last request).
         let seek = seek.i64().map_err(pe)?;
         for (i, d) in seek.iter().enumerate() {
@@ -478,14 +509,6 @@ impl Accumulator {
             if let Some(g) = g {
                 self.inter_arrival.saturating_record(g);
             }
-        }
-        // Per request: completions, queue depth, idle periods, footprint, streams, samples.
-        for r in c {
-            self.request(r);
-        }
-        if let Some(last) = c.last() {
-            self.prev_end = Some(last.offset + last.length);
-            self.prev_time = Some(last.time_ns);
         }
         Ok(())
     }

@@ -7,6 +7,9 @@ use iogate_result::RunResult;
 use serde::Serialize;
 use tera::{Context, Tera};
 
+use iogate_spec::units::{format_ns, ByteSize};
+
+use crate::analysis::TraceAnalysis;
 use crate::{chart, view};
 
 /// Errors rendering reports.
@@ -74,10 +77,31 @@ pub fn junit(result: &RunResult) -> Result<String, RenderError> {
 /// The HTML page of a trace analysis (`iogate analyze --html`): the figures as a table,
 /// then one chart per distribution and the access sequence.
 pub fn analysis_html(a: &crate::analysis::TraceAnalysis) -> Result<String, RenderError> {
-    use iogate_spec::units::{format_ns, ByteSize};
     let mut cx = Context::new();
     cx.insert("a", a);
     cx.insert("span", &format_ns(a.span_ns as f64));
+    cx.insert("rows", &analysis_rows(a));
+    let mut charts = distribution_charts(a);
+    charts.extend(queue_and_sequence_charts(a));
+    let charts: Vec<String> = charts
+        .into_iter()
+        .map(|c| match c {
+            Ok(svg) => svg,
+            Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
+        })
+        .collect();
+    cx.insert("charts", &charts);
+    render_context(
+        "analysis.html",
+        include_str!("../templates/analysis.html"),
+        &cx,
+    )
+}
+
+type Chart = Result<String, chart::ChartError>;
+
+/// The analysis's figures as (label, value) rows.
+fn analysis_rows(a: &TraceAnalysis) -> Vec<(String, String)> {
     let pct = |v: f64| format!("{v:.2}%");
     let mut rows: Vec<(String, String)> = vec![
         ("reads".into(), a.reads.to_string()),
@@ -141,7 +165,12 @@ pub fn analysis_html(a: &crate::analysis::TraceAnalysis) -> Result<String, Rende
             format!("{:.2} / {}", q.mean, q.max),
         ));
     }
-    cx.insert("rows", &rows);
+    rows
+}
+
+/// Charts of the distributions: sizes, signed seek distances, inter-arrival times, idle
+/// periods and service times.
+fn distribution_charts(a: &TraceAnalysis) -> Vec<Chart> {
     let total = a.requests.max(1) as f64;
     let share = |c: u64| c as f64 * 100.0 / total;
     let log_bars = |s: &crate::analysis::Summary, ns: bool| -> Vec<(String, f64)> {
@@ -211,6 +240,14 @@ pub fn analysis_html(a: &crate::analysis::TraceAnalysis) -> Result<String, Rende
             &log_bars(&s.all_ns, true),
         ));
     }
+    charts
+}
+
+/// The queue depth at arrival (traces with completions) and the access sequence.
+fn queue_and_sequence_charts(a: &TraceAnalysis) -> Vec<Chart> {
+    let total = a.requests.max(1) as f64;
+    let share = |c: u64| c as f64 * 100.0 / total;
+    let mut charts = Vec::new();
     if let Some(q) = &a.queue_depth {
         let bars: Vec<(String, f64)> = q
             .at_arrival
@@ -239,19 +276,7 @@ pub fn analysis_html(a: &crate::analysis::TraceAnalysis) -> Result<String, Rende
         "Access sequence (reads blue, writes red)",
         &points,
     ));
-    let charts: Vec<String> = charts
-        .into_iter()
-        .map(|c| match c {
-            Ok(svg) => svg,
-            Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
-        })
-        .collect();
-    cx.insert("charts", &charts);
-    render_context(
-        "analysis.html",
-        include_str!("../templates/analysis.html"),
-        &cx,
-    )
+    charts
 }
 
 /// `iogate diff` as Markdown: the sides, the metrics that moved, every metric, and the

@@ -3,7 +3,7 @@
 //! window tables (block size × read share) and the IOPS heat map. Builds serializable views
 //! for `render`'s templates; charts come from `chart`.
 
-use iogate_result::cases::{CaseFigures, SweepResult};
+use iogate_result::cases::{CaseFigures, SteadyStateResult, SweepResult};
 use iogate_result::StepResult;
 use iogate_spec::units::{format_ns, ByteSize};
 use iogate_spec::SteadyMetric;
@@ -123,30 +123,7 @@ pub(crate) fn sweep_view(step: &StepResult, with_charts: bool) -> Option<SweepVi
         .steady_state
         .as_ref()
         .map_or(SteadyMetric::Iops, |s| s.metric);
-    let steady_state = sweep.steady_state.as_ref().map(|ss| {
-        let w = &ss.window;
-        let last = w.window_start + w.values.len() - 1;
-        format!(
-            "Steady state {} for {} of case {}: rounds {}–{}, window average {}, data excursion {:.2}% (limit {}%), slope excursion {:.2}% (limit {}%){}",
-            if ss.reached { "reached" } else { "NOT reached" },
-            metric_name(ss.metric),
-            ss.case,
-            w.window_start,
-            last,
-            format_value(ss.metric, w.average),
-            w.excursion_pct,
-            ss.limits_pct[0],
-            w.slope_excursion_pct,
-            ss.limits_pct[1],
-            if ss.reached {
-                format!(" at round {last}")
-            } else if ss.required {
-                " — the run is inconclusive".to_string()
-            } else {
-                " — a warning only (on_failure: warn)".to_string()
-            }
-        )
-    });
+    let steady_state = sweep.steady_state.as_ref().map(steady_state_text);
     let window_values = sweep
         .steady_state
         .as_ref()
@@ -182,56 +159,11 @@ pub(crate) fn sweep_view(step: &StepResult, with_charts: bool) -> Option<SweepVi
         |f| f.max_latency_ns,
         format_ns,
     ));
-    let mut charts = Vec::new();
-    if with_charts {
-        let series: Vec<(String, Vec<f64>)> = sweep
-            .cases
-            .iter()
-            .map(|c| {
-                (
-                    format!("{} {}%R", ByteSize(c.block_size_bytes), c.read_pct),
-                    c.rounds.iter().map(|f| value_of(metric, f)).collect(),
-                )
-            })
-            .collect();
-        charts.push(chart::convergence_svg(
-            &format!("{}: convergence, every case", step.name),
-            metric_name(metric),
-            &series,
-        ));
-        if let Some(ss) = &sweep.steady_state {
-            let tracked = sweep
-                .cases
-                .iter()
-                .find(|c| {
-                    format!(
-                        "{} {}%R QD{} {}J",
-                        ByteSize(c.block_size_bytes),
-                        c.read_pct,
-                        c.queue_depth,
-                        c.jobs
-                    ) == ss.case
-                })
-                .map(|c| {
-                    c.rounds
-                        .iter()
-                        .map(|f| value_of(ss.metric, f))
-                        .collect::<Vec<f64>>()
-                })
-                .unwrap_or_default();
-            charts.push(chart::steady_state_svg(
-                &format!("{}: steady-state verification ({})", step.name, ss.case),
-                metric_name(ss.metric),
-                &tracked,
-                ss.window.window_start,
-                ss.window.values.len(),
-                ss.window.average,
-                ss.window.slope,
-                ss.window.intercept,
-                ss.limits_pct[0],
-            ));
-        }
-    }
+    let charts = if with_charts {
+        sweep_charts(step, sweep, metric)
+    } else {
+        Vec::new()
+    };
     Some(SweepView {
         name: step.name.clone(),
         rounds: sweep.rounds,
@@ -250,4 +182,88 @@ pub(crate) fn sweep_view(step: &StepResult, with_charts: bool) -> Option<SweepVi
             })
             .collect(),
     })
+}
+
+/// The steady-state decision in one sentence: rounds, window average, excursions and
+/// their limits, and what not reaching it means.
+fn steady_state_text(ss: &SteadyStateResult) -> String {
+    let w = &ss.window;
+    let last = w.window_start + w.values.len() - 1;
+    format!(
+        "Steady state {} for {} of case {}: rounds {}–{}, window average {}, data excursion {:.2}% (limit {}%), slope excursion {:.2}% (limit {}%){}",
+        if ss.reached { "reached" } else { "NOT reached" },
+        metric_name(ss.metric),
+        ss.case,
+        w.window_start,
+        last,
+        format_value(ss.metric, w.average),
+        w.excursion_pct,
+        ss.limits_pct[0],
+        w.slope_excursion_pct,
+        ss.limits_pct[1],
+        if ss.reached {
+            format!(" at round {last}")
+        } else if ss.required {
+            " — the run is inconclusive".to_string()
+        } else {
+            " — a warning only (on_failure: warn)".to_string()
+        }
+    )
+}
+
+/// The convergence chart of every case and the tracked case's steady-state chart.
+fn sweep_charts(
+    step: &StepResult,
+    sweep: &SweepResult,
+    metric: SteadyMetric,
+) -> Vec<Result<String, chart::ChartError>> {
+    let mut charts = Vec::new();
+    let series: Vec<(String, Vec<f64>)> = sweep
+        .cases
+        .iter()
+        .map(|c| {
+            (
+                format!("{} {}%R", ByteSize(c.block_size_bytes), c.read_pct),
+                c.rounds.iter().map(|f| value_of(metric, f)).collect(),
+            )
+        })
+        .collect();
+    charts.push(chart::convergence_svg(
+        &format!("{}: convergence, every case", step.name),
+        metric_name(metric),
+        &series,
+    ));
+    if let Some(ss) = &sweep.steady_state {
+        let tracked = sweep
+            .cases
+            .iter()
+            .find(|c| {
+                format!(
+                    "{} {}%R QD{} {}J",
+                    ByteSize(c.block_size_bytes),
+                    c.read_pct,
+                    c.queue_depth,
+                    c.jobs
+                ) == ss.case
+            })
+            .map(|c| {
+                c.rounds
+                    .iter()
+                    .map(|f| value_of(ss.metric, f))
+                    .collect::<Vec<f64>>()
+            })
+            .unwrap_or_default();
+        charts.push(chart::steady_state_svg(
+            &format!("{}: steady-state verification ({})", step.name, ss.case),
+            metric_name(ss.metric),
+            &tracked,
+            ss.window.window_start,
+            ss.window.values.len(),
+            ss.window.average,
+            ss.window.slope,
+            ss.window.intercept,
+            ss.limits_pct[0],
+        ));
+    }
+    charts
 }

@@ -12,7 +12,7 @@
 use iogate_result::{
     AssertionResult, BaselineComparison, Outcome, RuleOutcome, RuleResult, RunResult,
 };
-use iogate_spec::{format_value, Plan};
+use iogate_spec::{format_value, BaselineRule, Plan};
 
 use crate::baseline::Baseline;
 use crate::evidence;
@@ -75,85 +75,111 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         let rules = plan
             .baseline_rules
             .iter()
-            .map(|rule| {
-                // Baselines key case metrics by their full selector.
-                let key = result
-                    .canonical(&rule.metric)
-                    .unwrap_or_else(|| rule.metric.clone())
-                    .to_string();
-                let value = result.metric(&rule.metric).unwrap_or(f64::NAN);
-                let golden = input
-                    .baseline
-                    .as_ref()
-                    .and_then(|(b, _)| b.metrics.get(&key));
-                let samples = result.samples(&rule.metric);
-                let baseline_samples = golden.and_then(|g| g.samples());
-                let undecided = evidence::metric_gap(result, &rule.metric);
-                let judged = golden.map(|g| {
-                    noise::judge(
-                        Side {
-                            value: g.value,
-                            samples: baseline_samples.as_ref().map(|s| s.values.as_slice()),
-                        },
-                        Side {
-                            value,
-                            samples: samples.as_ref().map(|s| s.values.as_slice()),
-                        },
-                        rule.tolerance_pct,
-                        rule.higher_is_better,
-                        &key,
-                    )
-                });
-                RuleResult {
-                    metric: rule.path.clone(),
-                    tolerance_pct: rule.tolerance_pct,
-                    baseline: golden.map(|g| g.value),
-                    value,
-                    change_pct: judged.map(|j| j.change_pct),
-                    change_interval_pct: judged.and_then(|j| j.interval_pct),
-                    baseline_samples: baseline_samples.map(|s| s.info()),
-                    samples: samples.map(|s| s.info()),
-                    outcome: match (&undecided, judged) {
-                        (Some(_), Some(_)) => RuleOutcome::Inconclusive,
-                        (_, j) => j.map_or(RuleOutcome::NoBaseline, |j| j.outcome),
-                    },
-                    undecided,
-                }
-            })
+            .map(|rule| judge_rule(rule, result, input))
             .collect();
-        BaselineComparison {
-            path: input.baseline.as_ref().map(|(_, p)| p.clone()),
-            key: input.key.clone(),
-            not_compared: input.not_compared.clone(),
-            baseline_firmware_revision: input
-                .baseline
-                .as_ref()
-                .and_then(|(b, _)| b.target.firmware_revision.clone()),
-            baseline_target: input.baseline.as_ref().map(|(b, _)| b.target.clone()),
-            baseline_blessed_at: input.baseline.as_ref().map(|(b, _)| b.blessed_at.clone()),
-            baseline_iogate_version: input
-                .baseline
-                .as_ref()
-                .map(|(b, _)| b.iogate_version.clone()),
-            required: input.required,
-            confidence_pct: noise::CONFIDENCE_PCT,
-            rules,
-        }
+        comparison(input, rules)
     });
     let unmeasured = evidence::run_gaps(result);
-    let outcome = if result.outcome == Outcome::Error {
+    let outcome = outcome(result, input, &assertions, baseline.as_ref(), &unmeasured);
+    Verdict {
+        outcome,
+        assertions,
+        baseline,
+        unmeasured,
+    }
+}
+
+/// One baseline rule: the run's value and samples against the golden value and its
+/// samples (`noise::judge`), undecided where the run measured nothing.
+fn judge_rule(rule: &BaselineRule, result: &RunResult, input: &BaselineInput<'_>) -> RuleResult {
+    // Baselines key case metrics by their full selector.
+    let key = result
+        .canonical(&rule.metric)
+        .unwrap_or_else(|| rule.metric.clone())
+        .to_string();
+    let value = result.metric(&rule.metric).unwrap_or(f64::NAN);
+    let golden = input
+        .baseline
+        .as_ref()
+        .and_then(|(b, _)| b.metrics.get(&key));
+    let samples = result.samples(&rule.metric);
+    let baseline_samples = golden.and_then(|g| g.samples());
+    let undecided = evidence::metric_gap(result, &rule.metric);
+    let judged = golden.map(|g| {
+        noise::judge(
+            Side {
+                value: g.value,
+                samples: baseline_samples.as_ref().map(|s| s.values.as_slice()),
+            },
+            Side {
+                value,
+                samples: samples.as_ref().map(|s| s.values.as_slice()),
+            },
+            rule.tolerance_pct,
+            rule.higher_is_better,
+            &key,
+        )
+    });
+    RuleResult {
+        metric: rule.path.clone(),
+        tolerance_pct: rule.tolerance_pct,
+        baseline: golden.map(|g| g.value),
+        value,
+        change_pct: judged.map(|j| j.change_pct),
+        change_interval_pct: judged.and_then(|j| j.interval_pct),
+        baseline_samples: baseline_samples.map(|s| s.info()),
+        samples: samples.map(|s| s.info()),
+        outcome: match (&undecided, judged) {
+            (Some(_), Some(_)) => RuleOutcome::Inconclusive,
+            (_, j) => j.map_or(RuleOutcome::NoBaseline, |j| j.outcome),
+        },
+        undecided,
+    }
+}
+
+/// The comparison's record: where the baseline came from, and the rules' results.
+fn comparison(input: &BaselineInput<'_>, rules: Vec<RuleResult>) -> BaselineComparison {
+    BaselineComparison {
+        path: input.baseline.as_ref().map(|(_, p)| p.clone()),
+        key: input.key.clone(),
+        not_compared: input.not_compared.clone(),
+        baseline_firmware_revision: input
+            .baseline
+            .as_ref()
+            .and_then(|(b, _)| b.target.firmware_revision.clone()),
+        baseline_target: input.baseline.as_ref().map(|(b, _)| b.target.clone()),
+        baseline_blessed_at: input.baseline.as_ref().map(|(b, _)| b.blessed_at.clone()),
+        baseline_iogate_version: input
+            .baseline
+            .as_ref()
+            .map(|(b, _)| b.iogate_version.clone()),
+        required: input.required,
+        confidence_pct: noise::CONFIDENCE_PCT,
+        rules,
+    }
+}
+
+/// Outcome precedence: error, then fail, then regressed, then inconclusive (interrupted,
+/// nothing measured, an undecided assertion, an inconclusive rule, a required baseline
+/// missing, a required steady state not reached), else pass.
+fn outcome(
+    result: &RunResult,
+    input: &BaselineInput<'_>,
+    assertions: &[AssertionResult],
+    baseline: Option<&BaselineComparison>,
+    unmeasured: &[String],
+) -> Outcome {
+    if result.outcome == Outcome::Error {
         Outcome::Error
     } else if assertions.iter().any(|a| a.failed()) {
         Outcome::Fail
-    } else if baseline
-        .as_ref()
-        .is_some_and(|b| b.rules.iter().any(|r| r.outcome == RuleOutcome::Regressed))
+    } else if baseline.is_some_and(|b| b.rules.iter().any(|r| r.outcome == RuleOutcome::Regressed))
     {
         Outcome::Regressed
     } else if result.interrupted
         || !unmeasured.is_empty()
         || assertions.iter().any(|a| a.undecided.is_some())
-        || baseline.as_ref().is_some_and(|b| {
+        || baseline.is_some_and(|b| {
             b.rules.iter().any(|r| {
                 r.outcome == RuleOutcome::Inconclusive
                     || (input.required && r.outcome == RuleOutcome::NoBaseline)
@@ -169,12 +195,6 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         Outcome::Inconclusive
     } else {
         Outcome::Pass
-    };
-    Verdict {
-        outcome,
-        assertions,
-        baseline,
-        unmeasured,
     }
 }
 

@@ -8,7 +8,7 @@
 //! (`<sweep>.steady_state.reached`, `<sweep>.steady_state.round`).
 
 use iogate_spec::steady::{self, Window};
-use iogate_spec::{PlanStep, SweepPlan};
+use iogate_spec::{PlanStep, SteadyStatePlan, SweepPlan};
 
 use iogate_result::cases::{saturation, CaseFigures, CaseResult, SteadyStateResult, SweepResult};
 use iogate_result::StepResult;
@@ -106,37 +106,10 @@ pub fn run_sweep(
             window: CaseFigures::average(&f[first.min(f.len())..complete.min(f.len())]),
         })
         .collect();
-    let steady_state = sweep.steady_state.as_ref().map(|ss| {
-        let values: Vec<f64> = figures[ss.case]
-            .iter()
-            .map(|f| f.metric(ss.metric))
-            .collect();
-        // Fewer rounds than the window: report what there is, not reached.
-        let window = decision.clone().unwrap_or_else(|| {
-            let avg = values.iter().sum::<f64>() / values.len().max(1) as f64;
-            Window {
-                reached: false,
-                window_start: 1,
-                values: values.clone(),
-                average: avg,
-                excursion_pct: 0.0,
-                slope: 0.0,
-                intercept: avg,
-                slope_excursion_pct: 0.0,
-            }
-        });
-        SteadyStateResult {
-            metric: ss.metric,
-            case: sweep.cases[ss.case].label(),
-            reached: window.reached,
-            round: window
-                .reached
-                .then(|| (window.window_start + window.values.len() - 1) as u32),
-            required: ss.required,
-            limits_pct: [ss.criterion.max_excursion_pct, ss.criterion.max_slope_pct],
-            window,
-        }
-    });
+    let steady_state = sweep
+        .steady_state
+        .as_ref()
+        .map(|ss| steady_state_result(sweep, ss, &figures[ss.case], decision.clone()));
     (
         SweepResult {
             rounds,
@@ -149,4 +122,40 @@ pub fn run_sweep(
         last_tracked,
         error,
     )
+}
+
+/// The steady-state record of the tracked case: the deciding window, or with fewer
+/// rounds than the window, what there is (not reached).
+fn steady_state_result(
+    sweep: &SweepPlan,
+    ss: &SteadyStatePlan,
+    figures: &[CaseFigures],
+    decision: Option<Window>,
+) -> SteadyStateResult {
+    let values: Vec<f64> = figures.iter().map(|f| f.metric(ss.metric)).collect();
+    // Fewer rounds than the window: report what there is, not reached.
+    let window = decision.unwrap_or_else(|| {
+        let avg = values.iter().sum::<f64>() / values.len().max(1) as f64;
+        Window {
+            reached: false,
+            window_start: 1,
+            values: values.clone(),
+            average: avg,
+            excursion_pct: 0.0,
+            slope: 0.0,
+            intercept: avg,
+            slope_excursion_pct: 0.0,
+        }
+    });
+    SteadyStateResult {
+        metric: ss.metric,
+        case: sweep.cases[ss.case].label(),
+        reached: window.reached,
+        round: window
+            .reached
+            .then(|| (window.window_start + window.values.len() - 1) as u32),
+        required: ss.required,
+        limits_pct: [ss.criterion.max_excursion_pct, ss.criterion.max_slope_pct],
+        window,
+    }
 }

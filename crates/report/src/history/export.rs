@@ -25,8 +25,29 @@ pub fn write_parquet(
         message: e.to_string(),
     };
     std::fs::create_dir_all(dir).map_err(|e| err(dir, &e))?;
+    let mut written = Vec::new();
+    for (name, df) in [
+        ("runs.parquet", runs_frame(runs)),
+        ("metrics.parquet", metrics_frame(metrics)),
+        ("expected_changes.parquet", expected_frame(expected)),
+    ] {
+        let path = dir.join(name);
+        let mut df = df.map_err(|e| err(&path, &e))?;
+        iogate_spec::files::write_atomic_with(&path, |file| {
+            ParquetWriter::new(file)
+                .finish(&mut df)
+                .map_err(std::io::Error::other)
+        })
+        .map_err(|e| err(&path, &e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// `runs.parquet`: one row per run.
+fn runs_frame(runs: &[RunRecord]) -> PolarsResult<DataFrame> {
     let s = |name: &str, v: Vec<Option<String>>| Column::new(name.into(), v);
-    let runs_df = DataFrame::new(
+    DataFrame::new(
         runs.len(),
         vec![
             s(
@@ -91,12 +112,17 @@ pub fn write_parquet(
                     .collect::<Vec<Option<bool>>>(),
             ),
         ],
-    );
+    )
+}
+
+/// `metrics.parquet`: one row per run and metric, `samples` a list of doubles.
+fn metrics_frame(metrics: &[MetricRecord]) -> PolarsResult<DataFrame> {
+    let s = |name: &str, v: Vec<Option<String>>| Column::new(name.into(), v);
     let samples: Vec<Series> = metrics
         .iter()
         .map(|m| Series::new("".into(), m.samples.clone()))
         .collect();
-    let metrics_df = DataFrame::new(
+    DataFrame::new(
         metrics.len(),
         vec![
             s(
@@ -132,8 +158,13 @@ pub fn write_parquet(
             ),
             Column::new("samples".into(), samples),
         ],
-    );
-    let expected_df = DataFrame::new(
+    )
+}
+
+/// `expected_changes.parquet`.
+fn expected_frame(expected: &[ExpectedChange]) -> PolarsResult<DataFrame> {
+    let s = |name: &str, v: Vec<Option<String>>| Column::new(name.into(), v);
+    DataFrame::new(
         expected.len(),
         vec![
             s(
@@ -153,22 +184,5 @@ pub fn write_parquet(
                 expected.iter().map(|e| Some(e.note.clone())).collect(),
             ),
         ],
-    );
-    let mut written = Vec::new();
-    for (name, df) in [
-        ("runs.parquet", runs_df),
-        ("metrics.parquet", metrics_df),
-        ("expected_changes.parquet", expected_df),
-    ] {
-        let path = dir.join(name);
-        let mut df = df.map_err(|e| err(&path, &e))?;
-        iogate_spec::files::write_atomic_with(&path, |file| {
-            ParquetWriter::new(file)
-                .finish(&mut df)
-                .map_err(std::io::Error::other)
-        })
-        .map_err(|e| err(&path, &e))?;
-        written.push(path);
-    }
-    Ok(written)
+    )
 }

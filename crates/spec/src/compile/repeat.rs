@@ -7,7 +7,7 @@ use std::ops::Range;
 use super::replay::bare;
 use super::steps::{block_size, region, step_name};
 use super::*;
-use crate::document::RawRepeat;
+use crate::document::{RawProbe, RawRepeat};
 use crate::plan::{ProbePlan, RepeatPlan};
 
 /// Largest set and round count: a probe's trial issues at most this many requests.
@@ -47,60 +47,7 @@ pub(super) fn repeat(
         .map_or(Some(3), |n| cx.count(n, "rounds", 1, MAX_ROUNDS));
     let probe = match &r.probe {
         None => Some(None),
-        Some(p) => {
-            let max_requests = p.max_requests.as_ref().map_or(Some(65_536), |n| {
-                cx.count(n, "largest set", 2, MAX_REQUESTS)
-            });
-            let hit_share = p
-                .hit_share
-                .as_ref()
-                .map_or(Some(50.0), |x| cx.percent(x, "hit share"));
-            let bisect = p
-                .bisect
-                .as_ref()
-                .map_or(Some(4), |n| cx.count(n, "bisection steps", 0, 16));
-            let sizes: Option<Vec<u64>> = match &p.block_sizes {
-                None => bs.map(|b| vec![b]),
-                Some(list) if list.value.is_empty() => {
-                    let span = cx.span(list);
-                    cx.error(
-                        span,
-                        "a probe without block sizes runs no trial",
-                        "expected at least one block size (or leave `block_sizes` out: the \
-                         step's block size)",
-                    );
-                    None
-                }
-                Some(list) => list
-                    .value
-                    .iter()
-                    .map(|b| block_size(cx, b, lbs, region.as_ref()))
-                    .collect(),
-            };
-            let rounds_ok = match (&r.rounds, rounds) {
-                (Some(span), Some(1)) => {
-                    let span = cx.span(span);
-                    cx.error(
-                        span,
-                        "a probe needs later rounds to find hits",
-                        "expected at least 2 rounds",
-                    );
-                    None
-                }
-                _ => Some(()),
-            };
-            match (max_requests, hit_share, bisect, sizes, rounds_ok) {
-                (Some(max_requests), Some(hit_share_pct), Some(bisect), Some(sizes), Some(())) => {
-                    Some(Some(ProbePlan {
-                        max_requests,
-                        hit_share_pct,
-                        bisect: bisect as u32,
-                        block_sizes_bytes: sizes,
-                    }))
-                }
-                _ => None,
-            }
-        }
+        Some(p) => probe(cx, r, p, bs, rounds, lbs, region.as_ref()).map(Some),
     };
     let (region, bs, read, random, qd) = (region?, bs?, read?, random?, qd?);
     let (requests, rounds, probe) = (requests?, rounds?, probe?);
@@ -130,4 +77,69 @@ pub(super) fn repeat(
         probe,
     });
     Some((step, name_span))
+}
+
+/// The cache probe: largest set (default 65,536), hit share (50%), bisection steps (4),
+/// block sizes (the step's); it needs at least 2 rounds.
+fn probe(
+    cx: &mut Ctx<'_>,
+    r: &RawRepeat,
+    p: &RawProbe,
+    bs: Option<u64>,
+    rounds: Option<u64>,
+    lbs: u64,
+    region: Option<&Region>,
+) -> Option<ProbePlan> {
+    let max_requests = p.max_requests.as_ref().map_or(Some(65_536), |n| {
+        cx.count(n, "largest set", 2, MAX_REQUESTS)
+    });
+    let hit_share = p
+        .hit_share
+        .as_ref()
+        .map_or(Some(50.0), |x| cx.percent(x, "hit share"));
+    let bisect = p
+        .bisect
+        .as_ref()
+        .map_or(Some(4), |n| cx.count(n, "bisection steps", 0, 16));
+    let sizes: Option<Vec<u64>> = match &p.block_sizes {
+        None => bs.map(|b| vec![b]),
+        Some(list) if list.value.is_empty() => {
+            let span = cx.span(list);
+            cx.error(
+                span,
+                "a probe without block sizes runs no trial",
+                "expected at least one block size (or leave `block_sizes` out: the \
+                 step's block size)",
+            );
+            None
+        }
+        Some(list) => list
+            .value
+            .iter()
+            .map(|b| block_size(cx, b, lbs, region))
+            .collect(),
+    };
+    let rounds_ok = match (&r.rounds, rounds) {
+        (Some(span), Some(1)) => {
+            let span = cx.span(span);
+            cx.error(
+                span,
+                "a probe needs later rounds to find hits",
+                "expected at least 2 rounds",
+            );
+            None
+        }
+        _ => Some(()),
+    };
+    match (max_requests, hit_share, bisect, sizes, rounds_ok) {
+        (Some(max_requests), Some(hit_share_pct), Some(bisect), Some(sizes), Some(())) => {
+            Some(ProbePlan {
+                max_requests,
+                hit_share_pct,
+                bisect: bisect as u32,
+                block_sizes_bytes: sizes,
+            })
+        }
+        _ => None,
+    }
 }

@@ -33,63 +33,9 @@ pub(super) fn replay(
             "expected the path of a trace file",
         );
     }
-    let format = TraceFormat::from_name(&r.format.value);
-    if format.is_none() {
-        let span = cx.span(&r.format);
-        let names: Vec<&str> = TraceFormat::NAMES.iter().map(|(n, _)| *n).collect();
-        cx.error(
-            span,
-            "unknown trace format",
-            format!(
-                "expected one of {}, found `{}`",
-                names.join(", "),
-                r.format.value
-            ),
-        );
-    }
-    let timing = match &r.timing {
-        None => Some(ReplayTiming::AsFastAsPossible),
-        Some(t) => {
-            match &t.value {
-                RawTiming::AsFastAsPossible => Some(ReplayTiming::AsFastAsPossible),
-                RawTiming::AsRecorded => Some(ReplayTiming::AsRecorded),
-                RawTiming::Scaled(f) if f.value > 0.0 && f.value.is_finite() => {
-                    Some(ReplayTiming::Scaled { factor: f.value })
-                }
-                RawTiming::Scaled(f) => {
-                    let span = cx.span(f);
-                    cx.error(
-                    span,
-                    "invalid time scale",
-                    format!("expected a speed-up factor above 0 (2: twice the recorded rate), found {}", f.value),
-                );
-                    None
-                }
-                RawTiming::IdleCapped(d) => cx
-                    .duration(d, "idle cap")
-                    .map(|max_idle_ns| ReplayTiming::IdleCapped { max_idle_ns }),
-            }
-        }
-    };
-    let (queue_depth, from_trace) = match &r.queue_depth {
-        None => (Some(DEFAULT_REPLAY_QUEUE_DEPTH), false),
-        Some(q) if q.value == "trace" => (Some(1024), true),
-        Some(q) => match q.value.parse::<u64>() {
-            Ok(n) if (1..=MAX_QUEUE_DEPTH).contains(&n) => (Some(n as u32), false),
-            _ => {
-                let span = cx.span(q);
-                cx.error(
-                    span,
-                    "invalid queue depth",
-                    format!(
-                        "expected a number from 1 to {MAX_QUEUE_DEPTH}, or `trace`, found `{}`",
-                        q.value
-                    ),
-                );
-                (None, false)
-            }
-        },
-    };
+    let format = trace_format(cx, r);
+    let timing = timing(cx, r);
+    let (queue_depth, from_trace) = replay_queue_depth(cx, r);
     let mapping = match r.mapping.as_ref().map(|m| (m, m.value.as_str())) {
         None | Some((_, "fold")) => Some(AddressMapping::Fold),
         Some((_, "offset")) => Some(AddressMapping::Offset),
@@ -132,6 +78,77 @@ pub(super) fn replay(
         log_step: r.log_step.as_ref().map(|s| s.value.clone()),
     });
     Some((step, name_span))
+}
+
+/// The trace format by name.
+fn trace_format(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFormat> {
+    let format = TraceFormat::from_name(&r.format.value);
+    if format.is_none() {
+        let span = cx.span(&r.format);
+        let names: Vec<&str> = TraceFormat::NAMES.iter().map(|(n, _)| *n).collect();
+        cx.error(
+            span,
+            "unknown trace format",
+            format!(
+                "expected one of {}, found `{}`",
+                names.join(", "),
+                r.format.value
+            ),
+        );
+    }
+    format
+}
+
+/// The replay's timing (default as fast as possible).
+fn timing(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<ReplayTiming> {
+    match &r.timing {
+        None => Some(ReplayTiming::AsFastAsPossible),
+        Some(t) => {
+            match &t.value {
+                RawTiming::AsFastAsPossible => Some(ReplayTiming::AsFastAsPossible),
+                RawTiming::AsRecorded => Some(ReplayTiming::AsRecorded),
+                RawTiming::Scaled(f) if f.value > 0.0 && f.value.is_finite() => {
+                    Some(ReplayTiming::Scaled { factor: f.value })
+                }
+                RawTiming::Scaled(f) => {
+                    let span = cx.span(f);
+                    cx.error(
+                    span,
+                    "invalid time scale",
+                    format!("expected a speed-up factor above 0 (2: twice the recorded rate), found {}", f.value),
+                );
+                    None
+                }
+                RawTiming::IdleCapped(d) => cx
+                    .duration(d, "idle cap")
+                    .map(|max_idle_ns| ReplayTiming::IdleCapped { max_idle_ns }),
+            }
+        }
+    }
+}
+
+/// The limit on outstanding requests (default 64), or `trace`: as recorded (at most
+/// 1024).
+fn replay_queue_depth(cx: &mut Ctx<'_>, r: &RawReplay) -> (Option<u32>, bool) {
+    match &r.queue_depth {
+        None => (Some(DEFAULT_REPLAY_QUEUE_DEPTH), false),
+        Some(q) if q.value == "trace" => (Some(1024), true),
+        Some(q) => match q.value.parse::<u64>() {
+            Ok(n) if (1..=MAX_QUEUE_DEPTH).contains(&n) => (Some(n as u32), false),
+            _ => {
+                let span = cx.span(q);
+                cx.error(
+                    span,
+                    "invalid queue depth",
+                    format!(
+                        "expected a number from 1 to {MAX_QUEUE_DEPTH}, or `trace`, found `{}`",
+                        q.value
+                    ),
+                );
+                (None, false)
+            }
+        },
+    }
 }
 
 fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {

@@ -211,18 +211,8 @@ pub(super) fn precondition(
     ))
 }
 
-pub(super) fn workload(
-    cx: &mut Ctx<'_>,
-    w: &RawWorkload,
-    index: usize,
-    size: u64,
-    lbs: u64,
-    seed: u64,
-) -> Option<(PlanStep, Option<Range<usize>>)> {
-    let (name, name_span) = step_name(cx, w.name.as_ref(), "workload");
-    let region = region(cx, w.region.as_ref(), size, lbs);
-    let qd = cx.queue_depth(w.queue_depth.as_ref());
-    let jobs = cx.jobs(w.jobs.as_ref());
+/// How a workload ends: one of `duration` (default 60 s), `ios` or `bytes`, positive.
+fn workload_limit(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<Limit> {
     let given: Vec<(&str, std::ops::Range<usize>)> = [
         w.duration.as_ref().map(|d| ("duration", cx.span(d))),
         w.ios.as_ref().map(|i| ("ios", cx.span(i))),
@@ -231,7 +221,7 @@ pub(super) fn workload(
     .into_iter()
     .flatten()
     .collect();
-    let limit = if given.len() > 1 {
+    if given.len() > 1 {
         cx.error_note(
             given[1].1.clone(),
             "a workload ends by one of duration, request count or byte count",
@@ -275,8 +265,12 @@ pub(super) fn workload(
         Some(Limit::Duration {
             duration_ns: 60_000_000_000,
         })
-    };
-    let ramp_ns = match &w.ramp {
+    }
+}
+
+/// The warm-up of a time-bounded workload (default none).
+fn ramp(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<u64> {
+    match &w.ramp {
         None => Some(0),
         Some(r) if w.duration.is_none() && (w.ios.is_some() || w.bytes.is_some()) => {
             let span = cx.span(r);
@@ -284,55 +278,39 @@ pub(super) fn workload(
             None
         }
         Some(r) => cx.duration(r, "ramp"),
+    }
+}
+
+/// A keyword field: absent is `default`, each of `choices` its value, anything else an
+/// error naming the two choices.
+fn keyword<T: Copy>(
+    cx: &mut Ctx<'_>,
+    field: Option<&Spanned<String>>,
+    title: &str,
+    choices: [(&str, T); 2],
+    default: T,
+) -> Option<T> {
+    let Some(c) = field else {
+        return Some(default);
     };
-    let distribution = distribution(cx, w.distribution.as_ref());
-    let rate = rate(cx, w);
-    let kernel_submission = match &w.submission {
-        None => Some(false),
-        Some(c) if c.value == "syscall" => Some(false),
-        Some(c) if c.value == "kernel_thread" => Some(true),
-        Some(c) => {
-            let span = cx.span(c);
-            cx.error(
-                span,
-                "unknown submission mode",
-                format!("expected `syscall` or `kernel_thread`, found `{}`", c.value),
-            );
-            None
-        }
-    };
-    let engine = match &w.engine {
-        None => Some(crate::plan::IoEngine::Auto),
-        Some(c) if c.value == "block" => Some(crate::plan::IoEngine::Block),
-        Some(c) if c.value == "passthrough" => Some(crate::plan::IoEngine::Passthrough),
-        Some(c) => {
-            let span = cx.span(c);
-            cx.error(
-                span,
-                "unknown engine",
-                format!("expected `block` or `passthrough`, found `{}`", c.value),
-            );
-            None
-        }
-    };
-    let polled = match &w.completion {
-        None => Some(false),
-        Some(c) if c.value == "interrupt" => Some(false),
-        Some(c) if c.value == "polled" => Some(true),
-        Some(c) => {
-            let span = cx.span(c);
-            cx.error(
-                span,
-                "unknown completion mode",
-                format!("expected `interrupt` or `polled`, found `{}`", c.value),
-            );
-            None
-        }
-    };
-    let think_time_ns = match &w.think_time {
-        Some(t) => cx.duration(t, "think time"),
-        None => Some(0),
-    };
+    if let Some((_, v)) = choices.iter().find(|(k, _)| *k == c.value) {
+        return Some(*v);
+    }
+    let span = cx.span(c);
+    cx.error(
+        span,
+        title,
+        format!(
+            "expected `{}` or `{}`, found `{}`",
+            choices[0].0, choices[1].0, c.value
+        ),
+    );
+    None
+}
+
+/// The CPUs jobs are pinned to: a non-empty list of CPU numbers below 1024 (empty: not
+/// pinned).
+fn cpus(cx: &mut Ctx<'_>, w: &RawWorkload) -> Vec<u32> {
     let cpus = w.cpus.as_ref().map_or(Vec::new(), |c| c.value.clone());
     if let Some(c) = &w.cpus {
         if c.value.is_empty() || c.value.iter().any(|&cpu| cpu >= 1024) {
@@ -344,6 +322,69 @@ pub(super) fn workload(
             );
         }
     }
+    cpus
+}
+
+/// The plan's estimates: the duration of a time-bounded step (ramp included), the bytes
+/// of a request- or byte-bounded one (requests × the mix's mean block size).
+fn estimates(limit: Limit, ramp_ns: u64, mix: &[MixLine]) -> (Option<u64>, Option<u64>) {
+    let mean_bs: f64 = mix
+        .iter()
+        .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
+        .sum();
+    match limit {
+        Limit::Duration { duration_ns } => (Some(ramp_ns.saturating_add(duration_ns)), None),
+        Limit::Ios { ios } => (None, Some((ios as f64 * mean_bs).round() as u64)),
+        Limit::Bytes { bytes } => (None, Some(bytes)),
+        Limit::Trace => (None, None),
+    }
+}
+
+pub(super) fn workload(
+    cx: &mut Ctx<'_>,
+    w: &RawWorkload,
+    index: usize,
+    size: u64,
+    lbs: u64,
+    seed: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, w.name.as_ref(), "workload");
+    let region = region(cx, w.region.as_ref(), size, lbs);
+    let qd = cx.queue_depth(w.queue_depth.as_ref());
+    let jobs = cx.jobs(w.jobs.as_ref());
+    let limit = workload_limit(cx, w);
+    let ramp_ns = ramp(cx, w);
+    let distribution = distribution(cx, w.distribution.as_ref());
+    let rate = rate(cx, w);
+    let kernel_submission = keyword(
+        cx,
+        w.submission.as_ref(),
+        "unknown submission mode",
+        [("syscall", false), ("kernel_thread", true)],
+        false,
+    );
+    let engine = keyword(
+        cx,
+        w.engine.as_ref(),
+        "unknown engine",
+        [
+            ("block", crate::plan::IoEngine::Block),
+            ("passthrough", crate::plan::IoEngine::Passthrough),
+        ],
+        crate::plan::IoEngine::Auto,
+    );
+    let polled = keyword(
+        cx,
+        w.completion.as_ref(),
+        "unknown completion mode",
+        [("interrupt", false), ("polled", true)],
+        false,
+    );
+    let think_time_ns = match &w.think_time {
+        Some(t) => cx.duration(t, "think time"),
+        None => Some(0),
+    };
+    let cpus = cpus(cx, w);
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
     let verify = w.verify.as_ref().is_some_and(|v| v.value);
     if let Some(mix) = &mix {
@@ -360,16 +401,7 @@ pub(super) fn workload(
         polled?,
         kernel_submission?,
     );
-    let mean_bs: f64 = mix
-        .iter()
-        .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
-        .sum();
-    let (estimated_duration_ns, estimated_bytes) = match limit {
-        Limit::Duration { duration_ns } => (Some(ramp_ns.saturating_add(duration_ns)), None),
-        Limit::Ios { ios } => (None, Some((ios as f64 * mean_bs).round() as u64)),
-        Limit::Bytes { bytes } => (None, Some(bytes)),
-        Limit::Trace => (None, None),
-    };
+    let (estimated_duration_ns, estimated_bytes) = estimates(limit, ramp_ns, &mix);
     Some((
         PlanStep {
             name,
@@ -423,79 +455,12 @@ pub(super) fn mix(
     let mut ok = true;
     let mut weights_known = true;
     for line in &lines.value {
-        let l = &line.value;
-        let bs = block_size(cx, &l.block_size, lbs, region);
-        let weight = match &l.weight {
-            Some(w) => cx.percent(w, "weight"),
-            None if single => Some(100.0),
-            None => {
-                let span = cx.span(line);
-                cx.error(
-                    span,
-                    "mix line without a weight",
-                    "expected `weight:` (lines of a mix share 100% of requests)",
-                );
-                None
-            }
-        };
-        weights_known &= weight.is_some();
-        let read = l
-            .read
-            .as_ref()
-            .map_or(Some(100.0), |r| cx.percent(r, "read share"));
-        let random = l
-            .random
-            .as_ref()
-            .map_or(Some(100.0), |r| cx.percent(r, "random share"));
-        let align = match (&l.align, bs) {
-            (Some(a), _) => {
-                match cx.byte_size(a, "alignment") {
-                    Some(v) if v == 0 || v % lbs != 0 => {
-                        let span = cx.span(a);
-                        cx.error(span, "misaligned alignment", format!("expected a multiple of the logical block size ({lbs}B), found {v}B"));
-                        None
-                    }
-                    other => other,
-                }
-            }
-            (None, bs) => bs,
-        };
-        let burst = l.burst.as_ref().map_or(Some(0), |b| {
-            cx.count(b, "burst length", 1, u64::from(u32::MAX))
-        });
-        let delay_ns = match (&l.delay, &l.burst) {
-            (Some(d), Some(_)) => cx.duration(d, "delay"),
-            (Some(d), None) => {
-                let span = cx.span(d);
-                cx.error(
-                    span,
-                    "delay without a burst length",
-                    "expected `burst:` with `delay:` (the pause comes after each burst)",
-                );
-                None
-            }
-            (None, _) => Some(0),
-        };
-        match (bs, weight, read, random, align, burst, delay_ns) {
-            (
-                Some(bs),
-                Some(weight),
-                Some(read),
-                Some(random),
-                Some(align),
-                Some(burst),
-                Some(delay_ns),
-            ) => out.push(MixLine {
-                block_size_bytes: bs,
-                weight_pct: weight,
-                read_pct: read,
-                random_pct: random,
-                align_bytes: align,
-                burst,
-                delay_ns,
-            }),
-            _ => ok = false,
+        let mut known = true;
+        match mix_line(cx, line, single, lbs, region, &mut known) {
+            Some(l) => out.push(l),
+            None => ok = false,
         }
+        weights_known &= known;
     }
     if weights_known {
         let total: f64 = lines
@@ -525,6 +490,93 @@ pub(super) fn mix(
         }
     }
     ok.then_some(out)
+}
+
+/// One mix line; None after a diagnostic. `weight_known` tells whether its weight
+/// was read (the sum of weights is checked only when every one was).
+fn mix_line(
+    cx: &mut Ctx<'_>,
+    line: &Spanned<RawMixLine>,
+    single: bool,
+    lbs: u64,
+    region: Option<&Region>,
+    weight_known: &mut bool,
+) -> Option<MixLine> {
+    let l = &line.value;
+    let bs = block_size(cx, &l.block_size, lbs, region);
+    let weight = match &l.weight {
+        Some(w) => cx.percent(w, "weight"),
+        None if single => Some(100.0),
+        None => {
+            let span = cx.span(line);
+            cx.error(
+                span,
+                "mix line without a weight",
+                "expected `weight:` (lines of a mix share 100% of requests)",
+            );
+            None
+        }
+    };
+    let read = l
+        .read
+        .as_ref()
+        .map_or(Some(100.0), |r| cx.percent(r, "read share"));
+    let random = l
+        .random
+        .as_ref()
+        .map_or(Some(100.0), |r| cx.percent(r, "random share"));
+    let align = match (&l.align, bs) {
+        (Some(a), _) => match cx.byte_size(a, "alignment") {
+            Some(v) if v == 0 || v % lbs != 0 => {
+                let span = cx.span(a);
+                cx.error(
+                    span,
+                    "misaligned alignment",
+                    format!("expected a multiple of the logical block size ({lbs}B), found {v}B"),
+                );
+                None
+            }
+            other => other,
+        },
+        (None, bs) => bs,
+    };
+    let burst = l.burst.as_ref().map_or(Some(0), |b| {
+        cx.count(b, "burst length", 1, u64::from(u32::MAX))
+    });
+    let delay_ns = match (&l.delay, &l.burst) {
+        (Some(d), Some(_)) => cx.duration(d, "delay"),
+        (Some(d), None) => {
+            let span = cx.span(d);
+            cx.error(
+                span,
+                "delay without a burst length",
+                "expected `burst:` with `delay:` (the pause comes after each burst)",
+            );
+            None
+        }
+        (None, _) => Some(0),
+    };
+    *weight_known = weight.is_some();
+    match (bs, weight, read, random, align, burst, delay_ns) {
+        (
+            Some(bs),
+            Some(weight),
+            Some(read),
+            Some(random),
+            Some(align),
+            Some(burst),
+            Some(delay_ns),
+        ) => Some(MixLine {
+            block_size_bytes: bs,
+            weight_pct: weight,
+            read_pct: read,
+            random_pct: random,
+            align_bytes: align,
+            burst,
+            delay_ns,
+        }),
+        _ => None,
+    }
 }
 
 pub(super) fn rate(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<RateLimit> {

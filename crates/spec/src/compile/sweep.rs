@@ -34,7 +34,73 @@ pub(super) fn sweep(
 ) -> Option<(PlanStep, Option<Range<usize>>)> {
     let (name, name_span) = step_name(cx, w.name.as_ref(), "sweep");
     let region = region(cx, w.region.as_ref(), size, lbs);
-    let duration_ns = match &w.duration {
+    let duration_ns = case_duration(cx, w);
+    let random_pct = w
+        .random
+        .as_ref()
+        .map_or(Some(100.0), |r| cx.percent(r, "random share"));
+    let values = matrix_values(cx, w, lbs, region.as_ref());
+    let order = matrix_order(cx, w);
+    // The criterion's own fields are checked even when the matrix has mistakes.
+    let fields = w.steady_state.as_ref().map(|s| steady_fields(cx, s));
+    let [bs, read, qd, jobs] = values;
+    let values = [bs?, read?, qd?, jobs?];
+    let order = order?;
+    // Each parameter's values in nesting order (outermost first).
+    let axes: Vec<(&str, Vec<Value>)> = order
+        .iter()
+        .map(|p| {
+            let i = PARAMETERS.iter().position(|x| x == p).unwrap_or(3);
+            (PARAMETERS[i], values[i].clone())
+        })
+        .collect();
+    let count: usize = axes.iter().map(|a| a.1.len()).product();
+    if count > MAX_CASES {
+        too_large(cx, w, count);
+        return None;
+    }
+    let (region, duration_ns, random_pct) = (region?, duration_ns?, random_pct?);
+    let shape = CaseShape {
+        name: &name,
+        index,
+        seed,
+        region,
+        duration_ns,
+        random_pct,
+    };
+    let cases: Vec<SweepCase> = (0..count).map(|n| shape.case(&axes, n)).collect();
+    let steady_state = match &w.steady_state {
+        None => Some(None),
+        Some(s) => fields
+            .flatten()
+            .and_then(|f| steady_state(cx, s, f, &cases))
+            .map(Some),
+    }?;
+    let rounds = rounds(cx, w, steady_state.as_ref())?;
+    let write_limit_bytes = write_limit(cx, w, region)?;
+    let knee_gain_pct = w
+        .knee_gain
+        .as_ref()
+        .map_or(Some(10.0), |g| cx.percent(g, "knee gain"))?;
+    let mut step = bare(name, StepKind::Sweep, region, Limit::Trace);
+    step.estimated_duration_ns = Some(
+        duration_ns
+            .saturating_mul(count as u64)
+            .saturating_mul(u64::from(rounds)),
+    );
+    step.sweep = Some(SweepPlan {
+        cases,
+        rounds,
+        steady_state,
+        write_limit_bytes,
+        knee_gain_pct,
+    });
+    Some((step, name_span))
+}
+
+/// Each case's duration (default 60 s); a zero duration is an error.
+fn case_duration(cx: &mut Ctx<'_>, w: &RawSweep) -> Option<u64> {
+    match &w.duration {
         None => Some(60_000_000_000),
         Some(d) => match cx.duration(d, "case duration") {
             Some(0) => {
@@ -48,21 +114,25 @@ pub(super) fn sweep(
             }
             other => other,
         },
-    };
-    let random_pct = w
-        .random
-        .as_ref()
-        .map_or(Some(100.0), |r| cx.percent(r, "random share"));
+    }
+}
+
+/// Each parameter's values, in [`PARAMETERS`] order: the matrix's list, or the single
+/// default (the step's queue depth and jobs); an empty list is an error.
+fn matrix_values(
+    cx: &mut Ctx<'_>,
+    w: &RawSweep,
+    lbs: u64,
+    region: Option<&Region>,
+) -> [Option<Vec<Value>>; 4] {
     let qd = cx.queue_depth(w.queue_depth.as_ref());
     let jobs = cx.jobs(w.jobs.as_ref());
-    // Each parameter's values: the matrix's, or the single default.
-    let mut axes: Vec<(&str, Vec<Value>)> = Vec::new();
     let m = &w.matrix;
     let bs_values: Option<Vec<Value>> = match &m.block_size {
         Some(list) => list
             .value
             .iter()
-            .map(|b| block_size(cx, b, lbs, region.as_ref()).map(Value::Bytes))
+            .map(|b| block_size(cx, b, lbs, region).map(Value::Bytes))
             .collect(),
         None => Some(vec![Value::Bytes(4096)]),
     };
@@ -115,6 +185,12 @@ pub(super) fn sweep(
             cx.error(span, "empty matrix list", "expected at least one value");
         }
     }
+    [bs_values, read_values, qd_values, jobs_values]
+}
+
+/// The nesting order: `order`'s parameters (each at most once), then those not named in
+/// their default relative order; None after a diagnostic.
+fn matrix_order(cx: &mut Ctx<'_>, w: &RawSweep) -> Option<Vec<String>> {
     let mut order_ok = true;
     let order: Vec<String> = match &w.order {
         None => PARAMETERS.iter().map(|p| p.to_string()).collect(),
@@ -146,51 +222,44 @@ pub(super) fn sweep(
             seen
         }
     };
-    // The criterion's own fields are checked even when the matrix has mistakes.
-    let fields = w.steady_state.as_ref().map(|s| steady_fields(cx, s));
-    let (bs_values, read_values, qd_values, jobs_values) =
-        (bs_values?, read_values?, qd_values?, jobs_values?);
-    if !order_ok {
-        return None;
-    }
-    for p in &order {
-        let values = match p.as_str() {
-            "block_size" => bs_values.clone(),
-            "read" => read_values.clone(),
-            "queue_depth" => qd_values.clone(),
-            _ => jobs_values.clone(),
-        };
-        let name = PARAMETERS
-            .iter()
-            .copied()
-            .find(|x| x == p)
-            .unwrap_or("jobs");
-        axes.push((name, values));
-    }
-    let count: usize = axes.iter().map(|a| a.1.len()).product();
-    if count > MAX_CASES {
-        // At least one list is given when there is more than one case.
-        let span = [
-            m.block_size.as_ref().map(|l| cx.span(l)),
-            m.read.as_ref().map(|l| cx.span(l)),
-            m.queue_depth.as_ref().map(|l| cx.span(l)),
-            m.jobs.as_ref().map(|l| cx.span(l)),
-        ]
-        .into_iter()
-        .flatten()
-        .next()
-        .unwrap_or(0..0);
-        cx.error(
-            span,
-            "matrix too large",
-            format!("expected at most {MAX_CASES} cases, found {count}"),
-        );
-        return None;
-    }
-    let (region, duration_ns, random_pct) = (region?, duration_ns?, random_pct?);
-    // Cartesian product in nesting order: the last axis varies fastest.
-    let mut cases = Vec::with_capacity(count);
-    for n in 0..count {
+    order_ok.then_some(order)
+}
+
+/// A matrix of more than [`MAX_CASES`] cases, reported on its first list.
+fn too_large(cx: &mut Ctx<'_>, w: &RawSweep, count: usize) {
+    let m = &w.matrix;
+    // At least one list is given when there is more than one case.
+    let span = [
+        m.block_size.as_ref().map(|l| cx.span(l)),
+        m.read.as_ref().map(|l| cx.span(l)),
+        m.queue_depth.as_ref().map(|l| cx.span(l)),
+        m.jobs.as_ref().map(|l| cx.span(l)),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+    .unwrap_or(0..0);
+    cx.error(
+        span,
+        "matrix too large",
+        format!("expected at most {MAX_CASES} cases, found {count}"),
+    );
+}
+
+/// What every case of a sweep shares.
+struct CaseShape<'a> {
+    name: &'a str,
+    index: usize,
+    seed: u64,
+    region: Region,
+    duration_ns: u64,
+    random_pct: f64,
+}
+
+impl CaseShape<'_> {
+    /// Case `n` of the Cartesian product in nesting order (the last axis varies
+    /// fastest): a complete workload step with its own seeds.
+    fn case(&self, axes: &[(&str, Vec<Value>)], n: usize) -> SweepCase {
         let mut rest = n;
         let mut pick = [Value::Count(0); 4];
         for (ai, (_, values)) in axes.iter().enumerate().rev() {
@@ -207,12 +276,14 @@ pub(super) fn sweep(
                 _ => {}
             }
         }
-        let case_seed_index = (index as u64) << 16 | n as u64;
+        let case_seed_index = (self.index as u64) << 16 | n as u64;
         let mut step = bare(
             String::new(),
             StepKind::Workload,
-            region,
-            Limit::Duration { duration_ns },
+            self.region,
+            Limit::Duration {
+                duration_ns: self.duration_ns,
+            },
         );
         step.queue_depth = q;
         step.jobs = j;
@@ -220,13 +291,13 @@ pub(super) fn sweep(
             block_size_bytes: bs,
             weight_pct: 100.0,
             read_pct: read,
-            random_pct,
+            random_pct: self.random_pct,
             align_bytes: bs,
             burst: 0,
             delay_ns: 0,
         }];
         step.job_seeds = (0..u64::from(j))
-            .map(|k| derive_seed(seed, case_seed_index, k))
+            .map(|k| derive_seed(self.seed, case_seed_index, k))
             .collect();
         let mut case = SweepCase {
             block_size_bytes: bs,
@@ -235,22 +306,20 @@ pub(super) fn sweep(
             jobs: j,
             step,
         };
-        case.step.name = format!("{name}/{}", case.label());
-        cases.push(case);
+        case.step.name = format!("{}/{}", self.name, case.label());
+        case
     }
-    let steady_state = match &w.steady_state {
-        None => Some(None),
-        Some(s) => fields
-            .flatten()
-            .and_then(|f| steady_state(cx, s, f, &cases))
-            .map(Some),
-    }?;
+}
+
+/// The round limit (default 25 with a steady-state criterion, else 1), at least the
+/// criterion's window.
+fn rounds(cx: &mut Ctx<'_>, w: &RawSweep, steady: Option<&SteadyStatePlan>) -> Option<u32> {
     let rounds = match &w.rounds {
         Some(r) => cx.count(r, "rounds", 1, 100_000)? as u32,
-        None if steady_state.is_some() => 25,
+        None if steady.is_some() => 25,
         None => 1,
     };
-    if let (Some(ss), Some(r)) = (&steady_state, &w.rounds) {
+    if let (Some(ss), Some(r)) = (steady, &w.rounds) {
         if (rounds as usize) < ss.criterion.window {
             let span = cx.span(r);
             cx.error(
@@ -264,37 +333,24 @@ pub(super) fn sweep(
             return None;
         }
     }
-    let write_limit_bytes = match &w.write_limit {
-        None => None,
+    Some(rounds)
+}
+
+/// The write limit: a size, or a share of the region. `Some(None)`: none given.
+fn write_limit(cx: &mut Ctx<'_>, w: &RawSweep, region: Region) -> Option<Option<u64>> {
+    match &w.write_limit {
+        None => Some(None),
         Some(l) => match syntax::parse_size_or_percent(&l.value) {
-            Ok(SizeOrPercent::Bytes(b)) => Some(b),
+            Ok(SizeOrPercent::Bytes(b)) => Some(Some(b)),
             Ok(SizeOrPercent::Percent(p)) => {
-                Some((region.length_bytes as f64 * p / 100.0).round() as u64)
+                Some(Some((region.length_bytes as f64 * p / 100.0).round() as u64))
             }
             Err(e) => {
                 cx.value_error(l, "write limit", e);
-                return None;
+                None
             }
         },
-    };
-    let knee_gain_pct = w
-        .knee_gain
-        .as_ref()
-        .map_or(Some(10.0), |g| cx.percent(g, "knee gain"))?;
-    let mut step = bare(name, StepKind::Sweep, region, Limit::Trace);
-    step.estimated_duration_ns = Some(
-        duration_ns
-            .saturating_mul(count as u64)
-            .saturating_mul(u64::from(rounds)),
-    );
-    step.sweep = Some(SweepPlan {
-        cases,
-        rounds,
-        steady_state,
-        write_limit_bytes,
-        knee_gain_pct,
-    });
-    Some((step, name_span))
+    }
 }
 
 /// The criterion's fields: metric, window, limits, policy, tracked block size and read share.

@@ -269,16 +269,41 @@ fn several_workers(src: &SourceFile, workers: &[Worker]) -> Diagnostic {
     })
 }
 
+/// The three sections, as they are read.
+#[derive(Default)]
+struct Sections {
+    setup: Setup,
+    specs: Vec<AccessSpec>,
+    workers: Vec<Worker>,
+    /// Whether the last worker header is a disk worker's.
+    disk_worker: bool,
+}
+
 /// The three sections.
 fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<Worker>) {
-    let mut setup = Setup::default();
-    let mut specs: Vec<AccessSpec> = Vec::new();
-    let mut workers: Vec<Worker> = Vec::new();
-    let mut disk_worker = false;
+    let mut r = Sections::default();
     for p in pairs(src) {
         let key = p.key.to_ascii_lowercase();
         let v = ints(&p.value);
-        match key.as_str() {
+        let _ = r.setup_pair(src, report, &key, &v, &p)
+            || r.spec_pair(src, report, &key, &p)
+            || r.worker_pair(src, report, &key, &v, &p);
+    }
+    (r.setup, r.specs, assigned_names(src, r.workers))
+}
+
+impl Sections {
+    /// A test setup key (run time, ramp, test type, queue depth cycling); false for
+    /// other keys.
+    fn setup_pair(
+        &mut self,
+        src: &SourceFile,
+        report: &mut Report,
+        key: &str,
+        v: &[i64],
+        p: &Pair,
+    ) -> bool {
+        match key {
             "'run time" if v.len() >= 3 => {
                 let secs = non_negative(&v[..3]).and_then(|h| {
                     h[0].checked_mul(3600)?
@@ -286,25 +311,40 @@ fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<W
                         .checked_add(h[2])
                 });
                 match secs {
-                    Some(s) => setup.run_time_s = Some((s, p.span)),
-                    None => out_of_range(src, report, p.span, "run time (hours, minutes, seconds)"),
+                    Some(s) => self.setup.run_time_s = Some((s, p.span.clone())),
+                    None => out_of_range(
+                        src,
+                        report,
+                        p.span.clone(),
+                        "run time (hours, minutes, seconds)",
+                    ),
                 }
             }
             k if k.starts_with("'ramp up time") => match non_negative(&v[..v.len().min(1)]) {
-                Some(r) => setup.ramp_s = r.first().copied().unwrap_or(0),
-                None => out_of_range(src, report, p.span, "ramp up time (seconds)"),
+                Some(r) => self.setup.ramp_s = r.first().copied().unwrap_or(0),
+                None => out_of_range(src, report, p.span.clone(), "ramp up time (seconds)"),
             },
-            "'test type" => setup.test_type = Some((p.value.trim().to_string(), p.span)),
+            "'test type" => {
+                self.setup.test_type = Some((p.value.trim().to_string(), p.span.clone()))
+            }
             "'queue depth cycling" if v.len() >= 3 => {
                 let exp = p.value.to_ascii_uppercase().contains("EXPONENTIAL");
-                setup.cycling = Some((
+                self.setup.cycling = Some((
                     v[0].max(1) as u64,
                     v[1].max(1) as u64,
                     v[2].max(1) as u64,
                     exp,
-                    p.span,
+                    p.span.clone(),
                 ));
             }
+            _ => return false,
+        }
+        true
+    }
+
+    /// An access specification's name or one of its lines; false for other keys.
+    fn spec_pair(&mut self, src: &SourceFile, report: &mut Report, key: &str, p: &Pair) -> bool {
+        match key {
             "'access specification name,default assignment" => {
                 let name = p
                     .value
@@ -312,37 +352,53 @@ fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<W
                     .map_or(p.value.as_str(), |(n, _)| n)
                     .trim()
                     .to_string();
-                specs.push(AccessSpec {
+                self.specs.push(AccessSpec {
                     name,
-                    span: p.span,
+                    span: p.span.clone(),
                     lines: Vec::new(),
                 });
             }
             "line" => match (
-                specs.last_mut(),
+                self.specs.last_mut(),
                 <[i64; 8]>::try_from(ints(&p.value).get(..8).unwrap_or(&[])),
             ) {
-                (Some(s), Ok(l)) if l.iter().all(|x| *x >= 0) => s.lines.push((l, p.span)),
+                (Some(s), Ok(l)) if l.iter().all(|x| *x >= 0) => s.lines.push((l, p.span.clone())),
                 _ => report.push(
                     src.diagnostic(
-                        p.span,
+                        p.span.clone(),
                         "malformed access specification line",
                         "expected size,% of size,% reads,% random,delay,burst,align,reply",
                     )
                     .with_severity(Severity::Warning),
                 ),
             },
+            _ => return false,
+        }
+        true
+    }
+
+    /// A worker's header, type, outstanding requests and disk range; false for other
+    /// keys.
+    fn worker_pair(
+        &mut self,
+        src: &SourceFile,
+        report: &mut Report,
+        key: &str,
+        v: &[i64],
+        p: &Pair,
+    ) -> bool {
+        match key {
             "'worker" => {
-                workers.push(Worker {
-                    span: p.span,
+                self.workers.push(Worker {
+                    span: p.span.clone(),
                     ..Worker::default()
                 });
-                disk_worker = false;
+                self.disk_worker = false;
             }
             "'worker type" => {
-                disk_worker = p.value.trim().eq_ignore_ascii_case("DISK");
-                if !disk_worker {
-                    if let Some(w) = workers.pop() {
+                self.disk_worker = p.value.trim().eq_ignore_ascii_case("DISK");
+                if !self.disk_worker {
+                    if let Some(w) = self.workers.pop() {
                         report.push(
                             src.diagnostic(
                                 w.span,
@@ -354,12 +410,12 @@ fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<W
                     }
                 }
             }
-            k if k.starts_with("'number of outstanding ios") && disk_worker => {
-                if let (Some(w), Some(n)) = (workers.last_mut(), v.first()) {
+            k if k.starts_with("'number of outstanding ios") && self.disk_worker => {
+                if let (Some(w), Some(n)) = (self.workers.last_mut(), v.first()) {
                     w.outstanding = (*n).max(1) as u64;
                 }
             }
-            k if k.starts_with("'disk maximum size,starting sector") && disk_worker => {
+            k if k.starts_with("'disk maximum size,starting sector") && self.disk_worker => {
                 let sectors = non_negative(&v[..v.len().min(2)]).filter(|s| {
                     let (size, start) = (
                         s.first().copied().unwrap_or(0),
@@ -369,7 +425,7 @@ fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<W
                         .and_then(|e| e.checked_mul(SECTOR))
                         .is_some()
                 });
-                match (workers.last_mut(), sectors) {
+                match (self.workers.last_mut(), sectors) {
                     (Some(w), Some(s)) => {
                         w.disk_sectors = s.first().copied().unwrap_or(0);
                         w.start_sector = s.get(1).copied().unwrap_or(0);
@@ -377,16 +433,16 @@ fn read(src: &SourceFile, report: &mut Report) -> (Setup, Vec<AccessSpec>, Vec<W
                     (Some(_), None) => out_of_range(
                         src,
                         report,
-                        p.span,
+                        p.span.clone(),
                         "disk size and starting sector (their end in bytes)",
                     ),
                     (None, _) => {}
                 }
             }
-            _ => {}
+            _ => return false,
         }
+        true
     }
-    (setup, specs, assigned_names(src, workers))
 }
 
 /// `'Assigned access specs` lists one name per line until `'End assigned access specs`;

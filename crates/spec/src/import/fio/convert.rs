@@ -9,7 +9,7 @@ use super::super::fio_values::{
 };
 use super::super::yaml::{scalar, MixOut, SpecOut, StepOut, WorkloadOut};
 use super::super::{format_bytes, format_duration_ns, format_pct, step_name};
-use super::{rw_shares, Job};
+use super::{rw_shares, Job, Opt};
 use crate::diag::Severity;
 
 const SECOND_NS: u64 = 1_000_000_000;
@@ -64,47 +64,7 @@ impl Job<'_> {
             return;
         };
         if let Some((v, o)) = self.value("read_iolog") {
-            let timing = if self.flag("replay_no_stall") {
-                "as_fast_as_possible"
-            } else {
-                "as_recorded"
-            };
-            self.diag(
-                o.span.clone(),
-                Severity::Note,
-                "the iolog path is written as given".into(),
-                "a relative trace path is read from the spec file's directory".into(),
-            );
-            for key in [
-                "rw",
-                "bs",
-                "bssplit",
-                "size",
-                "offset",
-                "io_size",
-                "rwmixread",
-                "rwmixwrite",
-                "numjobs",
-                "time_based",
-                "runtime",
-            ] {
-                if let Some(opt) = self.take(key) {
-                    self.diag(
-                        opt.span,
-                        Severity::Note,
-                        format!("fio option `{key}` does not shape a replay"),
-                        "the iolog decides each request, as in fio".into(),
-                    );
-                }
-            }
-            spec.steps.push(StepOut::Replay {
-                name: name.clone(),
-                trace: v,
-                format: "fio_iolog".into(),
-                timing,
-                queue_depth: depth,
-            });
-            names.insert(name);
+            self.replay_step(v, &o, name, depth, spec, names);
             return;
         }
         let mut w = WorkloadOut {
@@ -179,31 +139,7 @@ impl Job<'_> {
                 }
             },
         };
-        // fio's range for both is 0 to 100; it drops a job outside it.
-        let share = |v: &str| {
-            v.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|p| (0.0..=100.0).contains(p))
-        };
-        let rwmixread = match (self.value("rwmixread"), self.value("rwmixwrite")) {
-            (Some((v, o)), _) | (None, Some((v, o))) if share(&v).is_none() => {
-                self.refuse(
-                    o.value_span.clone(),
-                    format!(
-                        "job `{}`: {}={} is out of range",
-                        self.section.name,
-                        o.key,
-                        v.trim()
-                    ),
-                    "expected a percentage from 0 to 100 (fio drops the job)".into(),
-                );
-                return None;
-            }
-            (Some((v, _)), _) => share(&v).unwrap_or(50.0),
-            (None, Some((v, _))) => 100.0 - share(&v).unwrap_or(50.0),
-            _ => 50.0,
-        };
+        let rwmixread = self.rwmixread()?;
         let (rw, rw_opt) = self
             .value("rw")
             .map_or(("read".to_string(), None), |(v, o)| (v, Some(o)));
@@ -226,39 +162,7 @@ impl Job<'_> {
                         None => self.bad_value(&o, "a percentage"),
                     }
                 }
-                if engine.is_none() {
-                    let span = self.section.span.clone();
-                    self.diag(
-                        span,
-                        Severity::Note,
-                        "no `ioengine`: fio's default is psync, one request at a time".into(),
-                        "converted with queue depth 1 on iogate's io_uring engine".into(),
-                    );
-                }
-                match self.value("direct") {
-                    Some((v, o)) if v.trim() == "0" => self.warn(
-                        &o,
-                        "buffered I/O: iogate always bypasses the page cache (O_DIRECT)",
-                    ),
-                    Some(_) => {}
-                    None if self.flag("buffered") => {
-                        let o = self.take("buffered").expect("read just above");
-                        self.warn(
-                            &o,
-                            "buffered I/O: iogate always bypasses the page cache (O_DIRECT)",
-                        );
-                    }
-                    None => {
-                        self.take("buffered");
-                        let span = self.section.span.clone();
-                        self.diag(
-                            span,
-                            Severity::Note,
-                            "no `direct=1`: fio's default is buffered I/O".into(),
-                            "iogate always bypasses the page cache (O_DIRECT)".into(),
-                        );
-                    }
-                }
+                self.buffered_notes(engine.is_none());
                 Some(Shape {
                     read_pct,
                     random_pct,
@@ -275,6 +179,128 @@ impl Job<'_> {
                 );
                 None
             }
+        }
+    }
+
+    /// `read_iolog`: the job becomes a replay of its iolog; the options that shape
+    /// requests get a note (the iolog decides each request, as in fio).
+    fn replay_step(
+        &mut self,
+        v: String,
+        o: &Opt,
+        name: String,
+        depth: u64,
+        spec: &mut SpecOut,
+        names: &mut super::super::Names,
+    ) {
+        let timing = if self.flag("replay_no_stall") {
+            "as_fast_as_possible"
+        } else {
+            "as_recorded"
+        };
+        self.diag(
+            o.span.clone(),
+            Severity::Note,
+            "the iolog path is written as given".into(),
+            "a relative trace path is read from the spec file's directory".into(),
+        );
+        for key in [
+            "rw",
+            "bs",
+            "bssplit",
+            "size",
+            "offset",
+            "io_size",
+            "rwmixread",
+            "rwmixwrite",
+            "numjobs",
+            "time_based",
+            "runtime",
+        ] {
+            if let Some(opt) = self.take(key) {
+                self.diag(
+                    opt.span,
+                    Severity::Note,
+                    format!("fio option `{key}` does not shape a replay"),
+                    "the iolog decides each request, as in fio".into(),
+                );
+            }
+        }
+        spec.steps.push(StepOut::Replay {
+            name: name.clone(),
+            trace: v,
+            format: "fio_iolog".into(),
+            timing,
+            queue_depth: depth,
+        });
+        names.insert(name);
+    }
+
+    /// Notes and warnings on what fio's defaults would do differently: psync without an
+    /// `ioengine`, buffered I/O without `direct=1`.
+    fn buffered_notes(&mut self, no_engine: bool) {
+        if no_engine {
+            let span = self.section.span.clone();
+            self.diag(
+                span,
+                Severity::Note,
+                "no `ioengine`: fio's default is psync, one request at a time".into(),
+                "converted with queue depth 1 on iogate's io_uring engine".into(),
+            );
+        }
+        match self.value("direct") {
+            Some((v, o)) if v.trim() == "0" => self.warn(
+                &o,
+                "buffered I/O: iogate always bypasses the page cache (O_DIRECT)",
+            ),
+            Some(_) => {}
+            None if self.flag("buffered") => {
+                let o = self.take("buffered").expect("read just above");
+                self.warn(
+                    &o,
+                    "buffered I/O: iogate always bypasses the page cache (O_DIRECT)",
+                );
+            }
+            None => {
+                self.take("buffered");
+                let span = self.section.span.clone();
+                self.diag(
+                    span,
+                    Severity::Note,
+                    "no `direct=1`: fio's default is buffered I/O".into(),
+                    "iogate always bypasses the page cache (O_DIRECT)".into(),
+                );
+            }
+        }
+    }
+
+    /// The read share from `rwmixread` or `rwmixwrite` (default 50%); `None` (with an
+    /// error) outside fio's range of 0 to 100, where fio drops the job.
+    fn rwmixread(&mut self) -> Option<f64> {
+        // fio's range for both is 0 to 100; it drops a job outside it.
+        let share = |v: &str| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=100.0).contains(p))
+        };
+        match (self.value("rwmixread"), self.value("rwmixwrite")) {
+            (Some((v, o)), _) | (None, Some((v, o))) if share(&v).is_none() => {
+                self.refuse(
+                    o.value_span.clone(),
+                    format!(
+                        "job `{}`: {}={} is out of range",
+                        self.section.name,
+                        o.key,
+                        v.trim()
+                    ),
+                    "expected a percentage from 0 to 100 (fio drops the job)".into(),
+                );
+                None
+            }
+            (Some((v, _)), _) => Some(share(&v).unwrap_or(50.0)),
+            (None, Some((v, _))) => Some(100.0 - share(&v).unwrap_or(50.0)),
+            _ => Some(50.0),
         }
     }
 
