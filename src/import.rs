@@ -1,5 +1,4 @@
-//! `iogate import` (fio job files, IOMeter .icf files → spec YAML) and `iogate schema`
-//! (the published JSON Schemas). The conversion itself is `iogate_spec::import`; here:
+//! `iogate import` (fio job files, IOMeter .icf files → spec YAML). The conversion itself is `iogate_spec::import`; here:
 //! reading the file, checking the produced spec with the compiler, writing it, and the
 //! exit code.
 
@@ -8,7 +7,7 @@ use std::path::Path;
 use iogate_spec::import::{self, Fidelity};
 use iogate_spec::{Geometry, Severity, SourceFile};
 
-use crate::cli::{ImportFormat, SchemaKind};
+use crate::cli::ImportFormat;
 use crate::exit;
 
 /// Runs `iogate import`. Exit 0 when a spec was written (full, or partial without
@@ -84,23 +83,4 @@ pub fn import(format: ImportFormat, file: &Path, output: Option<&Path>, strict: 
         None => print!("{}", spec.text),
     }
     exit::PASS
-}
-
-/// Prints a JSON Schema.
-pub fn schema(kind: SchemaKind) -> u8 {
-    let schema = match kind {
-        SchemaKind::Spec => iogate_spec::document::spec_schema(),
-        SchemaKind::Result => iogate_result::result_schema(),
-        SchemaKind::Baseline => iogate_report::baseline_schema(),
-    };
-    match serde_json::to_string_pretty(&schema) {
-        Ok(s) => {
-            println!("{s}");
-            exit::PASS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            exit::USAGE
-        }
-    }
 }

@@ -12,6 +12,7 @@ mod history;
 mod import;
 mod output;
 mod run;
+mod schema;
 mod signals;
 mod terminal;
 
@@ -42,7 +43,7 @@ fn main() -> ExitCode {
             output,
             strict,
         } => import::import(format, &file, output.as_deref(), strict),
-        Command::Schema { kind } => import::schema(kind),
+        Command::Schema { kind } => schema::schema(kind),
         Command::History(args) => history::history(&args),
         Command::Diff(args) => diff::diff(&args),
         Command::Analyze(args) => analyze::analyze(&args),

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use iogate_report::baseline::{default_key, device_match, load_result, sanitize_key, DeviceMatch};
+use iogate_report::baseline::{default_key, load_result, sanitize_key};
+use iogate_report::baseline_choice::{choose, BaselineQuery, ChosenBaseline};
+use iogate_report::history::gate;
 use iogate_report::history::store::Store;
 use iogate_report::{render, Baseline, BaselineInput};
-use iogate_result::samples::RepeatRecord;
 use iogate_runner::engine::verify::VerifyState;
 use iogate_runner::{RunEvent, RunOptions, Target};
 use iogate_spec::units::{format_bytes, format_ns};
@@ -40,6 +41,9 @@ impl Display {
             return;
         }
         match e {
+            RunEvent::SetRunStarted { index, count } => {
+                eprintln!("repeat {} of {count}", index + 1);
+            }
             RunEvent::StepStarted {
                 index,
                 count,
@@ -147,7 +151,7 @@ pub fn run(args: &RunArgs) -> u8 {
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop);
     let request_log = std::sync::Mutex::new(Vec::new());
-    let mut result = execute_repeats(args, &prepared, &stop, &request_log, &mut display);
+    let mut result = execute_set(args, &prepared, &stop, &request_log, &mut display);
     result.spec_text = Some(prepared.src.text.clone());
     result.plan_text = Some(plan.render_table());
     result.target = identity;
@@ -171,12 +175,16 @@ pub fn run(args: &RunArgs) -> u8 {
     // Judged against history before the result directory is committed, so that
     // history.json belongs to it; ingested only once the directory is in place.
     let judged = match history.as_mut() {
-        Some(store) if !result.interrupted => Some(crate::history::judge_run(store, &result)),
+        Some(store) if !result.interrupted => Some(gate::judge_run(store, &result)),
         _ => None,
     };
     let written =
         write_outputs(args, &result, staging.path(), request_log).and_then(|()| match &judged {
-            Some(Ok(j)) => j.write(staging.path()).map_err(|e| {
+            Some(Ok(j)) => {
+                j.report_lines().iter().for_each(|l| eprintln!("{l}"));
+                j.write(staging.path())
+            }
+            .map_err(|e| {
                 eprintln!("error: {e}");
                 exit::TARGET
             }),
@@ -199,7 +207,10 @@ pub fn run(args: &RunArgs) -> u8 {
     }
     let code = exit::of_outcome(result.outcome);
     let ingested = match (history.as_mut(), &judged) {
-        (Some(store), Some(Ok(j))) => j.ingest(store).map(|()| j.regressed()),
+        (Some(store), Some(Ok(j))) => j.ingest(store).map(|()| {
+            eprintln!("history: ingested into {}", store.name());
+            j.regressed()
+        }),
         (_, Some(Err(e))) => Err(e.clone()),
         _ => Ok(false),
     };
@@ -236,11 +247,10 @@ fn ready(args: &RunArgs, prepared: &Prepared, display: &mut Display) -> Result<R
         eprintln!("error: {e}");
         return Err(exit::USAGE);
     }
-    let build =
-        crate::history::build_info(args.build.as_deref(), args.build_order).map_err(|e| {
-            eprintln!("error: {e}");
-            exit::USAGE
-        })?;
+    let build = gate::build_info(args.build.as_deref(), args.build_order).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::USAGE
+    })?;
     let history = args
         .history
         .as_deref()
@@ -354,73 +364,29 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
     })
 }
 
-/// Runs the plan `--repeat` times (once by default). With repeats, the metrics are means
-/// over them and `steps` hold the last repeat; a failed or interrupted repeat ends the set
-/// and is the result.
-fn execute_repeats(
+/// Runs the plan's set of runs (`--repeat`, once by default) through
+/// [`iogate_runner::execute_set`].
+fn execute_set(
     args: &RunArgs,
     p: &Prepared,
     stop: &AtomicBool,
     request_log: &std::sync::Mutex<iogate_runner::RequestLogSink>,
     display: &mut Display,
 ) -> iogate_result::RunResult {
-    let repeat = args.repeat.max(1);
-    let mut repeats: Vec<RepeatRecord> = Vec::new();
-    let mut first_started_at = None;
-    let mut result = loop {
-        if repeat > 1 && !args.quiet {
-            eprintln!("repeat {} of {repeat}", repeats.len() + 1);
-        }
-        // The request log holds the last repeat only.
-        if let Ok(mut log) = request_log.lock() {
-            log.clear();
-        }
-        let opts = RunOptions {
-            interval_ns: 1_000_000_000,
-            stop,
-            verify: p.verify_state.as_ref(),
-            spec_dir: p.spec_dir.clone(),
-            replays: p.replays.clone(),
-            request_log: args.log_requests.then_some(request_log),
-        };
-        let r = iogate_runner::execute(&p.plan, &p.target, &opts, &mut |e| display.event(e));
-        first_started_at.get_or_insert_with(|| r.started_at.clone());
-        let failed = r.outcome == iogate_result::Outcome::Error || r.interrupted;
-        if !failed {
-            repeats.push(RepeatRecord {
-                started_at: r.started_at.clone(),
-                finished_at: r.finished_at.clone(),
-                metrics: r.metric_map(),
-            });
-        }
-        if failed || repeats.len() as u32 >= repeat {
-            break r;
-        }
+    let opts = RunOptions {
+        interval_ns: 1_000_000_000,
+        stop,
+        verify: p.verify_state.as_ref(),
+        spec_dir: p.spec_dir.clone(),
+        replays: p.replays.clone(),
+        request_log: args.log_requests.then_some(request_log),
     };
-    if repeat > 1 {
-        result.started_at = first_started_at.unwrap_or_default();
-        if result.outcome != iogate_result::Outcome::Error && !result.interrupted {
-            result.repeats = repeats;
-        }
-    }
-    result
+    iogate_runner::execute_set(&p.plan, &p.target, &opts, args.repeat, &mut |e| {
+        display.event(e)
+    })
 }
 
-/// The baseline a run is judged against.
-struct ChosenBaseline {
-    key: String,
-    path: PathBuf,
-    /// Loaded and comparable with this run's device.
-    baseline: Option<Baseline>,
-    /// Why a file under the key was set aside.
-    not_compared: Option<String>,
-}
-
-/// Looks up `<baseline dir>/<spec>/<key>.json` and decides whether it may be compared:
-/// a baseline from another device model is refused (exit 2) unless `--key` chose it; one
-/// from another machine or disk (targets without a model: files, loop devices) is set
-/// aside, so its rules say `no_baseline`, with the `iogate bless` command that makes one
-/// for this machine, unless `--key` chose it.
+/// Chooses the baseline ([`choose`]), printing its warnings before any error.
 fn choose_baseline(
     args: &RunArgs,
     plan: &iogate_spec::Plan,
@@ -428,86 +394,24 @@ fn choose_baseline(
     out: &Path,
     display: &mut Display,
 ) -> Result<ChosenBaseline, u8> {
-    let key = args
-        .key
-        .as_deref()
-        .map_or_else(|| default_key(identity), sanitize_key);
-    let path = Baseline::path(&args.baseline, &plan.spec_name, &key).map_err(|e| {
+    let (warnings, chosen) = choose(
+        &BaselineQuery {
+            golden: &args.baseline,
+            spec_name: &plan.spec_name,
+            spec_digest: &plan.spec_digest,
+            has_rules: !plan.baseline_rules.is_empty(),
+            key: args.key.as_deref(),
+            out,
+        },
+        identity,
+    );
+    for w in warnings {
+        display.event(RunEvent::Warning(w));
+    }
+    chosen.map_err(|e| {
         eprintln!("error: {e}");
         exit::USAGE
-    })?;
-    let mut chosen = ChosenBaseline {
-        key,
-        path,
-        baseline: None,
-        not_compared: None,
-    };
-    if args.baseline.exists() && !args.baseline.is_dir() && !plan.baseline_rules.is_empty() {
-        // A missing directory is a first run (`iogate bless` creates it, and the rule says
-        // `no_baseline`); a path that exists and is not a directory is a mistake said now.
-        eprintln!(
-            "error: --baseline {} is not a directory: it must be the golden directory (golden/<spec>/<key>.json)",
-            args.baseline.display()
-        );
-        return Err(exit::USAGE);
-    }
-    if !args.baseline.exists() && !plan.baseline_rules.is_empty() {
-        // Said before the I/O, so a mistyped directory is seen at once, not after the run.
-        display.event(RunEvent::Warning(format!(
-            "--baseline {} does not exist: the baseline rules will say no_baseline; `iogate bless` creates it",
-            args.baseline.display()
-        )));
-    }
-    if !chosen.path.exists() {
-        return Ok(chosen);
-    }
-    let b = Baseline::load(&chosen.path).map_err(|e| {
-        eprintln!("error: {e}");
-        exit::USAGE
-    })?;
-    let shown = chosen.path.display().to_string();
-    if b.spec_digest != plan.spec_digest {
-        display.event(RunEvent::Warning(format!(
-            "baseline {shown} was blessed from a different version of the spec ({})",
-            b.spec_digest
-        )));
-    }
-    match device_match(&b.target, identity) {
-        DeviceMatch::Same => {}
-        DeviceMatch::OtherModel(why) if args.key.is_none() => {
-            eprintln!(
-                "error: baseline {shown} {why}; pass --key {} to compare across models",
-                chosen.key
-            );
-            return Err(exit::USAGE);
-        }
-        DeviceMatch::OtherMachine(why) if args.key.is_none() => {
-            let note = format!(
-                "baseline {shown} {why}: not compared. `iogate bless {} --golden {} --key {}` makes one for this machine; `--key {}` compares with it anyway",
-                out.display(),
-                args.baseline.display(),
-                chosen.key,
-                chosen.key
-            );
-            display.event(RunEvent::Warning(note.clone()));
-            chosen.not_compared = Some(note);
-            return Ok(chosen);
-        }
-        DeviceMatch::OtherModel(why) | DeviceMatch::OtherMachine(why) => {
-            display.event(RunEvent::Warning(format!(
-                "baseline {shown} {why} (compared: --key)"
-            )));
-        }
-    }
-    if b.target.firmware_revision != identity.firmware_revision {
-        display.event(RunEvent::Warning(format!(
-            "comparing firmware revision {} with the baseline's {}",
-            identity.firmware_revision.as_deref().unwrap_or("(none)"),
-            b.target.firmware_revision.as_deref().unwrap_or("(none)")
-        )));
-    }
-    chosen.baseline = Some(b);
-    Ok(chosen)
+    })
 }
 
 /// Writes the result directory: `result.json`, `intervals.parquet`, `ios.parquet` with

@@ -9,7 +9,7 @@
 //! and its runs' values are the samples of its noise (`iogate_result::lookup`).
 
 use iogate_result::lookup::CASE_METRICS;
-use iogate_result::samples::{RepeatRecord, SampleInfo};
+use iogate_result::samples::{SampleInfo, SetRun};
 use iogate_result::{RuleOutcome, RunResult};
 use iogate_spec::{LatencyStat, Metric, MetricRef};
 use serde::Serialize;
@@ -43,20 +43,20 @@ pub fn combine(mut results: Vec<RunResult>) -> Result<RunResult, DiffError> {
                 r.spec_name.clone(),
             ));
         }
-        if r.repeats.is_empty() {
-            repeats.push(RepeatRecord {
+        if r.set_runs.is_empty() {
+            repeats.push(SetRun {
                 started_at: r.started_at.clone(),
                 finished_at: r.finished_at.clone(),
                 metrics: r.metric_map(),
             });
         } else {
-            repeats.extend(r.repeats.iter().cloned());
+            repeats.extend(r.set_runs.iter().cloned());
         }
     }
     let started_at = results[0].started_at.clone();
     let mut last = results.pop().ok_or(DiffError::Empty)?;
     last.started_at = started_at;
-    last.repeats = repeats;
+    last.set_runs = repeats;
     Ok(last)
 }
 
@@ -151,7 +151,7 @@ fn summary(label: &str, r: &RunResult) -> SideSummary {
         spec_name: r.spec_name.clone(),
         spec_digest: r.spec_digest.clone(),
         started_at: r.started_at.clone(),
-        runs: r.repeats.len().max(1),
+        runs: r.set_runs.len().max(1),
         model: or_dash(&r.target.model),
         serial: or_dash(&r.target.serial),
         firmware_revision: or_dash(&r.target.firmware_revision),

@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub mod baseline_choice;
 pub mod chart;
 pub mod compare;
 pub mod diff;
@@ -20,6 +21,7 @@ mod identity_view;
 pub mod noise;
 pub mod render;
 mod repeat_view;
+mod saturation_view;
 mod sweep_view;
 pub mod verdict;
 mod view;

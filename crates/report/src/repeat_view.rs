@@ -1,10 +1,9 @@
-//! The report's sections for `repeat` steps (tiers, rounds, the cache probe: Jun Xu's
+//! The report's section for `repeat` steps (tiers, rounds, the cache probe: Jun Xu's
 //! response time by request over rounds, tier shares per round, hits against the set's
-//! size) and for sweeps over queue depth or jobs (total and per-job IOPS against
-//! concurrency, the knee). Builds serializable views for `render`'s templates; charts
-//! come from `chart`; `view` inserts them into the run report's context.
+//! size). Builds serializable views for `render`'s templates; charts come from `chart`;
+//! `view` inserts them into the run report's context. [`Table`] is shared with
+//! `saturation_view`.
 
-use iogate_result::cases::Saturation;
 use iogate_result::request_set::RepeatResult;
 use iogate_result::StepResult;
 use iogate_spec::units::{format_ns, ByteSize};
@@ -25,15 +24,6 @@ pub(crate) struct Table {
 pub(crate) struct RepeatView {
     pub name: String,
     /// One paragraph: the set, rounds, hits, steady round, and the probe's findings.
-    pub summary: Vec<String>,
-    pub tables: Vec<Table>,
-    pub charts: Vec<String>,
-}
-
-/// The view of one sweep's saturation curves.
-#[derive(Serialize)]
-pub(crate) struct SaturationView {
-    pub name: String,
     pub summary: Vec<String>,
     pub tables: Vec<Table>,
     pub charts: Vec<String>,
@@ -266,91 +256,4 @@ fn repeat_charts(r: &RepeatResult) -> Vec<String> {
         );
     }
     charts
-}
-
-/// The saturation section of `step`, when it is a sweep over queue depth or jobs.
-pub(crate) fn saturation_view(step: &StepResult, with_charts: bool) -> Option<SaturationView> {
-    let sat = &step.sweep.as_ref()?.saturation;
-    if sat.is_empty() {
-        return None;
-    }
-    let label = |s: &Saturation| format!("{} {}% read", ByteSize(s.block_size_bytes), s.read_pct);
-    let summary = sat
-        .iter()
-        .map(|s| match &s.knee {
-            Some(k) => format!(
-                "{}: knee at {} outstanding (QD {} × {} jobs), {:.0} IOPS; beyond it IOPS grow by less than {}.",
-                label(s),
-                k.concurrency,
-                k.queue_depth,
-                k.jobs,
-                k.iops,
-                pct(s.gain_pct)
-            ),
-            None => format!(
-                "{}: no knee: IOPS still grow by {} or more at the largest concurrency.",
-                label(s),
-                pct(s.gain_pct)
-            ),
-        })
-        .collect();
-    let tables = sat
-        .iter()
-        .map(|s| Table {
-            title: format!("Saturation: {}", label(s)),
-            header: [
-                "outstanding",
-                "QD",
-                "jobs",
-                "IOPS",
-                "IOPS per job",
-                "mean latency",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: s
-                .points
-                .iter()
-                .map(|p| {
-                    vec![
-                        p.concurrency.to_string(),
-                        p.queue_depth.to_string(),
-                        p.jobs.to_string(),
-                        format!("{:.0}", p.iops),
-                        format!("{:.0}", p.iops_per_job),
-                        format_ns(p.mean_latency_ns),
-                    ]
-                })
-                .collect(),
-        })
-        .collect();
-    let mut charts = Vec::new();
-    if with_charts {
-        let series: Vec<(String, Vec<(f64, f64)>)> = sat
-            .iter()
-            .map(|s| {
-                let points = s
-                    .points
-                    .iter()
-                    .map(|p| (f64::from(p.concurrency), p.iops))
-                    .collect();
-                (label(s), points)
-            })
-            .collect();
-        charts.extend(
-            chart::lines_svg(
-                "IOPS against outstanding requests",
-                (Axis::Plain, "outstanding requests (QD × jobs)"),
-                (Axis::Plain, "IOPS"),
-                &series,
-            )
-            .ok(),
-        );
-    }
-    Some(SaturationView {
-        name: step.name.clone(),
-        summary,
-        tables,
-        charts,
-    })
 }

@@ -98,7 +98,7 @@ struct RuleView {
 }
 
 #[derive(Serialize)]
-struct RepeatView {
+struct SpreadView {
     metric: String,
     mean: String,
     stddev: String,
@@ -167,10 +167,10 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .filter_map(|s| crate::repeat_view::repeat_view(s, with_charts))
         .collect();
     cx.insert("repeat_steps", &repeats);
-    let saturations: Vec<crate::repeat_view::SaturationView> = result
+    let saturations: Vec<crate::saturation_view::SaturationView> = result
         .steps
         .iter()
-        .filter_map(|s| crate::repeat_view::saturation_view(s, with_charts))
+        .filter_map(|s| crate::saturation_view::saturation_view(s, with_charts))
         .collect();
     cx.insert("saturations", &saturations);
 
@@ -181,8 +181,8 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .flat_map(|b| &b.rules)
         .map(rule_view)
         .collect();
-    cx.insert("repeats", &result.repeats.len());
-    cx.insert("repeat_rows", &repeat_rows(result));
+    cx.insert("repeats", &result.set_runs.len());
+    cx.insert("repeat_rows", &spread_rows(result));
     cx.insert("spec_text", &result.spec_text);
     cx.insert("plan_text", &result.plan_text);
     cx.insert("summary", &summary(result, assertions.len(), &rules));
@@ -481,9 +481,9 @@ fn baseline_source(result: &RunResult) -> String {
 }
 
 /// With repeats: the spread of each rule's metric and each step's headline figures.
-fn repeat_rows(result: &RunResult) -> Vec<RepeatView> {
+fn spread_rows(result: &RunResult) -> Vec<SpreadView> {
     let mut repeat_rows = Vec::new();
-    if result.repeats.len() >= 2 {
+    if result.set_runs.len() >= 2 {
         let mut keys: Vec<String> = Vec::new();
         for s in &result.steps {
             for q in ["iops", "bandwidth", "latency.mean", "latency.p99"] {
@@ -497,7 +497,7 @@ fn repeat_rows(result: &RunResult) -> Vec<RepeatView> {
         }
         for k in keys {
             let xs: Vec<f64> = result
-                .repeats
+                .set_runs
                 .iter()
                 .filter_map(|r| r.metrics.get(&k).copied())
                 .collect();
@@ -506,7 +506,7 @@ fn repeat_rows(result: &RunResult) -> Vec<RepeatView> {
             }
             let (mean, sd) = (crate::noise::mean(&xs), crate::noise::stddev(&xs));
             let f = |v: f64| format_metric(&k, v);
-            repeat_rows.push(RepeatView {
+            repeat_rows.push(SpreadView {
                 mean: f(mean),
                 stddev: f(sd),
                 cv: if mean != 0.0 {
@@ -555,8 +555,8 @@ fn summary(result: &RunResult, assertions: usize, rules: &[RuleView]) -> String 
         t.firmware_revision
             .as_ref()
             .map_or(String::new(), |f| format!(", firmware {f}")),
-        if result.repeats.len() >= 2 {
-            format!("; metrics are means over {} repeats", result.repeats.len())
+        if result.set_runs.len() >= 2 {
+            format!("; metrics are means over {} repeats", result.set_runs.len())
         } else {
             String::new()
         },
@@ -636,8 +636,8 @@ fn properties(result: &RunResult) -> Vec<(String, String)> {
             ));
         }
     }
-    if result.repeats.len() >= 2 {
-        properties.push(("run.repeats".into(), result.repeats.len().to_string()));
+    if result.set_runs.len() >= 2 {
+        properties.push(("run.repeats".into(), result.set_runs.len().to_string()));
     }
     properties
 }

@@ -93,7 +93,7 @@ fn rules_know_which_way_is_worse() {
             .iter()
             .map(|f| g.value * f)
             .collect();
-        g.sample_source = Some(iogate_result::samples::SampleSource::Repeats);
+        g.sample_source = Some(iogate_result::samples::SampleSource::SetRuns);
     }
     // Baseline 4% faster: within -5%. 6% faster: regressed. 6% slower: improved.
     let iops = b.metrics["fileserver.iops"].value;

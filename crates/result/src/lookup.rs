@@ -138,11 +138,11 @@ impl RunResult {
     /// The metric's value in each repeat, when this is a repeated set (2 or more repeats)
     /// and every repeat has it.
     pub fn repeat_values(&self, m: &MetricRef) -> Option<Vec<f64>> {
-        if self.repeats.len() < 2 {
+        if self.set_runs.len() < 2 {
             return None;
         }
         let key = self.canonical(m)?.to_string();
-        self.repeats
+        self.set_runs
             .iter()
             .map(|r| r.metrics.get(&key).copied())
             .collect()
@@ -153,7 +153,7 @@ impl RunResult {
     pub fn samples(&self, m: &MetricRef) -> Option<Samples> {
         let found = if let Some(values) = self.repeat_values(m) {
             Samples {
-                source: SampleSource::Repeats,
+                source: SampleSource::SetRuns,
                 values,
             }
         } else {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::drive::{Health, HealthSample};
 use crate::identity::TargetIdentity;
 use crate::judgement::{AssertionResult, BaselineComparison};
-use crate::samples::RepeatRecord;
+use crate::samples::SetRun;
 use crate::step::StepResult;
 
 /// Version of the `result.json` format.
@@ -93,7 +93,8 @@ pub struct RunResult {
     /// run. With repeats, [`RunResult::metric`] is the mean over them and `steps` hold
     /// the last repeat's detail (see `metrics`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeats: Vec<RepeatRecord>,
+    #[serde(rename = "repeats")]
+    pub set_runs: Vec<SetRun>,
     /// The drive's SMART / Health log before and after the run: NVMe targets only
     /// (absent: not available).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,4 +1,5 @@
-//! Repeated runs (`iogate run --repeat N`: one [`RepeatRecord`] per run) and a metric's
+//! A set of runs (`iogate run --repeat N`: one [`SetRun`] per run; in code "set runs",
+//! so that "repeat" names only the `repeat:` step) and a metric's
 //! samples ([`Samples`]), which measure its noise for baseline rules. `lookup` draws
 //! samples from a result; the report crate's `noise` and `baseline` use them.
 
@@ -11,7 +12,8 @@ pub const MIN_SAMPLES: usize = 3;
 
 /// One run of a repeated set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RepeatRecord {
+#[schemars(rename = "RepeatRecord")]
+pub struct SetRun {
     /// Start, RFC 3339 UTC.
     pub started_at: String,
     /// End, RFC 3339 UTC.
@@ -25,7 +27,8 @@ pub struct RepeatRecord {
 #[serde(rename_all = "snake_case")]
 pub enum SampleSource {
     /// One value per repeated run.
-    Repeats,
+    #[serde(rename = "repeats")]
+    SetRuns,
     /// A sweep case's rounds in the measurement window.
     Rounds,
     /// A step's full one-second intervals.
@@ -36,7 +39,7 @@ impl SampleSource {
     /// Plural noun for reports: "repeats", "rounds", "intervals".
     pub fn noun(self) -> &'static str {
         match self {
-            SampleSource::Repeats => "repeats",
+            SampleSource::SetRuns => "repeats",
             SampleSource::Rounds => "rounds",
             SampleSource::Intervals => "intervals",
         }

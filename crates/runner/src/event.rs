@@ -45,6 +45,13 @@ pub enum RunEvent {
         /// Failed or short requests.
         errors: u64,
     },
+    /// A run of a set of runs (`--repeat N`, N ≥ 2) started.
+    SetRunStarted {
+        /// Run number, from 0.
+        index: u32,
+        /// Runs in the set.
+        count: u32,
+    },
     /// Something the user should know that does not stop the run.
     Warning(String),
 }

@@ -20,6 +20,7 @@ pub mod repeat;
 pub mod replay;
 pub mod requestlog;
 pub mod run;
+pub mod set;
 pub mod sweep;
 pub mod target;
 pub mod tiers;
@@ -29,6 +30,7 @@ use std::path::PathBuf;
 pub use event::RunEvent;
 pub use options::{RequestLogSink, RunOptions};
 pub use run::{check_host, check_target, execute, scan_replays};
+pub use set::execute_set;
 pub use target::Target;
 
 /// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with

@@ -105,11 +105,12 @@ fn discard(step: &PlanStep, target: &Target) -> Result<(), String> {
         iogate_result::TargetKind::NvmeGeneric => {
             Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
         }
-        iogate_result::TargetKind::BlockDevice => crate::engine::wait::discard(&file, offset, len)
-            .map_err(|e| match e {
+        iogate_result::TargetKind::BlockDevice => {
+            crate::engine::discard::discard(&file, offset, len).map_err(|e| match e {
                 crate::engine::job::EngineError::Ring(e) => e,
                 other => std::io::Error::other(other.to_string()),
-            }),
+            })
+        }
     };
     result.map_err(|e| {
         let why = match e.raw_os_error() {

@@ -195,7 +195,7 @@ pub fn execute(
         unmeasured: Vec::new(),
         spec_text: None,
         plan_text: None,
-        repeats: Vec::new(),
+        set_runs: Vec::new(),
         health: None,
         health_samples: Vec::new(),
         build: None,

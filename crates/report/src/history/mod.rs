@@ -13,6 +13,7 @@
 pub mod detect;
 pub mod edivisive;
 pub mod export;
+pub mod gate;
 pub mod series;
 pub mod store;
 pub mod trend;

@@ -10,6 +10,7 @@
 pub mod buffers;
 pub mod commands;
 pub mod data;
+pub mod discard;
 pub mod job;
 pub mod pacing;
 pub mod ring;

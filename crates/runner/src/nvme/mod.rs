@@ -11,16 +11,16 @@
 //! SMART / Health Information log page 02h (figure 207), Firmware Slot Information log
 //! page 03h (figure 209). Multi-byte fields are little-endian.
 
+mod erase;
 mod ioctl;
-mod purge;
 
 use std::fs::File;
 
+pub use erase::{format_nvm, sanitize, SanitizeAction, SecureErase};
 use ioctl::{Completion, PassthruCmd};
 use iogate_result::drive::{
     ocp_physical_media_written, NvmeController, NvmeIdentity, NvmeNamespace, SmartLog,
 };
-pub use purge::{format_nvm, sanitize, SanitizeAction, SecureErase};
 
 /// Admin opcodes used here (NVMe Base Specification 2.0, figure 138).
 const OPC_GET_LOG_PAGE: u8 = 0x02;

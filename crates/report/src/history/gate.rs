@@ -1,0 +1,174 @@
+//! `iogate run --history`: a fresh run's gated metrics judged against the last accepted
+//! builds of their series before it is stored ([`judge_run`], [`JudgedRun`]), and which
+//! build a run tested ([`build_info`], from options or the CI's variables). The binary
+//! prints the judgements and maps them to the exit code; `detect::judge` decides each.
+
+use std::path::Path;
+
+use iogate_result::{BuildInfo, RunResult};
+
+use super::detect::{self, Judgement};
+use super::edivisive::Options;
+use super::store::Store;
+use super::{series, trend};
+use super::{BuildOverride, MetricRecord, RunRecord};
+
+/// The build of a run: `--build`/`--build-order`, else `IOGATE_BUILD` /
+/// `IOGATE_BUILD_ORDER`, else what common CI systems set (GitHub Actions
+/// `GITHUB_SHA`/`GITHUB_RUN_NUMBER`, GitLab `CI_COMMIT_SHA`/`CI_PIPELINE_IID`, Jenkins
+/// `GIT_COMMIT`/`BUILD_NUMBER`, Buildkite `BUILDKITE_COMMIT`/`BUILDKITE_BUILD_NUMBER`).
+/// None without an order.
+pub fn build_info(build: Option<&str>, order: Option<i64>) -> Result<Option<BuildInfo>, String> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let pairs = [
+        ("IOGATE_BUILD", "IOGATE_BUILD_ORDER"),
+        ("GITHUB_SHA", "GITHUB_RUN_NUMBER"),
+        ("CI_COMMIT_SHA", "CI_PIPELINE_IID"),
+        ("GIT_COMMIT", "BUILD_NUMBER"),
+        ("BUILDKITE_COMMIT", "BUILDKITE_BUILD_NUMBER"),
+    ];
+    let order = match order {
+        Some(o) => Some(o),
+        None => match pairs.iter().find_map(|(_, o)| env(o).map(|v| (*o, v))) {
+            Some((name, v)) => Some(
+                v.trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("{name}={v:?} is not a build number"))?,
+            ),
+            None => None,
+        },
+    };
+    let id = build
+        .map(str::to_string)
+        .or_else(|| pairs.iter().find_map(|(i, _)| env(i)));
+    Ok(order.map(|order| BuildInfo {
+        id: id.unwrap_or_else(|| order.to_string()),
+        order,
+    }))
+}
+
+/// A run judged against history (`run --history`), not yet ingested.
+pub struct JudgedRun {
+    run: RunRecord,
+    metrics: Vec<MetricRecord>,
+    judgements: Vec<Judgement>,
+}
+
+/// `run --history DB`: the run's gated metrics (`is_gated_metric`) against the last
+/// accepted (passed) builds of their series before this build. Reads the store only.
+pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, String> {
+    let (run, metrics) = super::records(result, &BuildOverride::default());
+    let runs: Vec<RunRecord> = store
+        .runs()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| {
+            r.spec_name == run.spec_name
+                && r.device_model == run.device_model
+                && r.host_class == run.host_class
+                && r.outcome == "pass"
+                && r.run_key != run.run_key
+        })
+        .collect();
+    let stored: Vec<_> = store
+        .metrics(Some(&run.spec_name), None)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|m| super::is_gated_metric(&m.metric))
+        .collect();
+    let expected = store.expected().map_err(|e| e.to_string())?;
+    let all = series::build(&runs, &stored);
+    let judgements = metrics
+        .iter()
+        .filter(|m| super::is_gated_metric(&m.metric))
+        .map(|m| {
+            let points = all
+                .iter()
+                .find(|s| s.key.metric == m.metric)
+                .map_or(&[][..], |s| &s.points[..]);
+            detect::judge(
+                &run.spec_name,
+                m,
+                points,
+                run.build_order,
+                &expected,
+                &Options::default(),
+                HISTORY_TOLERANCE_PCT,
+            )
+        })
+        .collect();
+    Ok(JudgedRun {
+        run,
+        metrics,
+        judgements,
+    })
+}
+
+impl JudgedRun {
+    /// Whether a gated metric regressed.
+    pub fn regressed(&self) -> bool {
+        self.judgements.iter().any(|j| j.verdict == "regressed")
+    }
+
+    /// One line per gated metric that moved (regressed, improved, inconclusive), then
+    /// a line saying how many metrics were judged against how many builds.
+    pub fn report_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for j in &self.judgements {
+            let word = match j.verdict {
+                "regressed" => "REGRESSED",
+                "improved" => "improved",
+                "inconclusive" => "inconclusive (beyond the tolerance, within the builds' spread)",
+                _ => continue,
+            };
+            lines.push(format!(
+                "history: {} {word} against the last {} accepted builds ({} vs {} ± {}, {:+.1}%, p = {:.2e})",
+                j.metric,
+                j.builds,
+                trend::format_value(&j.metric, j.value),
+                trend::format_value(&j.metric, j.history_mean),
+                trend::format_value(&j.metric, j.history_stddev),
+                j.change_pct,
+                j.pvalue
+            ));
+        }
+        lines.push(format!(
+            "history: build {} judged on {} metrics against up to {} accepted builds",
+            self.run.build_order,
+            self.judgements.len(),
+            self.judgements.iter().map(|j| j.builds).max().unwrap_or(0),
+        ));
+        lines
+    }
+
+    /// Writes `history.json` into `dir` (the result directory being staged): the build,
+    /// the tolerance, the largest p-value, the window and every judgement.
+    pub fn write(&self, dir: &Path) -> Result<(), String> {
+        let opts = Options::default();
+        let text = serde_json::to_string_pretty(&serde_json::json!({
+            "build_id": self.run.build_id,
+            "build_order": self.run.build_order,
+            "tolerance_pct": HISTORY_TOLERANCE_PCT,
+            "max_pvalue": detect::JUDGE_MAX_PVALUE,
+            "window": opts.window,
+            "judgements": self.judgements,
+        }))
+        .map_err(|e| e.to_string())?;
+        iogate_spec::files::write_atomic(&dir.join("history.json"), text.as_bytes())
+            .map_err(|e| format!("{}: {e}", dir.display()))
+    }
+
+    /// Stores the run (after its result directory is in place).
+    pub fn ingest(&self, store: &mut Store) -> Result<(), String> {
+        store
+            .ingest(&self.run, &self.metrics)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Tolerance band of `run --history` around the accepted builds' mean, percent: a run
+/// regresses only when it lies past the band's edge by more than the builds' own
+/// run-to-run spread explains (`detect::judge`); below it, a change is too small to fail
+/// a build over.
+pub const HISTORY_TOLERANCE_PCT: f64 = 5.0;
