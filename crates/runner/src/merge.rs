@@ -152,7 +152,7 @@ pub(crate) fn merge(
     let bytes = t.read_bytes + t.write_bytes;
     StepResult {
         name: step.name.clone(),
-        kind: step.kind,
+        kind: step.kind(),
         queue_depth: step.queue_depth,
         jobs: step.jobs,
         duration_ns,

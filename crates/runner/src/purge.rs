@@ -7,13 +7,16 @@ use iogate_spec::PlanStep;
 use crate::target::Target;
 use iogate_result::step::PurgeRecord;
 
-/// Purges as `step.purge_method` says: Sanitize or Format NVM on an NVMe namespace (a
-/// SNIA purge), or a discard of the region (not one). Returns what was done.
+/// Purges the step's region as `method` says: Sanitize or Format NVM on an NVMe namespace
+/// (a SNIA purge), or a discard of the region (not one). Returns what was done.
 ///
 /// Errors: a message naming the target and why it cannot be purged that way.
-pub(crate) fn purge(step: &PlanStep, target: &Target) -> Result<PurgeRecord, String> {
+pub(crate) fn purge(
+    step: &PlanStep,
+    method: iogate_spec::PurgeMethod,
+    target: &Target,
+) -> Result<PurgeRecord, String> {
     use iogate_spec::PurgeMethod;
-    let method = step.purge_method.unwrap_or(PurgeMethod::Auto);
     if method == PurgeMethod::Discard {
         discard(step, target)?;
         return Ok(PurgeRecord {

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use iogate_spec::{Limit, Plan, PlanStep, ReplayPlan, StepKind};
+use iogate_spec::{Limit, Plan, PlanStep, PurgeMethod, ReplayPlan, StepBody, StepKind, SweepPlan};
 
 use crate::engine::data::check_written;
 use crate::engine::job::{JobLimit, JobParams, VerifyParams};
@@ -32,7 +32,7 @@ pub fn scan_replays(
 ) -> Result<Vec<Option<ReplayFigures>>, crate::replay::ReplayError> {
     plan.steps
         .iter()
-        .map(|s| match &s.replay {
+        .map(|s| match s.replay() {
             Some(r) => crate::replay::scan(
                 &crate::replay::trace_path(r, spec_dir),
                 r,
@@ -105,15 +105,16 @@ pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
 pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
     check_engines(plan, target)?;
     // A SNIA purge (Sanitize, Format NVM) needs an NVMe namespace: said before any I/O.
-    let erasing = plan.steps.iter().find(|s| {
-        s.kind == StepKind::Purge && s.purge_method != Some(iogate_spec::PurgeMethod::Discard)
-    });
+    let erasing = plan
+        .steps
+        .iter()
+        .find(|s| matches!(s.body, StepBody::Purge(m) if m != iogate_spec::PurgeMethod::Discard));
     if let Some(step) = erasing {
         if target.identity().nvme.is_none() {
             return Err(crate::RunError::Unsupported(format!(
                 "step `{}` purges with `method: {}` (Sanitize or Format NVM, as SNIA PTS requires), but {} is not an NVMe namespace whose controller answers Identify (as root); `purge: {{ method: discard }}` trims it instead, which is not a SNIA purge",
                 step.name,
-                step.purge_method.map_or("auto", |m| m.as_str()),
+                step.purge_method().map_or("auto", |m| m.as_str()),
                 target.path.display()
             )));
         }
@@ -225,7 +226,7 @@ pub fn execute(
             index,
             count: plan.steps.len(),
             name: step.name.clone(),
-            kind: step.kind,
+            kind: step.kind(),
             estimated_duration_ns: step.estimated_duration_ns,
         });
         let before = read_health(on_event);
@@ -289,14 +290,27 @@ fn run_step(
     band_edges_ns: &[u64],
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
-    match step.kind {
-        StepKind::Purge | StepKind::Idle => run_pause(step, target, opts, band_edges_ns),
-        StepKind::Repeat => match &step.repeat {
-            Some(plan) => crate::repeat::run_repeat(step, plan, target, opts, band_edges_ns),
-            None => failed(step, opts, band_edges_ns, "a repeat step without its set"),
-        },
-        StepKind::Sweep => run_sweep_step(step, index, target, opts, band_edges_ns, on_event),
-        _ => run_io_step(step, index, target, opts, band_edges_ns, on_event),
+    match &step.body {
+        StepBody::Purge(method) => run_purge(step, *method, target, opts, band_edges_ns),
+        StepBody::Idle => run_idle(step, opts, band_edges_ns),
+        StepBody::Repeat(plan) => {
+            crate::repeat::run_repeat(step, plan, target, opts, band_edges_ns)
+        }
+        StepBody::Sweep(plan) => {
+            run_sweep_step(step, plan, index, target, opts, band_edges_ns, on_event)
+        }
+        StepBody::Replay(plan) => run_io_step(
+            step,
+            Some(plan),
+            index,
+            target,
+            opts,
+            band_edges_ns,
+            on_event,
+        ),
+        StepBody::Workload | StepBody::Precondition => {
+            run_io_step(step, None, index, target, opts, band_edges_ns, on_event)
+        }
     }
 }
 
@@ -307,23 +321,18 @@ fn failed(step: &PlanStep, opts: &RunOptions<'_>, band_edges_ns: &[u64], why: &s
     r
 }
 
-/// A step without requests of its own: a purge (Sanitize, Format NVM or a discard) or
-/// an idle wait.
-fn run_pause(
+/// A purge (Sanitize, Format NVM or a discard): no requests of its own.
+fn run_purge(
     step: &PlanStep,
+    method: PurgeMethod,
     target: &Target,
     opts: &RunOptions<'_>,
     band_edges_ns: &[u64],
 ) -> StepResult {
     let started = Instant::now();
-    let (purged, error) = if step.kind == StepKind::Purge {
-        match crate::purge::purge(step, target) {
-            Ok(p) => (Some(p), None),
-            Err(e) => (None, Some(e)),
-        }
-    } else {
-        idle(step, opts.stop);
-        (None, None)
+    let (purged, error) = match crate::purge::purge(step, method, target) {
+        Ok(p) => (Some(p), None),
+        Err(e) => (None, Some(e)),
     };
     let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
     r.duration_ns = started.elapsed().as_nanos() as u64;
@@ -332,10 +341,20 @@ fn run_pause(
     r
 }
 
+/// An idle wait for the step's duration (a stop ends it early).
+fn run_idle(step: &PlanStep, opts: &RunOptions<'_>, band_edges_ns: &[u64]) -> StepResult {
+    let started = Instant::now();
+    idle(step, opts.stop);
+    let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
+    r.duration_ns = started.elapsed().as_nanos() as u64;
+    r
+}
+
 /// A sweep: its cases in rounds (each through [`run_step`]); the step's own figures are
 /// the tracked case's last round.
 fn run_sweep_step(
     step: &PlanStep,
+    plan: &SweepPlan,
     index: usize,
     target: &Target,
     opts: &RunOptions<'_>,
@@ -343,9 +362,6 @@ fn run_sweep_step(
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
     let started = Instant::now();
-    let Some(plan) = &step.sweep else {
-        return failed(step, opts, band_edges_ns, "a sweep step without cases");
-    };
     let (sweep, tracked, error) = crate::sweep::run_sweep(
         plan,
         |case| run_step(case, index, target, opts, band_edges_ns, on_event),
@@ -382,11 +398,12 @@ struct JobSetup<'a> {
 impl<'a> JobSetup<'a> {
     fn new(
         step: &'a PlanStep,
+        replay: Option<&'a ReplayPlan>,
         index: usize,
         target: &'a Target,
         opts: &'a RunOptions<'a>,
     ) -> Result<Self, &'static str> {
-        let replay = match (&step.replay, opts.replays.get(index).cloned().flatten()) {
+        let replay = match (replay, opts.replays.get(index).cloned().flatten()) {
             (Some(r), Some(fig)) => Some((r, fig)),
             (Some(_), None) => return Err("the trace was not scanned before the run"),
             _ => None,
@@ -555,13 +572,14 @@ impl<'a> JobSetup<'a> {
 /// then the jobs merged, the request log handed over and the data read back.
 fn run_io_step(
     step: &PlanStep,
+    replay: Option<&ReplayPlan>,
     index: usize,
     target: &Target,
     opts: &RunOptions<'_>,
     band_edges_ns: &[u64],
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
-    let setup = match JobSetup::new(step, index, target, opts) {
+    let setup = match JobSetup::new(step, replay, index, target, opts) {
         Ok(s) => s,
         Err(why) => return failed(step, opts, band_edges_ns, why),
     };

@@ -30,8 +30,8 @@ pub use expr::{
 pub use plan::{
     AddressMapping, BaselineRule, DataPattern, Distribution, Geometry, IoEngine, Limit, MixLine,
     Plan, PlanStep, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan,
-    ReplayTiming, SteadyMetric, SteadyStatePlan, StepKind, SweepCase, SweepPlan, TraceFilter,
-    TraceFormat, Zone,
+    ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan,
+    TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

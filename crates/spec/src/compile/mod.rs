@@ -17,7 +17,7 @@ use crate::document::{
 use crate::expr::Assertion;
 use crate::plan::{
     derive_seed, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget, RateLimit,
-    Region, StepKind, Zone, PLAN_SCHEMA_VERSION,
+    Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 

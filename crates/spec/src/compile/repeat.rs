@@ -51,9 +51,14 @@ pub(super) fn repeat(
     };
     let (region, bs, read, random, qd) = (region?, bs?, read?, random?, qd?);
     let (requests, rounds, probe) = (requests?, rounds?, probe?);
+    let plan = RepeatPlan {
+        requests,
+        rounds: rounds as u32,
+        probe,
+    };
     let mut step = bare(
         name,
-        StepKind::Repeat,
+        StepBody::Repeat(plan),
         region,
         Limit::Ios {
             ios: requests * rounds,
@@ -71,11 +76,6 @@ pub(super) fn repeat(
     }];
     step.job_seeds = vec![derive_seed(seed, index as u64, 0)];
     step.estimated_bytes = Some((requests * rounds).saturating_mul(bs));
-    step.repeat = Some(RepeatPlan {
-        requests,
-        rounds: rounds as u32,
-        probe,
-    });
     Some((step, name_span))
 }
 

@@ -64,10 +64,7 @@ pub(super) fn replay(
         filter?,
         loops?,
     );
-    let mut step = bare(name, StepKind::Replay, region, Limit::Trace);
-    step.queue_depth = queue_depth;
-    step.job_seeds = vec![derive_seed(seed, index as u64, 0)];
-    step.replay = Some(ReplayPlan {
+    let plan = ReplayPlan {
         trace: r.trace.value.clone(),
         format,
         timing,
@@ -76,7 +73,10 @@ pub(super) fn replay(
         filter,
         loops: loops as u32,
         log_step: r.log_step.as_ref().map(|s| s.value.clone()),
-    });
+    };
+    let mut step = bare(name, StepBody::Replay(plan), region, Limit::Trace);
+    step.queue_depth = queue_depth;
+    step.job_seeds = vec![derive_seed(seed, index as u64, 0)];
     Some((step, name_span))
 }
 
@@ -220,10 +220,10 @@ fn filter(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFilter> {
 }
 
 /// A step without requests of its own: all the request-shaped fields are empty.
-pub(super) fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -> PlanStep {
+pub(super) fn bare(name: String, body: StepBody, region: Region, limit: Limit) -> PlanStep {
     PlanStep {
         name,
-        kind,
+        body,
         queue_depth: 1,
         jobs: 1,
         limit,
@@ -240,15 +240,11 @@ pub(super) fn bare(name: String, kind: StepKind, region: Region, limit: Limit) -
         kernel_submission: false,
         ramp_ns: 0,
         cpus: Vec::new(),
-        replay: None,
-        sweep: None,
         estimated_duration_ns: match limit {
             Limit::Duration { duration_ns } => Some(duration_ns),
             _ => None,
         },
         estimated_bytes: None,
-        purge_method: None,
-        repeat: None,
     }
 }
 
@@ -280,8 +276,7 @@ pub(super) fn purge(
     let limit = Limit::Bytes {
         bytes: region.length_bytes,
     };
-    let mut step = bare(name, StepKind::Purge, region, limit);
-    step.purge_method = Some(method?);
+    let step = bare(name, StepBody::Purge(method?), region, limit);
     Some((step, name_span))
 }
 
@@ -299,7 +294,7 @@ pub(super) fn idle(
     Some((
         bare(
             name,
-            StepKind::Idle,
+            StepBody::Idle,
             region,
             Limit::Duration { duration_ns },
         ),

@@ -33,7 +33,7 @@ pub(super) fn implicit_assertions(
             assertions.iter().map(|a| a.expr.replace(' ', "")).collect();
         for s in steps
             .iter()
-            .filter(|s| !matches!(s.kind, StepKind::Purge | StepKind::Idle))
+            .filter(|s| !matches!(s.kind(), StepKind::Purge | StepKind::Idle))
         {
             if !written.contains(&format!("{}.errors==0", s.name)) {
                 assertions.extend(implicit_assertion(&s.name, "errors"));
@@ -76,14 +76,14 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
     let Some(step) = compiled.iter().find(|s| s.name == m.step) else {
         return Ok(());
     };
-    let kind = step.kind.as_str();
+    let kind = step.kind().as_str();
     let err = |expected: String, found: String| PathError {
         span: span.clone(),
         expected,
         found,
     };
     if let Some(sel) = &m.case {
-        let Some(sweep) = &step.sweep else {
+        let Some(sweep) = step.sweep() else {
             return Err(err(
                 "a case selector only on a sweep step".into(),
                 format!("`{sel}` on {kind} step `{}`", m.step),
@@ -114,7 +114,7 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
     if matches!(
         m.metric,
         Metric::SteadyStateReached | Metric::SteadyStateRound
-    ) && step.sweep.as_ref().is_none_or(|s| s.steady_state.is_none())
+    ) && step.sweep().is_none_or(|s| s.steady_state.is_none())
     {
         return Err(err(
             "`steady_state` only on a sweep step with a `steady_state` criterion".into(),
@@ -128,10 +128,10 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
 /// figures only on a sweep that varies queue depth or jobs for one block size and read
 /// share, without a case selector. Err: (expected, found).
 fn figure_addressable(x: Figure, step: &PlanStep) -> Result<(), (String, String)> {
-    let kind = step.kind.as_str();
+    let kind = step.kind().as_str();
     let name = &step.name;
     if x.of_sweep() {
-        let Some(sweep) = &step.sweep else {
+        let Some(sweep) = step.sweep() else {
             return Err((
                 format!("`{}` only on a sweep step", x.name()),
                 format!("{kind} step `{name}`"),
@@ -162,7 +162,7 @@ fn figure_addressable(x: Figure, step: &PlanStep) -> Result<(), (String, String)
         }
         return Ok(());
     }
-    match &step.repeat {
+    match step.repeat() {
         None => Err((
             format!("`{}` only on a repeat step", x.name()),
             format!("{kind} step `{name}`"),

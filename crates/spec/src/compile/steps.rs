@@ -175,7 +175,7 @@ pub(super) fn precondition(
     Some((
         PlanStep {
             name,
-            kind: StepKind::Precondition,
+            body: StepBody::Precondition,
             queue_depth: qd as u32,
             jobs: 1,
             limit: Limit::Bytes { bytes },
@@ -200,12 +200,8 @@ pub(super) fn precondition(
             think_time_ns: 0,
             polled: false,
             kernel_submission: false,
-            replay: None,
-            sweep: None,
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
-            purge_method: None,
-            repeat: None,
         },
         name_span,
     ))
@@ -405,7 +401,7 @@ pub(super) fn workload(
     Some((
         PlanStep {
             name,
-            kind: StepKind::Workload,
+            body: StepBody::Workload,
             queue_depth: qd as u32,
             jobs: jobs as u32,
             limit,
@@ -424,12 +420,8 @@ pub(super) fn workload(
             think_time_ns,
             polled,
             kernel_submission,
-            replay: None,
-            sweep: None,
             estimated_duration_ns,
             estimated_bytes,
-            purge_method: None,
-            repeat: None,
         },
         name_span,
     ))

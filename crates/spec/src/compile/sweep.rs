@@ -82,19 +82,19 @@ pub(super) fn sweep(
         .knee_gain
         .as_ref()
         .map_or(Some(10.0), |g| cx.percent(g, "knee gain"))?;
-    let mut step = bare(name, StepKind::Sweep, region, Limit::Trace);
-    step.estimated_duration_ns = Some(
-        duration_ns
-            .saturating_mul(count as u64)
-            .saturating_mul(u64::from(rounds)),
-    );
-    step.sweep = Some(SweepPlan {
+    let plan = SweepPlan {
         cases,
         rounds,
         steady_state,
         write_limit_bytes,
         knee_gain_pct,
-    });
+    };
+    let mut step = bare(name, StepBody::Sweep(plan), region, Limit::Trace);
+    step.estimated_duration_ns = Some(
+        duration_ns
+            .saturating_mul(count as u64)
+            .saturating_mul(u64::from(rounds)),
+    );
     Some((step, name_span))
 }
 
@@ -279,7 +279,7 @@ impl CaseShape<'_> {
         let case_seed_index = (self.index as u64) << 16 | n as u64;
         let mut step = bare(
             String::new(),
-            StepKind::Workload,
+            StepBody::Workload,
             self.region,
             Limit::Duration {
                 duration_ns: self.duration_ns,

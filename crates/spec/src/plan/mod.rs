@@ -50,7 +50,7 @@ impl Geometry {
 }
 
 /// The compiled plan.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
     /// [`PLAN_SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -251,13 +251,17 @@ impl RateLimit {
     }
 }
 
-/// One step of the plan.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+/// One step of the plan: what every step has (name, depth, jobs, limit, region, the
+/// access specification and engine settings the I/O steps use, estimates), and in
+/// [`StepBody`] what only its kind has. Serialized (`iogate plan --json`) flat, as
+/// [`FlatStep`]: `kind` and the kind's block (`replay`, `sweep`, `purge_method`,
+/// `repeat`) beside the common fields.
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlanStep {
     /// Unique name, used in metric paths.
     pub name: String,
-    /// Kind.
-    pub kind: StepKind,
+    /// What the step does, with its kind's own data.
+    pub body: StepBody,
     /// Outstanding requests per job.
     pub queue_depth: u32,
     /// Threads, each with its own ring and file descriptor.
@@ -266,17 +270,16 @@ pub struct PlanStep {
     pub limit: Limit,
     /// Part of the target used.
     pub region: Region,
-    /// Access specification.
+    /// Access specification (empty for replay, sweep, purge and idle steps; a repeat
+    /// step's one line).
     pub mix: Vec<MixLine>,
     /// Seed of each job's random number generator, derived from the spec seed.
     pub job_seeds: Vec<u64>,
     /// Whether reads are checked against the verification headers of earlier writes.
     pub verify: bool,
     /// The I/O path (`engine:`; default by the target).
-    #[serde(default, skip_serializing_if = "is_auto_engine")]
     pub engine: IoEngine,
     /// What writes carry (`data:`; default unique, incompressible).
-    #[serde(default, skip_serializing_if = "is_default_data")]
     pub data: DataPattern,
     /// How random offsets are spread over the region.
     pub distribution: Distribution,
@@ -292,21 +295,144 @@ pub struct PlanStep {
     pub ramp_ns: u64,
     /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.
     pub cpus: Vec<u32>,
-    /// The trace played by a replay step (`kind: replay`; then `mix` is empty).
-    pub replay: Option<ReplayPlan>,
-    /// The cases and rounds of a sweep step (`kind: sweep`; then `mix` is empty).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<SweepPlan>,
     /// Known run time (time-bounded steps).
     pub estimated_duration_ns: Option<u64>,
     /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).
     pub estimated_bytes: Option<u64>,
-    /// How a `purge` step purges (absent for other steps).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub purge_method: Option<PurgeMethod>,
-    /// The set, rounds and probe of a `repeat` step (`mix` holds its one line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<RepeatPlan>,
+}
+
+/// What a step does, each kind with its own data: a sweep always has its cases, a
+/// replay its trace, a purge its method.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepBody {
+    /// Requests from the access specification.
+    Workload,
+    /// Writes that bring the region to a known state before measuring.
+    Precondition,
+    /// A trace played back.
+    Replay(ReplayPlan),
+    /// Cases in rounds to steady state.
+    Sweep(SweepPlan),
+    /// A seeded set of requests issued in rounds, and the cache probe.
+    Repeat(RepeatPlan),
+    /// The drive purged (Sanitize, Format NVM or a discard).
+    Purge(PurgeMethod),
+    /// Nothing issued for the step's duration.
+    Idle,
+}
+
+impl PlanStep {
+    /// The step's kind (as results and reports name it).
+    pub fn kind(&self) -> StepKind {
+        match self.body {
+            StepBody::Workload => StepKind::Workload,
+            StepBody::Precondition => StepKind::Precondition,
+            StepBody::Replay(_) => StepKind::Replay,
+            StepBody::Sweep(_) => StepKind::Sweep,
+            StepBody::Repeat(_) => StepKind::Repeat,
+            StepBody::Purge(_) => StepKind::Purge,
+            StepBody::Idle => StepKind::Idle,
+        }
+    }
+
+    /// The trace of a replay step.
+    pub fn replay(&self) -> Option<&ReplayPlan> {
+        match &self.body {
+            StepBody::Replay(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The cases and rounds of a sweep step.
+    pub fn sweep(&self) -> Option<&SweepPlan> {
+        match &self.body {
+            StepBody::Sweep(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The set, rounds and probe of a repeat step.
+    pub fn repeat(&self) -> Option<&RepeatPlan> {
+        match &self.body {
+            StepBody::Repeat(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// How a purge step purges.
+    pub fn purge_method(&self) -> Option<PurgeMethod> {
+        match self.body {
+            StepBody::Purge(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+/// A step as `iogate plan --json` writes it: the common fields with `kind` and the
+/// kind's block beside them (the shape before steps were variants).
+#[derive(Serialize)]
+struct FlatStep<'a> {
+    name: &'a str,
+    kind: StepKind,
+    queue_depth: u32,
+    jobs: u32,
+    limit: &'a Limit,
+    region: &'a Region,
+    mix: &'a [MixLine],
+    job_seeds: &'a [u64],
+    verify: bool,
+    #[serde(skip_serializing_if = "is_auto_engine")]
+    engine: IoEngine,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a DataPattern>,
+    distribution: &'a Distribution,
+    rate: &'a RateLimit,
+    think_time_ns: u64,
+    polled: bool,
+    kernel_submission: bool,
+    ramp_ns: u64,
+    cpus: &'a [u32],
+    replay: Option<&'a ReplayPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep: Option<&'a SweepPlan>,
+    estimated_duration_ns: Option<u64>,
+    estimated_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    purge_method: Option<PurgeMethod>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeat: Option<&'a RepeatPlan>,
+}
+
+impl Serialize for PlanStep {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        FlatStep {
+            name: &self.name,
+            kind: self.kind(),
+            queue_depth: self.queue_depth,
+            jobs: self.jobs,
+            limit: &self.limit,
+            region: &self.region,
+            mix: &self.mix,
+            job_seeds: &self.job_seeds,
+            verify: self.verify,
+            engine: self.engine,
+            data: (!is_default_data(&self.data)).then_some(&self.data),
+            distribution: &self.distribution,
+            rate: &self.rate,
+            think_time_ns: self.think_time_ns,
+            polled: self.polled,
+            kernel_submission: self.kernel_submission,
+            ramp_ns: self.ramp_ns,
+            cpus: &self.cpus,
+            replay: self.replay(),
+            sweep: self.sweep(),
+            estimated_duration_ns: self.estimated_duration_ns,
+            estimated_bytes: self.estimated_bytes,
+            purge_method: self.purge_method(),
+            repeat: self.repeat(),
+        }
+        .serialize(s)
+    }
 }
 
 /// The I/O path of a step.
@@ -419,15 +545,12 @@ impl PlanStep {
     /// opens ask. Every step kind answers explicitly: a sweep writes when any of its
     /// cases does; a purge discards; a precondition fills; an idle step never touches the target.
     pub fn writes(&self) -> bool {
-        match self.kind {
-            StepKind::Replay => self.replay.as_ref().is_none_or(|r| r.filter.writes),
-            StepKind::Purge | StepKind::Precondition => true,
-            StepKind::Idle => false,
-            StepKind::Sweep => self
-                .sweep
-                .as_ref()
-                .is_none_or(|s| s.cases.iter().any(|c| c.step.writes())),
-            StepKind::Workload | StepKind::Repeat => self.mix.iter().any(|m| m.read_pct < 100.0),
+        match &self.body {
+            StepBody::Replay(r) => r.filter.writes,
+            StepBody::Purge(_) | StepBody::Precondition => true,
+            StepBody::Idle => false,
+            StepBody::Sweep(s) => s.cases.iter().any(|c| c.step.writes()),
+            StepBody::Workload | StepBody::Repeat(_) => self.mix.iter().any(|m| m.read_pct < 100.0),
         }
     }
 }
@@ -446,7 +569,7 @@ impl Plan {
     pub fn shorten(&mut self, case_duration_ns: Option<u64>, max_rounds: Option<u32>) {
         let mut total = 0;
         for step in &mut self.steps {
-            let Some(sweep) = &mut step.sweep else {
+            let StepBody::Sweep(sweep) = &mut step.body else {
                 total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
                 continue;
             };

@@ -7,7 +7,7 @@ use super::PlanStep;
 use crate::units::ByteSize;
 
 /// A sweep: cases (each a complete workload step), rounds and the steady-state criterion.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepPlan {
     /// Cases in run order within a round.
     pub cases: Vec<SweepCase>,
@@ -22,7 +22,7 @@ pub struct SweepPlan {
 }
 
 /// One case of a sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepCase {
     /// Transfer size.
     pub block_size_bytes: u64,

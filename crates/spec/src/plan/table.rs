@@ -72,7 +72,7 @@ fn step_row(i: usize, s: &PlanStep) -> String {
         Limit::Duration { duration_ns } => format_ns(duration_ns as f64),
         Limit::Ios { ios } => format!("{ios} ios"),
         Limit::Bytes { bytes } => ByteSize(bytes).to_string(),
-        Limit::Trace => match &s.sweep {
+        Limit::Trace => match s.sweep() {
             Some(w) => format!("≤{} rounds", w.rounds),
             None => "trace".to_string(),
         },
@@ -86,7 +86,7 @@ fn step_row(i: usize, s: &PlanStep) -> String {
         "{:<3} {:<14} {:<13} {:>4} {:>4} {:<22} {:<12} {:>10} {:>10}\n",
         i + 1,
         s.name,
-        s.kind.as_str(),
+        s.kind().as_str(),
         s.queue_depth,
         s.jobs,
         region,
@@ -100,7 +100,7 @@ fn step_row(i: usize, s: &PlanStep) -> String {
 
 /// A repeat step's set and its cache probe.
 fn repeat_lines(s: &PlanStep, out: &mut String) {
-    if let Some(r) = &s.repeat {
+    if let Some(r) = s.repeat() {
         out.push_str(&format!(
             "      set of {} requests × {} rounds\n",
             r.requests, r.rounds
@@ -124,7 +124,7 @@ fn repeat_lines(s: &PlanStep, out: &mut String) {
 
 /// A sweep's cases (the tracked one marked) and its steady-state criterion.
 fn sweep_lines(s: &PlanStep, out: &mut String) {
-    if let Some(w) = &s.sweep {
+    if let Some(w) = s.sweep() {
         for (i, c) in w.cases.iter().enumerate() {
             let tracked = w.steady_state.as_ref().is_some_and(|ss| ss.case == i);
             out.push_str(&format!(
@@ -154,7 +154,7 @@ fn sweep_lines(s: &PlanStep, out: &mut String) {
 
 /// A replay's trace, timing, depth, mapping and loops.
 fn replay_line(s: &PlanStep, out: &mut String) {
-    if let Some(r) = &s.replay {
+    if let Some(r) = s.replay() {
         out.push_str(&format!(
             "      trace {} ({}), timing {}, queue depth {}, mapping {}, loops {}\n",
             r.trace,
