@@ -15,6 +15,7 @@ pub mod baseline_choice;
 pub mod chart;
 pub mod compare;
 pub mod diff;
+mod diff_view;
 pub mod evidence;
 pub mod history;
 mod identity_view;

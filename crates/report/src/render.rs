@@ -10,7 +10,7 @@ use tera::{Context, Tera};
 use iogate_spec::units::{format_ns, ByteSize};
 
 use crate::analysis::TraceAnalysis;
-use crate::{chart, view};
+use crate::{chart, diff_view, view};
 
 /// Errors rendering reports.
 #[derive(Debug, thiserror::Error)]
@@ -285,7 +285,7 @@ pub fn diff_markdown(d: &crate::diff::Diff) -> Result<String, RenderError> {
     render(
         "diff.md",
         include_str!("../templates/diff.md"),
-        &view::diff_view(d, &[]),
+        &diff_view::diff_view(d, &[]),
     )
 }
 
@@ -297,6 +297,6 @@ pub fn diff_html(
     render(
         "diff.html",
         include_str!("../templates/diff.html"),
-        &view::diff_view(d, charts),
+        &diff_view::diff_view(d, charts),
     )
 }

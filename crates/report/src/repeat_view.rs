@@ -1,8 +1,8 @@
 //! The report's section for `repeat` steps (tiers, rounds, the cache probe: Jun Xu's
 //! response time by request over rounds, tier shares per round, hits against the set's
 //! size). Builds serializable views for `render`'s templates; charts come from `chart`;
-//! `view` inserts them into the run report's context. [`Table`] is shared with
-//! `saturation_view`.
+//! `view` inserts them into the run report's context. [`Table`], [`SectionView`] and
+//! [`pct`] are shared with `saturation_view`.
 
 use iogate_result::request_set::RepeatResult;
 use iogate_result::StepResult;
@@ -19,22 +19,25 @@ pub(crate) struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-/// The view of one repeat step.
+/// A report section of one step (a repeat step's, a sweep's saturation): its name, a
+/// paragraph, tables and charts.
 #[derive(Serialize)]
-pub(crate) struct RepeatView {
+pub(crate) struct SectionView {
     pub name: String,
-    /// One paragraph: the set, rounds, hits, steady round, and the probe's findings.
+    /// One paragraph: for a repeat step, the set, rounds, hits, steady round, and the
+    /// probe's findings; for saturation, each curve's knee.
     pub summary: Vec<String>,
     pub tables: Vec<Table>,
     pub charts: Vec<String>,
 }
 
-fn pct(v: f64) -> String {
+/// A percentage with one decimal.
+pub(crate) fn pct(v: f64) -> String {
     format!("{v:.1}%")
 }
 
 /// The repeat section of `step`, when it is a repeat step.
-pub(crate) fn repeat_view(step: &StepResult, with_charts: bool) -> Option<RepeatView> {
+pub(crate) fn repeat_view(step: &StepResult, with_charts: bool) -> Option<SectionView> {
     let r = step.repeat.as_ref()?;
     let mut summary = vec![format!(
         "{} requests of {} issued {} times at queue depth {}: {} tier(s); {} of the rounds after the first served by the fastest; mean response time steady {}.",
@@ -118,7 +121,7 @@ pub(crate) fn repeat_view(step: &StepResult, with_charts: bool) -> Option<Repeat
     } else {
         Vec::new()
     };
-    Some(RepeatView {
+    Some(SectionView {
         name: step.name.clone(),
         summary,
         tables,

@@ -1,30 +1,16 @@
 //! The report's saturation section for sweeps over queue depth or jobs: total and
 //! per-job IOPS against outstanding requests, and the knee. `view` inserts it into the
-//! run report's context; tables are `repeat_view`'s [`Table`].
+//! run report's context; tables, views and `pct` are `repeat_view`'s.
 
 use iogate_result::cases::Saturation;
 use iogate_result::StepResult;
 use iogate_spec::units::{format_ns, ByteSize};
-use serde::Serialize;
 
 use crate::chart::{self, Axis};
-use crate::repeat_view::Table;
-
-/// The view of one sweep's saturation curves.
-#[derive(Serialize)]
-pub(crate) struct SaturationView {
-    pub name: String,
-    pub summary: Vec<String>,
-    pub tables: Vec<Table>,
-    pub charts: Vec<String>,
-}
-
-fn pct(v: f64) -> String {
-    format!("{v:.1}%")
-}
+use crate::repeat_view::{pct, SectionView, Table};
 
 /// The saturation section of `step`, when it is a sweep over queue depth or jobs.
-pub(crate) fn saturation_view(step: &StepResult, with_charts: bool) -> Option<SaturationView> {
+pub(crate) fn saturation_view(step: &StepResult, with_charts: bool) -> Option<SectionView> {
     let sat = &step.sweep.as_ref()?.saturation;
     if sat.is_empty() {
         return None;
@@ -102,7 +88,7 @@ pub(crate) fn saturation_view(step: &StepResult, with_charts: bool) -> Option<Sa
             .ok(),
         );
     }
-    Some(SaturationView {
+    Some(SectionView {
         name: step.name.clone(),
         summary,
         tables,

@@ -1,5 +1,5 @@
-//! Template contexts: a result (or a diff) turned into formatted strings and tables for
-//! the tera templates in `render`. Numbers are formatted here, once, so the Markdown,
+//! The run report's template context: a result turned into formatted strings and tables
+//! for the tera templates in `render` (the diff page's is `diff_view`'s). Numbers are formatted here, once, so the Markdown,
 //! HTML and JUnit reports agree; charts come from `chart`, sweep tables from `sweep_view`.
 
 use iogate_result::{AssertionResult, Outcome, RuleOutcome, RuleResult, RunResult, StepResult};
@@ -123,7 +123,7 @@ fn outcome_str(o: Outcome) -> &'static str {
     }
 }
 
-fn rule_outcome_str(o: RuleOutcome) -> &'static str {
+pub(crate) fn rule_outcome_str(o: RuleOutcome) -> &'static str {
     match o {
         RuleOutcome::Pass => "pass",
         RuleOutcome::Regressed => "regressed",
@@ -134,7 +134,7 @@ fn rule_outcome_str(o: RuleOutcome) -> &'static str {
 }
 
 /// Formats a metric value by the kind its path names (latency, bandwidth, bytes, other).
-fn format_metric(path: &str, v: f64) -> String {
+pub(crate) fn format_metric(path: &str, v: f64) -> String {
     if v.is_nan() {
         "n/a".into()
     } else if path.contains("latency") {
@@ -161,13 +161,13 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .filter_map(|s| crate::sweep_view::sweep_view(s, with_charts))
         .collect();
     cx.insert("sweeps", &sweeps);
-    let repeats: Vec<crate::repeat_view::RepeatView> = result
+    let repeats: Vec<crate::repeat_view::SectionView> = result
         .steps
         .iter()
         .filter_map(|s| crate::repeat_view::repeat_view(s, with_charts))
         .collect();
     cx.insert("repeat_steps", &repeats);
-    let saturations: Vec<crate::saturation_view::SaturationView> = result
+    let saturations: Vec<crate::repeat_view::SectionView> = result
         .steps
         .iter()
         .filter_map(|s| crate::saturation_view::saturation_view(s, with_charts))
@@ -523,18 +523,40 @@ fn spread_rows(result: &RunResult) -> Vec<SpreadView> {
     repeat_rows
 }
 
+/// How the assertions and rules came out, for the summary line and JUnit.
+struct Counts {
+    failed: usize,
+    undecided: usize,
+    regressed: usize,
+    inconclusive: usize,
+}
+
+impl Counts {
+    fn of(result: &RunResult, rules: &[RuleView]) -> Counts {
+        let rules_with = |o: &str| rules.iter().filter(|r| r.outcome == o).count();
+        Counts {
+            failed: result.assertions.iter().filter(|a| a.failed()).count(),
+            undecided: result
+                .assertions
+                .iter()
+                .filter(|a| a.undecided.is_some())
+                .count(),
+            regressed: rules_with("regressed"),
+            inconclusive: rules_with("inconclusive"),
+        }
+    }
+}
+
 /// The summary line: assertions passed, rules regressed, the target, repeats and what
 /// measured nothing.
 fn summary(result: &RunResult, assertions: usize, rules: &[RuleView]) -> String {
     let t = &result.target;
-    let failed = result.assertions.iter().filter(|a| a.failed()).count();
-    let undecided = result
-        .assertions
-        .iter()
-        .filter(|a| a.undecided.is_some())
-        .count();
-    let regressed = rules.iter().filter(|r| r.outcome == "regressed").count();
-    let inconclusive = rules.iter().filter(|r| r.outcome == "inconclusive").count();
+    let Counts {
+        failed,
+        undecided,
+        regressed,
+        inconclusive,
+    } = Counts::of(result, rules);
     format!(
         "{} of {} assertions passed{}; {} of {} baseline rules regressed{}. Target {}{}{}.{}",
         assertions - failed - undecided,
@@ -574,13 +596,12 @@ fn summary(result: &RunResult, assertions: usize, rules: &[RuleView]) -> String 
 /// JUnit's counts: tests, failures, errors, skipped (undecided assertions, rules without
 /// a baseline or inconclusive) and the time.
 fn junit_counts(cx: &mut Ctx, result: &RunResult, assertions: usize, rules: &[RuleView]) {
-    let failed = result.assertions.iter().filter(|a| a.failed()).count();
-    let undecided = result
-        .assertions
-        .iter()
-        .filter(|a| a.undecided.is_some())
-        .count();
-    let regressed = rules.iter().filter(|r| r.outcome == "regressed").count();
+    let Counts {
+        failed,
+        undecided,
+        regressed,
+        ..
+    } = Counts::of(result, rules);
     let tests = assertions + rules.len() + usize::from(result.error.is_some());
     cx.insert("tests", &tests);
     cx.insert("failures", &(failed + regressed));
@@ -691,100 +712,7 @@ fn step_charts(s: &StepResult) -> Vec<String> {
         .collect()
 }
 
-/// A sweep matrix of changes: (title, column labels, rows of (block size, cells)).
-type MatrixView = (String, Vec<String>, Vec<(String, Vec<Option<DiffRowView>>)>);
-
-#[derive(Serialize)]
-struct DiffRowView {
-    metric: String,
-    a: String,
-    b: String,
-    change: String,
-    interval: String,
-    outcome: &'static str,
-    noise: String,
-}
-
 /// A side's samples ("3 repeats"), or "exact" when it has none.
 pub(crate) fn noise_text(s: Option<iogate_result::samples::SampleInfo>) -> String {
     s.map_or("exact".into(), |s| s.to_string())
-}
-
-fn diff_row_view(r: &crate::diff::DiffRow) -> DiffRowView {
-    DiffRowView {
-        metric: r.metric.clone(),
-        a: format_metric(&r.metric, r.a),
-        b: format_metric(&r.metric, r.b),
-        change: if r.change_pct.is_finite() {
-            format!("{:+.1}%", r.change_pct)
-        } else {
-            "from 0".into()
-        },
-        interval: r.interval_pct.map_or("not measured".into(), |[lo, hi]| {
-            format!("[{lo:+.1}%, {hi:+.1}%]")
-        }),
-        outcome: rule_outcome_str(r.outcome),
-        noise: format!(
-            "A {} · B {}",
-            noise_text(r.a_samples),
-            noise_text(r.b_samples)
-        ),
-    }
-}
-
-/// The diff report's template context.
-pub(crate) fn diff_view(
-    d: &crate::diff::Diff,
-    charts: &[(String, Result<String, chart::ChartError>)],
-) -> Ctx {
-    let mut cx = Ctx::default();
-    cx.insert("d", d);
-    cx.insert("confidence", &format!("{}", d.confidence_pct));
-    cx.insert("tolerance", &format!("{}", d.tolerance_pct));
-    let rows: Vec<DiffRowView> = d.rows.iter().map(diff_row_view).collect();
-    // Rows that moved beyond the noise first, for the summary.
-    let moved: Vec<&DiffRowView> = rows
-        .iter()
-        .filter(|r| matches!(r.outcome, "regressed" | "improved" | "inconclusive"))
-        .collect();
-    cx.insert("moved", &moved);
-    cx.insert("rows", &rows);
-    let matrices: Vec<MatrixView> = d
-        .matrices
-        .iter()
-        .map(|m| {
-            (
-                format!("{}: {} by block size", m.step, m.metric),
-                m.columns.clone(),
-                m.block_sizes
-                    .iter()
-                    .zip(&m.cells)
-                    .map(|(bs, cells)| {
-                        (
-                            ByteSize(*bs).to_string(),
-                            cells
-                                .iter()
-                                .map(|c| c.as_ref().map(diff_row_view))
-                                .collect(),
-                        )
-                    })
-                    .collect(),
-            )
-        })
-        .collect();
-    cx.insert("matrices", &matrices);
-    let charts: Vec<(String, String)> = charts
-        .iter()
-        .map(|(t, svg)| {
-            (
-                t.clone(),
-                match svg {
-                    Ok(s) => s.clone(),
-                    Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
-                },
-            )
-        })
-        .collect();
-    cx.insert("charts", &charts);
-    cx
 }

@@ -12,6 +12,7 @@
 pub mod engine;
 pub mod event;
 pub mod health;
+mod io_step;
 mod merge;
 pub mod nvme;
 pub mod options;

@@ -22,6 +22,7 @@ use crate::plan::{
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
 mod data;
+mod mix;
 mod repeat;
 mod replay;
 mod rules;

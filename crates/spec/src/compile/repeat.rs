@@ -4,8 +4,9 @@
 
 use std::ops::Range;
 
+use super::mix::block_size;
 use super::replay::bare;
-use super::steps::{block_size, region, step_name};
+use super::steps::{region, step_name};
 use super::*;
 use crate::document::{RawProbe, RawRepeat};
 use crate::plan::{ProbePlan, RepeatPlan};

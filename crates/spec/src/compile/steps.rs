@@ -1,9 +1,10 @@
-//! Compilation of single steps: regions, block sizes, mix lines, and the workload
-//! options (limits, ramp, pacing, distributions, completion mode), plus latency band
+//! Compilation of single steps: regions, and the workload options (the mix lines are
+//! `mix`'s) (limits, ramp, pacing, distributions, completion mode), plus latency band
 //! edges. Child of `compile`, which owns the context (`Ctx`) and the spec-wide checks.
 
 use std::ops::Range;
 
+use super::mix::{block_size, mix};
 use super::*;
 
 pub(super) fn region(
@@ -76,48 +77,6 @@ pub(super) fn region(
         offset_bytes: offset,
         length_bytes: length,
     })
-}
-
-pub(super) fn block_size(
-    cx: &mut Ctx<'_>,
-    s: &Spanned<String>,
-    lbs: u64,
-    region: Option<&Region>,
-) -> Option<u64> {
-    let bs = cx.byte_size(s, "block size")?;
-    let span = cx.span(s);
-    if bs == 0 || bs % lbs != 0 {
-        cx.error_note(
-            span,
-            "misaligned block size",
-            format!("expected a multiple of the logical block size ({lbs}B), found {bs}B"),
-            "direct I/O (O_DIRECT) needs sizes and offsets aligned to the logical block size",
-        );
-        return None;
-    }
-    if bs > MAX_BLOCK_SIZE {
-        cx.error(
-            span,
-            "block size too large",
-            format!("expected at most 64MiB, found {}", s.value),
-        );
-        return None;
-    }
-    if let Some(r) = region {
-        if bs > r.length_bytes {
-            cx.error(
-                span,
-                "block size larger than the region",
-                format!(
-                    "expected at most {}, found {}",
-                    crate::units::ByteSize(r.length_bytes),
-                    s.value
-                ),
-            );
-            return None;
-        }
-    }
-    Some(bs)
 }
 
 pub(super) fn step_name(
@@ -425,150 +384,6 @@ pub(super) fn workload(
         },
         name_span,
     ))
-}
-
-pub(super) fn mix(
-    cx: &mut Ctx<'_>,
-    lines: &Spanned<Vec<Spanned<RawMixLine>>>,
-    lbs: u64,
-    region: Option<&Region>,
-) -> Option<Vec<MixLine>> {
-    if lines.value.is_empty() {
-        let span = cx.span(lines);
-        cx.error(
-            span,
-            "empty access specification",
-            "expected at least one mix line",
-        );
-        return None;
-    }
-    let single = lines.value.len() == 1;
-    let mut out = Vec::new();
-    let mut ok = true;
-    let mut weights_known = true;
-    for line in &lines.value {
-        let mut known = true;
-        match mix_line(cx, line, single, lbs, region, &mut known) {
-            Some(l) => out.push(l),
-            None => ok = false,
-        }
-        weights_known &= known;
-    }
-    if weights_known {
-        let total: f64 = lines
-            .value
-            .iter()
-            .filter_map(|l| {
-                l.value
-                    .weight
-                    .as_ref()
-                    .and_then(|w| syntax::parse_percent(&w.value).ok())
-            })
-            .sum::<f64>()
-            + if single && lines.value[0].value.weight.is_none() {
-                100.0
-            } else {
-                0.0
-            };
-        if (total - 100.0).abs() > 1e-6 {
-            let span = cx.span(lines);
-            cx.error_note(
-                span,
-                "mix weights do not sum to 100%",
-                format!("expected weights summing to 100%, found {}%", (total * 1e6).round() / 1e6),
-                "each line's `weight` is its share of all requests (IOMeter's \"% of access specification\")",
-            );
-            ok = false;
-        }
-    }
-    ok.then_some(out)
-}
-
-/// One mix line; None after a diagnostic. `weight_known` tells whether its weight
-/// was read (the sum of weights is checked only when every one was).
-fn mix_line(
-    cx: &mut Ctx<'_>,
-    line: &Spanned<RawMixLine>,
-    single: bool,
-    lbs: u64,
-    region: Option<&Region>,
-    weight_known: &mut bool,
-) -> Option<MixLine> {
-    let l = &line.value;
-    let bs = block_size(cx, &l.block_size, lbs, region);
-    let weight = match &l.weight {
-        Some(w) => cx.percent(w, "weight"),
-        None if single => Some(100.0),
-        None => {
-            let span = cx.span(line);
-            cx.error(
-                span,
-                "mix line without a weight",
-                "expected `weight:` (lines of a mix share 100% of requests)",
-            );
-            None
-        }
-    };
-    let read = l
-        .read
-        .as_ref()
-        .map_or(Some(100.0), |r| cx.percent(r, "read share"));
-    let random = l
-        .random
-        .as_ref()
-        .map_or(Some(100.0), |r| cx.percent(r, "random share"));
-    let align = match (&l.align, bs) {
-        (Some(a), _) => match cx.byte_size(a, "alignment") {
-            Some(v) if v == 0 || v % lbs != 0 => {
-                let span = cx.span(a);
-                cx.error(
-                    span,
-                    "misaligned alignment",
-                    format!("expected a multiple of the logical block size ({lbs}B), found {v}B"),
-                );
-                None
-            }
-            other => other,
-        },
-        (None, bs) => bs,
-    };
-    let burst = l.burst.as_ref().map_or(Some(0), |b| {
-        cx.count(b, "burst length", 1, u64::from(u32::MAX))
-    });
-    let delay_ns = match (&l.delay, &l.burst) {
-        (Some(d), Some(_)) => cx.duration(d, "delay"),
-        (Some(d), None) => {
-            let span = cx.span(d);
-            cx.error(
-                span,
-                "delay without a burst length",
-                "expected `burst:` with `delay:` (the pause comes after each burst)",
-            );
-            None
-        }
-        (None, _) => Some(0),
-    };
-    *weight_known = weight.is_some();
-    match (bs, weight, read, random, align, burst, delay_ns) {
-        (
-            Some(bs),
-            Some(weight),
-            Some(read),
-            Some(random),
-            Some(align),
-            Some(burst),
-            Some(delay_ns),
-        ) => Some(MixLine {
-            block_size_bytes: bs,
-            weight_pct: weight,
-            read_pct: read,
-            random_pct: random,
-            align_bytes: align,
-            burst,
-            delay_ns,
-        }),
-        _ => None,
-    }
 }
 
 pub(super) fn rate(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<RateLimit> {

@@ -5,8 +5,9 @@
 
 use std::ops::Range;
 
+use super::mix::block_size;
 use super::replay::bare;
-use super::steps::{block_size, region, step_name};
+use super::steps::{region, step_name};
 use super::*;
 use crate::document::{RawSteadyState, RawSweep};
 use crate::plan::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};

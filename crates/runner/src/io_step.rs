@@ -1,0 +1,361 @@
+//! Steps that issue requests through the engine: workloads, preconditioning and trace
+//! replays. [`run_io_step`] starts one thread per job (each with its file, generator or
+//! replay source, pacer and stats, from a shared `JobSetup`), reports progress every
+//! 500 ms, and merges the jobs into the step's result. `run::run_step` calls it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use iogate_result::faults::DataRecord;
+use iogate_result::step::{LatencySummary, ReplayFigures};
+use iogate_result::StepResult;
+use iogate_spec::{Limit, PlanStep, ReplayPlan};
+
+use crate::engine::data::check_written;
+use crate::engine::job::{JobLimit, JobParams, VerifyParams};
+use crate::engine::pacing::Pacer;
+use crate::engine::uring::run_job;
+use crate::engine::{new_latency_histogram, Generator, JobStats};
+use crate::event::RunEvent;
+use crate::merge::merge;
+use crate::options::RunOptions;
+use crate::replay::ReplaySource;
+use crate::target::Target;
+
+/// What every job of a workload, precondition or replay step shares.
+struct JobSetup<'a> {
+    step: &'a PlanStep,
+    target: &'a Target,
+    opts: &'a RunOptions<'a>,
+    /// The replay's plan and its scan (replay steps).
+    replay: Option<(&'a ReplayPlan, ReplayFigures)>,
+    writes: bool,
+    max_bs: usize,
+    lbs: u64,
+    verify: Option<VerifyParams<'a>>,
+    /// With verification and several jobs, each job writes its own slice of the region
+    /// (a multiple of `granule`), so that no two jobs have writes to one block in flight.
+    sliced: bool,
+    granule: u64,
+    poll: bool,
+    queue_depth: u32,
+}
+
+impl<'a> JobSetup<'a> {
+    fn new(
+        step: &'a PlanStep,
+        replay: Option<&'a ReplayPlan>,
+        index: usize,
+        target: &'a Target,
+        opts: &'a RunOptions<'a>,
+    ) -> Result<Self, &'static str> {
+        let replay = match (replay, opts.replays.get(index).cloned().flatten()) {
+            (Some(r), Some(fig)) => Some((r, fig)),
+            (Some(_), None) => return Err("the trace was not scanned before the run"),
+            _ => None,
+        };
+        let max_bs = match &replay {
+            Some((_, fig)) => fig.max_request_bytes as usize,
+            None => step
+                .mix
+                .iter()
+                .map(|m| m.block_size_bytes)
+                .max()
+                .unwrap_or(4096) as usize,
+        };
+        let lbs = u64::from(target.logical_block_size);
+        let verify = opts.verify.map(|state| VerifyParams {
+            state,
+            check_reads: step.verify,
+        });
+        let granule = step
+            .mix
+            .iter()
+            .map(|m| m.block_size_bytes.max(m.align_bytes))
+            .max()
+            .unwrap_or(lbs)
+            .max(lbs);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // A `queue_depth: trace` replay needs no more slots (and buffers) than the
+        // recording ever had outstanding.
+        let queue_depth = match &replay {
+            Some((plan, fig)) if plan.queue_depth_from_trace => {
+                step.queue_depth.min(fig.max_recorded_queue_depth.max(1))
+            }
+            _ => step.queue_depth,
+        };
+        Ok(JobSetup {
+            step,
+            target,
+            opts,
+            writes: step.writes(),
+            max_bs,
+            lbs,
+            sliced: verify.is_some() && step.jobs > 1,
+            verify,
+            granule,
+            // Hybrid polling from user space; with IOPOLL the kernel polls instead.
+            poll: !step.polled && step.queue_depth >= 2 && (step.jobs as usize) < cpus,
+            queue_depth,
+            replay,
+        })
+    }
+
+    fn job_region(&self, job: u32) -> iogate_spec::Region {
+        let step = self.step;
+        if !self.sliced {
+            return step.region;
+        }
+        let slice = step.region.length_bytes / u64::from(step.jobs) / self.granule * self.granule;
+        iogate_spec::Region {
+            offset_bytes: step.region.offset_bytes + slice * u64::from(job),
+            length_bytes: slice.max(self.granule),
+        }
+    }
+
+    fn params(
+        &self,
+        job: u32,
+        seed: u64,
+        origin: Instant,
+        progress: &'a AtomicU64,
+    ) -> JobParams<'a> {
+        let step = self.step;
+        JobParams {
+            job,
+            queue_depth: self.queue_depth,
+            max_block_size: self.max_bs,
+            align: self.target.logical_block_size as usize,
+            limit: job_limit(step, job),
+            interval_ns: self.opts.interval_ns,
+            stop: self.opts.stop,
+            progress,
+            origin,
+            verify: self.verify,
+            poll: self.poll,
+            ramp_ns: step.ramp_ns,
+            iopoll: step.polled,
+            sqpoll: step.kernel_submission,
+            cpu: (!step.cpus.is_empty()).then(|| step.cpus[job as usize % step.cpus.len()]),
+            log_requests: self.opts.request_log.is_some(),
+            data: &step.data,
+            step_seed: step.job_seeds.first().copied().unwrap_or(0),
+            job_seed: seed,
+            passthrough: self.target.passthrough(),
+        }
+    }
+
+    /// One job on its own thread: its file, generator or replay source, pacer and stats.
+    fn run_job(
+        &self,
+        job: u32,
+        origin: Instant,
+        progress: &'a AtomicU64,
+    ) -> Result<JobStats, String> {
+        let step = self.step;
+        let file = self
+            .target
+            .open_job(self.writes)
+            .map_err(|e| e.to_string())?;
+        let seed = step
+            .job_seeds
+            .get(job as usize)
+            .copied()
+            .unwrap_or(u64::from(job));
+        let mut stats = JobStats::new(step.mix.len());
+        let mut pacer = Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
+        let params = self.params(job, seed, origin, progress);
+        if let Some((plan, fig)) = &self.replay {
+            let path = crate::replay::trace_path(plan, &self.opts.spec_dir);
+            let lbs = self.target.logical_block_size;
+            let mut src =
+                ReplaySource::new(&path, plan, step.region, lbs, fig).map_err(|e| e.to_string())?;
+            run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
+            if let Some(e) = src.error {
+                return Err(e);
+            }
+        } else {
+            let (gen_job, gen_jobs) = if self.sliced {
+                (0, 1)
+            } else {
+                (job, step.jobs)
+            };
+            let region = self.job_region(job);
+            let dist = &step.distribution;
+            let mut gen =
+                Generator::new(&step.mix, dist, region, seed, gen_job, gen_jobs, self.lbs);
+            run_job(&file, &params, &mut gen, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
+        }
+        Ok(stats)
+    }
+
+    /// The share of the step done after `ios` requests and `elapsed_ns`, when known.
+    fn fraction(&self, ios: u64, elapsed_ns: u64) -> Option<f64> {
+        let step = self.step;
+        let f = match step.limit {
+            Limit::Duration { duration_ns } => {
+                Some(elapsed_ns as f64 / (step.ramp_ns + duration_ns) as f64)
+            }
+            Limit::Ios { ios: total } => Some(ios as f64 / total as f64),
+            Limit::Trace => self
+                .replay
+                .as_ref()
+                .map(|(_, f)| ios as f64 / (f.played * u64::from(f.loops)).max(1) as f64),
+            Limit::Bytes { bytes } => {
+                let mean: f64 = step
+                    .mix
+                    .iter()
+                    .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
+                    .sum();
+                Some(ios as f64 * mean / bytes as f64)
+            }
+        };
+        f.map(|f| f.clamp(0.0, 1.0))
+    }
+}
+
+/// A workload, precondition or replay step: one thread per job, progress every 500 ms,
+/// then the jobs merged, the request log handed over and the data read back.
+pub(crate) fn run_io_step(
+    step: &PlanStep,
+    replay: Option<&ReplayPlan>,
+    index: usize,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    band_edges_ns: &[u64],
+    on_event: &mut dyn FnMut(RunEvent),
+) -> StepResult {
+    let setup = match JobSetup::new(step, replay, index, target, opts) {
+        Ok(s) => s,
+        Err(why) => return failed(step, opts, band_edges_ns, why),
+    };
+    let progress: Vec<AtomicU64> = (0..step.jobs).map(|_| AtomicU64::new(0)).collect();
+    let origin = Instant::now();
+    let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
+        let setup = &setup;
+        let handles: Vec<_> = (0..step.jobs)
+            .map(|job| {
+                let progress = &progress[job as usize];
+                scope.spawn(move || setup.run_job(job, origin, progress))
+            })
+            .collect();
+        // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
+        // progress every 500 ms.
+        let mut last_tick = 0;
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+            let elapsed_ns = origin.elapsed().as_nanos() as u64;
+            let tick = elapsed_ns / 500_000_000;
+            if tick != std::mem::replace(&mut last_tick, tick) {
+                let ios: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+                on_event(RunEvent::Progress {
+                    index,
+                    elapsed_ns,
+                    ios,
+                    fraction: setup.fraction(ios, elapsed_ns),
+                });
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a job thread panicked".to_string()))
+            })
+            .collect()
+    });
+    finish_io_step(&setup, outcomes, band_edges_ns)
+}
+
+/// The jobs' outcomes merged into the step's result (the last job error kept), the
+/// request log handed to the sink, the data read back, the replay's issue lag.
+fn finish_io_step(
+    setup: &JobSetup<'_>,
+    outcomes: Vec<Result<JobStats, String>>,
+    band_edges_ns: &[u64],
+) -> StepResult {
+    let (step, opts) = (setup.step, setup.opts);
+    let mut jobs = Vec::new();
+    let mut error = None;
+    for o in outcomes {
+        match o {
+            Ok(s) => jobs.push(s),
+            Err(e) => error = Some(e),
+        }
+    }
+    if let Some(sink) = opts.request_log {
+        let logs = jobs
+            .iter_mut()
+            .map(|j| j.request_log.take().unwrap_or_default())
+            .collect();
+        if let Ok(mut sink) = sink.lock() {
+            sink.push((step.name.clone(), logs));
+        }
+    }
+    let verified = setup.verify.is_some_and(|v| v.check_reads);
+    let mut r = merge(step, &jobs, opts.interval_ns, verified, band_edges_ns);
+    r.error = error;
+    r.data = data_record(step, setup.target, &mut jobs);
+    if let Some((_, fig)) = &setup.replay {
+        r.replay = Some(fig.clone());
+        let mut lag = new_latency_histogram();
+        for j in &jobs {
+            let _ = lag.add(&j.issue_lag);
+        }
+        r.metrics.issue_lag = (!lag.is_empty()).then(|| LatencySummary::from_histogram(&lag));
+    }
+    r
+}
+
+/// A step result that records only why the step could not run.
+fn failed(step: &PlanStep, opts: &RunOptions<'_>, band_edges_ns: &[u64], why: &str) -> StepResult {
+    let mut r = merge(step, &[], opts.interval_ns, false, band_edges_ns);
+    r.error = Some(why.into());
+    r
+}
+
+fn job_limit(step: &PlanStep, job: u32) -> JobLimit {
+    let share = |total: u64| {
+        total / u64::from(step.jobs) + u64::from(u64::from(job) < total % u64::from(step.jobs))
+    };
+    match step.limit {
+        Limit::Duration { duration_ns } => JobLimit::Deadline(step.ramp_ns + duration_ns),
+        Limit::Ios { ios } => JobLimit::Ios(share(ios)),
+        Limit::Bytes { bytes } => JobLimit::Bytes(share(bytes)),
+        Limit::Trace => JobLimit::Ios(u64::MAX),
+    }
+}
+
+/// The step's write pattern, and with `data:` declared, what a sample of its writes holds
+/// when read back (`engine::data::check_written`). None when the step wrote nothing.
+fn data_record(step: &PlanStep, target: &Target, jobs: &mut [JobStats]) -> Option<DataRecord> {
+    let sample: Vec<(u64, u32)> = jobs
+        .iter_mut()
+        .flat_map(|j| std::mem::take(&mut j.written_sample))
+        .collect();
+    if sample.is_empty() {
+        return None;
+    }
+    let mut record = DataRecord {
+        pattern: step.data.clone(),
+        achieved: None,
+        check_error: None,
+    };
+    if step.data.read_back && target.kind == iogate_result::TargetKind::NvmeGeneric {
+        record.check_error = Some(
+            "the read-back reads through a block device; this target is an NVMe generic device"
+                .into(),
+        );
+    } else if step.data.read_back {
+        let align = target.logical_block_size as usize;
+        let checked = target
+            .open_job(false)
+            .map_err(|e| e.to_string())
+            .and_then(|f| check_written(&f, sample, align, step.jobs).map_err(|e| e.to_string()));
+        match checked {
+            Ok(a) => record.achieved = a,
+            Err(e) => record.check_error = Some(e),
+        }
+    }
+    Some(record)
+}
