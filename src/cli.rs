@@ -49,6 +49,11 @@ pub enum Command {
     },
     /// Run a spec and write result.json, report.md, report.html and junit.xml.
     Run(RunArgs),
+    /// After a power cut: read back every block a journal (`run --journal`) names and
+    /// classify it (intact, lost, stale, torn, unflushed old/new). Exit 0 when nothing
+    /// acknowledged and durable was lost, 1 when something was, 3 when the target or the
+    /// journal cannot be read.
+    Verify(VerifyArgs),
     /// Analyse a block trace (sizes, seeks, inter-arrival and idle times, service times,
     /// queue depth, access sequence), or compare two traces request by request.
     Analyze(AnalyzeArgs),
@@ -164,6 +169,10 @@ pub struct RunArgs {
     /// run verify data written by an earlier one (write pass, then verify pass).
     #[arg(long)]
     pub verify_state: Option<PathBuf>,
+    /// Keep a durable journal of every acknowledged write and completed flush in FILE
+    /// (on another device than the target), for `iogate verify` after a power cut.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
     /// Shorten sweeps (for CI): each case runs this long per round (more than 0).
     #[arg(long = "case-duration", value_name = "DURATION", value_parser = positive_duration_ns)]
     pub case_duration_ns: Option<u64>,
@@ -389,4 +398,18 @@ fn positive_duration_ns(text: &str) -> Result<u64, String> {
         Ok(ns) => Ok(ns),
         Err(e) => Err(format!("expected {}, found {}", e.expected, e.found)),
     }
+}
+
+/// `iogate verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The journal `iogate run --journal` wrote.
+    #[arg(long)]
+    pub journal: PathBuf,
+    /// The drive (or file) the journaled run wrote.
+    #[arg(long)]
+    pub target: PathBuf,
+    /// Write integrity.json and integrity.md here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

@@ -1,7 +1,7 @@
 //! `iogate`: the thin binary. Parses the command line (`cli`), wires spec → runner →
 //! report, prints diagnostics and progress, and maps outcomes to exit codes (`exit`);
 //! `run` is the run pipeline (repeats, baseline, reports), `diff` compares two results,
-//! `analyze` is the trace analysis, `import` converts fio and IOMeter files and prints
+//! `powercut` keeps the journal and verifies after a cut, `analyze` is the trace analysis, `import` converts fio and IOMeter files and prints
 //! the JSON Schemas.
 
 mod analyze;
@@ -11,6 +11,7 @@ mod exit;
 mod history;
 mod import;
 mod output;
+mod powercut;
 mod run;
 mod schema;
 mod signals;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
             max_rounds,
         } => plan(&spec, target.as_deref(), json, case_duration_ns, max_rounds),
         Command::Run(args) => run::run(&args),
+        Command::Verify(args) => powercut::verify(&args),
         Command::Import {
             format,
             file,

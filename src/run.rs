@@ -151,7 +151,33 @@ pub fn run(args: &RunArgs) -> u8 {
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop);
     let request_log = std::sync::Mutex::new(Vec::new());
-    let mut result = execute_set(args, &prepared, &stop, &request_log, &mut display);
+    let journal = match (&args.journal, &prepared.verify_state) {
+        (Some(path), Some(state)) => {
+            let size = prepared.plan.target.size_bytes;
+            match crate::powercut::open_journal(path, &prepared.target, size, state) {
+                Ok(j) => Some(j),
+                Err(code) => return code,
+            }
+        }
+        _ => None,
+    };
+    let mut result = execute_set(
+        args,
+        &prepared,
+        &stop,
+        &request_log,
+        journal.as_ref(),
+        &mut display,
+    );
+    if let Some(j) = journal {
+        match j.finish() {
+            Ok(summary) => result.journal = Some(summary),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::TARGET;
+            }
+        }
+    }
     result.spec_text = Some(prepared.src.text.clone());
     result.plan_text = Some(plan.render_table());
     result.target = identity;
@@ -340,7 +366,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
         .map_err(|e| fail(&e, exit::TARGET))?;
     // Verification: a state over the whole used size, in logical blocks; loaded from
     // --verify-state when that file exists (a verify pass after a write pass).
-    let verify_state = if plan.verifies() || args.verify_state.is_some() {
+    let verify_state = if plan.verifies() || args.verify_state.is_some() || args.journal.is_some() {
         let unit = target.logical_block_size;
         let loaded = match &args.verify_state {
             Some(p) if p.exists() => Some(VerifyState::load(p, plan.target.size_bytes, unit)),
@@ -371,6 +397,7 @@ fn execute_set(
     p: &Prepared,
     stop: &AtomicBool,
     request_log: &std::sync::Mutex<iogate_runner::RequestLogSink>,
+    journal: Option<&iogate_runner::journal::Journal>,
     display: &mut Display,
 ) -> iogate_result::RunResult {
     let opts = RunOptions {
@@ -380,6 +407,7 @@ fn execute_set(
         spec_dir: p.spec_dir.clone(),
         replays: p.replays.clone(),
         request_log: args.log_requests.then_some(request_log),
+        journal,
     };
     iogate_runner::execute_set(&p.plan, &p.target, &opts, args.repeat, &mut |e| {
         display.event(e)

@@ -8,6 +8,7 @@
 //! building reports does not build the engine.
 //!
 //! Modules, leaves first: `op`, `identity`, `drive`, `faults`, `cases`, `request_set`,
+//! `integrity`,
 //! `samples` (leaf data); `step` (one step, holding the leaves); `judgement` (verdict
 //! records); `record` (the whole run and its JSON Schema); `lookup` (metric values).
 
@@ -15,6 +16,7 @@ pub mod cases;
 pub mod drive;
 pub mod faults;
 pub mod identity;
+pub mod integrity;
 pub mod judgement;
 pub mod lookup;
 pub mod op;

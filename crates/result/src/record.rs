@@ -107,6 +107,9 @@ pub struct RunResult {
     /// environment), for the history store; absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildInfo>,
+    /// What keeping the journal of acknowledged writes cost (`iogate run --journal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<crate::integrity::JournalSummary>,
 }
 
 /// The build a run tested: its id (a firmware revision, a commit, a CI build number) and

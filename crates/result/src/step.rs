@@ -172,6 +172,25 @@ pub struct StepMetrics {
     /// Data verification counts, for steps that verify (absent in older results).
     #[serde(default)]
     pub verify: Option<VerifySummary>,
+    /// Flushes of the device's write cache, for steps with `fsync:` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flushes: Option<FlushSummary>,
+}
+
+/// Flushes a step issued (`fsync: N`): counts and latency, from submission to
+/// completion.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct FlushSummary {
+    /// Flushes that completed successfully.
+    pub completed: u64,
+    /// Flushes that failed.
+    pub errors: u64,
+    /// Mean latency of the completed ones, ns.
+    pub mean_latency_ns: u64,
+    /// Longest latency, ns.
+    pub max_latency_ns: u64,
 }
 
 /// Data verification counts of a step.

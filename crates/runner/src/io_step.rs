@@ -142,6 +142,8 @@ impl<'a> JobSetup<'a> {
             step_seed: step.job_seeds.first().copied().unwrap_or(0),
             job_seed: seed,
             passthrough: self.target.passthrough(),
+            durability: step.durability,
+            journal: self.opts.journal,
         }
     }
 

@@ -12,7 +12,9 @@
 pub mod engine;
 pub mod event;
 pub mod health;
+pub mod integrity;
 mod io_step;
+pub mod journal;
 mod merge;
 pub mod nvme;
 pub mod options;

@@ -11,8 +11,8 @@ use iogate_spec::PlanStep;
 
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
-    histogram_buckets, latency_bands, BlockSizeCount, IntervalSample, JobFigures, LatencySummary,
-    OpMetrics, StepMetrics, StepResult, VerifySummary,
+    histogram_buckets, latency_bands, BlockSizeCount, FlushSummary, IntervalSample, JobFigures,
+    LatencySummary, OpMetrics, StepMetrics, StepResult, VerifySummary,
 };
 
 fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
@@ -182,6 +182,7 @@ pub(crate) fn merge(
             },
             block_sizes: block_sizes(step, &t.lines, &t.sizes),
             verify: verified.then(|| verify_summary(&t.verify)),
+            flushes: flush_summary(step, jobs),
         },
         per_job: per_job(jobs, secs),
         intervals: interval_samples(t.intervals, interval_ns, intervals_end_ns),
@@ -262,6 +263,23 @@ fn block_sizes(
         });
     }
     out
+}
+
+/// The step's flushes, when it issues them (`fsync:`).
+fn flush_summary(step: &PlanStep, jobs: &[JobStats]) -> Option<FlushSummary> {
+    if step.durability.flush_every_writes == 0 {
+        return None;
+    }
+    let mut f = crate::engine::FlushStats::default();
+    for j in jobs {
+        f.merge(&j.flushes);
+    }
+    Some(FlushSummary {
+        completed: f.completed,
+        errors: f.errors,
+        mean_latency_ns: f.latency_sum_ns.checked_div(f.completed).unwrap_or(0),
+        max_latency_ns: f.latency_max_ns,
+    })
 }
 
 fn verify_summary(verify: &VerifyStats) -> VerifySummary {

@@ -26,6 +26,9 @@ pub struct RunOptions<'a> {
     pub replays: Vec<Option<ReplayFigures>>,
     /// When set, every request of every step is recorded here: (step name, each job's records).
     pub request_log: Option<&'a Mutex<RequestLogSink>>,
+    /// The journal of acknowledged writes and completed flushes (`--journal`); requires
+    /// `verify` (its generations are what the journal records).
+    pub journal: Option<&'a crate::journal::Journal>,
 }
 
 /// Request records collected during a run: (step name, each job's records), in step order.

@@ -105,6 +105,8 @@ fn run_set(
         step_seed: seed,
         job_seed: seed,
         passthrough: target.passthrough(),
+        durability: iogate_spec::Durability::default(),
+        journal: None,
     };
     run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
     let mut by_round = vec![Vec::with_capacity(requests as usize); rounds as usize];

@@ -194,6 +194,7 @@ pub fn execute(
         health: None,
         health_samples: Vec::new(),
         build: None,
+        journal: None,
     };
     let monitor = crate::health::HealthMonitor::start(&target.path, &result.target);
     let read_health = |on_event: &mut dyn FnMut(RunEvent)| {

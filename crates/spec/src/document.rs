@@ -17,7 +17,7 @@ use crate::schema::{
     ArrivalProcess, BandwidthText, ByteSizeText, CompletionMode, DurationText, EngineName,
     ErrorPolicy, MappingName, MatrixDimension, OnFailure, PercentText, PreconditionPattern,
     PurgeMethodName, ReplayQueueDepth, SignedPercentText, SizeOrPercentText, SteadyMetricName,
-    SubmissionMode, TraceFormatName,
+    SubmissionMode, SyncMode, TraceFormatName,
 };
 
 /// A value with where it was written: serde-saphyr's `Spanned`, carried in our own type
@@ -590,6 +590,15 @@ pub struct RawWorkload {
     /// What writes carry (default unique, incompressible data).
     #[serde(default)]
     pub data: Option<Spanned<RawData>>,
+    /// fio's `fsync`: each job flushes the device's write cache (an fdatasync of the
+    /// target) after every N of its writes (default 0: never).
+    #[serde(default)]
+    pub fsync: Option<Spanned<u64>>,
+    /// fio's `sync`: `dsync` or `sync` make every write a FUA write (RWF_DSYNC /
+    /// RWF_SYNC: durable when acknowledged); `none` (default).
+    #[serde(default)]
+    #[schemars(with = "Option<SyncMode>")]
+    pub sync: Option<Spanned<String>>,
     /// The I/O path: `block` (read/write on a file or block device) or `passthrough`
     /// (NVMe commands on a namespace's generic character device `/dev/ngXnY`); default
     /// by the target.

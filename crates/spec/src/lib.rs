@@ -28,8 +28,8 @@ pub use expr::{
     format_value, Assertion, CaseSelector, Dim, Figure, LatencyStat, Metric, MetricRef, OpFilter,
 };
 pub use plan::{
-    AddressMapping, BaselineRule, DataPattern, Distribution, Geometry, IoEngine, Limit, MixLine,
-    Plan, PlanStep, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan,
+    AddressMapping, BaselineRule, DataPattern, Distribution, Durability, Geometry, IoEngine, Limit,
+    MixLine, Plan, PlanStep, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan,
     ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan,
     TraceFilter, TraceFormat, Zone,
 };

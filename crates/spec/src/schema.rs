@@ -121,6 +121,11 @@ keyword_type!(
     ["syscall", "kernel_thread"]
 );
 keyword_type!(
+    SyncMode,
+    "fio's `sync`: `none`, or `dsync`/`sync` for FUA writes.",
+    ["none", "dsync", "sync"]
+);
+keyword_type!(
     ArrivalProcess,
     "Arrivals of rate-limited requests.",
     ["uniform", "poisson"]

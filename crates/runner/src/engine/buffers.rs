@@ -43,7 +43,7 @@ impl BufferPool {
     }
 
     /// The first `len` bytes of buffer `i`, to stamp a write before it is submitted.
-    pub(super) fn slice_mut(&mut self, i: usize, len: usize) -> &mut [u8] {
+    pub fn slice_mut(&mut self, i: usize, len: usize) -> &mut [u8] {
         assert!(i < self.count && len <= self.size);
         // SAFETY: in bounds (checked above); `&mut self` and the slot discipline (a buffer
         // belongs to one request, and is touched only while that request is not in flight)
@@ -52,7 +52,7 @@ impl BufferPool {
     }
 
     /// The first `len` bytes of buffer `i`, to check a completed read.
-    pub(super) fn slice(&self, i: usize, len: usize) -> &[u8] {
+    pub fn slice(&self, i: usize, len: usize) -> &[u8] {
         assert!(i < self.count && len <= self.size);
         // SAFETY: in bounds (checked above); the read that filled it has completed, so the
         // kernel no longer writes to it, and no mutable reference exists while `&self` lives.

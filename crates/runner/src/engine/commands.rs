@@ -7,7 +7,7 @@
 //!
 //! Sources: Linux `include/uapi/linux/nvme_ioctl.h` (`struct nvme_uring_cmd`,
 //! `NVME_URING_CMD_IO`), NVMe NVM Command Set Specification 1.0 (Read 02h, Write 01h:
-//! SLBA in CDW10–11, NLB 0-based in CDW12 bits 15:0), NVMe Base Specification 2.0
+//! SLBA in CDW10–11, NLB 0-based in CDW12 bits 15:0, FUA bit 30; Flush 00h), NVMe Base Specification 2.0
 //! (completion status field: SC bits 7:0, SCT bits 10:8, CRD 12:11, More 13, DNR 14).
 
 use io_uring::{cqueue, opcode, squeue, types};
@@ -38,6 +38,10 @@ pub trait Commands {
     /// with the slot as its user data.
     fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> Self::S;
 
+    /// A flush of the device's volatile write cache, tagged with `slot`: what every write
+    /// completed before it was submitted is durable when it completes.
+    fn flush_entry(&self, slot: u16) -> Self::S;
+
     /// Bytes moved, or a negative errno, as the request log records it.
     fn result_bytes(&self, res: i32, len: u32) -> i32;
 
@@ -54,6 +58,8 @@ pub struct Registration {
     pub fixed_file: bool,
     /// The pool is the ring's registered buffers (one per slot).
     pub fixed_buffers: bool,
+    /// Writes are FUA writes (durable when acknowledged: the step's `sync: dsync`).
+    pub fua: bool,
 }
 
 /// io_uring Read/Write (fixed buffers when registered).
@@ -73,15 +79,30 @@ impl Commands for BlockCommands {
                 .build(),
             (Op::Write, true) => opcode::WriteFixed::new(types::Fixed(0), buf, req.len, slot)
                 .offset(req.offset)
+                .rw_flags(if r.fua { libc::RWF_DSYNC } else { 0 })
                 .build(),
             (Op::Read, false) => opcode::Read::new(raw, buf, req.len)
                 .offset(req.offset)
                 .build(),
             (Op::Write, false) => opcode::Write::new(raw, buf, req.len)
                 .offset(req.offset)
+                .rw_flags(if r.fua { libc::RWF_DSYNC } else { 0 })
                 .build(),
         };
         e.user_data(u64::from(slot))
+    }
+
+    /// `IORING_OP_FSYNC` with `IORING_FSYNC_DATASYNC`: on a block device, a cache flush.
+    fn flush_entry(&self, slot: u16) -> squeue::Entry {
+        let r = self.0;
+        let e = if r.fixed_file {
+            opcode::Fsync::new(types::Fixed(0))
+        } else {
+            opcode::Fsync::new(types::Fd(r.fd))
+        };
+        e.flags(types::FsyncFlags::DATASYNC)
+            .build()
+            .user_data(u64::from(slot))
     }
 
     #[inline]
@@ -102,7 +123,10 @@ impl Commands for BlockCommands {
 /// `NVME_URING_CMD_IO`: `_IOWR('N', 0x80, struct nvme_uring_cmd)`, the structure 72 bytes.
 pub const NVME_URING_CMD_IO: u32 = (3 << 30) | (72 << 16) | ((b'N' as u32) << 8) | 0x80;
 /// NVMe NVM command set opcodes.
+const NVME_CMD_FLUSH: u8 = 0x00;
 const NVME_CMD_WRITE: u8 = 0x01;
+/// CDW12 bit 30 of Read and Write: Force Unit Access.
+const NVME_FUA: u32 = 1 << 30;
 const NVME_CMD_READ: u8 = 0x02;
 
 /// NVMe Read/Write through io_uring passthrough on a namespace's generic char device.
@@ -129,9 +153,25 @@ impl NvmeCommands {
         let slba = req.offset >> self.lba_shift;
         c[40..44].copy_from_slice(&(slba as u32).to_le_bytes()); // cdw10
         c[44..48].copy_from_slice(&((slba >> 32) as u32).to_le_bytes()); // cdw11
-        let nlb = (req.len >> self.lba_shift).saturating_sub(1) & 0xffff;
-        c[48..52].copy_from_slice(&nlb.to_le_bytes()); // cdw12: NLB, 0-based
+        let mut cdw12 = (req.len >> self.lba_shift).saturating_sub(1) & 0xffff;
+        if self.reg.fua && req.op == Op::Write {
+            cdw12 |= NVME_FUA;
+        }
+        c[48..52].copy_from_slice(&cdw12.to_le_bytes()); // cdw12: NLB, 0-based; FUA
         c
+    }
+
+    /// The NVMe command for `slot` as an io_uring passthrough entry.
+    fn passthrough_entry(&self, cmd: [u8; 80], slot: u16, fixed_buffer: bool) -> squeue::Entry128 {
+        let e = if self.reg.fixed_file {
+            opcode::UringCmd80::new(types::Fixed(0), NVME_URING_CMD_IO)
+        } else {
+            opcode::UringCmd80::new(types::Fd(self.reg.fd), NVME_URING_CMD_IO)
+        };
+        e.cmd(cmd)
+            .buf_index((fixed_buffer && self.reg.fixed_buffers).then_some(slot))
+            .build()
+            .user_data(u64::from(slot))
     }
 }
 
@@ -141,16 +181,15 @@ impl Commands for NvmeCommands {
 
     #[inline]
     fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> squeue::Entry128 {
-        let cmd = self.command(req, buf);
-        let e = if self.reg.fixed_file {
-            opcode::UringCmd80::new(types::Fixed(0), NVME_URING_CMD_IO)
-        } else {
-            opcode::UringCmd80::new(types::Fd(self.reg.fd), NVME_URING_CMD_IO)
-        };
-        e.cmd(cmd)
-            .buf_index(self.reg.fixed_buffers.then_some(slot))
-            .build()
-            .user_data(u64::from(slot))
+        self.passthrough_entry(self.command(req, buf), slot, true)
+    }
+
+    /// NVMe Flush (00h) of the namespace: no data, no LBA range.
+    fn flush_entry(&self, slot: u16) -> squeue::Entry128 {
+        let mut c = [0u8; 80];
+        c[0] = NVME_CMD_FLUSH;
+        c[4..8].copy_from_slice(&self.nsid.to_le_bytes());
+        self.passthrough_entry(c, slot, false)
     }
 
     #[inline]
@@ -191,6 +230,7 @@ mod tests {
                 fd: 3,
                 fixed_file: true,
                 fixed_buffers: true,
+                fua: false,
             },
             nsid: 1,
             lba_shift: 9,

@@ -1,5 +1,5 @@
 //! What a job is given and how it fails: [`JobParams`] (depth, limit, interval, ramp,
-//! completion mode, verification, data pattern, passthrough namespace), [`JobLimit`] and
+//! completion mode, verification, data pattern, passthrough namespace, flushes, journal), [`JobLimit`] and
 //! [`EngineError`]. A leaf of the engine: `uring` runs a job with them; `ring`, `wait`,
 //! `buffers` and `data` return its errors.
 
@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Instant;
 
 use super::verify::VerifyState;
+use crate::journal::Journal;
 
 /// Errors that stop a job.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +87,10 @@ pub struct JobParams<'a> {
     pub job_seed: u64,
     /// NVMe passthrough on a namespace's generic character device; None: block I/O.
     pub passthrough: Option<Passthrough>,
+    /// Flushes every N writes and FUA writes (the step's `fsync:` and `sync:`).
+    pub durability: iogate_spec::Durability,
+    /// The run's journal of acknowledged writes and completed flushes (`--journal`).
+    pub journal: Option<&'a Journal>,
 }
 
 /// The namespace an NVMe passthrough job addresses.

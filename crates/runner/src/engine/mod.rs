@@ -434,6 +434,31 @@ pub struct JobStats {
     /// A reservoir sample of completed writes (offset, length) for the read-back check
     /// (`data::check_written`).
     pub written_sample: Vec<(u64, u32)>,
+    /// Flushes of the device's write cache (`fsync:`).
+    pub flushes: FlushStats,
+}
+
+/// Flushes a job (or a step, once merged) issued: counts and latency.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FlushStats {
+    /// Flushes that completed successfully.
+    pub completed: u64,
+    /// Flushes that failed.
+    pub errors: u64,
+    /// Sum of their latencies, ns.
+    pub latency_sum_ns: u64,
+    /// Longest latency, ns.
+    pub latency_max_ns: u64,
+}
+
+impl FlushStats {
+    /// Adds another job's flushes.
+    pub fn merge(&mut self, o: &FlushStats) {
+        self.completed += o.completed;
+        self.errors += o.errors;
+        self.latency_sum_ns += o.latency_sum_ns;
+        self.latency_max_ns = self.latency_max_ns.max(o.latency_max_ns);
+    }
 }
 
 /// Verification counts of a job (or a step, once merged).
@@ -498,6 +523,7 @@ impl JobStats {
             end_ns: 0,
             first_issue_ns: None,
             occupancy_ns: 0,
+            flushes: FlushStats::default(),
             registered: false,
             verify: VerifyStats::default(),
             head_to_head: new_latency_histogram(),

@@ -30,13 +30,18 @@ use super::{
     ErrorRecord, Interval, IntervalLatency, JobStats, Op, Request, RequestRecord, RequestSource,
     MAX_ERROR_RECORDS,
 };
+use crate::journal::Record;
 
 /// Whether `r` overlaps a write already in flight (verification keeps same-unit writes
 /// in order: two in flight at once could complete in either order on the device).
 fn overlaps_in_flight_write(r: &Request, slots: &[Slot]) -> bool {
     let end = r.offset + u64::from(r.len);
     slots.iter().any(|s| {
-        s.in_flight && s.op == Op::Write && s.offset < end && r.offset < s.offset + u64::from(s.len)
+        s.in_flight
+            && !s.flush
+            && s.op == Op::Write
+            && s.offset < end
+            && r.offset < s.offset + u64::from(s.len)
     })
 }
 
@@ -52,6 +57,8 @@ struct Slot {
     op: Op,
     line: u16,
     in_flight: bool,
+    /// A cache flush (no data; `generation` holds its journal horizon).
+    flush: bool,
     /// Generation stamped into a write.
     generation: u64,
     /// Issue order within the job.
@@ -68,6 +75,7 @@ const IDLE_SLOT: Slot = Slot {
     op: Op::Read,
     line: 0,
     in_flight: false,
+    flush: false,
     generation: 0,
     seq: 0,
     due_ns: 0,
@@ -157,6 +165,12 @@ struct JobLoop<'a, 'p, R: RequestSource, K: Commands> {
     reap: Reap,
     /// Completions copied out of the ring by `reap`: (user data, result).
     cqes: Vec<(u64, i32)>,
+    /// Writes issued since the last flush (`fsync:`).
+    writes_since_flush: u64,
+    /// Records for the journal, handed over at the end of each reap.
+    journal_batch: Vec<Record>,
+    /// The step's origin on the journal's clock, ns.
+    journal_offset_ns: u64,
 }
 
 impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
@@ -193,6 +207,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             fd: file.as_raw_fd(),
             fixed_file: files_registered,
             fixed_buffers: buffers_registered,
+            fua: p.durability.fua,
         });
         let unit = p.verify.map_or(1, |v| v.state.unit() as usize);
         let units_per_buffer = p.max_block_size / unit;
@@ -258,6 +273,11 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
                 occupancy_mark: p.ramp_ns,
             },
             cqes: Vec::with_capacity(qd.next_power_of_two() * 2),
+            writes_since_flush: 0,
+            journal_batch: Vec::with_capacity(if p.journal.is_some() { qd * 2 } else { 0 }),
+            journal_offset_ns: p.journal.map_or(0, |j| {
+                p.origin.saturating_duration_since(j.origin()).as_nanos() as u64
+            }),
         })
     }
 
@@ -332,6 +352,15 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
     /// gate is kept as `pending`, and the time it may go is folded into `wake_at`.
     fn refill(&mut self, now: u64, wake_at: &mut Option<u64>) {
         while self.issue.issuing && self.inflight < self.qd {
+            let every = self.p.durability.flush_every_writes;
+            if every > 0 && self.writes_since_flush >= every {
+                let Some(slot) = self.free.pop() else { break };
+                if !self.issue_flush(slot, now) {
+                    self.free.push(slot);
+                    break;
+                }
+                continue;
+            }
             match self.p.limit {
                 JobLimit::Ios(n) if self.issue.issued_ios >= n => self.issue.issuing = false,
                 JobLimit::Bytes(n) if self.issue.issued_bytes >= n => self.issue.issuing = false,
@@ -408,6 +437,9 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
                 .prepare(self.pool.slice_mut(si, req.len as usize));
         }
         let generation = self.stamp_or_snapshot(&req, si);
+        if req.op == Op::Write {
+            self.writes_since_flush += 1;
+        }
         let entry = self.cmds.entry(&req, slot as u16, self.pool.buf(si));
         self.slots[si] = Slot {
             start_ns: now,
@@ -417,6 +449,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             op: req.op,
             line: req.line,
             in_flight: true,
+            flush: false,
             generation,
             seq: self.issue.seq,
             due_ns: 0,
@@ -447,6 +480,32 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         self.inflight += 1;
         self.issue.issued_ios += 1;
         self.issue.issued_bytes += u64::from(req.len);
+        self.issue.unsubmitted += 1;
+        self.issue.batch.push(slot);
+        true
+    }
+
+    /// Pushes a flush of the device's write cache in `slot`; its journal horizon is taken
+    /// now, before it is submitted. False when the submission queue is full.
+    fn issue_flush(&mut self, slot: u32, now: u64) -> bool {
+        let entry = self.cmds.flush_entry(slot as u16);
+        self.slots[slot as usize] = Slot {
+            start_ns: now,
+            submit_ns: now,
+            offset: u64::MAX,
+            in_flight: true,
+            flush: true,
+            generation: self.p.journal.map_or(0, |j| j.horizon()),
+            ..IDLE_SLOT
+        };
+        // SAFETY: a flush carries no buffer; the registered file outlives the ring's use
+        // of it (every in-flight request is drained before the loop ends).
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            self.slots[slot as usize].in_flight = false;
+            return false;
+        }
+        self.writes_since_flush = 0;
+        self.inflight += 1;
         self.issue.unsubmitted += 1;
         self.issue.batch.push(slot);
         true
@@ -603,6 +662,13 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             self.complete(user_data as usize, res, done);
         }
         self.stats.last_completion_ns = done;
+        if let Some(j) = self.p.journal.filter(|_| !self.journal_batch.is_empty()) {
+            let cap = self.journal_batch.capacity();
+            j.submit(std::mem::replace(
+                &mut self.journal_batch,
+                Vec::with_capacity(cap),
+            ));
+        }
         if self.reap.completed_since_publish >= 256 {
             self.p
                 .progress
@@ -621,6 +687,10 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         self.slots[slot_index].in_flight = false;
         self.pacer.park(slot_index as u32, done, &mut self.free);
         self.inflight -= 1;
+        if s.flush {
+            self.complete_flush(&s, res, done);
+            return;
+        }
         if let Some(log) = self.stats.request_log.as_mut() {
             log.push(RequestRecord {
                 seq: s.seq,
@@ -642,6 +712,26 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         self.reap.completed_since_publish += 1;
     }
 
+    /// A completed flush: counted (with its latency) and, when it succeeded, journaled
+    /// with the horizon it took when it was submitted.
+    fn complete_flush(&mut self, s: &Slot, res: i32, done: u64) {
+        let f = &mut self.stats.flushes;
+        if self.cmds.failure(res, 0).is_some() {
+            f.errors += 1;
+            return;
+        }
+        let latency = done.saturating_sub(s.start_ns);
+        f.completed += 1;
+        f.latency_sum_ns += latency;
+        f.latency_max_ns = f.latency_max_ns.max(latency);
+        if self.p.journal.is_some() {
+            self.journal_batch.push(Record::Flush {
+                horizon: s.generation,
+                ack_ns: done + self.journal_offset_ns,
+            });
+        }
+    }
+
     /// A successful request: verification state and checks, then (after the ramp) its
     /// latencies, bytes, sizes and interval figures.
     #[inline]
@@ -650,6 +740,16 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         self.reap.failures_in_a_row = 0;
         if s.op == Op::Write {
             self.payload.completed(s.offset, s.len);
+            if let Some(j) = self.p.journal {
+                self.journal_batch.push(Record::Write {
+                    seq: j.next_sequence(),
+                    offset: s.offset,
+                    len: s.len,
+                    generation: s.generation,
+                    fua: self.p.durability.fua,
+                    ack_ns: done + self.journal_offset_ns,
+                });
+            }
         }
         if let Some(v) = self.p.verify {
             match s.op {

@@ -12,6 +12,9 @@
 //! | 16..24 | generation: a run-wide write sequence number |
 //! | 24..32 | the verification state's seed |
 //!
+//! and, at the start of every further 512-byte sector, a tag: the generation XOR a mask
+//! of (seed, offset, sector), so that a unit partly overwritten is recognised as torn.
+//!
 //! [`VerifyState`] keeps the last completed generation of each unit (0 = never written
 //! with a header). A read snapshots the generations of its units when it is submitted
 //! and, on completion, each unit must hold a valid header with that offset, that seed,
@@ -46,9 +49,33 @@ fn le_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(a)
 }
 
-/// Writes the header into `unit` (at least [`HEADER_BYTES`] long) and seals it with
-/// the checksum of everything after the checksum field.
+/// Sector size of the tags a unit carries after its header.
+pub const TAG_SECTOR: usize = 512;
+
+/// The mask of the tag at 512-byte sector `k` of the unit at `offset`.
+fn tag_mask(seed: u64, offset: u64, k: usize) -> u64 {
+    let mut z = seed ^ offset.rotate_left(17) ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The generations the sector tags of `unit` name (one per 512-byte sector after the
+/// first; a sector holding other data gives a value no write of the run has).
+pub fn tag_generations(unit: &[u8], offset: u64, seed: u64) -> impl Iterator<Item = u64> + '_ {
+    (1..unit.len() / TAG_SECTOR)
+        .map(move |k| le_u64(unit, k * TAG_SECTOR) ^ tag_mask(seed, offset, k))
+}
+
+/// Writes the header into `unit` (at least [`HEADER_BYTES`] long), a tag naming the
+/// generation at the start of every further 512-byte sector (so that a unit whose first
+/// sector was overwritten is still known to hold part of a write: torn, not lost), and
+/// seals it with the checksum of everything after the checksum field.
 pub fn stamp(unit: &mut [u8], offset: u64, generation: u64, seed: u64) {
+    for k in 1..unit.len() / TAG_SECTOR {
+        let at = k * TAG_SECTOR;
+        unit[at..at + 8].copy_from_slice(&(generation ^ tag_mask(seed, offset, k)).to_le_bytes());
+    }
     unit[0..4].copy_from_slice(&MAGIC.to_le_bytes());
     unit[8..16].copy_from_slice(&offset.to_le_bytes());
     unit[16..24].copy_from_slice(&generation.to_le_bytes());

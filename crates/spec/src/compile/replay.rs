@@ -238,6 +238,7 @@ pub(super) fn bare(name: String, body: StepBody, region: Region, limit: Limit) -
         think_time_ns: 0,
         polled: false,
         kernel_submission: false,
+        durability: crate::plan::Durability::default(),
         ramp_ns: 0,
         cpus: Vec::new(),
         estimated_duration_ns: match limit {

@@ -159,6 +159,7 @@ pub(super) fn precondition(
             think_time_ns: 0,
             polled: false,
             kernel_submission: false,
+            durability: crate::plan::Durability::default(),
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
         },
@@ -238,11 +239,11 @@ fn ramp(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<u64> {
 
 /// A keyword field: absent is `default`, each of `choices` its value, anything else an
 /// error naming the two choices.
-fn keyword<T: Copy>(
+fn keyword<T: Copy, const N: usize>(
     cx: &mut Ctx<'_>,
     field: Option<&Spanned<String>>,
     title: &str,
-    choices: [(&str, T); 2],
+    choices: [(&str, T); N],
     default: T,
 ) -> Option<T> {
     let Some(c) = field else {
@@ -252,15 +253,37 @@ fn keyword<T: Copy>(
         return Some(*v);
     }
     let span = cx.span(c);
+    let names: Vec<String> = choices.iter().map(|(k, _)| format!("`{k}`")).collect();
+    let listed = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    };
     cx.error(
         span,
         title,
-        format!(
-            "expected `{}` or `{}`, found `{}`",
-            choices[0].0, choices[1].0, c.value
-        ),
+        format!("expected {listed}, found `{}`", c.value),
     );
     None
+}
+
+/// `fsync: N` (a flush after every N writes of each job, at most 2^32) and `sync:`
+/// (`none`, or `dsync`/`sync`: FUA writes), fio's names and meanings.
+fn durability(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<crate::plan::Durability> {
+    let flush_every_writes = match &w.fsync {
+        Some(n) if n.value > 0 => cx.count(n, "fsync", 1, 1 << 32),
+        _ => Some(0),
+    };
+    let fua = keyword(
+        cx,
+        w.sync.as_ref(),
+        "unknown sync mode",
+        [("none", false), ("dsync", true), ("sync", true)],
+        false,
+    );
+    Some(crate::plan::Durability {
+        flush_every_writes: flush_every_writes?,
+        fua: fua?,
+    })
 }
 
 /// The CPUs jobs are pinned to: a non-empty list of CPU numbers below 1024 (empty: not
@@ -340,6 +363,7 @@ pub(super) fn workload(
         None => Some(0),
     };
     let cpus = cpus(cx, w);
+    let durability = durability(cx, w);
     let mix = mix(cx, &w.mix, lbs, region.as_ref());
     let verify = w.verify.as_ref().is_some_and(|v| v.value);
     if let Some(mix) = &mix {
@@ -347,8 +371,7 @@ pub(super) fn workload(
     }
     let data = super::data::data_pattern(cx, w.data.as_ref(), verify);
     let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
-    let data = data?;
-    let engine = engine?;
+    let (data, engine, durability) = (data?, engine?, durability?);
     let (distribution, rate, think_time_ns, polled, kernel_submission) = (
         distribution?,
         rate?,
@@ -379,6 +402,7 @@ pub(super) fn workload(
             think_time_ns,
             polled,
             kernel_submission,
+            durability,
             estimated_duration_ns,
             estimated_bytes,
         },

@@ -283,8 +283,8 @@ pub fn unsupported(key: &str) -> Option<&'static str> {
         | "pre_read" | "create_only" | "unique_filename" => {
             "file-set options: iogate runs on one file or block device"
         }
-        "fsync" | "fdatasync" | "sync" | "end_fsync" | "fsync_on_close" | "write_barrier" => {
-            "flushes and synchronous writes: iogate issues reads and writes only"
+        "end_fsync" | "fsync_on_close" | "write_barrier" => {
+            "flushes at the end or as barriers: iogate flushes every N writes (`fsync:`)"
         }
         "zonemode" | "zonesize" | "zonerange" | "zoneskip" | "max_open_zones"
         | "read_beyond_wp" => "zoned or strided access: not in iogate's access specification",

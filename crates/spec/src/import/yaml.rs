@@ -120,6 +120,10 @@ pub struct WorkloadOut {
     pub data: Vec<(&'static str, String)>,
     /// `engine: passthrough`.
     pub passthrough: bool,
+    /// `fsync:` (0: not written).
+    pub fsync: u64,
+    /// `sync: dsync`.
+    pub fua: bool,
 }
 
 /// `s` as a YAML scalar: plain when safe, else double-quoted.
@@ -256,6 +260,12 @@ impl WorkloadOut {
             let _ = writeln!(o, "{i}engine: passthrough");
         }
         write_region(o, &self.region, i);
+        if self.fsync > 0 {
+            let _ = writeln!(o, "{i}fsync: {}", self.fsync);
+        }
+        if self.fua {
+            let _ = writeln!(o, "{i}sync: dsync");
+        }
         if self.verify {
             let _ = writeln!(o, "{i}verify: true");
         }

@@ -291,6 +291,8 @@ pub struct PlanStep {
     pub polled: bool,
     /// Kernel submission thread (SQPOLL).
     pub kernel_submission: bool,
+    /// Flushes and FUA writes (`fsync:`, `sync:`).
+    pub durability: Durability,
     /// Warm-up before the measurement, ns (time-bounded steps only; 0: none).
     pub ramp_ns: u64,
     /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.
@@ -390,6 +392,8 @@ struct FlatStep<'a> {
     think_time_ns: u64,
     polled: bool,
     kernel_submission: bool,
+    #[serde(skip_serializing_if = "Durability::is_none")]
+    durability: Durability,
     ramp_ns: u64,
     cpus: &'a [u32],
     replay: Option<&'a ReplayPlan>,
@@ -422,6 +426,7 @@ impl Serialize for PlanStep {
             think_time_ns: self.think_time_ns,
             polled: self.polled,
             kernel_submission: self.kernel_submission,
+            durability: self.durability,
             ramp_ns: self.ramp_ns,
             cpus: &self.cpus,
             replay: self.replay(),
@@ -432,6 +437,23 @@ impl Serialize for PlanStep {
             repeat: self.repeat(),
         }
         .serialize(s)
+    }
+}
+
+/// When a step's writes become durable: flushes of the device's volatile write cache
+/// and FUA writes, with fio's names (`fsync=N`, `sync=dsync`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Durability {
+    /// Each job flushes after every this many of its writes (fio `fsync`; 0: never).
+    pub flush_every_writes: u64,
+    /// Every write is a FUA write: durable when acknowledged (fio `sync=dsync`).
+    pub fua: bool,
+}
+
+impl Durability {
+    /// Neither flushes nor FUA writes (the default).
+    pub fn is_none(&self) -> bool {
+        *self == Durability::default()
     }
 }
 

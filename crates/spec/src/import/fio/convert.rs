@@ -85,6 +85,7 @@ impl Job<'_> {
         self.pacing(&mut w, numjobs, kb);
         self.distribution(&mut w);
         self.data(&mut w, kb);
+        self.durability(&mut w);
         if shape.read_pct >= 100.0 && !w.data.is_empty() {
             // fio fills the buffers of a read-only job too, but nothing is written: the
             // converted spec would carry a `data:` that `check` refuses as void.
@@ -660,6 +661,26 @@ impl Job<'_> {
                 w.data.push(("buffer_pattern", scalar(text)));
             } else {
                 self.warn(&o, "only a `0x` hex or a quoted text pattern is converted");
+            }
+        }
+    }
+
+    /// `fsync=N` and `fdatasync=N` → `fsync: N` (on a block device both are a cache
+    /// flush); `sync=1|sync|dsync` → `sync: dsync` (FUA writes).
+    fn durability(&mut self, w: &mut WorkloadOut) {
+        for key in ["fsync", "fdatasync"] {
+            if let Some(n) = self.parsed(key, "a count of writes", |v| v.trim().parse::<u64>().ok())
+            {
+                if n > 0 {
+                    w.fsync = if w.fsync == 0 { n } else { w.fsync.min(n) };
+                }
+            }
+        }
+        if let Some((v, o)) = self.value("sync") {
+            match v.trim() {
+                "0" | "none" => {}
+                "1" | "sync" | "dsync" => w.fua = true,
+                _ => self.bad_value(&o, "`none`, `sync`, `dsync`, 0 or 1"),
             }
         }
     }
