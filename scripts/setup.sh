@@ -33,6 +33,9 @@ command -v modprobe >/dev/null 2>&1 || [ -x /sbin/modprobe ] || need+=(kmod)
 # nbdfuse (libnbd-bin) and FUSE.
 command -v nbdkit >/dev/null 2>&1 || need+=(nbdkit)
 command -v nbdfuse >/dev/null 2>&1 || need+=(libnbd-bin)
+# tests/powercut.rs compiles its faulty drive (tests/powercut/dropwrite.c) with nbdkit's
+# cc plugin, which needs the plugin header.
+[ -e /usr/include/nbdkit-plugin.h ] || need+=(nbdkit-plugin-dev)
 command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 # A real NVMe controller for tests/nvme.rs: QEMU's emulated one in a TCG VM booted by
 # scripts/qemu-nvme.sh (Debian's kernel, a busybox initramfs packed with cpio).

@@ -372,8 +372,14 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
             Some(p) if p.exists() => Some(VerifyState::load(p, plan.target.size_bytes, unit)),
             _ => None,
         };
+        // A journaled run stamps its own seed, so that blocks left by an earlier run of
+        // the same spec are not taken for this run's writes.
+        let seed = match &args.journal {
+            Some(_) => plan.seed ^ run_nonce(),
+            None => plan.seed,
+        };
         let state = loaded
-            .unwrap_or_else(|| VerifyState::new(plan.target.size_bytes, unit, plan.seed))
+            .unwrap_or_else(|| VerifyState::new(plan.target.size_bytes, unit, seed))
             .map_err(|e| fail(&e, exit::TARGET))?;
         Some(state)
     } else {
@@ -388,6 +394,14 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
         verify_state,
         _scratch: scratch,
     })
+}
+
+/// A value that differs between runs: the clock's nanoseconds mixed with the process id.
+fn run_nonce() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (nanos ^ u64::from(std::process::id()).rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// Runs the plan's set of runs (`--repeat`, once by default) through

@@ -563,6 +563,16 @@ pub struct NbdDisk {
 
 impl NbdDisk {
     pub fn start<S: AsRef<std::ffi::OsStr>>(nbdkit_args: &[S], read_only: bool) -> NbdDisk {
+        NbdDisk::start_with_blocks(nbdkit_args, read_only, None)
+    }
+
+    /// As [`NbdDisk::start`], with the loop device's logical block size (`losetup
+    /// --sector-size`).
+    pub fn start_with_blocks<S: AsRef<std::ffi::OsStr>>(
+        nbdkit_args: &[S],
+        read_only: bool,
+        sector_size: Option<u32>,
+    ) -> NbdDisk {
         let dir = tempfile::tempdir().expect("tempdir");
         let sock = dir.path().join("nbd.sock");
         let nbdkit = Command::new("nbdkit")
@@ -588,6 +598,9 @@ impl NbdDisk {
         if read_only {
             losetup.arg("-r");
         }
+        if let Some(size) = sector_size {
+            losetup.arg("--sector-size").arg(size.to_string());
+        }
         let out = losetup.arg(&file).output().expect("losetup");
         assert!(out.status.success(), "losetup: {out:?}");
         let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
@@ -600,6 +613,15 @@ impl NbdDisk {
     }
 }
 
+impl NbdDisk {
+    /// The power cut: nbdkit killed with SIGKILL (what its cache held is gone; its file
+    /// keeps what was written back). Tear down with drop.
+    pub fn cut(&mut self) {
+        let _ = self.nbdkit.kill();
+        let _ = self.nbdkit.wait();
+    }
+}
+
 impl Drop for NbdDisk {
     fn drop(&mut self) {
         let _ = Command::new("blockdev")
@@ -607,10 +629,17 @@ impl Drop for NbdDisk {
             .arg(&self.dev)
             .status();
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-        let _ = Command::new("fusermount3")
+        let mnt = self.dir.path().join("mnt");
+        let unmounted = Command::new("fusermount3")
             .arg("-u")
-            .arg(self.dir.path().join("mnt"))
-            .status();
+            .arg(&mnt)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            // After a cut the loop device may still hold the dead mount's file.
+            let _ = Command::new("umount").arg("-l").arg(&mnt).status();
+        }
         let _ = self.fuse.kill();
         let _ = self.fuse.wait();
         let _ = self.nbdkit.kill();

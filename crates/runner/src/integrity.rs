@@ -134,9 +134,8 @@ fn judge(writes: &[BlockWrite], durable: Option<usize>, held: Held) -> Verdict {
             }
         }
         (Held::Write(g), None) => {
-            if g < writes[0].generation {
-                Verdict::Failed(IntegrityFailureKind::Stale)
-            } else if g >= latest {
+            // Older than the journal's first write: what the block held before the run.
+            if g >= latest {
                 Verdict::UnflushedNew
             } else {
                 Verdict::UnflushedOld
@@ -502,6 +501,7 @@ mod tests {
         // Nothing durable: the content before the run, or any write of the run.
         assert_eq!(kind(judge(&writes, None, Held::Foreign)), "old");
         assert_eq!(kind(judge(&writes, None, Held::Write(3))), "old");
+        assert_eq!(kind(judge(&writes, None, Held::Write(1))), "old");
         assert_eq!(kind(judge(&writes, None, Held::Write(9))), "new");
         assert_eq!(kind(judge(&writes, None, Held::Torn)), "torn");
     }
