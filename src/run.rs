@@ -151,33 +151,10 @@ pub fn run(args: &RunArgs) -> u8 {
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop);
     let request_log = std::sync::Mutex::new(Vec::new());
-    let journal = match (&args.journal, &prepared.verify_state) {
-        (Some(path), Some(state)) => {
-            let size = prepared.plan.target.size_bytes;
-            match crate::powercut::open_journal(path, &prepared.target, size, state) {
-                Ok(j) => Some(j),
-                Err(code) => return code,
-            }
-        }
-        _ => None,
+    let mut result = match execute_journaled(args, &prepared, &stop, &request_log, &mut display) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    let mut result = execute_set(
-        args,
-        &prepared,
-        &stop,
-        &request_log,
-        journal.as_ref(),
-        &mut display,
-    );
-    if let Some(j) = journal {
-        match j.finish() {
-            Ok(summary) => result.journal = Some(summary),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::TARGET;
-            }
-        }
-    }
     result.spec_text = Some(prepared.src.text.clone());
     result.plan_text = Some(plan.render_table());
     result.target = identity;
@@ -394,6 +371,34 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
         verify_state,
         _scratch: scratch,
     })
+}
+
+/// [`execute_set`] with the journal of `--journal` opened before the first write and
+/// finished (its cost in `result.journal`) after the last. Errors: the exit code.
+fn execute_journaled(
+    args: &RunArgs,
+    p: &Prepared,
+    stop: &AtomicBool,
+    request_log: &std::sync::Mutex<iogate_runner::RequestLogSink>,
+    display: &mut Display,
+) -> Result<iogate_result::RunResult, u8> {
+    let journal = match (&args.journal, &p.verify_state) {
+        (Some(path), Some(state)) => Some(crate::powercut::open_journal(
+            path,
+            &p.target,
+            p.plan.target.size_bytes,
+            state,
+        )?),
+        _ => None,
+    };
+    let mut result = execute_set(args, p, stop, request_log, journal.as_ref(), display);
+    if let Some(j) = journal {
+        result.journal = Some(j.finish().map_err(|e| {
+            eprintln!("error: {e}");
+            exit::TARGET
+        })?);
+    }
+    Ok(result)
 }
 
 /// A value that differs between runs: the clock's nanoseconds mixed with the process id.

@@ -439,6 +439,7 @@ fn a_job_file_converts_rule_by_rule() {
         "size: 96MiB",                                 // target covers offset + size
         "trace: trace.log",                            // read_iolog
         "format: fio_iolog",
+        "fsync: 4", // fsync=4: a flush every 4 writes
     ] {
         assert!(yaml.contains(expected), "missing `{expected}` in:\n{yaml}");
     }
@@ -448,7 +449,6 @@ fn a_job_file_converts_rule_by_rule() {
         "psync runs one request at a time:\n{yaml}"
     );
     for warned in [
-        ":44:1: fio option `fsync` is not converted",
         ":46:1: job `concurrent` runs concurrently with `delayed`",
         ":50:1: fio option `zonemode` is not converted",
     ] {

@@ -338,7 +338,8 @@ fn check_sample(
 /// The journal's drive and `target` must agree on capacity, block size and serial.
 fn check_same_drive(j: &JournalContents, target: &Target) -> Result<(), IntegrityError> {
     let h = &j.header;
-    if h.unit_bytes < HEADER_BYTES as u32 || h.unit_bytes % target.logical_block_size != 0 {
+    if h.unit_bytes < HEADER_BYTES as u32 || !h.unit_bytes.is_multiple_of(target.logical_block_size)
+    {
         return Err(IntegrityError::Mismatch(format!(
             "the journal's blocks are {} B; {} has {} B logical blocks",
             h.unit_bytes,

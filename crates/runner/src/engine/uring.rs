@@ -122,6 +122,22 @@ struct Issue {
     batch: Vec<u32>,
 }
 
+impl Issue {
+    fn new(qd: usize) -> Issue {
+        Issue {
+            issuing: true,
+            pending: None,
+            issued_ios: 0,
+            issued_bytes: 0,
+            seq: 0,
+            last_issue_ns: None,
+            base_ns: None,
+            unsubmitted: 0,
+            batch: Vec::with_capacity(qd),
+        }
+    }
+}
+
 /// Where the completion side stands.
 struct Reap {
     /// Moving average of total latency (1/16 weight per completion), for the poll budget.
@@ -250,17 +266,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             paced,
             timed,
             precise,
-            issue: Issue {
-                issuing: true,
-                pending: None,
-                issued_ios: 0,
-                issued_bytes: 0,
-                seq: 0,
-                last_issue_ns: None,
-                base_ns: None,
-                unsubmitted: 0,
-                batch: Vec::with_capacity(qd),
-            },
+            issue: Issue::new(qd),
             reap: Reap {
                 latency_ewma_ns: 0,
                 interval: Interval::default(),

@@ -193,6 +193,16 @@ fn mix_lines(s: &PlanStep, out: &mut String) {
             ByteSize(m.align_bytes)
         ));
     }
+    let d = s.durability;
+    if d.flush_every_writes > 0 {
+        out.push_str(&format!(
+            "      flush every {} writes per job\n",
+            d.flush_every_writes
+        ));
+    }
+    if d.fua {
+        out.push_str("      every write FUA\n");
+    }
 }
 
 /// The baseline rules, each with its tolerance and direction.
