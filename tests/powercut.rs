@@ -283,7 +283,163 @@ fn planted_firmware_bugs_are_caught_in_every_cycle() {
     }
 }
 
+/// The power command of the `power_cycle` step's rig: kills nbdkit (the cut), takes the
+/// loop device off (deferred until iogate closes it), brings the drive back without a
+/// cache and puts the same loop device back once it is free.
+const POWER_COMMAND: &str = r#"set -u
+kill -9 "$(cat "$RIG/nbdkit.pid")"
+losetup -d "$IOGATE_TARGET" 2>/dev/null
+fusermount3 -u "$RIG/mnt" 2>/dev/null || umount -l "$RIG/mnt"
+rm -f "$RIG/sock"
+nbdkit -U "$RIG/sock" -P "$RIG/nbdkit.pid" $DRIVE
+setsid nbdfuse "$RIG/mnt/disk" --unix "$RIG/sock" </dev/null >/dev/null 2>&1 &
+for i in $(seq 100); do [ -e "$RIG/mnt/disk" ] && break; sleep 0.05; done
+( for i in $(seq 300); do
+    losetup --direct-io=on --sector-size 4096 "$IOGATE_TARGET" "$RIG/mnt/disk" 2>/dev/null && exit 0
+    sleep 0.05
+  done ) </dev/null >/dev/null 2>&1 &
+"#;
+
+/// A drive whose power iogate's `power_cycle` step switches: nbdkit (daemonized, its
+/// pid in the rig directory) behind nbdfuse and a loop device the power command
+/// re-attaches under the same name.
+struct SwitchedDrive {
+    rig: tempfile::TempDir,
+    disk: PathBuf,
+    dev: String,
+}
+
+impl SwitchedDrive {
+    fn start(drive: &str) -> SwitchedDrive {
+        let rig = tempfile::tempdir().expect("rig dir");
+        let disk = PathBuf::from(format!(
+            "/dev/shm/iogate-power-cycle-{}.img",
+            std::process::id()
+        ));
+        std::fs::File::create(&disk)
+            .and_then(|f| f.set_len(DISK_BYTES))
+            .expect("disk file");
+        let r = rig.path();
+        std::fs::create_dir_all(r.join("mnt")).expect("mountpoint");
+        let args = drive.replace("DISK", s(&disk));
+        let ok = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "nbdkit -U {0}/sock -P {0}/nbdkit.pid {args} && setsid nbdfuse {0}/mnt/disk --unix {0}/sock </dev/null >/dev/null 2>&1 & \
+                 for i in $(seq 100); do [ -e {0}/mnt/disk ] && exit 0; sleep 0.05; done; exit 1",
+                s(r)
+            ))
+            .status()
+            .expect("sh");
+        assert!(ok.success(), "the rig did not start");
+        let out = Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on", "--sector-size", "4096"])
+            .arg(r.join("mnt/disk"))
+            .output()
+            .expect("losetup");
+        assert!(out.status.success(), "losetup: {out:?}");
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        SwitchedDrive { rig, disk, dev }
+    }
+}
+
+impl Drop for SwitchedDrive {
+    fn drop(&mut self) {
+        let r = self.rig.path();
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        std::thread::sleep(Duration::from_millis(200));
+        let mnt = r.join("mnt");
+        let unmounted = Command::new("fusermount3")
+            .arg("-u")
+            .arg(&mnt)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            let _ = Command::new("umount").arg("-l").arg(&mnt).status();
+        }
+        if let Ok(pid) = std::fs::read_to_string(r.join("nbdkit.pid")) {
+            let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+        }
+        let _ = std::fs::remove_file(&self.disk);
+    }
+}
+
+/// The `power_cycle` step in one run: 3 cycles on the honest drive pass with nothing
+/// lost and cached writes lost by the cut in at least one cycle; the drive with ignored
+/// flushes fails the run (exit 1) on its implicit `integrity.failed == 0`.
+fn the_power_cycle_step_cuts_waits_and_verifies_in_one_run() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases = [
+        ("--filter=cache file file=DISK cache=writeback", 3, 0),
+        (
+            "--filter=fua --filter=cache file file=DISK cache=writeback fuamode=discard",
+            1,
+            1,
+        ),
+    ];
+    for (drive_args, cycles, want) in cases {
+        let drive = SwitchedDrive::start(drive_args);
+        let script = dir.path().join("power.sh");
+        std::fs::write(&script, POWER_COMMAND).expect("power command");
+        let spec = write_spec(
+            dir.path(),
+            "powercycle",
+            &format!(
+                "iogate: 1\nname: powercycle\ntarget:\n  size: 32MiB\nseed: 5\nsteps:\n  - power_cycle:\n      name: cut\n      command: \"RIG={} DRIVE='{}' sh {}\"\n      wait: 30s\n      cycles: {cycles}\n      cut_after: 500ms\n      cut_before: 1500ms\n      workload:\n        queue_depth: 8\n        duration: 60s\n        fsync: 256\n        mix: [{{ block_size: 4KiB, read: 0%, random: 100% }}]\nassert:\n  - cut.integrity.checked > 1000\n",
+                s(drive.rig.path()),
+                drive_args.replace("DISK", s(&drive.disk)),
+                s(&script)
+            ),
+        );
+        let out = dir.path().join(format!("out-{want}"));
+        let o = common::iogate(&[
+            "run",
+            s(&spec),
+            "--target",
+            &drive.dev,
+            "--allow-destructive",
+            "-q",
+            "--out",
+            s(&out),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), want, "{drive_args}: {err}");
+        let r = common::result(&out);
+        let p = &r["steps"][0]["power_cycle"];
+        let recorded = p["cycles"].as_array().expect("cycles");
+        assert_eq!(recorded.len(), cycles, "{p}");
+        for c in recorded {
+            let i = &c["integrity"];
+            row(
+                if want == 0 {
+                    Fault::Honest
+                } else {
+                    Fault::IgnoredFlush
+                },
+                c["cycle"].as_u64().unwrap_or(0),
+                want,
+                i,
+            );
+            assert_eq!(c["command_exit_code"], 0, "{c}");
+            assert!(n(i, "checked") > 1000, "{c}");
+        }
+        let t = &p["totals"];
+        if want == 0 {
+            for key in ["lost", "stale", "torn", "unwritten_changed"] {
+                assert_eq!(n(t, key), 0, "{key}: {t}");
+            }
+            assert!(n(t, "unflushed_old") > 0, "no cut lost a cached write: {t}");
+        } else {
+            assert!(n(t, "lost") + n(t, "stale") > 0, "{t}");
+        }
+        drop(drive);
+    }
+}
+
 tests_main![
     an_honest_drive_keeps_every_durable_write: [Root, Nbdkit],
     planted_firmware_bugs_are_caught_in_every_cycle: [Root, Nbdkit],
+    the_power_cycle_step_cuts_waits_and_verifies_in_one_run: [Root, Nbdkit],
 ];

@@ -34,6 +34,15 @@ pub fn run_gaps(result: &RunResult) -> Vec<String> {
                     ));
                 }
             }
+            StepKind::PowerCycle => {
+                let checked = s.power_cycle.as_ref().map_or(0, |p| p.totals.checked);
+                if checked == 0 {
+                    out.push(format!(
+                        "step `{}` verified no block after its cuts",
+                        s.name
+                    ));
+                }
+            }
             StepKind::Purge | StepKind::Idle => {}
         }
         if let Some(v) = &s.metrics.verify {

@@ -119,6 +119,83 @@ pub struct IntegrityFailure {
     pub before_last_flush_ns: Option<i64>,
 }
 
+impl Integrity {
+    /// Adds another verification's counts (failures kept while there is room).
+    pub fn add(&mut self, o: &Integrity) {
+        self.unit_bytes = o.unit_bytes;
+        for (a, b) in [
+            (&mut self.checked, o.checked),
+            (&mut self.intact, o.intact),
+            (&mut self.lost, o.lost),
+            (&mut self.stale, o.stale),
+            (&mut self.torn, o.torn),
+            (&mut self.unflushed_old, o.unflushed_old),
+            (&mut self.unflushed_new, o.unflushed_new),
+            (&mut self.unwritten_checked, o.unwritten_checked),
+            (&mut self.unwritten_changed, o.unwritten_changed),
+            (&mut self.journal_writes, o.journal_writes),
+            (&mut self.journal_flushes, o.journal_flushes),
+            (&mut self.durable_writes, o.durable_writes),
+            (
+                &mut self.journal_tail_discarded_bytes,
+                o.journal_tail_discarded_bytes,
+            ),
+        ] {
+            *a += b;
+        }
+        let room = MAX_INTEGRITY_FAILURES.saturating_sub(self.failures.len());
+        self.failures.extend(o.failures.iter().take(room).cloned());
+    }
+
+    /// The count `c` (`<step>.integrity.<count>`).
+    pub fn count(&self, c: iogate_spec::metric::IntegrityCount) -> u64 {
+        use iogate_spec::metric::IntegrityCount as C;
+        match c {
+            C::Checked => self.checked,
+            C::Intact => self.intact,
+            C::Lost => self.lost,
+            C::Stale => self.stale,
+            C::Torn => self.torn,
+            C::UnflushedOld => self.unflushed_old,
+            C::UnflushedNew => self.unflushed_new,
+            C::UnwrittenChanged => self.unwritten_changed,
+            C::Failed => self.failed(),
+        }
+    }
+}
+
+/// A `power_cycle` step's cycles and their sum.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PowerCycleResult {
+    /// Every cycle's counts added (failures: the first 1000 over all cycles).
+    pub totals: Integrity,
+    /// Each cycle, in order.
+    pub cycles: Vec<PowerCycleRecord>,
+}
+
+/// One write → cut → verify cycle.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PowerCycleRecord {
+    /// Cycle number, from 0.
+    pub cycle: u32,
+    /// When the power command started, ns after the cycle's writes started.
+    pub cut_at_ns: u64,
+    /// The command's exit code (None: killed by a signal).
+    pub command_exit_code: Option<i32>,
+    /// How long the command ran, ns.
+    pub command_ns: u64,
+    /// From the command's end until the same drive was back, ns.
+    pub returned_after_ns: u64,
+    /// Writes completed (and journaled) before the cut.
+    pub writes: u64,
+    /// Requests that failed (the cut).
+    pub failed_requests: u64,
+    /// What the cycle's journal cost.
+    pub journal: JournalSummary,
+    /// The cycle's verification (its first failures included).
+    pub integrity: Integrity,
+}
+
 /// What keeping the journal cost, measured by its writer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct JournalSummary {

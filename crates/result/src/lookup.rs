@@ -245,6 +245,7 @@ impl RunResult {
             return case_value(&c.window, m.metric);
         }
         match m.metric {
+            Metric::Integrity(c) => return Some(step.power_cycle.as_ref()?.totals.count(c) as f64),
             Metric::SteadyStateReached => return Some(f64::from(u8::from(steady()?.reached))),
             Metric::SteadyStateRound => return Some(f64::from(steady()?.round.unwrap_or(0))),
             _ => {}
@@ -275,6 +276,7 @@ impl RunResult {
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
             Metric::SteadyStateReached
             | Metric::SteadyStateRound
+            | Metric::Integrity(_)
             | Metric::Health(_)
             | Metric::Figure(_) => return None,
         })

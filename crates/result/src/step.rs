@@ -102,6 +102,9 @@ pub struct StepResult {
     /// writes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<DataRecord>,
+    /// A `power_cycle` step's cycles and their verification (`steps[].power_cycle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_cycle: Option<crate::integrity::PowerCycleResult>,
 }
 
 /// What a `purge` step did (`steps[].purge`).

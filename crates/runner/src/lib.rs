@@ -18,6 +18,7 @@ pub mod journal;
 mod merge;
 pub mod nvme;
 pub mod options;
+mod power_cycle;
 mod purge;
 pub mod repeat;
 pub mod replay;

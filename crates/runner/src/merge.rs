@@ -196,6 +196,7 @@ pub(crate) fn merge(
         purge: None,
         repeat: None,
         data: None,
+        power_cycle: None,
     }
 }
 

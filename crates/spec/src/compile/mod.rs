@@ -23,6 +23,7 @@ use crate::syntax::{self, SizeOrPercent, ValueError};
 
 mod data;
 mod mix;
+mod power_cycle;
 mod repeat;
 mod replay;
 mod rules;
@@ -319,6 +320,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
             RawStep::Idle(i) => replay::idle(cx, i, size),
             RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
             RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
+            RawStep::PowerCycle(p) => power_cycle::power_cycle(cx, p, index, size, lbs, seed),
         };
         let Some((s, name_span)) = built else {
             continue;
@@ -432,6 +434,7 @@ fn raw_step_name(s: &RawStep) -> &str {
         RawStep::Idle(i) => i.name.as_ref().map_or("idle", |n| n.value.as_str()),
         RawStep::Sweep(w) => w.name.as_ref().map_or("sweep", |n| n.value.as_str()),
         RawStep::Repeat(r) => r.name.as_ref().map_or("repeat", |n| n.value.as_str()),
+        RawStep::PowerCycle(p) => p.name.as_ref().map_or("power_cycle", |n| n.value.as_str()),
     }
 }
 

@@ -26,15 +26,22 @@ pub(super) fn implicit_assertions(
     for s in steps.iter().filter(|s| s.verify) {
         assertions.extend(implicit_assertion(&s.name, "verify_errors"));
     }
+    // A power cycle fails on any block lost, stale, torn or (unwritten) changed; its
+    // failed requests are the cut's, not the drive's.
+    for s in steps.iter().filter(|s| s.kind() == StepKind::PowerCycle) {
+        assertions.extend(implicit_assertion(&s.name, "integrity.failed"));
+    }
     if !records(cx, raw.io_errors.as_ref(), "io_errors") {
         // The spec's own assertions, spaces removed, looked up once per step (a file of
         // 10,000 steps made this scan quadratic).
         let written: std::collections::HashSet<String> =
             assertions.iter().map(|a| a.expr.replace(' ', "")).collect();
-        for s in steps
-            .iter()
-            .filter(|s| !matches!(s.kind(), StepKind::Purge | StepKind::Idle))
-        {
+        for s in steps.iter().filter(|s| {
+            !matches!(
+                s.kind(),
+                StepKind::Purge | StepKind::Idle | StepKind::PowerCycle
+            )
+        }) {
             if !written.contains(&format!("{}.errors==0", s.name)) {
                 assertions.extend(implicit_assertion(&s.name, "errors"));
             }

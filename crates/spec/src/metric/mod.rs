@@ -102,6 +102,54 @@ impl LatencyStat {
     }
 }
 
+/// A count of a power cycle's verification (`<step>.integrity.<count>`), summed over
+/// its cycles: the classes of `iogate verify` (DESIGN.md, "Power-cut integrity").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegrityCount {
+    /// Blocks read back and classified.
+    Checked,
+    /// Blocks holding their durable latest write.
+    Intact,
+    /// Durable writes with none of the run's data where they must be.
+    Lost,
+    /// Durable writes found older.
+    Stale,
+    /// Blocks holding part of a write.
+    Torn,
+    /// Unflushed blocks holding an older acceptable content.
+    UnflushedOld,
+    /// Unflushed blocks holding their latest write.
+    UnflushedNew,
+    /// Sampled blocks the run never wrote that changed.
+    UnwrittenChanged,
+    /// Lost + stale + torn + unwritten changed.
+    Failed,
+}
+
+impl IntegrityCount {
+    /// Every count with its path name.
+    pub const NAMES: [(&'static str, IntegrityCount); 9] = [
+        ("checked", IntegrityCount::Checked),
+        ("intact", IntegrityCount::Intact),
+        ("lost", IntegrityCount::Lost),
+        ("stale", IntegrityCount::Stale),
+        ("torn", IntegrityCount::Torn),
+        ("unflushed_old", IntegrityCount::UnflushedOld),
+        ("unflushed_new", IntegrityCount::UnflushedNew),
+        ("unwritten_changed", IntegrityCount::UnwrittenChanged),
+        ("failed", IntegrityCount::Failed),
+    ];
+
+    /// The path name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|n| n.1 == self)
+            .map_or("?", |n| n.0)
+    }
+}
+
 /// A measured quantity of one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -124,6 +172,8 @@ pub enum Metric {
     SubmissionLatency(LatencyStat),
     /// Completion latency (submission to completion), all operations.
     CompletionLatency(LatencyStat),
+    /// A power cycle's verification, summed over its cycles.
+    Integrity(IntegrityCount),
     /// A sweep's steady state: 1 when reached, else 0.
     SteadyStateReached,
     /// A sweep's round that closed the steady-state window (0 when not reached).
@@ -209,6 +259,7 @@ impl Metric {
             Metric::Ios
             | Metric::Errors
             | Metric::VerifyErrors
+            | Metric::Integrity(_)
             | Metric::SteadyStateReached
             | Metric::SteadyStateRound
             | Metric::Health(_) => Dim::NONE,
@@ -330,6 +381,7 @@ impl fmt::Display for MetricRef {
             Metric::Bytes => f.write_str(".bytes"),
             Metric::Errors => f.write_str(".errors"),
             Metric::VerifyErrors => f.write_str(".verify_errors"),
+            Metric::Integrity(c) => write!(f, ".integrity.{}", c.name()),
             Metric::SteadyStateReached => f.write_str(".steady_state.reached"),
             Metric::SteadyStateRound => f.write_str(".steady_state.round"),
             Metric::Health(h) => write!(f, ".health.{}", h.name()),
@@ -355,13 +407,14 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 16] = [
+pub const METRIC_NAMES: [&str; 17] = [
     "iops",
     "bandwidth",
     "ios",
     "bytes",
     "errors",
     "verify_errors",
+    "integrity",
     "latency",
     "submission_latency",
     "completion_latency",

@@ -6,8 +6,8 @@
 use std::ops::Range;
 
 use super::{
-    CaseSelector, Figure, HealthMetric, LatencyStat, Metric, MetricPath, MetricRef, OpFilter,
-    PathError, METRIC_NAMES,
+    CaseSelector, Figure, HealthMetric, IntegrityCount, LatencyStat, Metric, MetricPath, MetricRef,
+    OpFilter, PathError, METRIC_NAMES,
 };
 
 fn path_error(
@@ -123,6 +123,10 @@ impl MetricPath {
             "bytes" => Metric::Bytes,
             "errors" => Metric::Errors,
             "verify_errors" if op == OpFilter::All => Metric::VerifyErrors,
+            "integrity" if op == OpFilter::All => {
+                *i += 1;
+                self.integrity_count(*i)?
+            }
             "steady_state" if op == OpFilter::All => {
                 *i += 1;
                 self.steady_state_fact(*i)?
@@ -147,6 +151,20 @@ impl MetricPath {
                 ));
             }
         })
+    }
+
+    /// `integrity.<count>`; `i` is the segment after `integrity`.
+    fn integrity_count(&self, i: usize) -> Result<Metric, PathError> {
+        let names: Vec<&str> = IntegrityCount::NAMES.iter().map(|n| n.0).collect();
+        let expected = format!("one of {} after `integrity`", names.join(", "));
+        match self.segments.get(i).map(|(n, sp)| (n.as_str(), sp)) {
+            Some((name, sp)) => IntegrityCount::NAMES
+                .iter()
+                .find(|n| n.0 == name)
+                .map(|n| Metric::Integrity(n.1))
+                .ok_or_else(|| path_error(sp.clone(), expected, format!("`{name}`"))),
+            None => Err(path_error(self.end_span(), expected, "the end of the path")),
+        }
     }
 
     /// `steady_state.reached` or `steady_state.round`; `i` is the segment after

@@ -114,6 +114,8 @@ pub enum StepKind {
     Sweep,
     /// A fixed set of requests issued in rounds (cache and tier probing).
     Repeat,
+    /// Journaled writes, the drive's power cut and restored, the journal verified.
+    PowerCycle,
 }
 
 impl StepKind {
@@ -125,6 +127,7 @@ impl StepKind {
             StepKind::Replay => "replay",
             StepKind::Purge => "purge",
             StepKind::Idle => "idle",
+            StepKind::PowerCycle => "power_cycle",
             StepKind::Sweep => "sweep",
             StepKind::Repeat => "repeat",
         }
@@ -321,6 +324,8 @@ pub enum StepBody {
     Purge(PurgeMethod),
     /// Nothing issued for the step's duration.
     Idle,
+    /// Journaled writes while the drive's power is cut and restored, then verified.
+    PowerCycle(Box<PowerCyclePlan>),
 }
 
 impl PlanStep {
@@ -334,6 +339,15 @@ impl PlanStep {
             StepBody::Repeat(_) => StepKind::Repeat,
             StepBody::Purge(_) => StepKind::Purge,
             StepBody::Idle => StepKind::Idle,
+            StepBody::PowerCycle(_) => StepKind::PowerCycle,
+        }
+    }
+
+    /// The command, cycles and writes of a power-cycle step.
+    pub fn power_cycle(&self) -> Option<&PowerCyclePlan> {
+        match &self.body {
+            StepBody::PowerCycle(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -405,6 +419,8 @@ struct FlatStep<'a> {
     purge_method: Option<PurgeMethod>,
     #[serde(skip_serializing_if = "Option::is_none")]
     repeat: Option<&'a RepeatPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power_cycle: Option<&'a PowerCyclePlan>,
 }
 
 impl Serialize for PlanStep {
@@ -435,8 +451,41 @@ impl Serialize for PlanStep {
             estimated_bytes: self.estimated_bytes,
             purge_method: self.purge_method(),
             repeat: self.repeat(),
+            power_cycle: self.power_cycle(),
         }
         .serialize(s)
+    }
+}
+
+/// A power-cycle step: the user's command, its cycles and cut window, and the writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PowerCyclePlan {
+    /// Shell command that cuts the drive's power and restores it (`sh -c`).
+    pub command: String,
+    /// Longest wait for the drive to return after the command ends, ns.
+    pub wait_ns: u64,
+    /// Write → cut → verify cycles.
+    pub cycles: u32,
+    /// Earliest cut after the writes start, ns.
+    pub cut_after_ns: u64,
+    /// Latest cut after the writes start, ns.
+    pub cut_before_ns: u64,
+    /// Seed of the cut points (cycle `i` cuts at a time drawn from `seed` and `i`).
+    pub seed: u64,
+    /// The writes of every cycle.
+    pub workload: PlanStep,
+}
+
+impl PowerCyclePlan {
+    /// When cycle `cycle` cuts, ns after its writes start: uniform in
+    /// `[cut_after_ns, cut_before_ns]` by splitmix64 of the seed and the cycle.
+    pub fn cut_at_ns(&self, cycle: u32) -> u64 {
+        let mut z = self.seed ^ u64::from(cycle).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let span = self.cut_before_ns.saturating_sub(self.cut_after_ns);
+        self.cut_after_ns + z.checked_rem(span + 1).unwrap_or(0)
     }
 }
 
@@ -569,7 +618,7 @@ impl PlanStep {
     pub fn writes(&self) -> bool {
         match &self.body {
             StepBody::Replay(r) => r.filter.writes,
-            StepBody::Purge(_) | StepBody::Precondition => true,
+            StepBody::Purge(_) | StepBody::Precondition | StepBody::PowerCycle(_) => true,
             StepBody::Idle => false,
             StepBody::Sweep(s) => s.cases.iter().any(|c| c.step.writes()),
             StepBody::Workload | StepBody::Repeat(_) => self.mix.iter().any(|m| m.read_pct < 100.0),

@@ -39,6 +39,7 @@ impl Plan {
             sweep_lines(s, &mut out);
             replay_line(s, &mut out);
             mix_lines(s, &mut out);
+            power_cycle_lines(s, &mut out);
         }
         if !self.assertions.is_empty() {
             out.push_str("\nassertions:\n");
@@ -203,6 +204,27 @@ fn mix_lines(s: &PlanStep, out: &mut String) {
     if d.fua {
         out.push_str("      every write FUA\n");
     }
+}
+
+/// A power cycle's command, cycles and cut window, then its writes' mix.
+fn power_cycle_lines(s: &PlanStep, out: &mut String) {
+    let Some(p) = s.power_cycle() else { return };
+    out.push_str(&format!(
+        "      {} cycles, cut at {}..{} after the writes start, `{}`, wait {} for the drive\n",
+        p.cycles,
+        format_ns(p.cut_after_ns as f64),
+        format_ns(p.cut_before_ns as f64),
+        p.command,
+        format_ns(p.wait_ns as f64)
+    ));
+    out.push_str(&format!(
+        "      writes: qd {}, jobs {}, region {}+{}\n",
+        p.workload.queue_depth,
+        p.workload.jobs,
+        ByteSize(p.workload.region.offset_bytes),
+        ByteSize(p.workload.region.length_bytes)
+    ));
+    mix_lines(&p.workload, out);
 }
 
 /// The baseline rules, each with its tolerance and direction.
