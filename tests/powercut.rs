@@ -426,6 +426,9 @@ fn the_power_cycle_step_cuts_waits_and_verifies_in_one_run() {
             assert!(n(i, "checked") > 1000, "{c}");
         }
         let t = &p["totals"];
+        let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+        assert!(report.contains("## cut: power cycles"), "{report}");
+        assert_eq!(report.contains("**First failures"), want == 1, "{report}");
         if want == 0 {
             for key in ["lost", "stale", "torn", "unwritten_changed"] {
                 assert_eq!(n(t, key), 0, "{key}: {t}");

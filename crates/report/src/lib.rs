@@ -20,6 +20,7 @@ pub mod evidence;
 pub mod history;
 mod identity_view;
 pub mod noise;
+mod power_cycle_view;
 pub mod render;
 mod repeat_view;
 mod saturation_view;

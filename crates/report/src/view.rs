@@ -173,6 +173,12 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .filter_map(|s| crate::saturation_view::saturation_view(s, with_charts))
         .collect();
     cx.insert("saturations", &saturations);
+    let power_cycles: Vec<crate::repeat_view::SectionView> = result
+        .steps
+        .iter()
+        .filter_map(crate::power_cycle_view::power_cycle_view)
+        .collect();
+    cx.insert("power_cycles", &power_cycles);
 
     let assertions: Vec<AssertionView> = result.assertions.iter().map(assertion_view).collect();
     let rules: Vec<RuleView> = result
