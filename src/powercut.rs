@@ -9,16 +9,12 @@ use std::path::Path;
 
 use iogate_result::integrity::{Integrity, IntegrityFailure};
 use iogate_runner::engine::verify::VerifyState;
-use iogate_runner::integrity::{sample_blocks, verify_journal};
-use iogate_runner::journal::{self, Journal, JournalHeader};
+use iogate_runner::integrity::{open_journal as create_journal, verify_journal};
+use iogate_runner::journal::{self, Journal};
 use iogate_runner::Target;
 
 use crate::cli::VerifyArgs;
 use crate::exit;
-
-/// Blocks read before the first write to check afterwards that unwritten blocks kept
-/// their content.
-const SAMPLE_BLOCKS: usize = 256;
 
 /// Creates the journal at `path` for a run over `[0, size)` of `target` with the
 /// verification `state`. Errors (printed): the journal would be on the target's own
@@ -52,22 +48,7 @@ pub fn open_journal(
         );
         return Err(exit::USAGE);
     }
-    let sample =
-        sample_blocks(target, size, state.unit(), state.seed(), SAMPLE_BLOCKS).map_err(|e| {
-            eprintln!("error: journal sample: {e}");
-            exit::TARGET
-        })?;
-    let id = target.identity();
-    let header = JournalHeader {
-        target: target.path.display().to_string(),
-        capacity_bytes: target.capacity_bytes,
-        unit_bytes: state.unit(),
-        seed: state.seed(),
-        model: id.model,
-        serial: id.serial,
-        sample,
-    };
-    Journal::create(path, &header).map_err(|e| {
+    create_journal(path, target, size, state).map_err(|e| {
         eprintln!("error: {e}");
         exit::TARGET
     })
@@ -166,17 +147,11 @@ fn failure_row(f: &IntegrityFailure) -> String {
     format!(
         "| {} | {} | {} | {} | {} | {} | {} |\n",
         f.lba,
-        serde_json::to_value(f.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        f.kind.name(),
         opt(f.expected_generation),
         opt(f.found_generation),
         ms(f.acknowledged_ns.map(|v| v as i64)),
-        serde_json::to_value(f.durable_by)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        f.durable_by.name(),
         ms(f.before_last_flush_ns),
     )
 }

@@ -352,7 +352,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
         // A journaled run stamps its own seed, so that blocks left by an earlier run of
         // the same spec are not taken for this run's writes.
         let seed = match &args.journal {
-            Some(_) => plan.seed ^ run_nonce(),
+            Some(_) => plan.seed ^ iogate_runner::journal::seed_nonce(),
             None => plan.seed,
         };
         let state = loaded
@@ -399,14 +399,6 @@ fn execute_journaled(
         })?);
     }
     Ok(result)
-}
-
-/// A value that differs between runs: the clock's nanoseconds mixed with the process id.
-fn run_nonce() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    (nanos ^ u64::from(std::process::id()).rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// Runs the plan's set of runs (`--repeat`, once by default) through

@@ -3,7 +3,7 @@
 //! generations, when acknowledged and how made durable). Builds a [`SectionView`] for
 //! `render`'s templates; `view` inserts it into the run report's context.
 
-use iogate_result::integrity::{DurableBy, IntegrityFailureKind, PowerCycleResult};
+use iogate_result::integrity::PowerCycleResult;
 use iogate_result::StepResult;
 use iogate_spec::units::format_ns;
 
@@ -105,23 +105,12 @@ fn failures_table(p: &PowerCycleResult) -> Table {
         .map(|f| {
             vec![
                 f.lba.to_string(),
-                match f.kind {
-                    IntegrityFailureKind::Lost => "lost",
-                    IntegrityFailureKind::Stale => "stale",
-                    IntegrityFailureKind::Torn => "torn",
-                    IntegrityFailureKind::UnwrittenChanged => "unwritten changed",
-                }
-                .to_string(),
+                f.kind.name().to_string(),
                 opt(f.expected_generation),
                 opt(f.found_generation),
                 f.acknowledged_ns
                     .map_or("-".to_string(), |v| format_ns(v as f64)),
-                match f.durable_by {
-                    DurableBy::Flush => "flush",
-                    DurableBy::Fua => "FUA",
-                    DurableBy::None => "-",
-                }
-                .to_string(),
+                f.durable_by.name().to_string(),
                 f.before_last_flush_ns
                     .map_or("-".to_string(), |v| format!("{:.3} ms", v as f64 / 1e6)),
             ]

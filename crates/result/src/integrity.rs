@@ -82,6 +82,18 @@ pub enum IntegrityFailureKind {
     UnwrittenChanged,
 }
 
+impl IntegrityFailureKind {
+    /// The class's name, as serialized (`lost`, `stale`, `torn`, `unwritten_changed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IntegrityFailureKind::Lost => "lost",
+            IntegrityFailureKind::Stale => "stale",
+            IntegrityFailureKind::Torn => "torn",
+            IntegrityFailureKind::UnwrittenChanged => "unwritten_changed",
+        }
+    }
+}
+
 /// How a write became durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -92,6 +104,17 @@ pub enum DurableBy {
     Fua,
     /// Not durable: acknowledged after the last flush covering it was submitted.
     None,
+}
+
+impl DurableBy {
+    /// The name, as serialized (`flush`, `fua`, `none`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DurableBy::Flush => "flush",
+            DurableBy::Fua => "fua",
+            DurableBy::None => "none",
+        }
+    }
 }
 
 /// One block that failed verification.

@@ -435,6 +435,33 @@ impl<'t> BlockReader<'t> {
     }
 }
 
+/// Blocks a journal samples before the first write.
+pub const SAMPLE_BLOCKS: usize = 256;
+
+/// Creates the journal at `path` for writes over `[0, size)` of `target` stamped by
+/// `state`: its header (target, unit, seed, serial) and [`SAMPLE_BLOCKS`] sampled blocks.
+/// Errors: the sample cannot be read, or the journal cannot be written.
+pub fn open_journal(
+    path: &std::path::Path,
+    target: &Target,
+    size: u64,
+    state: &crate::engine::verify::VerifyState,
+) -> Result<crate::journal::Journal, String> {
+    let sample = sample_blocks(target, size, state.unit(), state.seed(), SAMPLE_BLOCKS)
+        .map_err(|e| format!("journal sample: {e}"))?;
+    let id = target.identity();
+    let header = crate::journal::JournalHeader {
+        target: target.path.display().to_string(),
+        capacity_bytes: target.capacity_bytes,
+        unit_bytes: state.unit(),
+        seed: state.seed(),
+        model: id.model,
+        serial: id.serial,
+        sample,
+    };
+    crate::journal::Journal::create(path, &header).map_err(|e| e.to_string())
+}
+
 /// A seeded sample of `count` blocks of `unit` bytes in `[0, size)`, read now (before the
 /// run's first write), each with its content's CRC-32C.
 pub fn sample_blocks(

@@ -112,6 +112,15 @@ impl Record {
     }
 }
 
+/// A value that differs between runs and cycles, mixed into a journaled run's seed so
+/// that blocks an earlier run of the same spec left are never taken for its writes.
+pub fn seed_nonce() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (nanos ^ u64::from(std::process::id()).rotate_left(40)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 /// A block read before the run's first write, to check afterwards that blocks the run
 /// never wrote kept their content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

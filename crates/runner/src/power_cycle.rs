@@ -14,13 +14,10 @@ use iogate_result::StepResult;
 use iogate_spec::{PlanStep, PowerCyclePlan, StepKind};
 
 use crate::engine::verify::VerifyState;
-use crate::integrity::{sample_blocks, verify_journal};
-use crate::journal::{self, Journal, JournalHeader};
+use crate::integrity::{open_journal, sample_blocks, verify_journal};
+use crate::journal;
 use crate::options::RunOptions;
 use crate::target::Target;
-
-/// Blocks sampled before each cycle's first write.
-const SAMPLE_BLOCKS: usize = 256;
 
 /// Every cycle of `plan`; the step's I/O figures are the last cycle's writes.
 pub(crate) fn run_power_cycle(
@@ -72,11 +69,11 @@ fn one_cycle(
 ) -> Result<(PowerCycleRecord, StepResult), String> {
     let w = &plan.workload;
     let size = w.region.offset_bytes + w.region.length_bytes;
-    let seed = plan.seed ^ u64::from(cycle).rotate_left(32) ^ nonce();
+    let seed = plan.seed ^ u64::from(cycle).rotate_left(32) ^ journal::seed_nonce();
     let state =
         VerifyState::new(size, target.logical_block_size, seed).map_err(|e| e.to_string())?;
     let path = journal_path(cycle);
-    let journal = open_journal(&path, target, size, &state)?;
+    let journal = open_journal(&path, target, size, &state).map_err(|e| e.to_string())?;
     let stop = AtomicBool::new(false);
     let inner = RunOptions {
         interval_ns: opts.interval_ns,
@@ -187,33 +184,4 @@ fn journal_path(cycle: u32) -> PathBuf {
         "iogate-power-cycle-{}-{cycle}.journal",
         std::process::id()
     ))
-}
-
-fn open_journal(
-    path: &std::path::Path,
-    target: &Target,
-    size: u64,
-    state: &VerifyState,
-) -> Result<Journal, String> {
-    let sample = sample_blocks(target, size, state.unit(), state.seed(), SAMPLE_BLOCKS)
-        .map_err(|e| e.to_string())?;
-    let id = target.identity();
-    let header = JournalHeader {
-        target: target.path.display().to_string(),
-        capacity_bytes: target.capacity_bytes,
-        unit_bytes: state.unit(),
-        seed: state.seed(),
-        model: id.model,
-        serial: id.serial,
-        sample,
-    };
-    Journal::create(path, &header).map_err(|e| e.to_string())
-}
-
-/// A value that differs between cycles and runs (each cycle's headers are its own).
-fn nonce() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    nanos.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(std::process::id())
 }
