@@ -132,10 +132,11 @@ pub enum SchemaKind {
 pub struct RunArgs {
     /// Spec file.
     pub spec: PathBuf,
-    /// File or block device to test (default: a scratch file of the spec's target.size
-    /// in a temporary directory).
+    /// File or block device to test (default: the spec's `targets:`, else a scratch file
+    /// of the spec's target.size in a temporary directory). Repeat it to run on several
+    /// drives at once: each gets OUT/<device name>/, and OUT/summary.json compares them.
     #[arg(long)]
-    pub target: Option<PathBuf>,
+    pub target: Vec<PathBuf>,
     /// Output directory (default: results/<spec name>/<UTC timestamp>/).
     #[arg(long)]
     pub out: Option<PathBuf>,

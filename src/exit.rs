@@ -25,3 +25,18 @@ pub fn of_outcome(o: Outcome) -> u8 {
         Outcome::Error => TARGET,
     }
 }
+
+/// The worst of several exit codes (a run over several drives): signals (128 + n) over
+/// target failures (3) over usage errors (2) over failures (1) over inconclusive (4)
+/// over pass (0).
+pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
+    let rank = |c: u8| match c {
+        PASS => 0,
+        INCONCLUSIVE => 1,
+        FAIL => 2,
+        USAGE => 3,
+        TARGET => 4,
+        _ => 5,
+    };
+    codes.into_iter().max_by_key(|&c| rank(c)).unwrap_or(PASS)
+}

@@ -8,6 +8,7 @@ mod analyze;
 mod cli;
 mod diff;
 mod exit;
+mod fleet;
 mod history;
 mod import;
 mod output;

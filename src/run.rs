@@ -26,23 +26,36 @@ use crate::{probe, read_spec};
 
 /// Prints run events on stderr: a progress bar per step (with ETA) on a terminal, one
 /// line per step otherwise; only warnings in quiet mode.
-struct Display {
+pub(crate) struct Display {
     quiet: bool,
     tty: bool,
     bar: Option<indicatif::ProgressBar>,
+    /// `[drive] ` before every line in a run over several drives (no progress bars).
+    prefix: String,
 }
 
 impl Display {
-    fn event(&mut self, e: RunEvent) {
+    /// Progress bars on a terminal; with a prefix (one drive of several), lines only.
+    pub(crate) fn new(quiet: bool, prefix: Option<&str>) -> Display {
+        Display {
+            quiet,
+            tty: prefix.is_none() && std::io::stderr().is_terminal(),
+            bar: None,
+            prefix: prefix.map_or(String::new(), |p| format!("[{p}] ")),
+        }
+    }
+
+    pub(crate) fn event(&mut self, e: RunEvent) {
+        let prefix = self.prefix.clone();
         if self.quiet {
             if let RunEvent::Warning(w) = e {
-                eprintln!("warning: {w}");
+                eprintln!("{prefix}warning: {w}");
             }
             return;
         }
         match e {
             RunEvent::SetRunStarted { index, count } => {
-                eprintln!("repeat {} of {count}", index + 1);
+                eprintln!("{prefix}repeat {} of {count}", index + 1);
             }
             RunEvent::StepStarted {
                 index,
@@ -52,7 +65,7 @@ impl Display {
                 estimated_duration_ns,
             } => {
                 let title = format!(
-                    "[{}/{}] {} ({}){}",
+                    "{prefix}[{}/{}] {} ({}){}",
                     index + 1,
                     count,
                     name,
@@ -91,7 +104,7 @@ impl Display {
                     bar.finish();
                 }
                 eprintln!(
-                    "      {:.0} IOPS, {}/s, mean latency {}, {} errors",
+                    "{prefix}      {:.0} IOPS, {}/s, mean latency {}, {} errors",
                     iops,
                     format_bytes(bandwidth_bytes_per_s),
                     format_ns(mean_latency_ns),
@@ -100,7 +113,7 @@ impl Display {
             }
             RunEvent::Warning(w) => match &self.bar {
                 Some(bar) => bar.println(format!("warning: {w}")),
-                None => eprintln!("warning: {w}"),
+                None => eprintln!("{prefix}warning: {w}"),
             },
         }
     }
@@ -114,10 +127,10 @@ fn write_file(path: &Path, text: &str) -> Result<(), u8> {
 }
 
 /// Everything checked and made ready before the first request.
-struct Prepared {
+pub(crate) struct Prepared {
     src: iogate_spec::SourceFile,
-    plan: iogate_spec::Plan,
-    target: Target,
+    pub(crate) plan: iogate_spec::Plan,
+    pub(crate) target: Target,
     spec_dir: PathBuf,
     replays: Vec<Option<iogate_result::step::ReplayFigures>>,
     verify_state: Option<VerifyState>,
@@ -125,18 +138,57 @@ struct Prepared {
     _scratch: Option<tempfile::TempDir>,
 }
 
-/// `iogate run`: returns the exit code.
+/// `iogate run`: returns the exit code. Several targets (`--target` repeated, or the
+/// spec's `targets:` matching more than one drive) go to [`crate::fleet::run_fleet`].
 pub fn run(args: &RunArgs) -> u8 {
-    let prepared = match prepare(args) {
+    let targets = match crate::fleet::resolve_targets(args) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    if targets.len() > 1 {
+        return crate::fleet::run_fleet(args, &targets);
+    }
+    let prepared = match prepare(args, targets.first().map(PathBuf::as_path)) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let plan = &prepared.plan;
-    let mut display = Display {
-        quiet: args.quiet,
-        tty: std::io::stderr().is_terminal(),
-        bar: None,
+    let mut display = Display::new(args.quiet, None);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&prepared.plan.spec_name));
+    let ready = match ready(args, &prepared, out, &mut display) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
+    let stop = Arc::new(AtomicBool::new(false));
+    crate::signals::register(&stop);
+    let request_log = std::sync::Mutex::new(Vec::new());
+    let result = execute_journaled(args, &prepared, &stop, &request_log, &mut display);
+    conclude(args, &prepared, ready, result, request_log, &stop, None).0
+}
+
+/// `results/<spec>/<UTC timestamp>`: the result directory without `--out`.
+pub(crate) fn default_out(spec_name: &str) -> PathBuf {
+    let stamp: String = iogate_runner::run::now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    PathBuf::from("results").join(spec_name).join(stamp)
+}
+
+/// After the last request: judges the result (assertions, baseline, history), writes
+/// and commits the result directory, prints the summary and ingests into the history.
+/// Returns the exit code and the result as written.
+pub(crate) fn conclude(
+    args: &RunArgs,
+    prepared: &Prepared,
+    ready: Ready,
+    executed: Result<iogate_result::RunResult, u8>,
+    request_log: std::sync::Mutex<iogate_runner::RequestLogSink>,
+    stop: &AtomicBool,
+    drive: Option<&str>,
+) -> (u8, Option<iogate_result::RunResult>) {
     let Ready {
         identity,
         build,
@@ -144,16 +196,11 @@ pub fn run(args: &RunArgs) -> u8 {
         out,
         staging,
         chosen,
-    } = match ready(args, &prepared, &mut display) {
+    } = ready;
+    let plan = &prepared.plan;
+    let mut result = match executed {
         Ok(r) => r,
-        Err(code) => return code,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    crate::signals::register(&stop);
-    let request_log = std::sync::Mutex::new(Vec::new());
-    let mut result = match execute_journaled(args, &prepared, &stop, &request_log, &mut display) {
-        Ok(r) => r,
-        Err(code) => return code,
+        Err(code) => return (code, None),
     };
     result.spec_text = Some(prepared.src.text.clone());
     result.plan_text = Some(plan.render_table());
@@ -162,7 +209,7 @@ pub fn run(args: &RunArgs) -> u8 {
     if let (Some(state), Some(path)) = (&prepared.verify_state, &args.verify_state) {
         if let Err(e) = state.save(path) {
             eprintln!("error: {e}");
-            return exit::TARGET;
+            return (exit::TARGET, Some(result));
         }
     }
     let input = BaselineInput {
@@ -198,15 +245,15 @@ pub fn run(args: &RunArgs) -> u8 {
             "error: the result directory is incomplete; what was written is in {}",
             staging.keep().display()
         );
-        return code;
+        return (code, Some(result));
     }
     if let Err(e) = staging.commit() {
         eprintln!("error: {e}");
-        return exit::TARGET;
+        return (exit::TARGET, Some(result));
     }
-    print_summary(&result, &plan.spec_name, &out, &args.baseline);
+    print_summary(&result, &plan.spec_name, &out, &args.baseline, drive);
     if result.interrupted {
-        return crate::signals::exit_code(&stop);
+        return (crate::signals::exit_code(stop), Some(result));
     }
     let code = exit::of_outcome(result.outcome);
     let ingested = match (history.as_mut(), &judged) {
@@ -217,18 +264,19 @@ pub fn run(args: &RunArgs) -> u8 {
         (_, Some(Err(e))) => Err(e.clone()),
         _ => Ok(false),
     };
-    match ingested {
+    let code = match ingested {
         Ok(true) if code == exit::PASS => exit::FAIL,
         Ok(_) => code,
         Err(e) => {
             eprintln!("error: history: {e} (the result is in {})", out.display());
             exit::TARGET
         }
-    }
+    };
+    (code, Some(result))
 }
 
 /// What is settled before the first request besides the plan and target.
-struct Ready {
+pub(crate) struct Ready {
     /// The identity the baseline is chosen by (with `--model`/`--firmware-revision`).
     identity: iogate_result::TargetIdentity,
     build: Option<iogate_result::BuildInfo>,
@@ -243,7 +291,12 @@ struct Ready {
 
 /// Before the first request: the identity the baseline is chosen by, the build, the
 /// history store, a writable result directory and the baseline file itself.
-fn ready(args: &RunArgs, prepared: &Prepared, display: &mut Display) -> Result<Ready, u8> {
+pub(crate) fn ready(
+    args: &RunArgs,
+    prepared: &Prepared,
+    out: PathBuf,
+    display: &mut Display,
+) -> Result<Ready, u8> {
     let plan = &prepared.plan;
     let mut identity = prepared.target.identity();
     if let Err(e) = override_identity(&mut identity, args) {
@@ -263,13 +316,6 @@ fn ready(args: &RunArgs, prepared: &Prepared, display: &mut Display) -> Result<R
             eprintln!("error: {e}");
             exit::TARGET
         })?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stamp: String = iogate_runner::run::now_rfc3339()
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect();
-        PathBuf::from("results").join(&plan.spec_name).join(stamp)
-    });
     let staging = Staging::new(&out).map_err(|e| {
         eprintln!("error: {e}");
         exit::TARGET
@@ -288,9 +334,9 @@ fn ready(args: &RunArgs, prepared: &Prepared, display: &mut Display) -> Result<R
 /// Compiles the spec, probes and prepares the target (the destructive-write guard), and
 /// scans replay traces and loads the verification state: every check that can be made
 /// before the first request.
-fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
+pub(crate) fn prepare(args: &RunArgs, target: Option<&Path>) -> Result<Prepared, u8> {
     let src = read_spec(&args.spec)?;
-    let probed = probe(args.target.as_deref())?;
+    let probed = probe(target)?;
     let geometry = probed
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);
@@ -375,7 +421,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared, u8> {
 
 /// [`execute_set`] with the journal of `--journal` opened before the first write and
 /// finished (its cost in `result.journal`) after the last. Errors: the exit code.
-fn execute_journaled(
+pub(crate) fn execute_journaled(
     args: &RunArgs,
     p: &Prepared,
     stop: &AtomicBool,
@@ -522,10 +568,17 @@ fn write_outputs(
 }
 
 /// Prints assertions and baseline rules on stderr and the outcome line on stdout.
-fn print_summary(result: &iogate_result::RunResult, spec_name: &str, out: &Path, golden: &Path) {
+fn print_summary(
+    result: &iogate_result::RunResult,
+    spec_name: &str,
+    out: &Path,
+    golden: &Path,
+    drive: Option<&str>,
+) {
+    let prefix = drive.map_or(String::new(), |d| format!("[{d}] "));
     for a in &result.assertions {
         eprintln!(
-            "{} {}  ({} vs {})",
+            "{prefix}{} {}  ({} vs {})",
             match (a.passed, &a.undecided) {
                 (_, Some(_)) => "UNDECIDED",
                 (true, None) => "pass",
@@ -584,7 +637,7 @@ fn print_summary(result: &iogate_result::RunResult, spec_name: &str, out: &Path,
         }
     }
     if let Some(e) = &result.error {
-        eprintln!("error: {e}");
+        eprintln!("{prefix}error: {e}");
     }
     println!("{spec_name}: {:?} → {}", result.outcome, out.display());
 }

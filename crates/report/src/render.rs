@@ -3,6 +3,7 @@
 //! builds. The HTML is self-contained: inline CSS and SVG charts from `chart`, no
 //! scripts, no external links.
 
+use iogate_result::fleet::FleetSummary;
 use iogate_result::RunResult;
 use serde::Serialize;
 use tera::{Context, Tera};
@@ -10,7 +11,7 @@ use tera::{Context, Tera};
 use iogate_spec::units::{format_ns, ByteSize};
 
 use crate::analysis::TraceAnalysis;
-use crate::{chart, diff_view, view};
+use crate::{chart, diff_view, fleet_view, view};
 
 /// Errors rendering reports.
 #[derive(Debug, thiserror::Error)]
@@ -67,10 +68,71 @@ pub fn html(result: &RunResult) -> Result<String, RenderError> {
 /// JUnit XML: one testsuite for the spec, one testcase per assertion and baseline rule,
 /// device identity in properties.
 pub fn junit(result: &RunResult) -> Result<String, RenderError> {
+    let mut cx = view::run_view(result, false);
+    cx.insert("suite_only", &false);
+    render("junit.xml", include_str!("../templates/junit.xml"), &cx)
+}
+
+/// The Markdown report of a run over several drives (`OUT/report.md`): drives, outliers,
+/// and the peer table of each model.
+pub fn fleet_markdown(s: &FleetSummary) -> Result<String, RenderError> {
     render(
-        "junit.xml",
-        include_str!("../templates/junit.xml"),
-        &view::run_view(result, false),
+        "fleet.md",
+        include_str!("../templates/fleet.md"),
+        &fleet_view::fleet_view(s),
+    )
+}
+
+/// The HTML report of a run over several drives (`OUT/report.html`), linking each
+/// drive's own report.
+pub fn fleet_html(s: &FleetSummary) -> Result<String, RenderError> {
+    render(
+        "fleet.html",
+        include_str!("../templates/fleet.html"),
+        &fleet_view::fleet_view(s),
+    )
+}
+
+/// JUnit XML of a run over several drives: one test suite per drive (`<spec> on
+/// <drive>`, as its own `junit.xml` has it), and with an enforced peer rule a `peers`
+/// suite with one test case per drive.
+pub fn fleet_junit(s: &FleetSummary, drives: &[(String, &RunResult)]) -> Result<String, RenderError> {
+    let mut suites = Vec::new();
+    let mut totals = [0u64; 4];
+    for (name, result) in drives {
+        let (cx, counts) = fleet_view::drive_suite(name, result);
+        suites.push(render("junit.xml", include_str!("../templates/junit.xml"), &cx)?);
+        for (t, c) in totals.iter_mut().zip(counts) {
+            *t += c;
+        }
+    }
+    let mut cx = fleet_view::fleet_view(s);
+    let peer_cases: Vec<(String, Option<String>)> = s
+        .drives
+        .iter()
+        .filter(|_| s.peer_rule.enforced)
+        .map(|d| {
+            let failure = s
+                .outliers
+                .iter()
+                .filter(|o| o.drive == d.name)
+                .map(|o| format!("{} {:+.1}% from the median", o.metric, o.deviation_pct))
+                .collect::<Vec<_>>();
+            (d.name.clone(), (!failure.is_empty()).then(|| failure.join("; ")))
+        })
+        .collect();
+    let peer_failures = peer_cases.iter().filter(|(_, f)| f.is_some()).count();
+    totals[0] += peer_cases.len() as u64;
+    totals[1] += peer_failures as u64;
+    cx.insert("peer_failures", &peer_failures);
+    cx.insert("suites", &suites);
+    cx.insert("peer_cases", &peer_cases);
+    cx.insert("max_deviation_pct", &s.peer_rule.max_deviation_pct);
+    cx.insert("totals", &totals);
+    render(
+        "fleet_junit.xml",
+        include_str!("../templates/fleet_junit.xml"),
+        &cx,
     )
 }
 

@@ -14,6 +14,11 @@ use crate::chart;
 pub(crate) struct Ctx(serde_json::Map<String, serde_json::Value>);
 
 impl Ctx {
+    /// A value inserted before.
+    pub(crate) fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.0.get(key)
+    }
+
     /// Adds a value (values that cannot be serialized are left out; every view type
     /// here serializes).
     pub(crate) fn insert<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
@@ -113,7 +118,7 @@ struct TargetView {
     kind: String,
 }
 
-fn outcome_str(o: Outcome) -> &'static str {
+pub(crate) fn outcome_str(o: Outcome) -> &'static str {
     match o {
         Outcome::Pass => "pass",
         Outcome::Fail => "fail",

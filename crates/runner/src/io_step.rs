@@ -3,7 +3,7 @@
 //! replay source, pacer and stats, from a shared `JobSetup`), reports progress every
 //! 500 ms, and merges the jobs into the step's result. `run::run_step` calls it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use iogate_result::faults::DataRecord;
@@ -12,7 +12,7 @@ use iogate_result::StepResult;
 use iogate_spec::{Limit, PlanStep, ReplayPlan};
 
 use crate::engine::data::check_written;
-use crate::engine::job::{JobLimit, JobParams, VerifyParams};
+use crate::engine::job::{JobLimit, JobParams, JobProgress, VerifyParams};
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::run_job;
 use crate::engine::{new_latency_histogram, Generator, JobStats};
@@ -118,7 +118,8 @@ impl<'a> JobSetup<'a> {
         job: u32,
         seed: u64,
         origin: Instant,
-        progress: &'a AtomicU64,
+        progress: &'a JobProgress,
+        stop: &'a AtomicBool,
     ) -> JobParams<'a> {
         let step = self.step;
         JobParams {
@@ -128,7 +129,7 @@ impl<'a> JobSetup<'a> {
             align: self.target.logical_block_size as usize,
             limit: job_limit(step, job),
             interval_ns: self.opts.interval_ns,
-            stop: self.opts.stop,
+            stop,
             progress,
             origin,
             verify: self.verify,
@@ -152,7 +153,8 @@ impl<'a> JobSetup<'a> {
         &self,
         job: u32,
         origin: Instant,
-        progress: &'a AtomicU64,
+        progress: &'a JobProgress,
+        stop: &'a AtomicBool,
     ) -> Result<JobStats, String> {
         let step = self.step;
         let file = self
@@ -166,7 +168,7 @@ impl<'a> JobSetup<'a> {
             .unwrap_or(u64::from(job));
         let mut stats = JobStats::new(step.mix.len());
         let mut pacer = Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
-        let params = self.params(job, seed, origin, progress);
+        let params = self.params(job, seed, origin, progress, stop);
         if let Some((plan, fig)) = &self.replay {
             let path = crate::replay::trace_path(plan, &self.opts.spec_dir);
             let lbs = self.target.logical_block_size;
@@ -217,7 +219,8 @@ impl<'a> JobSetup<'a> {
 }
 
 /// A workload, precondition or replay step: one thread per job, progress every 500 ms,
-/// then the jobs merged, the request log handed over and the data read back.
+/// then the jobs merged, the request log handed over and the data read back. A drive
+/// that stops answering mid-step ([`Watchdog`]) ends the step with an error.
 pub(crate) fn run_io_step(
     step: &PlanStep,
     replay: Option<&ReplayPlan>,
@@ -231,14 +234,17 @@ pub(crate) fn run_io_step(
         Ok(s) => s,
         Err(why) => return failed(step, opts, band_edges_ns, why),
     };
-    let progress: Vec<AtomicU64> = (0..step.jobs).map(|_| AtomicU64::new(0)).collect();
+    let progress: Vec<JobProgress> = (0..step.jobs).map(|_| JobProgress::default()).collect();
+    // The jobs' stop: the run's (a signal), or the watchdog's when the drive is gone.
+    let stop = AtomicBool::new(false);
+    let mut watchdog = Watchdog::new(target);
     let origin = Instant::now();
     let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
-        let setup = &setup;
+        let (setup, stop) = (&setup, &stop);
         let handles: Vec<_> = (0..step.jobs)
             .map(|job| {
                 let progress = &progress[job as usize];
-                scope.spawn(move || setup.run_job(job, origin, progress))
+                scope.spawn(move || setup.run_job(job, origin, progress, stop))
             })
             .collect();
         // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
@@ -246,10 +252,13 @@ pub(crate) fn run_io_step(
         let mut last_tick = 0;
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(20));
+            if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) {
+                stop.store(true, Ordering::Relaxed);
+            }
             let elapsed_ns = origin.elapsed().as_nanos() as u64;
             let tick = elapsed_ns / 500_000_000;
             if tick != std::mem::replace(&mut last_tick, tick) {
-                let ios: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+                let ios: u64 = progress.iter().map(|p| p.ios.load(Ordering::Relaxed)).sum();
                 on_event(RunEvent::Progress {
                     index,
                     elapsed_ns,
@@ -266,7 +275,67 @@ pub(crate) fn run_io_step(
             })
             .collect()
     });
-    finish_io_step(&setup, outcomes, band_edges_ns)
+    let mut r = finish_io_step(&setup, outcomes, band_edges_ns);
+    if let Some(why) = watchdog.verdict {
+        r.error = Some(why);
+    }
+    r
+}
+
+/// Tells a drive that is gone (removed, powered off, its link down) from one that fails
+/// some requests: once a second, when every job's last [`Watchdog::FAILURES`] requests
+/// failed, one logical block at LBA 0 is read through a new file descriptor; if that
+/// read fails too, or the device left sysfs, the drive is gone.
+struct Watchdog<'t> {
+    target: &'t Target,
+    last_check: Instant,
+    /// Why the drive is taken for gone, once it is.
+    verdict: Option<String>,
+}
+
+impl<'t> Watchdog<'t> {
+    /// Failed requests in a row, in every job, before the drive is probed.
+    const FAILURES: u64 = 256;
+
+    fn new(target: &'t Target) -> Self {
+        Watchdog {
+            target,
+            last_check: Instant::now(),
+            verdict: None,
+        }
+    }
+
+    /// Whether the drive is gone (checked at most once a second).
+    fn gone(&mut self, progress: &[JobProgress]) -> bool {
+        if self.verdict.is_some() {
+            return true;
+        }
+        if self.last_check.elapsed() < Duration::from_secs(1) {
+            return false;
+        }
+        self.last_check = Instant::now();
+        let failing = progress
+            .iter()
+            .all(|p| p.failures_in_a_row.load(Ordering::Relaxed) >= Self::FAILURES);
+        if !failing {
+            return false;
+        }
+        let t = self.target;
+        let unit = u64::from(t.logical_block_size);
+        let why = match crate::integrity::sample_blocks(t, unit, t.logical_block_size, 0, 1) {
+            Ok(_) if t.present() => return false,
+            Ok(_) => "it left the system (no longer in /sys/dev/block)".to_string(),
+            Err(e) => format!("a read of LBA 0 failed too: {e}"),
+        };
+        let failed: u64 = progress
+            .iter()
+            .map(|p| p.failures_in_a_row.load(Ordering::Relaxed))
+            .sum();
+        self.verdict = Some(format!(
+            "the drive stopped answering: the last {failed} requests failed and {why}; the step was stopped"
+        ));
+        true
+    }
 }
 
 /// The jobs' outcomes merged into the step's result (the last job error kept), the

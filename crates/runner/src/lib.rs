@@ -18,6 +18,7 @@ pub mod journal;
 mod merge;
 pub mod nvme;
 pub mod options;
+pub mod placement;
 mod power_cycle;
 mod purge;
 pub mod repeat;

@@ -15,7 +15,6 @@
 //! [`run_repeat`]; the result's [`RepeatResult`] feeds reports and the
 //! `<step>.probe.*`, `<step>.tiers.*`, `<step>.hit_pct` and `<step>.rounds.steady` metrics.
 
-use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use iogate_spec::steady::{self, Criterion};
@@ -83,7 +82,7 @@ fn run_set(
     let file = target.open_job(step.writes()).map_err(|e| e.to_string())?;
     let mut stats = JobStats::new(mix.len());
     let mut pacer = Pacer::new(&step.rate, 0, &mix, 1, seed);
-    let progress = AtomicU64::new(0);
+    let progress = crate::engine::job::JobProgress::default();
     let params = JobParams {
         job: 0,
         queue_depth: step.queue_depth,

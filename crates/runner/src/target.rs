@@ -306,6 +306,25 @@ impl Target {
         })
     }
 
+    /// Whether the device is still in the system: for a block device, its major:minor in
+    /// /sys/dev/block (a removed drive leaves it even while iogate holds it open); files
+    /// and character devices: whether the path exists.
+    pub fn present(&self) -> bool {
+        let Ok(meta) = std::fs::metadata(&self.path) else {
+            return false;
+        };
+        if self.kind != TargetKind::BlockDevice {
+            return true;
+        }
+        let rdev = meta.rdev();
+        Path::new(&format!(
+            "/sys/dev/block/{}:{}",
+            libc::major(rdev),
+            libc::minor(rdev)
+        ))
+        .exists()
+    }
+
     /// Whether the device's queue polls (sysfs `queue/io_poll`); None for files or
     /// when unreadable.
     pub fn io_poll(&self) -> Option<bool> {

@@ -150,6 +150,16 @@ pub struct RawSpec {
     /// Seed of every random choice (default 1).
     #[serde(default)]
     pub seed: Option<Spanned<u64>>,
+    /// Device paths or glob patterns (`/dev/disk/by-id/nvme-MODEL_*`) resolved when the
+    /// run starts, used when the command line names no `--target`: the spec runs on every
+    /// match at once, each drive with its own result directory.
+    #[serde(default)]
+    pub targets: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Peer comparison of the drives of one model in one run: a drive whose figure lies
+    /// more than `max_deviation` from the peers' median fails the run. Without this block
+    /// outliers beyond 10% are reported but do not fail it.
+    #[serde(default)]
+    pub peers: Option<Spanned<RawPeers>>,
     /// Steps, run in order.
     pub steps: Spanned<Vec<Spanned<RawStep>>>,
     /// Assertion expressions.
@@ -183,6 +193,17 @@ pub struct RawTarget {
     #[serde(default)]
     #[schemars(with = "Option<ByteSizeText>")]
     pub size: Option<Spanned<String>>,
+}
+
+/// `peers:`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPeers {
+    /// Largest deviation from the peers' median allowed per metric, a percentage
+    /// (default `10%`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub max_deviation: Option<Spanned<String>>,
 }
 
 /// One step: a single-key map naming its kind.

@@ -22,14 +22,14 @@ pub mod steady;
 pub mod syntax;
 pub mod units;
 
-pub use compile::{compile, spec_digest};
+pub use compile::{compile, parse_document, spec_digest};
 pub use diag::{Diagnostic, Diagnostics, Severity, SourceFile};
 pub use expr::{
     format_value, Assertion, CaseSelector, Dim, Figure, LatencyStat, Metric, MetricRef, OpFilter,
 };
 pub use plan::{
     AddressMapping, BaselineRule, DataPattern, Distribution, Durability, Geometry, IoEngine, Limit,
-    MixLine, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan,
+    MixLine, PeerRule, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan,
     ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind, SweepCase,
     SweepPlan, TraceFilter, TraceFormat, Zone,
 };

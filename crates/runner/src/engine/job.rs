@@ -60,8 +60,8 @@ pub struct JobParams<'a> {
     pub interval_ns: u64,
     /// Set to stop early (Ctrl-C).
     pub stop: &'a AtomicBool,
-    /// Completed requests, published for progress display.
-    pub progress: &'a AtomicU64,
+    /// Completed requests and failures in a row, published for the step's monitor.
+    pub progress: &'a JobProgress,
     /// The step's time origin, shared by all its jobs.
     pub origin: Instant,
     /// Warm-up from the origin, ns: completions before it are not measured.
@@ -109,4 +109,15 @@ pub struct VerifyParams<'a> {
     pub state: &'a VerifyState,
     /// Whether reads are checked (the step's `verify: true`).
     pub check_reads: bool,
+}
+
+/// What a running job publishes for its step's monitor (progress display, and telling a
+/// drive that stopped answering from one that fails some requests): updated every 256
+/// completions and when the job ends.
+#[derive(Debug, Default)]
+pub struct JobProgress {
+    /// Completed requests (successful or not).
+    pub ios: AtomicU64,
+    /// Requests that failed since the job's last success.
+    pub failures_in_a_row: AtomicU64,
 }

@@ -676,9 +676,13 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             ));
         }
         if self.reap.completed_since_publish >= 256 {
-            self.p
-                .progress
+            let progress = self.p.progress;
+            progress
+                .ios
                 .fetch_add(self.reap.completed_since_publish, Ordering::Relaxed);
+            progress
+                .failures_in_a_row
+                .store(self.reap.failures_in_a_row, Ordering::Relaxed);
             self.reap.completed_since_publish = 0;
         }
     }
@@ -886,7 +890,11 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
     fn finish(mut self) -> Result<(), EngineError> {
         let p = self.p;
         p.progress
+            .ios
             .fetch_add(self.reap.completed_since_publish, Ordering::Relaxed);
+        p.progress
+            .failures_in_a_row
+            .store(self.reap.failures_in_a_row, Ordering::Relaxed);
         self.stats.end_ns = self.now().max(self.stats.last_completion_ns);
         let r = &mut self.reap;
         if r.interval.ios > 0 || self.stats.intervals.is_empty() {

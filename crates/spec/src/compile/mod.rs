@@ -16,7 +16,7 @@ use crate::document::{
 };
 use crate::expr::Assertion;
 use crate::plan::{
-    derive_seed, Distribution, Geometry, Limit, MixLine, Plan, PlanStep, PlanTarget, RateLimit,
+    derive_seed, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep, PlanTarget, RateLimit,
     Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
@@ -422,7 +422,75 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         estimated_duration_ns,
         estimated_bytes,
         estimate_complete,
+        targets: target_patterns(cx, raw),
+        peers: peer_rule(cx, raw),
     })
+}
+
+/// `targets:`: each pattern checked as a glob (resolved only when the run starts).
+fn target_patterns(cx: &mut Ctx<'_>, raw: &RawSpec) -> Vec<String> {
+    let Some(list) = &raw.targets else {
+        return Vec::new();
+    };
+    if list.value.is_empty() {
+        let span = cx.span(list);
+        cx.error(
+            span,
+            "`targets:` is empty",
+            "expected device paths or glob patterns, found an empty list",
+        );
+    }
+    let mut out = Vec::new();
+    for t in &list.value {
+        match glob::Pattern::new(&t.value) {
+            Ok(_) if t.value.starts_with('/') => out.push(t.value.clone()),
+            Ok(_) => {
+                let span = cx.span(t);
+                cx.error(
+                    span,
+                    "relative target path",
+                    format!("expected an absolute path or pattern (`/dev/…`), found `{}`", t.value),
+                );
+            }
+            Err(e) => {
+                let span = cx.span(t);
+                cx.error(
+                    span,
+                    "invalid target pattern",
+                    format!("expected a glob pattern, found `{}` ({})", t.value, e.msg),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// `peers:`: enforced at `max_deviation` (default 10%); without the block, reported at
+/// 10% and not enforced.
+fn peer_rule(cx: &mut Ctx<'_>, raw: &RawSpec) -> PeerRule {
+    let Some(peers) = &raw.peers else {
+        return PeerRule::default();
+    };
+    let max = match &peers.value.max_deviation {
+        Some(m) => match cx.percent(m, "`peers.max_deviation`") {
+            Some(v) if v > 0.0 => v,
+            Some(_) => {
+                let span = cx.span(m);
+                cx.error(
+                    span,
+                    "`peers.max_deviation` is zero",
+                    "expected a percentage above 0% (e.g. `10%`), found 0%",
+                );
+                PeerRule::DEFAULT_MAX_DEVIATION_PCT
+            }
+            None => PeerRule::DEFAULT_MAX_DEVIATION_PCT,
+        },
+        None => PeerRule::DEFAULT_MAX_DEVIATION_PCT,
+    };
+    PeerRule {
+        max_deviation_pct: max,
+        enforced: true,
+    }
 }
 
 fn raw_step_name(s: &RawStep) -> &str {

@@ -81,6 +81,43 @@ pub struct Plan {
     pub estimated_bytes: u64,
     /// False when some step's duration or bytes cannot be known before running.
     pub estimate_complete: bool,
+    /// The spec's `targets:`: device paths or glob patterns, resolved when the run starts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// How drives of one model in one run are compared with each other.
+    #[serde(skip_serializing_if = "PeerRule::is_default")]
+    pub peers: PeerRule,
+}
+
+/// The peer comparison of a run over several drives (`peers:`): per metric, each drive's
+/// deviation from the median of the drives of its model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PeerRule {
+    /// A drive is an outlier when a metric deviates from the peers' median by more than
+    /// this, percent of the median.
+    pub max_deviation_pct: f64,
+    /// Whether an outlier fails the run (a `peers:` block in the spec), or is only
+    /// reported (the default).
+    pub enforced: bool,
+}
+
+impl PeerRule {
+    /// The default deviation reported as an outlier without a `peers:` block, percent.
+    pub const DEFAULT_MAX_DEVIATION_PCT: f64 = 10.0;
+
+    /// Reporting at 10%, not enforced.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl Default for PeerRule {
+    fn default() -> Self {
+        PeerRule {
+            max_deviation_pct: Self::DEFAULT_MAX_DEVIATION_PCT,
+            enforced: false,
+        }
+    }
 }
 
 /// Target facts the plan was compiled for.
