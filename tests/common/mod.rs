@@ -438,30 +438,40 @@ pub struct Throttle {
 impl Throttle {
     /// None when cgroup v1 blkio is not mounted.
     pub fn new(device: &Path, read_iops: u64, write_iops: u64) -> Option<Throttle> {
+        Throttle::many(&[(device, read_iops, write_iops)])
+    }
+
+    /// One group with a cap per device: (device, read IOPS, write IOPS).
+    pub fn many(caps: &[(&Path, u64, u64)]) -> Option<Throttle> {
         let root = Path::new("/sys/fs/cgroup/blkio");
         if !root.join("blkio.throttle.read_iops_device").exists() {
             return None;
         }
-        let rdev = std::fs::metadata(device)
-            .ok()
-            .map(|m| std::os::unix::fs::MetadataExt::rdev(&m))?;
-        let (major, minor) = (
-            (rdev >> 8) & 0xfff,
-            (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
-        );
-        let dir = root.join(format!("iogate-test-{}-{minor}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok()?;
-        std::fs::write(
-            dir.join("blkio.throttle.read_iops_device"),
-            format!("{major}:{minor} {read_iops}"),
-        )
-        .ok()?;
-        std::fs::write(
-            dir.join("blkio.throttle.write_iops_device"),
-            format!("{major}:{minor} {write_iops}"),
-        )
-        .ok()?;
-        Some(Throttle { dir })
+        let mut dir = None;
+        for (device, read_iops, write_iops) in caps {
+            let rdev = std::fs::metadata(device)
+                .ok()
+                .map(|m| std::os::unix::fs::MetadataExt::rdev(&m))?;
+            let (major, minor) = (
+                (rdev >> 8) & 0xfff,
+                (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
+            );
+            let d = dir.get_or_insert_with(|| {
+                root.join(format!("iogate-test-{}-{minor}", std::process::id()))
+            });
+            std::fs::create_dir_all(&*d).ok()?;
+            std::fs::write(
+                d.join("blkio.throttle.read_iops_device"),
+                format!("{major}:{minor} {read_iops}"),
+            )
+            .ok()?;
+            std::fs::write(
+                d.join("blkio.throttle.write_iops_device"),
+                format!("{major}:{minor} {write_iops}"),
+            )
+            .ok()?;
+        }
+        dir.map(|dir| Throttle { dir })
     }
 
     /// A command that runs `program args…` inside the group.

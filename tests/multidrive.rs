@@ -1,0 +1,191 @@
+//! Many drives at once: one `iogate run` over several targets.
+//!
+//! - Four loop devices over /dev/shm in one cgroup v1 blkio group: three capped at 2000
+//!   IOPS, one at 1000 (half). Run together with `peers: { max_deviation: 10% }`: four
+//!   result directories, the slow drive (only it) under `outliers`, the others within 5%
+//!   of their median, exit 1 naming it; the same spec on each drive alone gives the same
+//!   IOPS within the noise measured in those runs (their one-second intervals).
+//! - A drive that disappears mid-run (nbdkit behind the loop device killed, then
+//!   `losetup -d`): that drive's partial result and error, exit 3; the others complete.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{code, write_spec, LoopDevice, NbdDisk, Throttle};
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("json")
+}
+
+/// `steps[0]`'s IOPS and the relative spread of its full one-second intervals.
+fn iops_and_noise(result: &serde_json::Value) -> (f64, f64) {
+    let step = &result["steps"][0];
+    let iops = step["metrics"]["iops"].as_f64().expect("iops");
+    let intervals: Vec<f64> = step["intervals"]
+        .as_array()
+        .expect("intervals")
+        .iter()
+        .filter_map(|i| i["iops"].as_f64())
+        .collect();
+    let full = &intervals[..intervals.len().saturating_sub(1).max(1)];
+    let (lo, hi) = full
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    (iops, (hi - lo) / iops)
+}
+
+fn spec(dir: &Path, name: &str, seconds: u32, peers: bool) -> PathBuf {
+    let peers = if peers { "peers: { max_deviation: 10% }\n" } else { "" };
+    write_spec(
+        dir,
+        name,
+        &format!(
+            "iogate: 1\nname: {name}\ntarget: {{ size: 64MiB }}\n{peers}steps:\n  - workload:\n      name: steady\n      queue_depth: 8\n      duration: {seconds}s\n      mix: [{{ block_size: 4KiB, read: 100%, random: 100% }}]\n"
+        ),
+    )
+}
+
+fn name_of(dev: &Path) -> String {
+    dev.file_name().expect("device name").to_string_lossy().into_owned()
+}
+
+fn four_drives_one_throttled_is_the_only_outlier() {
+    let _io = common::io_lock();
+    let drives: Vec<LoopDevice> = (0..4).map(|i| LoopDevice::new(64, &format!("md{i}"))).collect();
+    let caps: Vec<(&Path, u64, u64)> = drives
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let cap = if i == 3 { 1000 } else { 2000 };
+            (d.path.as_path(), cap, cap)
+        })
+        .collect();
+    let throttle = Throttle::many(&caps).expect("blkio throttle");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = spec(dir.path(), "fleet", 4, true);
+    let out = dir.path().join("all");
+    let mut cmd = throttle.command(env!("CARGO_BIN_EXE_iogate"));
+    cmd.args(["run", s(&spec), "--out", s(&out), "--quiet"]);
+    for d in &drives {
+        cmd.arg("--target").arg(&d.path);
+    }
+    let o = cmd.output().expect("iogate");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let slow = name_of(&drives[3].path);
+    assert_eq!(code(&o), 1, "an enforced outlier fails the run: {stderr}");
+    assert!(stderr.contains(&format!("OUTLIER {slow}")), "{stderr}");
+    let summary = json(&out.join("summary.json"));
+    eprintln!("{}", std::fs::read_to_string(out.join("report.md")).unwrap_or_default());
+    let outliers = summary["outliers"].as_array().expect("outliers");
+    assert!(!outliers.is_empty(), "the slow drive is an outlier");
+    for o in outliers {
+        assert_eq!(o["drive"], slow.as_str(), "only the slow drive: {o}");
+    }
+    let iops = outliers
+        .iter()
+        .find(|o| o["metric"] == "steady.iops")
+        .expect("its IOPS is an outlier");
+    let dev = iops["deviation_pct"].as_f64().expect("deviation");
+    assert!((-60.0..-40.0).contains(&dev), "half the IOPS: {dev}%");
+    let metric = &summary["peers"][0]["metrics"][0];
+    assert_eq!(metric["metric"], "steady.iops");
+    for v in metric["values"].as_array().expect("values") {
+        let d = v["deviation_pct"].as_f64().expect("deviation");
+        if v["drive"] != slow.as_str() {
+            assert!(d.abs() <= 5.0, "{} is {d:+.1}% from the median", v["drive"]);
+        }
+    }
+    let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit.xml");
+    assert_eq!(junit.matches("<testsuite ").count(), 5, "4 drives and the peers: {junit}");
+    assert!(junit.contains(&format!("{slow} is an outlier")), "{junit}");
+    // Each drive alone, in the same group: the same IOPS within the measured noise.
+    for d in &drives {
+        let name = name_of(&d.path);
+        let together = json(&out.join(&name).join("result.json"));
+        for f in ["report.md", "report.html", "junit.xml", "intervals.parquet"] {
+            assert!(out.join(&name).join(f).exists(), "{name}/{f}");
+        }
+        let alone_out = dir.path().join(format!("alone-{name}"));
+        let o = throttle
+            .command(env!("CARGO_BIN_EXE_iogate"))
+            .args(["run", s(&spec), "--target", s(&d.path), "--out", s(&alone_out), "--quiet"])
+            .output()
+            .expect("iogate");
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let alone = json(&alone_out.join("result.json"));
+        let (a, noise_a) = iops_and_noise(&alone);
+        let (t, noise_t) = iops_and_noise(&together);
+        let noise = noise_a.max(noise_t);
+        let change = (t - a).abs() / a;
+        eprintln!("{name}: alone {a:.0} IOPS, together {t:.0} (change {:.2}%, interval noise {:.2}%)", change * 100.0, noise * 100.0);
+        assert!(
+            change <= noise,
+            "{name}: together {t:.0} vs alone {a:.0} IOPS ({:.2}% > the intervals' spread {:.2}%)",
+            change * 100.0,
+            noise * 100.0
+        );
+    }
+}
+
+fn a_drive_that_disappears_fails_alone() {
+    let _io = common::io_lock();
+    let drives: Vec<LoopDevice> = (0..3).map(|i| LoopDevice::new(64, &format!("mr{i}"))).collect();
+    let mut gone = NbdDisk::start(&["memory", "64M"], false);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = spec(dir.path(), "removal", 6, false);
+    let out = dir.path().join("out");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iogate"));
+    cmd.args(["run", s(&spec), "--out", s(&out)]);
+    for d in drives.iter().map(|d| &d.path).chain([&gone.dev]) {
+        cmd.arg("--target").arg(d);
+    }
+    let started = Instant::now();
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iogate");
+    std::thread::sleep(Duration::from_millis(2500));
+    // The drive's power: nbdkit killed; then the loop device detached (deferred by the
+    // kernel while iogate holds it open, so the kill is what removes the drive).
+    gone.cut();
+    let detach = Command::new("losetup").arg("-d").arg(&gone.dev).status();
+    assert!(detach.is_ok_and(|s| s.success()), "losetup -d");
+    let o = child.wait_with_output().expect("iogate");
+    let wall = started.elapsed();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "a drive that disappears fails the run: {stderr}");
+    let summary = json(&out.join("summary.json"));
+    let name = name_of(&gone.dev);
+    for d in summary["drives"].as_array().expect("drives") {
+        let result = json(&out.join(d["name"].as_str().expect("name")).join("result.json"));
+        let step = &result["steps"][0];
+        if d["name"] == name.as_str() {
+            assert_eq!(d["outcome"], "error", "{d}");
+            assert_eq!(d["exit_code"], 3);
+            let error = d["error"].as_str().expect("error");
+            assert!(error.contains("stopped answering"), "{error}");
+            assert!(step["metrics"]["ios"].as_u64() > Some(0), "its partial figures");
+            let ran = step["duration_ns"].as_u64().expect("duration") as f64 / 1e9;
+            assert!(ran < 5.5, "the step stopped soon after the drive went: {ran:.1} s");
+        } else {
+            assert_eq!(d["outcome"], "pass", "{d}");
+            assert!(step["duration_ns"].as_u64() >= Some(5_900_000_000), "{d}");
+        }
+    }
+    assert!(wall >= Duration::from_secs(6), "the others ran to the end");
+}
+
+tests_main![
+    four_drives_one_throttled_is_the_only_outlier: [Root, Blkio],
+    a_drive_that_disappears_fails_alone: [Root, Nbdkit],
+];
