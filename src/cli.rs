@@ -125,6 +125,8 @@ pub enum SchemaKind {
     Result,
     /// A golden baseline file.
     Baseline,
+    /// The summary.json of a run over several drives.
+    Summary,
 }
 
 /// Options of `iogate run`.

@@ -303,8 +303,12 @@ fn show(
         );
     } else {
         for s in &series {
+            let serial = match s.key.device_serial.as_str() {
+                "" => String::new(),
+                serial => format!(" #{}", safe(serial)),
+            };
             println!(
-                "{}  {}  [{} on {}]",
+                "{}  {}  [{}{serial} on {}]",
                 safe(&s.key.spec_name),
                 safe(&s.key.metric),
                 safe(&s.key.device_model),

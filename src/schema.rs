@@ -1,4 +1,4 @@
-//! `iogate schema spec|result|baseline`: the published JSON Schemas (draft 2020-12), as
+//! `iogate schema spec|result|baseline|summary`: the published JSON Schemas (draft 2020-12), as
 //! the spec, result and report crates generate them from their types.
 
 use crate::cli::SchemaKind;
@@ -10,6 +10,7 @@ pub fn schema(kind: SchemaKind) -> u8 {
         SchemaKind::Spec => iogate_spec::document::spec_schema(),
         SchemaKind::Result => iogate_result::result_schema(),
         SchemaKind::Baseline => iogate_report::baseline_schema(),
+        SchemaKind::Summary => iogate_result::fleet::summary_schema(),
     };
     match serde_json::to_string_pretty(&schema) {
         Ok(s) => {

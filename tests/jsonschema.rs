@@ -18,6 +18,7 @@ tests_main![
     structurally_bad_specs_are_rejected_by_the_schema_and_by_iogate: [CheckJsonschema],
     a_real_result_and_the_golden_baseline_meet_their_schemas: [CheckJsonschema],
     ci_recipes_meet_github_and_gitlab_schemas: [CheckJsonschema],
+    a_run_over_several_targets_meets_the_summary_schema: [CheckJsonschema],
     check_and_the_schema_agree_on_scalar_types: [CheckJsonschema],
 ];
 
@@ -42,7 +43,7 @@ fn schema_file(name: &str) -> String {
 }
 
 fn published_schemas_are_the_generated_ones() {
-    for kind in ["spec", "result", "baseline"] {
+    for kind in ["spec", "result", "baseline", "summary"] {
         let o = iogate(&["schema", kind]);
         assert_eq!(code(&o), 0);
         let generated: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -167,6 +168,37 @@ fn a_real_result_and_the_golden_baseline_meet_their_schemas() {
     std::fs::write(&bad, r.to_string()).unwrap();
     let o = check(&["--schemafile", &schema_file("result")], &[bad]);
     assert!(!o.status.success(), "a string IOPS must not validate");
+}
+
+/// Two file targets (no root needed): summary.json validates, and so does each drive's
+/// result.json; a planted mistake does not.
+fn a_run_over_several_targets_meets_the_summary_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "pair",
+        "iogate: 1\nname: pair\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n",
+    );
+    let out = dir.path().join("out");
+    let (a, b) = (dir.path().join("a.img"), dir.path().join("b.img"));
+    let path = |p: &Path| p.display().to_string();
+    let o = iogate(&[
+        "run", &path(&spec), "--target", &path(&a), "--target", &path(&b), "--out", &path(&out), "--quiet",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = check(&["--schemafile", &schema_file("summary")], &[out.join("summary.json")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let results = [out.join("a.img/result.json"), out.join("b.img/result.json")];
+    let o = check(&["--schemafile", &schema_file("result")], &results);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["drives"].as_array().map(Vec::len), Some(2));
+    s["drives"][0]["exit_code"] = "zero".into();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, s.to_string()).unwrap();
+    let o = check(&["--schemafile", &schema_file("summary")], &[bad]);
+    assert!(!o.status.success(), "a string exit code must not validate");
 }
 
 fn ci_recipes_meet_github_and_gitlab_schemas() {

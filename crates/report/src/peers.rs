@@ -105,7 +105,7 @@ fn peer_metric(m: &MetricRef, drives: &[DriveRun<'_>]) -> Option<PeerMetric> {
         .collect::<Option<_>>()?;
     let mut sorted: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
     sorted.sort_by(f64::total_cmp);
-    let median = median(&sorted);
+    let median = crate::history::series::median(&sorted);
     if !median.is_finite() || median <= 0.0 {
         return None;
     }
@@ -126,19 +126,6 @@ fn peer_metric(m: &MetricRef, drives: &[DriveRun<'_>]) -> Option<PeerMetric> {
             })
             .collect(),
     })
-}
-
-/// The median of ascending values (the mean of the middle two for an even count).
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
 }
 
 fn metric_outliers(
@@ -164,16 +151,4 @@ fn metric_outliers(
             worse: (v.deviation_pct < 0.0) == pm.higher_is_better,
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&[1.0, 2.0, 9.0]), 2.0);
-        assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), 3.0);
-        assert!(median(&[]).is_nan());
-    }
 }

@@ -202,7 +202,7 @@ pub struct RawPeers {
     /// Largest deviation from the peers' median allowed per metric, a percentage
     /// (default `10%`).
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<PercentText>")]
     pub max_deviation: Option<Spanned<String>>,
 }
 

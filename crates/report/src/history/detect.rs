@@ -19,6 +19,8 @@ use super::MetricRecord;
 pub struct Change {
     /// Metric path.
     pub metric: String,
+    /// Serial of the drive whose series changed (empty when none is reported).
+    pub device_serial: String,
     /// Step name.
     pub step: String,
     /// Sweep case label (empty for a step's own figures).
@@ -92,6 +94,7 @@ pub fn series_changes(s: &Series, expected: &[ExpectedChange], opts: &Options) -
             let change = st.forward_change();
             out.push(Change {
                 metric: s.key.metric.clone(),
+                device_serial: s.key.device_serial.clone(),
                 step: s.step.clone(),
                 case_label: s.case_label.clone(),
                 build_order: after.build_order,

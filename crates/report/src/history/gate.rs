@@ -65,6 +65,7 @@ pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, Str
         .filter(|r| {
             r.spec_name == run.spec_name
                 && r.device_model == run.device_model
+                && r.device_serial == run.device_serial
                 && r.host_class == run.host_class
                 && r.outcome == "pass"
                 && r.run_key != run.run_key

@@ -18,6 +18,10 @@ pub struct SeriesKey {
     pub metric: String,
     /// Device model.
     pub device_model: String,
+    /// Device serial, empty when none is reported: each drive of a model has its own
+    /// series (a host with 8 drives of one model gives 8), and alerts group them by
+    /// model ([`super::detect::detect`]).
+    pub device_serial: String,
     /// Host class.
     pub host_class: String,
 }
@@ -79,6 +83,7 @@ pub fn build(runs: &[RunRecord], metrics: &[MetricRecord]) -> Vec<Series> {
             spec_name: run.spec_name.clone(),
             metric: m.metric.clone(),
             device_model: run.device_model.clone(),
+            device_serial: run.device_serial.clone().unwrap_or_default(),
             host_class: run.host_class.clone(),
         };
         acc.entry(key)

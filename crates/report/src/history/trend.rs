@@ -145,7 +145,10 @@ fn change_rows(alerts: &[Alert]) -> Vec<ChangeRow> {
             a.changes.iter().map(|c| ChangeRow {
                 build: format!("{} ({})", c.build_order, c.build_id),
                 previous: format!("{} ({})", c.previous_build_order, c.previous_build_id),
-                metric: c.metric.clone(),
+                metric: match c.device_serial.as_str() {
+                    "" => c.metric.clone(),
+                    serial => format!("{} (drive {serial})", c.metric),
+                },
                 before: format_value(&c.metric, c.mean_before),
                 after: format_value(&c.metric, c.mean_after),
                 change_pct: format!("{:+.1}%", c.change_pct),
@@ -189,7 +192,7 @@ pub fn html_page(
             let changes: Vec<Change> = alerts
                 .iter()
                 .flat_map(|a| a.changes.iter())
-                .filter(|c| c.metric == s.key.metric)
+                .filter(|c| c.metric == s.key.metric && c.device_serial == s.key.device_serial)
                 .cloned()
                 .collect();
             trend_svg(&trend_line(s, golden(&s.key.metric), &changes))
