@@ -204,15 +204,27 @@ fn a_run_over_several_targets_meets_the_summary_schema() {
 fn ci_recipes_meet_github_and_gitlab_schemas() {
     let github = root().join("ci/github-actions.yml");
     let gitlab = root().join("ci/gitlab-ci.yml");
-    let o = check(&["--builtin-schema", "vendor.github-workflows"], &[github]);
+    // The fleet forms: a job per host (matrix), then `history detect`.
+    let github_fleet = root().join("ci/github-actions-fleet.yml");
+    let gitlab_fleet = root().join("ci/gitlab-ci-fleet.yml");
+    let o = check(
+        &["--builtin-schema", "vendor.github-workflows"],
+        &[github, github_fleet],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     let o = check(
         &["--builtin-schema", "vendor.gitlab-ci"],
-        std::slice::from_ref(&gitlab),
+        &[gitlab.clone(), gitlab_fleet.clone()],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-    // A planted mistake (an unknown `when`) is caught.
+    // The fleet recipe is checked too.
     let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad-fleet.yml");
+    let text = std::fs::read_to_string(&gitlab_fleet).unwrap();
+    std::fs::write(&bad, text.replace("timeout: 3h", "timeout: 3h\n  when: sometimes")).unwrap();
+    let o = check(&["--builtin-schema", "vendor.gitlab-ci"], &[bad]);
+    assert!(!o.status.success(), "an invalid `when` must not validate");
+    // A planted mistake (an unknown `when`) is caught.
     let bad = dir.path().join("bad.yml");
     let text = std::fs::read_to_string(&gitlab).unwrap();
     std::fs::write(

@@ -452,4 +452,55 @@ mod tests {
             "{alerts:?}"
         );
     }
+
+    /// Two drives of one model on one host, ingested per build: each serial is its own
+    /// series; a drop on one drive only is one alert for the model naming that drive;
+    /// the healthy drive's series has no change.
+    #[test]
+    fn each_drive_is_its_own_series_and_alerts_group_by_model() {
+        let run = |b: i64, serial: &str| crate::history::RunRecord {
+            run_key: format!("r{b}{serial}"),
+            spec_name: "s".into(),
+            spec_digest: String::new(),
+            device_model: "m".into(),
+            device_serial: Some(serial.into()),
+            firmware_revision: None,
+            build_id: format!("b{b}"),
+            build_order: b,
+            host: "h".into(),
+            host_class: "c".into(),
+            iogate_version: String::new(),
+            started_at: format!("2026-01-01T00:00:{b:02}Z"),
+            outcome: "pass".into(),
+            steady_state: None,
+            throttled: None,
+        };
+        let wobble = [0.0, 8.0, -6.0, 3.0, -9.0, 5.0, -2.0, 10.0];
+        let mut runs = Vec::new();
+        let mut metrics = Vec::new();
+        for b in 1..=20i64 {
+            for serial in ["A", "B"] {
+                runs.push(run(b, serial));
+                let base = if serial == "B" && b > 10 { 600.0 } else { 1000.0 };
+                metrics.push(MetricRecord {
+                    run_key: format!("r{b}{serial}"),
+                    value: base + wobble[b as usize % 8],
+                    ..metric(0.0)
+                });
+            }
+        }
+        let series = crate::history::series::build(&runs, &metrics);
+        assert_eq!(series.len(), 2, "one series per drive");
+        assert!(series.iter().all(|s| s.points.len() == 20));
+        let alerts = detect(&series, &[], &Options::default());
+        assert_eq!(alerts.len(), 1, "{alerts:?}");
+        assert_eq!(alerts[0].device_model, "m");
+        assert_eq!(alerts[0].build_order, 11);
+        let serials: Vec<&str> = alerts[0]
+            .changes
+            .iter()
+            .map(|c| c.device_serial.as_str())
+            .collect();
+        assert_eq!(serials, ["B"], "only the drive that dropped");
+    }
 }
