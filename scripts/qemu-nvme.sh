@@ -3,7 +3,8 @@
 #
 #   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…'] [--ns-props 'k=v,…']
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
-#                        [--on-trigger 'HMP COMMAND'] -- COMMAND [ARGS…]
+#                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
+#                        -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
 # initramfs with busybox, the nvme/nvme-core modules and their dependencies, `iogate`
@@ -19,6 +20,12 @@
 # COMMAND's exit code (3 if the guest never reported one). The guest's console log is
 # in DIR/console.log (or a temporary file, printed when the guest fails).
 #
+# --controllers N gives the guest N controllers, each with one namespace on an image of
+# its own: serials iogate-nvme-0 … iogate-nvme-(N−1) (or --serial with -0, -1, … appended),
+# device ids nvme0 …; the command starts once all N namespaces are there. --throttle I:IOPS
+# caps controller I's drive with QEMU's block throttling (`throttling.iops-total`), a
+# slower drive among its peers; repeatable.
+#
 # --on-trigger changes the controller while COMMAND runs: when the guest writes a line
 # `IOGATE-TRIGGER` to /dev/ttyS1, the HMP command is sent to QEMU's monitor (the NVMe
 # device's id is `nvme0`), e.g. 'qom-set /machine/peripheral/nvme0 smart_critical_warning 2'.
@@ -27,7 +34,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras=()
-size=256M serial=iogate-nvme-0 props="" nsprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
+size=256M serial="" props="" nsprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
+controllers=1
+throttles=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) size=$2; shift 2 ;;
@@ -39,6 +48,8 @@ while [ $# -gt 0 ]; do
     --extra) extras+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --on-trigger) trigger=$2; shift 2 ;;
+    --controllers) controllers=$2; shift 2 ;;
+    --throttle) throttles+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
@@ -95,8 +106,9 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 for m in /modules/*.ko; do insmod "$m" 2>/dev/null; done
+want=$(cat /controllers)
 i=0
-while [ ! -b /dev/nvme0n1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while [ "$(ls /dev/nvme*n1 2>/dev/null | wc -l)" -lt "$want" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 cd /out
 set --
 while IFS= read -r a; do set -- "$@" "$(echo "$a" | base64 -d)"; done < /command.args
@@ -113,17 +125,31 @@ sync
 poweroff -f
 INIT
 chmod +x "$root/init"
+echo "$controllers" > "$root/controllers"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
-truncate -s "$size" "$work/nvme.img"
 
 console=$work/console.log
 [ -n "$out" ] && mkdir -p "$out" && console=$out/console.log
-device="nvme,id=nvme0,serial=$serial,drive=nvm${props:+,$props}"
-namespace=()
-if [ -n "$nsprops" ]; then
-  device="nvme,id=nvme0,serial=$serial${props:+,$props}"
-  namespace=(-device "nvme-ns,drive=nvm,nsid=1,$nsprops")
-fi
+# One image, drive and controller per --controllers; the first keeps the ids `nvm` and
+# `nvme0` (--on-trigger's commands name them).
+drives=()
+for ((c = 0; c < controllers; c++)); do
+  drive=nvm; [ "$c" -gt 0 ] && drive=nvm$c
+  sn=${serial:-iogate-nvme}-$c
+  [ -n "$serial" ] && [ "$controllers" -eq 1 ] && sn=$serial
+  throttle=""
+  for t in "${throttles[@]}"; do
+    [ "${t%%:*}" = "$c" ] && throttle=",throttling.iops-total=${t#*:}"
+  done
+  truncate -s "$size" "$work/nvme$c.img"
+  drives+=(-drive "file=$work/nvme$c.img,if=none,id=$drive,format=raw$throttle")
+  if [ -n "$nsprops" ]; then
+    drives+=(-device "nvme,id=nvme$c,serial=$sn${props:+,$props}")
+    drives+=(-device "nvme-ns,drive=$drive,nsid=1,$nsprops")
+  else
+    drives+=(-device "nvme,id=nvme$c,serial=$sn,drive=$drive${props:+,$props}")
+  fi
+done
 monitor=(-monitor none)
 if [ -n "$trigger" ]; then
   # QEMU's monitor on a pair of FIFOs (pipe:NAME opens NAME.in and NAME.out).
@@ -146,7 +172,7 @@ set +e
 timeout 1800 qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$mem" -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3" \
-  -drive "file=$work/nvme.img,if=none,id=nvm,format=raw" -device "$device" "${namespace[@]}" \
+  "${drives[@]}" \
   -serial "file:$console" -serial "file:$work/data.txt" "${monitor[@]}" \
   </dev/null >/dev/null 2>"$work/qemu.err"
 qemu_rc=$?

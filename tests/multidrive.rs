@@ -7,6 +7,10 @@
 //!   IOPS within the noise measured in those runs (their one-second intervals).
 //! - A drive that disappears mid-run (nbdkit behind the loop device killed, then
 //!   `losetup -d`): that drive's partial result and error, exit 3; the others complete.
+//! - Eight NVMe controllers in one QEMU VM (serials iogate-nvme-0 … 7), every drive
+//!   capped by QEMU's block throttling, iogate-nvme-5 at half the others' IOPS: each
+//!   drive's identity (Identify) and health (SMART log) in its own result, and the slow
+//!   one, named by its serial, the only outlier.
 
 mod common;
 
@@ -185,7 +189,53 @@ fn a_drive_that_disappears_fails_alone() {
     assert!(wall >= Duration::from_secs(6), "the others ran to the end");
 }
 
+fn eight_nvme_controllers_in_one_vm() {
+    let spec = "iogate: 1\nname: eight\ntarget: { size: 64MiB }\npeers: { max_deviation: 10% }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 4s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
+    let targets: String = (0..8).map(|i| format!(" --target /dev/nvme{i}n1")).collect();
+    let script = format!(
+        "{}; iogate run /tmp/s.yaml{targets} --out /out/fleet -q",
+        common::guest_put(spec, "/tmp/s.yaml")
+    );
+    let mut options = vec!["--size", "64M", "--controllers", "8"];
+    let caps: Vec<String> = (0..8)
+        .map(|i| format!("{i}:{}", if i == 5 { 200 } else { 400 }))
+        .collect();
+    for c in &caps {
+        options.extend(["--throttle", c.as_str()]);
+    }
+    let (rc, out) = common::qemu_nvme(&options, &script);
+    let fleet = out.path().join("fleet");
+    let summary = json(&fleet.join("summary.json"));
+    eprintln!("{}", std::fs::read_to_string(fleet.join("report.md")).unwrap_or_default());
+    assert_eq!(rc, 1, "the outlier fails the run under `peers:`");
+    let drives = summary["drives"].as_array().expect("drives");
+    assert_eq!(drives.len(), 8);
+    let mut serials: Vec<String> = Vec::new();
+    for d in drives {
+        let r = json(&fleet.join(d["name"].as_str().expect("name")).join("result.json"));
+        let t = &r["target"];
+        assert_eq!(t["identity_source"], "nvme_admin", "{}", d["name"]);
+        assert_eq!(t["model"], "QEMU NVMe Ctrl");
+        assert_eq!(d["serial"], t["serial"]);
+        assert!(r["health"].is_object(), "{}: the SMART log before and after", d["name"]);
+        assert_eq!(d["peer_group"], "QEMU NVMe Ctrl");
+        serials.push(t["serial"].as_str().expect("serial").to_string());
+    }
+    serials.sort();
+    let expected: Vec<String> = (0..8).map(|i| format!("iogate-nvme-{i}")).collect();
+    assert_eq!(serials, expected);
+    let outliers = summary["outliers"].as_array().expect("outliers");
+    assert!(
+        outliers.iter().any(|o| o["metric"] == "steady.iops" && o["worse"] == true),
+        "{outliers:?}"
+    );
+    for o in outliers {
+        assert_eq!(o["serial"], "iogate-nvme-5", "only the throttled drive: {o}");
+    }
+}
+
 tests_main![
     four_drives_one_throttled_is_the_only_outlier: [Root, Blkio],
     a_drive_that_disappears_fails_alone: [Root, Nbdkit],
+    eight_nvme_controllers_in_one_vm: [Qemu],
 ];
