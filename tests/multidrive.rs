@@ -11,6 +11,9 @@
 //!   capped by QEMU's block throttling, iogate-nvme-5 at half the others' IOPS: each
 //!   drive's identity (Identify) and health (SMART log) in its own result, and the slow
 //!   one, named by its serial, the only outlier.
+//! - A controller hot-removed from the VM mid-run (QEMU's `device_del`: the guest's PCI
+//!   hotplug removes the NVMe device and its namespace): that drive's partial result and
+//!   "left the system", exit 3; the other three complete.
 
 mod common;
 
@@ -234,8 +237,42 @@ fn eight_nvme_controllers_in_one_vm() {
     }
 }
 
+fn a_controller_removed_from_the_vm_fails_alone() {
+    let spec = "iogate: 1\nname: removal\ntarget: { size: 64MiB }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 6s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
+    let targets: String = (0..4).map(|i| format!(" --target /dev/nvme{i}n1")).collect();
+    // The run in the background; 2 s in, the guest asks the host to remove controller 2.
+    // Its exit code goes to a file: the VM script's own 3 means "the guest never ran".
+    let script = format!(
+        "{}; iogate run /tmp/s.yaml{targets} --out /out/fleet -q & pid=$!; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1; wait $pid; echo $? > /out/rc",
+        common::guest_put(spec, "/tmp/s.yaml")
+    );
+    let options = ["--size", "64M", "--controllers", "4", "--on-trigger", "device_del nvme2"];
+    let (vm, out) = common::qemu_nvme(&options, &script);
+    assert_eq!(vm, 0);
+    let rc = std::fs::read_to_string(out.path().join("rc")).expect("the run's exit code");
+    let fleet = out.path().join("fleet");
+    let summary = json(&fleet.join("summary.json"));
+    assert_eq!(rc.trim(), "3", "a removed drive fails the run: {summary}");
+    let drives = summary["drives"].as_array().expect("drives");
+    assert_eq!(drives.len(), 4);
+    for d in drives {
+        let r = json(&fleet.join(d["name"].as_str().expect("name")).join("result.json"));
+        let step = &r["steps"][0];
+        if d["serial"] == "iogate-nvme-2" {
+            assert_eq!(d["exit_code"], 3, "{d}");
+            let error = d["error"].as_str().expect("error");
+            assert!(error.contains("left the system"), "{error}");
+            assert!(step["metrics"]["ios"].as_u64() > Some(0), "its partial figures");
+        } else {
+            assert_eq!(d["outcome"], "pass", "{d}");
+            assert!(step["duration_ns"].as_u64() >= Some(5_900_000_000), "{d}");
+        }
+    }
+}
+
 tests_main![
     four_drives_one_throttled_is_the_only_outlier: [Root, Blkio],
     a_drive_that_disappears_fails_alone: [Root, Nbdkit],
     eight_nvme_controllers_in_one_vm: [Qemu],
+    a_controller_removed_from_the_vm_fails_alone: [Qemu],
 ];

@@ -322,10 +322,13 @@ impl<'t> Watchdog<'t> {
         }
         let t = self.target;
         let unit = u64::from(t.logical_block_size);
-        let why = match crate::integrity::sample_blocks(t, unit, t.logical_block_size, 0, 1) {
-            Ok(_) if t.present() => return false,
-            Ok(_) => "it left the system (no longer in /sys/dev/block)".to_string(),
-            Err(e) => format!("a read of LBA 0 failed too: {e}"),
+        let why = if !t.present() {
+            "it left the system (its device node or /sys/dev/block entry is gone)".to_string()
+        } else {
+            match crate::integrity::sample_blocks(t, unit, t.logical_block_size, 0, 1) {
+                Ok(_) => return false,
+                Err(e) => format!("a read of LBA 0 failed too: {e}"),
+            }
         };
         let failed: u64 = progress
             .iter()
