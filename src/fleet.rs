@@ -24,20 +24,26 @@ use crate::cli::RunArgs;
 use crate::exit;
 use crate::run::{self, Display};
 
+/// The targets of a run and how its result directory is laid out.
+pub struct Targets {
+    /// Paths, in order.
+    pub paths: Vec<PathBuf>,
+    /// OUT/<device name>/ per drive and OUT/summary.json: several `--target`s, or any
+    /// number of drives from the spec's `targets:` (so that a host with one matching
+    /// drive writes the same layout as a host with eight).
+    pub fleet: bool,
+}
+
 /// The targets of a run: `--target` as given, else the spec's `targets:` patterns
-/// resolved now (sorted matches, partitions of a matched disk dropped), else none (a
-/// scratch file). Errors (exit 2): a pattern matching nothing, one drive named twice.
-pub fn resolve_targets(args: &RunArgs) -> Result<Vec<PathBuf>, u8> {
-    let paths = if args.target.is_empty() {
-        let patterns = crate::read_spec(&args.spec)
-            .ok()
-            .and_then(|src| iogate_spec::parse_document(&src).ok())
-            .and_then(|raw| raw.targets)
-            .map(|t| t.value.into_iter().map(|p| p.value).collect::<Vec<_>>())
-            .unwrap_or_default();
-        expand(&patterns)?
+/// resolved now ([`spec_targets`]), else none (a scratch file). Errors (exit 2): a
+/// pattern matching nothing, one drive named twice.
+pub fn resolve_targets(args: &RunArgs) -> Result<Targets, u8> {
+    let (paths, fleet) = if args.target.is_empty() {
+        let paths = spec_targets(&args.spec)?;
+        let fleet = !paths.is_empty();
+        (paths, fleet)
     } else {
-        args.target.clone()
+        (args.target.clone(), args.target.len() > 1)
     };
     let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
     for p in &paths {
@@ -53,7 +59,21 @@ pub fn resolve_targets(args: &RunArgs) -> Result<Vec<PathBuf>, u8> {
         }
         seen.push((canonical, p));
     }
-    Ok(paths)
+    Ok(Targets { paths, fleet })
+}
+
+/// The spec's `targets:` patterns resolved on this host: each pattern's matches sorted,
+/// partitions of a matched disk dropped; none when the spec has no `targets:` (or does
+/// not parse: its diagnostics come from the compiler). Errors (exit 2): a pattern
+/// matching nothing.
+pub fn spec_targets(spec: &Path) -> Result<Vec<PathBuf>, u8> {
+    let patterns = crate::read_spec(spec)
+        .ok()
+        .and_then(|src| iogate_spec::parse_document(&src).ok())
+        .and_then(|raw| raw.targets)
+        .map(|t| t.value.into_iter().map(|p| p.value).collect::<Vec<_>>())
+        .unwrap_or_default();
+    expand(&patterns)
 }
 
 /// Glob patterns → matching paths, each pattern's matches sorted; partitions whose disk

@@ -130,7 +130,16 @@ fn plan(
         Ok(s) => s,
         Err(c) => return c,
     };
-    let target = match probe(target) {
+    // Without --target, the first drive the spec's `targets:` match (the plan of each
+    // drive differs only where sizes are percentages of its capacity).
+    let first = match target {
+        Some(t) => Some(t.to_path_buf()),
+        None => match fleet::spec_targets(spec) {
+            Ok(t) => t.into_iter().next(),
+            Err(c) => return c,
+        },
+    };
+    let target = match probe(first.as_deref()) {
         Ok(t) => t,
         Err(c) => return c,
     };

@@ -138,17 +138,17 @@ pub(crate) struct Prepared {
     _scratch: Option<tempfile::TempDir>,
 }
 
-/// `iogate run`: returns the exit code. Several targets (`--target` repeated, or the
-/// spec's `targets:` matching more than one drive) go to [`crate::fleet::run_fleet`].
+/// `iogate run`: returns the exit code. Several targets (`--target` repeated) or the
+/// spec's `targets:` go to [`crate::fleet::run_fleet`].
 pub fn run(args: &RunArgs) -> u8 {
     let targets = match crate::fleet::resolve_targets(args) {
         Ok(t) => t,
         Err(code) => return code,
     };
-    if targets.len() > 1 {
-        return crate::fleet::run_fleet(args, &targets);
+    if targets.fleet {
+        return crate::fleet::run_fleet(args, &targets.paths);
     }
-    let prepared = match prepare(args, targets.first().map(PathBuf::as_path)) {
+    let prepared = match prepare(args, targets.paths.first().map(PathBuf::as_path)) {
         Ok(p) => p,
         Err(c) => return c,
     };

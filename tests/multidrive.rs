@@ -1,5 +1,9 @@
 //! Many drives at once: one `iogate run` over several targets.
 //!
+//! - A spec's `targets:` glob resolved when the run starts (files: no root needed), a
+//!   pattern that matches nothing and a drive named twice refused (exit 2).
+//! - The destructive-write guard over every drive before any request: one drive with a
+//!   file system stops the run, and the others are not written.
 //! - Four loop devices over /dev/shm in one cgroup v1 blkio group: three capped at 2000
 //!   IOPS, one at 1000 (half). Run together with `peers: { max_deviation: 10% }`: four
 //!   result directories, the slow drive (only it) under `outliers`, the others within 5%
@@ -63,6 +67,77 @@ fn spec(dir: &Path, name: &str, seconds: u32, peers: bool) -> PathBuf {
 
 fn name_of(dev: &Path) -> String {
     dev.file_name().expect("device name").to_string_lossy().into_owned()
+}
+
+fn spec_targets_resolve_at_run_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let drives = dir.path().join("drives");
+    std::fs::create_dir_all(&drives).expect("mkdir");
+    for i in 1..=3 {
+        let f = std::fs::File::create(drives.join(format!("d{i}.img"))).expect("file");
+        f.set_len(16 << 20).expect("size");
+    }
+    let text = |pattern: &str| {
+        format!("iogate: 1\nname: globbed\ntargets: [ \"{pattern}\" ]\nsteps:\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      mix: [{{ block_size: 4KiB, read: 100%, random: 100% }}]\n")
+    };
+    let spec = write_spec(dir.path(), "globbed", &text(&format!("{}/*.img", s(&drives))));
+    let out = dir.path().join("out");
+    let o = common::iogate(&["run", s(&spec), "--out", s(&out), "--quiet"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = json(&out.join("summary.json"));
+    let names: Vec<&str> = summary["drives"]
+        .as_array()
+        .expect("drives")
+        .iter()
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    assert_eq!(names, ["d1.img", "d2.img", "d3.img"]);
+    for n in &names {
+        assert!(out.join(n).join("result.json").exists(), "{n}");
+    }
+    // Three drives of one (unknown) model: compared, whatever the verdict.
+    assert_eq!(summary["peers"][0]["drives"].as_array().map(Vec::len), Some(3));
+    let none = write_spec(dir.path(), "none", &text(&format!("{}/*.nvme", s(&drives))));
+    let o = common::iogate(&["run", s(&none), "--out", s(&dir.path().join("none"))]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("matches no device"));
+    let d1 = drives.join("d1.img");
+    let o = common::iogate(&["run", s(&spec), "--target", s(&d1), "--target", s(&d1)]);
+    assert_eq!(code(&o), 2, "one drive named twice");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("are the same drive"));
+}
+
+fn the_guard_checks_every_drive_before_any_request() {
+    let _io = common::io_lock();
+    let drives: Vec<LoopDevice> = (0..3).map(|i| LoopDevice::new(32, &format!("mg{i}"))).collect();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&drives[2].path)
+        .status()
+        .expect("mkfs.ext4");
+    assert!(mkfs.success());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "guard",
+        "iogate: 1\nname: guard\ntarget: { size: 16MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 2000\n      mix: [{ block_size: 4KiB, read: 0%, random: 100% }]\n",
+    );
+    let out = dir.path().join("out");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iogate"));
+    cmd.args(["run", s(&spec), "--out", s(&out)]);
+    for d in &drives {
+        cmd.arg("--target").arg(&d.path);
+    }
+    let o = cmd.output().expect("iogate");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{stderr}");
+    assert!(stderr.contains("refusing to write"), "{stderr}");
+    assert!(stderr.contains("no drive was written"), "{stderr}");
+    for d in &drives[..2] {
+        let data = std::fs::read(&d.backing).expect("backing file");
+        assert!(data.iter().all(|&b| b == 0), "{} was written", d.path.display());
+    }
+    assert!(!out.join("summary.json").exists());
 }
 
 fn four_drives_one_throttled_is_the_only_outlier() {
@@ -271,6 +346,8 @@ fn a_controller_removed_from_the_vm_fails_alone() {
 }
 
 tests_main![
+    spec_targets_resolve_at_run_time,
+    the_guard_checks_every_drive_before_any_request: [Root, Mkfs],
     four_drives_one_throttled_is_the_only_outlier: [Root, Blkio],
     a_drive_that_disappears_fails_alone: [Root, Nbdkit],
     eight_nvme_controllers_in_one_vm: [Qemu],

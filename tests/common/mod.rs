@@ -257,7 +257,7 @@ fn is_root() -> bool {
 /// A loop device over a file in /dev/shm (fast), detached on drop.
 pub struct LoopDevice {
     pub path: PathBuf,
-    backing: PathBuf,
+    pub backing: PathBuf,
 }
 
 impl LoopDevice {
