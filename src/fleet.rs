@@ -76,13 +76,17 @@ pub fn spec_targets(spec: &Path) -> Result<Vec<PathBuf>, u8> {
     expand(&patterns)
 }
 
-/// Glob patterns → matching paths, each pattern's matches sorted; partitions whose disk
-/// also matched are dropped (`/dev/disk/by-id/nvme-X_*` matches `…-part1` links too).
+/// Glob patterns → matching paths, each pattern's matches sorted; a drive matched under
+/// several names kept once; partitions whose disk also matched dropped
+/// (`/dev/disk/by-id/nvme-X_*` matches `…-part1` links too).
 fn expand(patterns: &[String]) -> Result<Vec<PathBuf>, u8> {
     let mut out: Vec<PathBuf> = Vec::new();
     for pattern in patterns {
         let matches = glob::glob(pattern).map_err(|e| {
-            eprintln!("error: targets: `{pattern}` is not a glob pattern: {}", e.msg);
+            eprintln!(
+                "error: targets: `{pattern}` is not a glob pattern: {}",
+                e.msg
+            );
             exit::USAGE
         })?;
         let mut found: Vec<PathBuf> = matches.filter_map(Result::ok).collect();
@@ -91,12 +95,17 @@ fn expand(patterns: &[String]) -> Result<Vec<PathBuf>, u8> {
             eprintln!("error: targets: `{pattern}` matches no device on this host");
             return Err(exit::USAGE);
         }
-        for p in found {
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
+        out.extend(found);
     }
+    // One drive has several names (/dev/disk/by-id/nvme-MODEL_SERIAL and nvme-eui.…):
+    // the first match of each stays.
+    let mut seen = Vec::new();
+    out.retain(|p| {
+        let canonical = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let new = !seen.contains(&canonical);
+        seen.push(canonical);
+        new
+    });
     let disks: Vec<String> = out.iter().filter_map(|p| block_name(p)).collect();
     out.retain(|p| match partition_of(p) {
         Some(disk) => !disks.contains(&disk),
@@ -144,6 +153,16 @@ fn drive_names(paths: &[PathBuf]) -> Vec<String> {
     names
 }
 
+/// `iogate run`: the targets resolved, then one drive's run (`run::run`) or all of them
+/// at once ([`run_fleet`]). Returns the exit code.
+pub fn run(args: &RunArgs) -> u8 {
+    match resolve_targets(args) {
+        Ok(t) if t.fleet => run_fleet(args, &t.paths),
+        Ok(t) => run::run(args, t.paths.first().map(PathBuf::as_path)),
+        Err(code) => code,
+    }
+}
+
 /// Runs the spec on every drive at once; returns the worst drive's exit code (or 1 when
 /// an enforced peer rule names an outlier).
 pub fn run_fleet(args: &RunArgs, paths: &[PathBuf]) -> u8 {
@@ -167,13 +186,19 @@ pub fn run_fleet(args: &RunArgs, paths: &[PathBuf]) -> u8 {
         match run::prepare(args, Some(p)) {
             Ok(x) => prepared.push(x),
             Err(code) => {
-                eprintln!("error: {name} ({}) cannot run; no drive was written", p.display());
+                eprintln!(
+                    "error: {name} ({}) cannot run; no drive was written",
+                    p.display()
+                );
                 return code;
             }
         }
     }
     let spec_name = prepared[0].plan.spec_name.clone();
-    let out = args.out.clone().unwrap_or_else(|| run::default_out(&spec_name));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| run::default_out(&spec_name));
     if let Err(e) = std::fs::create_dir_all(&out) {
         eprintln!("error: cannot create {}: {e}", out.display());
         return exit::TARGET;
@@ -192,14 +217,52 @@ pub fn run_fleet(args: &RunArgs, paths: &[PathBuf]) -> u8 {
     let logs: Vec<Mutex<iogate_runner::RequestLogSink>> =
         prepared.iter().map(|_| Mutex::new(Vec::new())).collect();
     let started_at = iogate_runner::run::now_rfc3339();
-    let executed: Vec<Result<RunResult, u8>> = std::thread::scope(|scope| {
+    let executed = execute_all(args, &prepared, &names, &placements, &logs, &stop);
+    let mut drives = Vec::new();
+    let concluded = prepared.iter().zip(readies).zip(executed).zip(logs);
+    for ((((p, ready), result), log), name) in concluded.zip(&names) {
+        drives.push(run::conclude(
+            args,
+            p,
+            ready,
+            result,
+            log,
+            &stop,
+            Some(name),
+        ));
+    }
+    let rule = prepared[0].plan.peers;
+    summarize(
+        &out,
+        Fleet {
+            spec_name: &spec_name,
+            started_at,
+            names: &names,
+            paths,
+            placements: &placements,
+            drives,
+            rule,
+        },
+    )
+}
+
+/// Each drive's plan on its own thread, pinned to its placement's CPUs; the results in
+/// drive order (a thread that panicked counts as a target failure).
+fn execute_all(
+    args: &RunArgs,
+    prepared: &[run::Prepared],
+    names: &[String],
+    placements: &[Placement],
+    logs: &[Mutex<iogate_runner::RequestLogSink>],
+    stop: &AtomicBool,
+) -> Vec<Result<RunResult, u8>> {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = prepared
             .iter()
-            .zip(&names)
-            .zip(&placements)
-            .zip(&logs)
+            .zip(names)
+            .zip(placements)
+            .zip(logs)
             .map(|(((p, name), place), log)| {
-                let stop: &AtomicBool = &stop;
                 scope.spawn(move || {
                     let mut display = Display::new(args.quiet, Some(name));
                     if let Err(e) = pin_current_thread(&place.cpus) {
@@ -216,25 +279,7 @@ pub fn run_fleet(args: &RunArgs, paths: &[PathBuf]) -> u8 {
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(exit::TARGET)))
             .collect()
-    });
-    let mut drives = Vec::new();
-    let concluded = prepared.iter().zip(readies).zip(executed).zip(logs);
-    for ((((p, ready), result), log), name) in concluded.zip(&names) {
-        drives.push(run::conclude(args, p, ready, result, log, &stop, Some(name)));
-    }
-    let rule = prepared[0].plan.peers;
-    summarize(
-        &out,
-        Fleet {
-            spec_name: &spec_name,
-            started_at,
-            names: &names,
-            paths,
-            placements: &placements,
-            drives,
-            rule,
-        },
-    )
+    })
 }
 
 /// What the summary is made of.
@@ -271,7 +316,10 @@ fn summarize(out: &Path, f: Fleet<'_>) -> u8 {
         .map(|e| e.outcome)
         .max_by_key(|o| outcome_rank(*o))
         .unwrap_or(Outcome::Error);
-    if f.rule.enforced && !outliers.is_empty() && outcome_rank(outcome) < outcome_rank(Outcome::Fail) {
+    if f.rule.enforced
+        && !outliers.is_empty()
+        && outcome_rank(outcome) < outcome_rank(Outcome::Fail)
+    {
         outcome = Outcome::Fail;
     }
     let summary = FleetSummary {
@@ -295,7 +343,11 @@ fn summarize(out: &Path, f: Fleet<'_>) -> u8 {
     for o in &summary.outliers {
         eprintln!(
             "{} {} ({}): {} {:+.1}% from the median of its {} peers",
-            if f.rule.enforced { "OUTLIER" } else { "outlier" },
+            if f.rule.enforced {
+                "OUTLIER"
+            } else {
+                "outlier"
+            },
             o.drive,
             o.serial.as_deref().unwrap_or("no serial"),
             o.metric,
@@ -303,7 +355,10 @@ fn summarize(out: &Path, f: Fleet<'_>) -> u8 {
             o.model
         );
     }
-    let named: Vec<(String, &RunResult)> = runs.iter().map(|r| (r.name.to_string(), r.result)).collect();
+    let named: Vec<(String, &RunResult)> = runs
+        .iter()
+        .map(|r| (r.name.to_string(), r.result))
+        .collect();
     if let Err(c) = write_summary(out, &summary, &named) {
         return exit::worst([code, c]);
     }

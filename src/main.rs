@@ -38,7 +38,7 @@ fn main() -> ExitCode {
             case_duration_ns,
             max_rounds,
         } => plan(&spec, target.as_deref(), json, case_duration_ns, max_rounds),
-        Command::Run(args) => run::run(&args),
+        Command::Run(args) => fleet::run(&args),
         Command::Verify(args) => powercut::verify(&args),
         Command::Import {
             format,

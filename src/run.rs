@@ -138,17 +138,10 @@ pub(crate) struct Prepared {
     _scratch: Option<tempfile::TempDir>,
 }
 
-/// `iogate run`: returns the exit code. Several targets (`--target` repeated) or the
-/// spec's `targets:` go to [`crate::fleet::run_fleet`].
-pub fn run(args: &RunArgs) -> u8 {
-    let targets = match crate::fleet::resolve_targets(args) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
-    if targets.fleet {
-        return crate::fleet::run_fleet(args, &targets.paths);
-    }
-    let prepared = match prepare(args, targets.paths.first().map(PathBuf::as_path)) {
+/// `iogate run` on one target (or a scratch file without one): returns the exit code.
+/// `fleet::run` resolves the targets and calls this for one drive.
+pub fn run(args: &RunArgs, target: Option<&Path>) -> u8 {
+    let prepared = match prepare(args, target) {
         Ok(p) => p,
         Err(c) => return c,
     };

@@ -183,10 +183,21 @@ fn a_run_over_several_targets_meets_the_summary_schema() {
     let (a, b) = (dir.path().join("a.img"), dir.path().join("b.img"));
     let path = |p: &Path| p.display().to_string();
     let o = iogate(&[
-        "run", &path(&spec), "--target", &path(&a), "--target", &path(&b), "--out", &path(&out), "--quiet",
+        "run",
+        &path(&spec),
+        "--target",
+        &path(&a),
+        "--target",
+        &path(&b),
+        "--out",
+        &path(&out),
+        "--quiet",
     ]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    let o = check(&["--schemafile", &schema_file("summary")], &[out.join("summary.json")]);
+    let o = check(
+        &["--schemafile", &schema_file("summary")],
+        &[out.join("summary.json")],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     let results = [out.join("a.img/result.json"), out.join("b.img/result.json")];
     let o = check(&["--schemafile", &schema_file("result")], &results);
@@ -221,7 +232,11 @@ fn ci_recipes_meet_github_and_gitlab_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad-fleet.yml");
     let text = std::fs::read_to_string(&gitlab_fleet).unwrap();
-    std::fs::write(&bad, text.replace("timeout: 3h", "timeout: 3h\n  when: sometimes")).unwrap();
+    std::fs::write(
+        &bad,
+        text.replace("timeout: 3h", "timeout: 3h\n  when: sometimes"),
+    )
+    .unwrap();
     let o = check(&["--builtin-schema", "vendor.gitlab-ci"], &[bad]);
     assert!(!o.status.success(), "an invalid `when` must not validate");
     // A planted mistake (an unknown `when`) is caught.

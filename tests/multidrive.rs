@@ -55,7 +55,11 @@ fn iops_and_noise(result: &serde_json::Value) -> (f64, f64) {
 }
 
 fn spec(dir: &Path, name: &str, seconds: u32, peers: bool) -> PathBuf {
-    let peers = if peers { "peers: { max_deviation: 10% }\n" } else { "" };
+    let peers = if peers {
+        "peers: { max_deviation: 10% }\n"
+    } else {
+        ""
+    };
     write_spec(
         dir,
         name,
@@ -66,7 +70,10 @@ fn spec(dir: &Path, name: &str, seconds: u32, peers: bool) -> PathBuf {
 }
 
 fn name_of(dev: &Path) -> String {
-    dev.file_name().expect("device name").to_string_lossy().into_owned()
+    dev.file_name()
+        .expect("device name")
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn spec_targets_resolve_at_run_time() {
@@ -80,7 +87,11 @@ fn spec_targets_resolve_at_run_time() {
     let text = |pattern: &str| {
         format!("iogate: 1\nname: globbed\ntargets: [ \"{pattern}\" ]\nsteps:\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      mix: [{{ block_size: 4KiB, read: 100%, random: 100% }}]\n")
     };
-    let spec = write_spec(dir.path(), "globbed", &text(&format!("{}/*.img", s(&drives))));
+    let spec = write_spec(
+        dir.path(),
+        "globbed",
+        &text(&format!("{}/*.img", s(&drives))),
+    );
     let out = dir.path().join("out");
     let o = common::iogate(&["run", s(&spec), "--out", s(&out), "--quiet"]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
@@ -96,7 +107,10 @@ fn spec_targets_resolve_at_run_time() {
         assert!(out.join(n).join("result.json").exists(), "{n}");
     }
     // Three drives of one (unknown) model: compared, whatever the verdict.
-    assert_eq!(summary["peers"][0]["drives"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        summary["peers"][0]["drives"].as_array().map(Vec::len),
+        Some(3)
+    );
     let none = write_spec(dir.path(), "none", &text(&format!("{}/*.nvme", s(&drives))));
     let o = common::iogate(&["run", s(&none), "--out", s(&dir.path().join("none"))]);
     assert_eq!(code(&o), 2);
@@ -109,7 +123,9 @@ fn spec_targets_resolve_at_run_time() {
 
 fn the_guard_checks_every_drive_before_any_request() {
     let _io = common::io_lock();
-    let drives: Vec<LoopDevice> = (0..3).map(|i| LoopDevice::new(32, &format!("mg{i}"))).collect();
+    let drives: Vec<LoopDevice> = (0..3)
+        .map(|i| LoopDevice::new(32, &format!("mg{i}")))
+        .collect();
     let mkfs = Command::new("mkfs.ext4")
         .args(["-q", "-F"])
         .arg(&drives[2].path)
@@ -135,14 +151,20 @@ fn the_guard_checks_every_drive_before_any_request() {
     assert!(stderr.contains("no drive was written"), "{stderr}");
     for d in &drives[..2] {
         let data = std::fs::read(&d.backing).expect("backing file");
-        assert!(data.iter().all(|&b| b == 0), "{} was written", d.path.display());
+        assert!(
+            data.iter().all(|&b| b == 0),
+            "{} was written",
+            d.path.display()
+        );
     }
     assert!(!out.join("summary.json").exists());
 }
 
 fn four_drives_one_throttled_is_the_only_outlier() {
     let _io = common::io_lock();
-    let drives: Vec<LoopDevice> = (0..4).map(|i| LoopDevice::new(64, &format!("md{i}"))).collect();
+    let drives: Vec<LoopDevice> = (0..4)
+        .map(|i| LoopDevice::new(64, &format!("md{i}")))
+        .collect();
     let caps: Vec<(&Path, u64, u64)> = drives
         .iter()
         .enumerate()
@@ -166,7 +188,10 @@ fn four_drives_one_throttled_is_the_only_outlier() {
     assert_eq!(code(&o), 1, "an enforced outlier fails the run: {stderr}");
     assert!(stderr.contains(&format!("OUTLIER {slow}")), "{stderr}");
     let summary = json(&out.join("summary.json"));
-    eprintln!("{}", std::fs::read_to_string(out.join("report.md")).unwrap_or_default());
+    eprintln!(
+        "{}",
+        std::fs::read_to_string(out.join("report.md")).unwrap_or_default()
+    );
     let outliers = summary["outliers"].as_array().expect("outliers");
     assert!(!outliers.is_empty(), "the slow drive is an outlier");
     for o in outliers {
@@ -187,7 +212,11 @@ fn four_drives_one_throttled_is_the_only_outlier() {
         }
     }
     let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit.xml");
-    assert_eq!(junit.matches("<testsuite ").count(), 5, "4 drives and the peers: {junit}");
+    assert_eq!(
+        junit.matches("<testsuite ").count(),
+        5,
+        "4 drives and the peers: {junit}"
+    );
     assert!(junit.contains(&format!("{slow} is an outlier")), "{junit}");
     // Each drive alone, in the same group: the same IOPS within the measured noise.
     for d in &drives {
@@ -199,7 +228,15 @@ fn four_drives_one_throttled_is_the_only_outlier() {
         let alone_out = dir.path().join(format!("alone-{name}"));
         let o = throttle
             .command(env!("CARGO_BIN_EXE_iogate"))
-            .args(["run", s(&spec), "--target", s(&d.path), "--out", s(&alone_out), "--quiet"])
+            .args([
+                "run",
+                s(&spec),
+                "--target",
+                s(&d.path),
+                "--out",
+                s(&alone_out),
+                "--quiet",
+            ])
             .output()
             .expect("iogate");
         assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
@@ -208,7 +245,11 @@ fn four_drives_one_throttled_is_the_only_outlier() {
         let (t, noise_t) = iops_and_noise(&together);
         let noise = noise_a.max(noise_t);
         let change = (t - a).abs() / a;
-        eprintln!("{name}: alone {a:.0} IOPS, together {t:.0} (change {:.2}%, interval noise {:.2}%)", change * 100.0, noise * 100.0);
+        eprintln!(
+            "{name}: alone {a:.0} IOPS, together {t:.0} (change {:.2}%, interval noise {:.2}%)",
+            change * 100.0,
+            noise * 100.0
+        );
         assert!(
             change <= noise,
             "{name}: together {t:.0} vs alone {a:.0} IOPS ({:.2}% > the intervals' spread {:.2}%)",
@@ -220,7 +261,9 @@ fn four_drives_one_throttled_is_the_only_outlier() {
 
 fn a_drive_that_disappears_fails_alone() {
     let _io = common::io_lock();
-    let drives: Vec<LoopDevice> = (0..3).map(|i| LoopDevice::new(64, &format!("mr{i}"))).collect();
+    let drives: Vec<LoopDevice> = (0..3)
+        .map(|i| LoopDevice::new(64, &format!("mr{i}")))
+        .collect();
     let mut gone = NbdDisk::start(&["memory", "64M"], false);
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = spec(dir.path(), "removal", 6, false);
@@ -245,20 +288,33 @@ fn a_drive_that_disappears_fails_alone() {
     let o = child.wait_with_output().expect("iogate");
     let wall = started.elapsed();
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(code(&o), 3, "a drive that disappears fails the run: {stderr}");
+    assert_eq!(
+        code(&o),
+        3,
+        "a drive that disappears fails the run: {stderr}"
+    );
     let summary = json(&out.join("summary.json"));
     let name = name_of(&gone.dev);
     for d in summary["drives"].as_array().expect("drives") {
-        let result = json(&out.join(d["name"].as_str().expect("name")).join("result.json"));
+        let result = json(
+            &out.join(d["name"].as_str().expect("name"))
+                .join("result.json"),
+        );
         let step = &result["steps"][0];
         if d["name"] == name.as_str() {
             assert_eq!(d["outcome"], "error", "{d}");
             assert_eq!(d["exit_code"], 3);
             let error = d["error"].as_str().expect("error");
             assert!(error.contains("stopped answering"), "{error}");
-            assert!(step["metrics"]["ios"].as_u64() > Some(0), "its partial figures");
+            assert!(
+                step["metrics"]["ios"].as_u64() > Some(0),
+                "its partial figures"
+            );
             let ran = step["duration_ns"].as_u64().expect("duration") as f64 / 1e9;
-            assert!(ran < 5.5, "the step stopped soon after the drive went: {ran:.1} s");
+            assert!(
+                ran < 5.5,
+                "the step stopped soon after the drive went: {ran:.1} s"
+            );
         } else {
             assert_eq!(d["outcome"], "pass", "{d}");
             assert!(step["duration_ns"].as_u64() >= Some(5_900_000_000), "{d}");
@@ -269,7 +325,9 @@ fn a_drive_that_disappears_fails_alone() {
 
 fn eight_nvme_controllers_in_one_vm() {
     let spec = "iogate: 1\nname: eight\ntarget: { size: 64MiB }\npeers: { max_deviation: 10% }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 4s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
-    let targets: String = (0..8).map(|i| format!(" --target /dev/nvme{i}n1")).collect();
+    let targets: String = (0..8)
+        .map(|i| format!(" --target /dev/nvme{i}n1"))
+        .collect();
     let script = format!(
         "{}; iogate run /tmp/s.yaml{targets} --out /out/fleet -q",
         common::guest_put(spec, "/tmp/s.yaml")
@@ -284,18 +342,29 @@ fn eight_nvme_controllers_in_one_vm() {
     let (rc, out) = common::qemu_nvme(&options, &script);
     let fleet = out.path().join("fleet");
     let summary = json(&fleet.join("summary.json"));
-    eprintln!("{}", std::fs::read_to_string(fleet.join("report.md")).unwrap_or_default());
+    eprintln!(
+        "{}",
+        std::fs::read_to_string(fleet.join("report.md")).unwrap_or_default()
+    );
     assert_eq!(rc, 1, "the outlier fails the run under `peers:`");
     let drives = summary["drives"].as_array().expect("drives");
     assert_eq!(drives.len(), 8);
     let mut serials: Vec<String> = Vec::new();
     for d in drives {
-        let r = json(&fleet.join(d["name"].as_str().expect("name")).join("result.json"));
+        let r = json(
+            &fleet
+                .join(d["name"].as_str().expect("name"))
+                .join("result.json"),
+        );
         let t = &r["target"];
         assert_eq!(t["identity_source"], "nvme_admin", "{}", d["name"]);
         assert_eq!(t["model"], "QEMU NVMe Ctrl");
         assert_eq!(d["serial"], t["serial"]);
-        assert!(r["health"].is_object(), "{}: the SMART log before and after", d["name"]);
+        assert!(
+            r["health"].is_object(),
+            "{}: the SMART log before and after",
+            d["name"]
+        );
         assert_eq!(d["peer_group"], "QEMU NVMe Ctrl");
         serials.push(t["serial"].as_str().expect("serial").to_string());
     }
@@ -304,24 +373,38 @@ fn eight_nvme_controllers_in_one_vm() {
     assert_eq!(serials, expected);
     let outliers = summary["outliers"].as_array().expect("outliers");
     assert!(
-        outliers.iter().any(|o| o["metric"] == "steady.iops" && o["worse"] == true),
+        outliers
+            .iter()
+            .any(|o| o["metric"] == "steady.iops" && o["worse"] == true),
         "{outliers:?}"
     );
     for o in outliers {
-        assert_eq!(o["serial"], "iogate-nvme-5", "only the throttled drive: {o}");
+        assert_eq!(
+            o["serial"], "iogate-nvme-5",
+            "only the throttled drive: {o}"
+        );
     }
 }
 
 fn a_controller_removed_from_the_vm_fails_alone() {
     let spec = "iogate: 1\nname: removal\ntarget: { size: 64MiB }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 6s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
-    let targets: String = (0..4).map(|i| format!(" --target /dev/nvme{i}n1")).collect();
+    let targets: String = (0..4)
+        .map(|i| format!(" --target /dev/nvme{i}n1"))
+        .collect();
     // The run in the background; 2 s in, the guest asks the host to remove controller 2.
     // Its exit code goes to a file: the VM script's own 3 means "the guest never ran".
     let script = format!(
         "{}; iogate run /tmp/s.yaml{targets} --out /out/fleet -q & pid=$!; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1; wait $pid; echo $? > /out/rc",
         common::guest_put(spec, "/tmp/s.yaml")
     );
-    let options = ["--size", "64M", "--controllers", "4", "--on-trigger", "device_del nvme2"];
+    let options = [
+        "--size",
+        "64M",
+        "--controllers",
+        "4",
+        "--on-trigger",
+        "device_del nvme2",
+    ];
     let (vm, out) = common::qemu_nvme(&options, &script);
     assert_eq!(vm, 0);
     let rc = std::fs::read_to_string(out.path().join("rc")).expect("the run's exit code");
@@ -331,13 +414,20 @@ fn a_controller_removed_from_the_vm_fails_alone() {
     let drives = summary["drives"].as_array().expect("drives");
     assert_eq!(drives.len(), 4);
     for d in drives {
-        let r = json(&fleet.join(d["name"].as_str().expect("name")).join("result.json"));
+        let r = json(
+            &fleet
+                .join(d["name"].as_str().expect("name"))
+                .join("result.json"),
+        );
         let step = &r["steps"][0];
         if d["serial"] == "iogate-nvme-2" {
             assert_eq!(d["exit_code"], 3, "{d}");
             let error = d["error"].as_str().expect("error");
             assert!(error.contains("left the system"), "{error}");
-            assert!(step["metrics"]["ios"].as_u64() > Some(0), "its partial figures");
+            assert!(
+                step["metrics"]["ios"].as_u64() > Some(0),
+                "its partial figures"
+            );
         } else {
             assert_eq!(d["outcome"], "pass", "{d}");
             assert!(step["duration_ns"].as_u64() >= Some(5_900_000_000), "{d}");

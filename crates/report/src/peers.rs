@@ -84,7 +84,12 @@ fn peer_metrics(result: &RunResult) -> Vec<MetricRef> {
     result
         .steps
         .iter()
-        .filter(|s| matches!(s.kind, StepKind::Workload | StepKind::Replay | StepKind::Sweep))
+        .filter(|s| {
+            matches!(
+                s.kind,
+                StepKind::Workload | StepKind::Replay | StepKind::Sweep
+            )
+        })
         .filter(|s| s.metrics.all.ios > 0)
         .flat_map(|s| {
             quantities.iter().map(|q| MetricRef {

@@ -96,12 +96,19 @@ pub fn fleet_html(s: &FleetSummary) -> Result<String, RenderError> {
 /// JUnit XML of a run over several drives: one test suite per drive (`<spec> on
 /// <drive>`, as its own `junit.xml` has it), and with an enforced peer rule a `peers`
 /// suite with one test case per drive.
-pub fn fleet_junit(s: &FleetSummary, drives: &[(String, &RunResult)]) -> Result<String, RenderError> {
+pub fn fleet_junit(
+    s: &FleetSummary,
+    drives: &[(String, &RunResult)],
+) -> Result<String, RenderError> {
     let mut suites = Vec::new();
     let mut totals = [0u64; 4];
     for (name, result) in drives {
         let (cx, counts) = fleet_view::drive_suite(name, result);
-        suites.push(render("junit.xml", include_str!("../templates/junit.xml"), &cx)?);
+        suites.push(render(
+            "junit.xml",
+            include_str!("../templates/junit.xml"),
+            &cx,
+        )?);
         for (t, c) in totals.iter_mut().zip(counts) {
             *t += c;
         }
@@ -118,7 +125,10 @@ pub fn fleet_junit(s: &FleetSummary, drives: &[(String, &RunResult)]) -> Result<
                 .filter(|o| o.drive == d.name)
                 .map(|o| format!("{} {:+.1}% from the median", o.metric, o.deviation_pct))
                 .collect::<Vec<_>>();
-            (d.name.clone(), (!failure.is_empty()).then(|| failure.join("; ")))
+            (
+                d.name.clone(),
+                (!failure.is_empty()).then(|| failure.join("; ")),
+            )
         })
         .collect();
     let peer_failures = peer_cases.iter().filter(|(_, f)| f.is_some()).count();

@@ -29,9 +29,9 @@ pub use expr::{
 };
 pub use plan::{
     AddressMapping, BaselineRule, DataPattern, Distribution, Durability, Geometry, IoEngine, Limit,
-    MixLine, PeerRule, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan,
-    ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind, SweepCase,
-    SweepPlan, TraceFilter, TraceFormat, Zone,
+    MixLine, PeerRule, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region,
+    RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind,
+    SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

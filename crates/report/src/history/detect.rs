@@ -481,7 +481,11 @@ mod tests {
         for b in 1..=20i64 {
             for serial in ["A", "B"] {
                 runs.push(run(b, serial));
-                let base = if serial == "B" && b > 10 { 600.0 } else { 1000.0 };
+                let base = if serial == "B" && b > 10 {
+                    600.0
+                } else {
+                    1000.0
+                };
                 metrics.push(MetricRecord {
                     run_key: format!("r{b}{serial}"),
                     value: base + wobble[b as usize % 8],

@@ -16,8 +16,8 @@ use crate::document::{
 };
 use crate::expr::Assertion;
 use crate::plan::{
-    derive_seed, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep, PlanTarget, RateLimit,
-    Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
+    derive_seed, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep, PlanTarget,
+    RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
@@ -449,7 +449,10 @@ fn target_patterns(cx: &mut Ctx<'_>, raw: &RawSpec) -> Vec<String> {
                 cx.error(
                     span,
                     "relative target path",
-                    format!("expected an absolute path or pattern (`/dev/…`), found `{}`", t.value),
+                    format!(
+                        "expected an absolute path or pattern (`/dev/…`), found `{}`",
+                        t.value
+                    ),
                 );
             }
             Err(e) => {
