@@ -4,6 +4,7 @@
 #   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…'] [--ns-props 'k=v,…']
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
+#                        [--numa]
 #                        -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
@@ -24,7 +25,10 @@
 # its own: serials iogate-nvme-0 … iogate-nvme-(N−1) (or --serial with -0, -1, … appended),
 # device ids nvme0 …; the command starts once all N namespaces are there. --throttle I:IOPS
 # caps controller I's drive with QEMU's block throttling (`throttling.iops-total`), a
-# slower drive among its peers; repeatable.
+# slower drive among its peers; repeatable. --numa gives the guest two NUMA nodes (one
+# vCPU and half the memory each) and puts controller I behind a PCI expander bridge of
+# node I mod 2 (and a PCI bridge under it: pxb takes only bridges), so its PCI device's
+# numa_node is I mod 2 (devices on the root bus would have none).
 #
 # --on-trigger changes the controller while COMMAND runs: when the guest writes a line
 # `IOGATE-TRIGGER` to /dev/ttyS1, the HMP command is sent to QEMU's monitor (the NVMe
@@ -37,6 +41,7 @@ extras=()
 size=256M serial="" props="" nsprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
 controllers=1
 throttles=()
+numa=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) size=$2; shift 2 ;;
@@ -50,6 +55,7 @@ while [ $# -gt 0 ]; do
     --on-trigger) trigger=$2; shift 2 ;;
     --controllers) controllers=$2; shift 2 ;;
     --throttle) throttles+=("$2"); shift 2 ;;
+    --numa) numa=1; shift ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
@@ -133,6 +139,17 @@ console=$work/console.log
 # One image, drive and controller per --controllers; the first keeps the ids `nvm` and
 # `nvme0` (--on-trigger's commands name them).
 drives=()
+machine=(-smp 1 -m "$mem")
+if [ "$numa" = 1 ]; then
+  half=$((mem / 2))
+  machine=(-smp 2 -m "$mem"
+    -object "memory-backend-ram,id=m0,size=${half}M" -object "memory-backend-ram,id=m1,size=$((mem - half))M"
+    -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1
+    -device pxb,id=pxb0,bus_nr=64,numa_node=0,bus=pci.0
+    -device pci-bridge,id=br0,bus=pxb0,chassis_nr=1
+    -device pxb,id=pxb1,bus_nr=128,numa_node=1,bus=pci.0
+    -device pci-bridge,id=br1,bus=pxb1,chassis_nr=2)
+fi
 for ((c = 0; c < controllers; c++)); do
   drive=nvm; [ "$c" -gt 0 ] && drive=nvm$c
   sn=${serial:-iogate-nvme}-$c
@@ -147,7 +164,9 @@ for ((c = 0; c < controllers; c++)); do
     drives+=(-device "nvme,id=nvme$c,serial=$sn${props:+,$props}")
     drives+=(-device "nvme-ns,drive=$drive,nsid=1,$nsprops")
   else
-    drives+=(-device "nvme,id=nvme$c,serial=$sn,drive=$drive${props:+,$props}")
+    bus=""
+    [ "$numa" = 1 ] && bus=",bus=br$((c % 2)),addr=$((c / 2 + 1))"
+    drives+=(-device "nvme,id=nvme$c,serial=$sn,drive=$drive${props:+,$props}$bus")
   fi
 done
 monitor=(-monitor none)
@@ -169,7 +188,7 @@ if [ -n "$trigger" ]; then
   watcher=$!
 fi
 set +e
-timeout 1800 qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$mem" -nographic -no-reboot -nic none \
+timeout 1800 qemu-system-x86_64 -accel tcg -cpu max "${machine[@]}" -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3" \
   "${drives[@]}" \

@@ -15,6 +15,9 @@
 //!   capped by QEMU's block throttling, iogate-nvme-5 at half the others' IOPS: each
 //!   drive's identity (Identify) and health (SMART log) in its own result, and the slow
 //!   one, named by its serial, the only outlier.
+//! - Four controllers in a VM with two NUMA nodes (each behind a PCI expander bridge of
+//!   its node): each drive's jobs run on its node's CPU (their affinity, as the engine
+//!   read it once they started).
 //! - A controller hot-removed from the VM mid-run (QEMU's `device_del`: the guest's PCI
 //!   hotplug removes the NVMe device and its namespace): that drive's partial result and
 //!   "left the system", exit 3; the other three complete.
@@ -446,11 +449,54 @@ fn a_controller_removed_from_the_vm_fails_alone() {
     }
 }
 
+fn drives_run_on_their_numa_nodes_cpus() {
+    let spec = "iogate: 1\nname: numa\ntarget: { size: 64MiB }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      ios: 2000\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
+    let targets: String = (0..4)
+        .map(|i| format!(" --target /dev/nvme{i}n1"))
+        .collect();
+    let script = format!(
+        "{}; cat /sys/devices/system/node/node*/cpulist > /out/cpulists; iogate run /tmp/s.yaml{targets} --out /out/fleet -q",
+        common::guest_put(spec, "/tmp/s.yaml")
+    );
+    let options = ["--size", "64M", "--controllers", "4", "--numa"];
+    let (rc, out) = common::qemu_nvme(&options, &script);
+    let cpulists = std::fs::read_to_string(out.path().join("cpulists")).unwrap_or_default();
+    assert_eq!(
+        cpulists, "0\n1\n",
+        "the guest has two nodes of one CPU each"
+    );
+    let summary = json(&out.path().join("fleet/summary.json"));
+    assert_eq!(rc, 0, "{summary}");
+    let drives = summary["drives"].as_array().expect("drives");
+    assert_eq!(drives.len(), 4);
+    for d in drives {
+        let serial = d["serial"].as_str().expect("serial");
+        let index: u32 = serial
+            .trim_start_matches("iogate-nvme-")
+            .parse()
+            .expect("index");
+        let node = index % 2;
+        assert_eq!(d["numa_node"], node, "{d}");
+        assert_eq!(d["cpus"], serde_json::json!([node]), "{d}");
+        // What the job's thread was allowed, read by the engine once it started.
+        let fleet = out.path().join("fleet");
+        let r = json(
+            &fleet
+                .join(d["name"].as_str().expect("name"))
+                .join("result.json"),
+        );
+        for job in r["steps"][0]["per_job"].as_array().expect("per_job") {
+            assert_eq!(job["cpus"], serde_json::json!([node]), "{serial}: {job}");
+        }
+    }
+}
+
 tests_main![
     spec_targets_resolve_at_run_time,
     the_guard_checks_every_drive_before_any_request: [Root, Mkfs],
     four_drives_one_throttled_is_the_only_outlier: [Root, Blkio],
     a_drive_that_disappears_fails_alone: [Root, Nbdkit],
     eight_nvme_controllers_in_one_vm: [Qemu],
+    drives_run_on_their_numa_nodes_cpus: [Qemu],
     a_controller_removed_from_the_vm_fails_alone: [Qemu],
 ];

@@ -118,7 +118,7 @@ pub struct PurgeRecord {
 }
 
 /// One job's figures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JobFigures {
     /// Job number.
     pub job: u32,
@@ -134,6 +134,11 @@ pub struct JobFigures {
     pub mean_latency_ns: f64,
     /// 99th percentile of total latency, ns.
     pub p99_latency_ns: u64,
+    /// CPUs the job's thread was allowed to run on once started (its affinity: the
+    /// step's `cpus:`, else the drive's NUMA node in a run over several drives, else
+    /// every CPU of the process), ascending.
+    #[serde(default)]
+    pub cpus: Vec<u32>,
 }
 
 /// Measurements of a step (all operations), with `read` and `write` parts.

@@ -224,6 +224,7 @@ fn per_job(jobs: &[JobStats], secs: f64) -> Vec<JobFigures> {
                 } else {
                     h.value_at_quantile(0.99)
                 },
+                cpus: j.cpus.clone(),
             }
         })
         .collect()

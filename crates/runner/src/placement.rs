@@ -56,6 +56,17 @@ pub fn pin_current_thread(cpus: &[u32]) -> std::io::Result<()> {
     rustix::thread::sched_setaffinity(None, &set).map_err(std::io::Error::from)
 }
 
+/// The CPUs the calling thread may run on, ascending (empty when unreadable).
+pub fn current_cpus() -> Vec<u32> {
+    let Ok(set) = rustix::thread::sched_getaffinity(None) else {
+        return Vec::new();
+    };
+    (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&c| set.is_set(c))
+        .map(|c| c as u32)
+        .collect()
+}
+
 /// The NUMA node of a block device: `device/numa_node` of its sysfs disk, else of the
 /// device's parent (an NVMe namespace's controller → its PCI function).
 fn numa_node(path: &Path) -> Option<u32> {

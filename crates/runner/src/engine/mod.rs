@@ -419,6 +419,8 @@ pub struct JobStats {
     /// thread start, ring and buffer registration — is not run time).
     pub first_issue_ns: Option<u64>,
     /// Whether registered buffers and files were used.
+    /// CPUs the job's thread may run on, read once it is pinned (if at all).
+    pub cpus: Vec<u32>,
     pub registered: bool,
     /// Verification counts and records.
     pub verify: VerifyStats,
@@ -525,6 +527,7 @@ impl JobStats {
             occupancy_ns: 0,
             flushes: FlushStats::default(),
             registered: false,
+            cpus: Vec::new(),
             verify: VerifyStats::default(),
             head_to_head: new_latency_histogram(),
             issue_lag: new_latency_histogram(),

@@ -206,6 +206,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             rustix::thread::sched_setaffinity(None, &set)
                 .map_err(|e| EngineError::Affinity(cpu, e.into()))?;
         }
+        stats.cpus = crate::placement::current_cpus();
         let qd = p.queue_depth.max(1) as usize;
         let mut pool = BufferPool::new(qd, p.max_block_size, p.align)?;
         let mut payload = Payload::new(p.data, p.step_seed, p.job_seed, p.max_block_size);
