@@ -4,7 +4,7 @@
 #   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…'] [--ns-props 'k=v,…']
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
-#                        [--numa]
+#                        [--numa] [--time-limit SECONDS]
 #                        -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
@@ -20,6 +20,12 @@
 # back to --out DIR (tar + base64 over a second serial port), and the script exits with
 # COMMAND's exit code (3 if the guest never reported one). The guest's console log is
 # in DIR/console.log (or a temporary file, printed when the guest fails).
+#
+# --time-limit bounds COMMAND (default 1200 s): past it, the guest writes every busy
+# task's state, wait channel and kernel stack and the kernel log's tail to the console, kills
+# COMMAND and reports exit code 124 ("qemu-nvme: COMMAND ran past …" on stderr, with that
+# dump), so a hang costs minutes and says where it hung. QEMU itself is stopped 600 s
+# later if the guest never answers.
 #
 # --controllers N gives the guest N controllers, each with one namespace on an image of
 # its own: serials iogate-nvme-0 … iogate-nvme-(N−1) (or --serial with -0, -1, … appended),
@@ -42,6 +48,7 @@ size=256M serial="" props="" nsprops="" mem=1024 iogate=target/release/iogate ou
 controllers=1
 throttles=()
 numa=0
+limit=1200
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) size=$2; shift 2 ;;
@@ -56,6 +63,7 @@ while [ $# -gt 0 ]; do
     --controllers) controllers=$2; shift 2 ;;
     --throttle) throttles+=("$2"); shift 2 ;;
     --numa) numa=1; shift ;;
+    --time-limit) limit=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
@@ -119,8 +127,29 @@ cd /out
 set --
 while IFS= read -r a; do set -- "$@" "$(echo "$a" | base64 -d)"; done < /command.args
 echo "qemu-nvme: running $*"
-"$@"
+"$@" &
+pid=$!
+limit=$(cat /time-limit)
+(
+  sleep "$limit"
+  [ -d "/proc/$pid" ] || exit 0
+  echo "qemu-nvme: the command ran past ${limit} s; every task not idle:"
+  for t in /proc/[0-9]*/task/[0-9]*; do
+    state=$(grep '^State' "$t/status" 2>/dev/null)
+    case "$state" in *idle*) continue ;; esac
+    echo "== ${t#/proc/} $(cat "$t/comm" 2>/dev/null) $state wchan=$(cat "$t/wchan" 2>/dev/null)"
+    cat "$t/stack" 2>/dev/null
+  done
+  echo "qemu-nvme: kernel log:"
+  dmesg | tail -40
+  touch /timed-out
+  kill -9 -1  # every process but init (this one, too)
+) &
+watch=$!
+wait "$pid"
 rc=$?
+kill "$watch" 2>/dev/null
+[ -e /timed-out ] && rc=124
 echo "qemu-nvme: exit $rc"
 {
   echo "IOGATE-OUT-BEGIN $rc"
@@ -132,6 +161,7 @@ poweroff -f
 INIT
 chmod +x "$root/init"
 echo "$controllers" > "$root/controllers"
+echo "$limit" > "$root/time-limit"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
 
 console=$work/console.log
@@ -188,9 +218,9 @@ if [ -n "$trigger" ]; then
   watcher=$!
 fi
 set +e
-timeout 1800 qemu-system-x86_64 -accel tcg -cpu max "${machine[@]}" -nographic -no-reboot -nic none \
+timeout $((limit + 600)) qemu-system-x86_64 -accel tcg -cpu max "${machine[@]}" -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=3" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=5" \
   "${drives[@]}" \
   -serial "file:$console" -serial "file:$work/data.txt" "${monitor[@]}" \
   </dev/null >/dev/null 2>"$work/qemu.err"
@@ -204,6 +234,10 @@ if [ -z "$rc" ]; then
   cat "$work/qemu.err" >&2
   tail -40 "$console" >&2
   exit 3
+fi
+if [ "$rc" = 124 ]; then
+  echo "qemu-nvme: the command ran past $limit s and was killed; the guest's dump:" >&2
+  sed -n '/ran past/,$p' "$console" | tr -d '\r' >&2
 fi
 if [ -n "$out" ]; then
   sed -n '/^IOGATE-OUT-BEGIN/,/^IOGATE-OUT-END/p' "$work/data.txt" | sed '1d;$d' | tr -d '\r' \
