@@ -9,8 +9,16 @@ IOPS ratios iogate/fio, their median, the median mean-latency ratio, and CPU sec
 (user+sys, from getrusage of the child) per million requests for each engine.
 
 With --t-io-uring PATH (fio's t/io_uring, built from a fio source tree with
-`make t/io_uring`), each workload at one job also gets the limit: t/io_uring's IOPS at the
-same depth (fixed buffers, registered file, no polling), and iogate's ratio to it.
+`make t/io_uring`), the run is the comparison with the kernel's reference instead: 4 KiB
+random reads at queue depth 1, 32 and 128 with one job, and 32 with one job per CPU,
+iogate and t/io_uring alternating PAIRS times, like with like: fixed buffers, registered
+file, no IOPOLL (-p0), latency tracking on (-t1: iogate records every latency), submit
+batches up to 32 (-s) and a wait for one completion at a time (-c1: iogate refills its
+queue as each request completes). Each run's kernel path is recorded: iogate's from its
+result (`steps[].submission`), t/io_uring's from its threads (an `iou-wrk-*` io-wq worker
+running, read from /proc after 1 s). One more t/io_uring run per case with -c equal to
+the batch (its default way of waiting for the whole batch) shows what that setting does
+when requests go to io-wq. Prints the table for bench/RESULTS.md.
 
 With --before PATH (an earlier iogate build), each pair also runs that build, and the
 table gains its ratio: this build's IOPS and mean latency over the earlier one's (the
@@ -102,17 +110,77 @@ def parse_count(text):
     return float(text.rstrip("KM")) * scale
 
 
-def t_io_uring(path, dev, rw, bs, qd, runtime):
-    """t/io_uring's IOPS: the median of its per-second lines (the first dropped)."""
-    if rw not in ("randread", "read"):
-        return None
-    size = int(bs.rstrip("k")) * 1024
-    cmd = [path, f"-d{qd}", f"-s{min(qd, 32)}", f"-c{min(qd, 32)}", f"-b{size}", "-p0", "-B1",
-           "-F1", "-n1", f"-R{1 if rw == 'randread' else 0}", f"-r{runtime + 1}", dev]
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+def kernel_path(pid):
+    """'io_wq' when one of the process's threads is an io-wq worker (`iou-wrk-<tid>`)."""
+    try:
+        names = [open(f"/proc/{pid}/task/{t}/comm").read().strip()
+                 for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return "?"
+    return "io_wq" if any(n.startswith("iou-wrk-") for n in names) else "inline"
+
+
+def t_io_uring(path, dev, qd, jobs, runtime, complete=1):
+    """t/io_uring's 4 KiB random-read IOPS (the median of its per-second lines, the first
+    dropped) and its kernel path."""
+    batch = min(qd, 32)
+    cmd = [path, f"-d{qd}", f"-s{batch}", f"-c{complete}", "-b4096", "-p0", "-B1", "-F1",
+           "-t1", f"-n{jobs}", "-R1", f"-r{runtime + 1}", dev]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.0)
+    path_seen = kernel_path(proc.pid)
+    out = proc.communicate()[0]
     lines = [parse_count(l.split("IOPS=")[1].split(",")[0]) for l in out.splitlines()
              if l.startswith("IOPS=")]
-    return statistics.median(lines[1:] or lines) if lines else None
+    if not lines:
+        sys.exit(f"t/io_uring printed no IOPS: {' '.join(cmd)}\n{out}")
+    return statistics.median(lines[1:] or lines), path_seen, " ".join(cmd[1:-1])
+
+
+def iogate_path(workdir):
+    with open(os.path.join(workdir, "out", "result.json")) as f:
+        sub = json.load(f)["steps"][0].get("submission") or {}
+    return sub.get("path", "?"), sub.get("io_wq_workers", 0)
+
+
+def limit_cases():
+    cpus = os.cpu_count() or 1
+    return [(1, 1), (32, 1), (128, 1), (32, cpus)]
+
+
+def limit_target(target, args, rows):
+    dev = target.dev
+    subprocess.run([FIO, "--name=fill", f"--filename={dev}", "--rw=write", "--bs=1M",
+                    "--direct=1", "--ioengine=io_uring", "--iodepth=8"], check=True,
+                   stdout=subprocess.DEVNULL)
+    kind = type(target).__name__.lower()
+    print(f"{target.label} ({args.size_mib} MiB), {args.pairs} pairs x {args.runtime}s\n")
+    with tempfile.TemporaryDirectory() as workdir:
+        for qd, jobs in limit_cases():
+            ratios, t_all, g_all = [], [], []
+            for _ in range(args.pairs):
+                t_iops, t_path, t_cmd = t_io_uring(args.t_io_uring, dev, qd, jobs, args.runtime)
+                g_iops, _, _, _ = iogate(dev, "randread", "4k", qd, jobs, args.runtime, workdir)
+                g_path, workers = iogate_path(workdir)
+                ratios.append(g_iops / t_iops)
+                t_all.append(t_iops)
+                g_all.append(g_iops)
+                print(f"  qd {qd} x {jobs}: iogate {g_iops:9.0f} ({g_path}, {workers} workers)  "
+                      f"t/io_uring {t_iops:9.0f} ({t_path})  ratio {g_iops / t_iops:.3f}", flush=True)
+            batch_iops, batch_path, batch_cmd = t_io_uring(args.t_io_uring, dev, qd, jobs,
+                                                           args.runtime, complete=min(qd, 32))
+            print(f"  qd {qd} x {jobs}: t/io_uring -c{min(qd, 32)} {batch_iops:9.0f} ({batch_path})")
+            rows.append((kind, qd, jobs, t_cmd, t_path, g_path, statistics.median(t_all),
+                         statistics.median(g_all), statistics.median(ratios),
+                         min(ratios), max(ratios), batch_iops, batch_path))
+
+
+def print_limit(rows):
+    print("\n| target | QD x jobs | path: iogate / t/io_uring | t/io_uring IOPS (median) | iogate IOPS (median) | ratio median (min-max) | t/io_uring -c=batch | settings |")
+    print("|---|---|---|---:|---:|---:|---:|---|")
+    for kind, qd, jobs, cmd, t_path, g_path, t_med, g_med, r, lo, hi, b_iops, b_path in rows:
+        print(f"| {kind} | {qd} x {jobs} | {g_path} / {t_path} | {t_med:,.0f} | {g_med:,.0f} | "
+              f"{r:.3f} ({lo:.3f}-{hi:.3f}) | {b_iops:,.0f} ({b_path}) | `{cmd}` |")
 
 
 class Shm:
@@ -202,13 +270,9 @@ def bench_target(target, args, rows):
                     print(f"  {name}: iogate {g_iops:9.0f}  fio {f_iops:9.0f}  fio-fixed {x_iops:9.0f}  "
                           f"ratio {g_iops / f_iops:.3f} / {g_iops / x_iops:.3f}{extra}", flush=True)
                 cpm = {k: v[1] / (v[0] / 1e6) for k, v in cpu.items()}
-                limit = None
-                if args.t_io_uring and jobs == 1:
-                    limit = t_io_uring(args.t_io_uring, dev, rw, bs, qd, args.runtime)
-                g_med = statistics.median(g_all)
                 rows.append((kind, name, statistics.median(r_def), statistics.median(r_fix), cpm,
                              statistics.median(lat["iogate"]) / statistics.median(lat["fio"]),
-                             g_med / limit if limit else None,
+                             None,
                              (statistics.median(before["iops"]), statistics.median(before["lat"]))
                              if args.before else None))
 
@@ -235,9 +299,15 @@ def main():
     for kind in kinds:
         target = Shm(args.size_mib) if kind == "shm" else Zram(args.size_mib)
         try:
-            bench_target(target, args, rows)
+            if args.t_io_uring:
+                limit_target(target, args, rows)
+            else:
+                bench_target(target, args, rows)
         finally:
             target.close()
+    if args.t_io_uring:
+        print_limit(rows)
+        return
     print("\n| target | workload | median IOPS ratio vs fio | vs fio fixedbufs+registerfiles | CPU s per 1M req: iogate / fio / fio-fixed | mean latency ratio vs fio | IOPS vs t/io_uring | IOPS / latency vs --before |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for kind, name, rd, rf, cpm, lr, lim, bef in rows:

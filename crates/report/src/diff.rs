@@ -235,6 +235,7 @@ pub fn diff(
             b.target.model.as_deref().unwrap_or("none reported")
         ));
     }
+    warnings.extend(path_warnings(a, b));
     Diff {
         a: summary(label_a, a),
         b: summary(label_b, b),
@@ -245,6 +246,29 @@ pub fn diff(
         counts,
         warnings,
     }
+}
+
+/// One warning per step whose requests reached the device by different kernel paths on
+/// the two sides (`steps[].submission`: inline, io_wq or sqpoll); steps without the record
+/// (older results) are not judged.
+fn path_warnings(a: &RunResult, b: &RunResult) -> Vec<String> {
+    a.steps
+        .iter()
+        .filter_map(|sa| {
+            let sb = b.steps.iter().find(|s| s.name == sa.name)?;
+            let (pa, pb) = (sa.submission?, sb.submission?);
+            (pa.path != pb.path).then(|| {
+                format!(
+                    "step `{}` reached the device by different kernel paths ({} against {}: {} against {} io-wq workers); its figures measure different things",
+                    sa.name,
+                    pa.path.name(),
+                    pb.path.name(),
+                    pa.io_wq_workers,
+                    pb.io_wq_workers
+                )
+            })
+        })
+        .collect()
 }
 
 /// Each sweep both sides ran, as matrices of changes (IOPS and mean latency by block

@@ -105,6 +105,9 @@ pub struct StepResult {
     /// A `power_cycle` step's cycles and their verification (`steps[].power_cycle`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_cycle: Option<crate::integrity::PowerCycleResult>,
+    /// How the requests reached the device (I/O steps; absent in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<Submission>,
 }
 
 /// What a `purge` step did (`steps[].purge`).
@@ -139,6 +142,53 @@ pub struct JobFigures {
     /// every CPU of the process), ascending.
     #[serde(default)]
     pub cpus: Vec<u32>,
+    /// io_uring io-wq workers that ran this job's requests (see [`Submission`]).
+    #[serde(default)]
+    pub io_wq_workers: u32,
+    /// Their CPU time, ns (at the kernel's clock tick, 10 ms at 100 Hz).
+    #[serde(default)]
+    pub io_wq_cpu_ns: u64,
+}
+
+/// How a step's requests reached the device (`steps[].submission`): the kernel path
+/// behind the figures. io_uring issues a request in the submitting system call when the
+/// file takes non-blocking requests; otherwise (zram, a buffered loop device, some
+/// filesystems), or when issuing would block, it hands the request to an io-wq worker
+/// thread, which then does the device's work on another CPU. Two runs that took different
+/// paths measure different things: `iogate diff` says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Submission {
+    /// The path.
+    pub path: SubmissionPath,
+    /// io-wq workers alive when the jobs ended, over all jobs.
+    pub io_wq_workers: u32,
+    /// Their CPU time, ns.
+    pub io_wq_cpu_ns: u64,
+    /// The SQPOLL kernel threads' CPU time, ns (0 without `kernel_submission`).
+    pub sqpoll_cpu_ns: u64,
+}
+
+/// The kernel path of a step's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SubmissionPath {
+    /// Issued in the jobs' own system calls; no io-wq worker ran.
+    Inline,
+    /// io-wq workers ran requests (all of them on a file without non-blocking support).
+    IoWq,
+    /// A kernel SQPOLL thread took the submissions (io-wq workers may have run some).
+    Sqpoll,
+}
+
+impl SubmissionPath {
+    /// `inline`, `io_wq` or `sqpoll`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SubmissionPath::Inline => "inline",
+            SubmissionPath::IoWq => "io_wq",
+            SubmissionPath::Sqpoll => "sqpoll",
+        }
+    }
 }
 
 /// Measurements of a step (all operations), with `read` and `write` parts.

@@ -12,7 +12,7 @@ use iogate_spec::PlanStep;
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
     histogram_buckets, latency_bands, BlockSizeCount, FlushSummary, IntervalSample, JobFigures,
-    LatencySummary, OpMetrics, StepMetrics, StepResult, VerifySummary,
+    LatencySummary, OpMetrics, StepMetrics, StepResult, Submission, SubmissionPath, VerifySummary,
 };
 
 fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
@@ -197,7 +197,30 @@ pub(crate) fn merge(
         repeat: None,
         data: None,
         power_cycle: None,
+        submission: submission(step, jobs),
     }
+}
+
+/// The step's submission path from its jobs' kernel threads; None without jobs.
+fn submission(step: &PlanStep, jobs: &[JobStats]) -> Option<Submission> {
+    if jobs.is_empty() {
+        return None;
+    }
+    let k = |f: fn(&JobStats) -> u64| jobs.iter().map(f).sum::<u64>();
+    let io_wq_workers = k(|j| u64::from(j.kernel_threads.io_wq_workers)) as u32;
+    let path = if step.kernel_submission {
+        SubmissionPath::Sqpoll
+    } else if io_wq_workers > 0 {
+        SubmissionPath::IoWq
+    } else {
+        SubmissionPath::Inline
+    };
+    Some(Submission {
+        path,
+        io_wq_workers,
+        io_wq_cpu_ns: k(|j| j.kernel_threads.io_wq_cpu_ns),
+        sqpoll_cpu_ns: k(|j| j.kernel_threads.sqpoll_cpu_ns),
+    })
 }
 
 /// Each job's own figures over the step's measured time.
@@ -225,6 +248,8 @@ fn per_job(jobs: &[JobStats], secs: f64) -> Vec<JobFigures> {
                     h.value_at_quantile(0.99)
                 },
                 cpus: j.cpus.clone(),
+                io_wq_workers: j.kernel_threads.io_wq_workers,
+                io_wq_cpu_ns: j.kernel_threads.io_wq_cpu_ns,
             }
         })
         .collect()

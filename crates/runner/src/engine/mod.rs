@@ -12,6 +12,7 @@ pub mod commands;
 pub mod data;
 pub mod discard;
 pub mod job;
+pub mod kernel_threads;
 pub mod pacing;
 pub mod ring;
 pub mod uring;
@@ -418,9 +419,12 @@ pub struct JobStats {
     /// Time of the first submitted request from the step start, ns (setup before it —
     /// thread start, ring and buffer registration — is not run time).
     pub first_issue_ns: Option<u64>,
-    /// Whether registered buffers and files were used.
     /// CPUs the job's thread may run on, read once it is pinned (if at all).
     pub cpus: Vec<u32>,
+    /// The kernel's io_uring threads that worked for the job (io-wq workers, SQPOLL),
+    /// read when it ended.
+    pub kernel_threads: kernel_threads::KernelThreads,
+    /// Whether registered buffers and files were used.
     pub registered: bool,
     /// Verification counts and records.
     pub verify: VerifyStats,
@@ -528,6 +532,7 @@ impl JobStats {
             flushes: FlushStats::default(),
             registered: false,
             cpus: Vec::new(),
+            kernel_threads: kernel_threads::KernelThreads::default(),
             verify: VerifyStats::default(),
             head_to_head: new_latency_histogram(),
             issue_lag: new_latency_histogram(),

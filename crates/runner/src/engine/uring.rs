@@ -914,6 +914,8 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             payload,
             ..
         } = self;
+        // Before the ring closes: its io-wq workers leave with it.
+        stats.kernel_threads = super::kernel_threads::of_current_thread();
         drop(ring);
         drop(pool);
         stats.written_sample = payload.into_sample();
