@@ -69,18 +69,10 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
     if let Some(b_path) = &args.compare {
         return compare_traces(args, a, b_path);
     }
-    let result = analysis::analyze(
-        &args.trace.display().to_string(),
-        format.name(),
-        a,
-        args.idle_threshold_ns,
-    );
-    let a = match result {
+    drop(a);
+    let a = match analyze_file(args, format) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
+        Err(c) => return c,
     };
     for m in &a.malformed {
         eprintln!("warning: skipped malformed record: {m}");
@@ -112,6 +104,47 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
     }
     print_analysis(&a);
     exit::PASS
+}
+
+/// The analysis of `args.trace` on every CPU (or `--threads`), writing `--parquet` parts
+/// on the way; Err(exit code) after printing why.
+fn analyze_file(args: &AnalyzeArgs, format: TraceFormat) -> Result<analysis::TraceAnalysis, u8> {
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut parts = match &args.parquet {
+        Some(dir) => Some(trace::parquet_parts::ParquetParts::create(dir).map_err(|e| {
+            eprintln!("error: --parquet {e}");
+            exit::USAGE
+        })?),
+        None => None,
+    };
+    let a = analysis::analyze_file(
+        &args.trace,
+        format,
+        args.step.as_deref(),
+        args.idle_threshold_ns,
+        threads,
+        |chunk| match parts.as_mut() {
+            Some(p) => p.push(&chunk.requests),
+            None => Ok(()),
+        },
+    );
+    let a = a.map_err(|e| {
+        eprintln!("error: {e}");
+        match e {
+            analysis::AnalysisError::Output(_) => exit::TARGET,
+            _ => exit::USAGE,
+        }
+    })?;
+    if let (Some(p), Some(dir)) = (parts, &args.parquet) {
+        let (files, rows) = p.finish().map_err(|e| {
+            eprintln!("error: --parquet {e}");
+            exit::TARGET
+        })?;
+        eprintln!("wrote {rows} requests to {files} Parquet files in {}", dir.display());
+    }
+    Ok(a)
 }
 
 /// `--compare`: trace A against trace B, request by request; 0 when they are the same

@@ -349,6 +349,14 @@ pub struct AnalyzeArgs {
     /// Step of the compared request log.
     #[arg(long)]
     pub compare_step: Option<String>,
+    /// Also write the parsed trace as Parquet files DIR/part-NNNNN.parquet (columns
+    /// time_ns, op, offset_bytes, length_bytes, device, service_time_ns), which DuckDB,
+    /// polars or Spark read as they are.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
+    /// Worker threads reading the trace (default: one per CPU).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 /// Options of `iogate steady-state`.

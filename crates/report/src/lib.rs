@@ -10,6 +10,7 @@
 //! device I/O.
 
 pub mod analysis;
+mod analysis_fold;
 pub mod baseline;
 pub mod baseline_choice;
 pub mod chart;

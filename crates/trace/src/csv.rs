@@ -37,14 +37,30 @@ pub struct CsvReader<R> {
 impl<R: BufRead> CsvReader<R> {
     /// A reader of `format`.
     pub fn new(reader: R, format: CsvFormat) -> Self {
+        Self::resume(reader, format, 0, None)
+    }
+
+    /// A reader of a part of a trace that starts after line `lines_before`, whose times
+    /// are made relative to `first_ns` (the trace's first request, absolute) when given:
+    /// the parallel reader's workers (`chunks`). A header is recognised on line 1 only.
+    pub fn resume(reader: R, format: CsvFormat, lines_before: u64, first_ns: Option<u64>) -> Self {
         CsvReader {
-            lines: Lines::new(reader),
+            lines: Lines::after(reader, lines_before),
             format,
-            first_ns: None,
+            first_ns,
             skipped: 0,
         }
     }
+
+    /// The absolute time of the first request read, ns (None before one was read).
+    pub fn first_ns(&self) -> Option<u64> {
+        self.first_ns
+    }
 }
+
+/// Fields looked at per record: every format's fields, and the rest of the line in the
+/// last (MSR has 7, UMass 5 or more, vSCSI 5).
+const MAX_FIELDS: usize = 8;
 
 fn seconds_to_ns(s: &str) -> Option<u64> {
     s.trim()
@@ -69,10 +85,16 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
             if f.len() < 7 {
                 return Err("expected 7 fields `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`".into());
             }
-            let op = match f[3].trim().to_ascii_lowercase().as_str() {
-                "read" => Op::Read,
-                "write" => Op::Write,
-                other => return Err(format!("expected Type `Read` or `Write`, found `{other}`")),
+            let kind = f[3].trim();
+            let op = if kind.eq_ignore_ascii_case("read") {
+                Op::Read
+            } else if kind.eq_ignore_ascii_case("write") {
+                Op::Write
+            } else {
+                return Err(format!(
+                    "expected Type `Read` or `Write`, found `{}`",
+                    kind.to_ascii_lowercase()
+                ));
             };
             let device = f[2].trim().parse::<u32>().ok();
             Ok(Some((
@@ -155,8 +177,14 @@ impl<R: BufRead> Iterator for CsvReader<R> {
             if trimmed.is_empty() || trimmed.starts_with('#') || header {
                 continue;
             }
-            let fields: Vec<&str> = trimmed.split(',').collect();
-            match parse(self.format, &fields) {
+            // Fields on the stack: no allocation per record (a trace has millions).
+            let mut fields = [""; MAX_FIELDS];
+            let mut n = 0;
+            for f in trimmed.splitn(MAX_FIELDS, ',') {
+                fields[n] = f;
+                n += 1;
+            }
+            match parse(self.format, &fields[..n]) {
                 Ok(Some((t, op, offset, length, device, service_time_ns))) => {
                     if let Err(message) = super::check_extent(offset, length) {
                         return Some(Err(TraceError::Malformed {

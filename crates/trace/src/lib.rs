@@ -20,8 +20,10 @@
 
 mod blkparse;
 mod blktrace;
+pub mod chunks;
 mod csv;
 mod pairing;
+pub mod parquet_parts;
 pub mod request_log;
 mod text;
 
@@ -180,9 +182,14 @@ pub(crate) struct Lines<R> {
 
 impl<R: BufRead> Lines<R> {
     pub(crate) fn new(reader: R) -> Self {
+        Self::after(reader, 0)
+    }
+
+    /// Lines of a part of a file that starts after line `number` (parallel reading).
+    pub(crate) fn after(reader: R, number: u64) -> Self {
         Lines {
             reader,
-            number: 0,
+            number,
             buf: String::new(),
         }
     }

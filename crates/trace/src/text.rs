@@ -140,11 +140,22 @@ pub struct DiskSimReader<R> {
 impl<R: BufRead> DiskSimReader<R> {
     /// A reader whose times are in `unit`.
     pub fn new(reader: R, unit: TimeUnit) -> Self {
+        Self::resume(reader, unit, 0, None)
+    }
+
+    /// A reader of a part of a trace that starts after line `lines_before`, its times
+    /// relative to `first_ns` when given (the parallel reader's workers, `chunks`).
+    pub fn resume(reader: R, unit: TimeUnit, lines_before: u64, first_ns: Option<u64>) -> Self {
         DiskSimReader {
-            lines: Lines::new(reader),
+            lines: Lines::after(reader, lines_before),
             unit,
-            first_ns: None,
+            first_ns,
         }
+    }
+
+    /// The absolute time of the first request read, ns (None before one was read).
+    pub fn first_ns(&self) -> Option<u64> {
+        self.first_ns
     }
 }
 
