@@ -71,7 +71,19 @@ impl LineFormat {
     ) -> Result<Chunk, TraceError> {
         let reader = Cursor::new(block);
         match self {
-            LineFormat::Csv(f) => collect(CsvReader::resume(reader, f, lines_before, first_ns)),
+            LineFormat::Csv(f) => {
+                let mut chunk = Chunk::default();
+                let fast = crate::csv::parse_block(block, f, lines_before, first_ns, |r| match r {
+                    Ok(r) => chunk.requests.push(r),
+                    Err(e) => chunk.malformed.push(e),
+                });
+                match fast {
+                    Some(Ok(())) => Ok(chunk),
+                    Some(Err(e)) => Err(e),
+                    // Not UTF-8: the line reader finds the line.
+                    None => collect(CsvReader::resume(reader, f, lines_before, first_ns)),
+                }
+            }
             LineFormat::DiskSim(u) => {
                 collect(DiskSimReader::resume(reader, u, lines_before, first_ns))
             }
@@ -277,20 +289,18 @@ fn read_blocks(
             return;
         }
         let mut block = std::mem::take(&mut carry);
-        let start = block.len();
-        block.resize(start + BLOCK_BYTES, 0);
-        let n = match read_full(&mut file, &mut block[start..]) {
+        block.reserve(BLOCK_BYTES);
+        let n = match (&mut file).take(BLOCK_BYTES as u64).read_to_end(&mut block) {
             Ok(n) => n,
             Err(e) => {
                 let _ = done.send((index, Err(TraceError::Io(e.to_string()))));
                 return;
             }
         };
-        block.truncate(start + n);
         if block.is_empty() {
             return;
         }
-        let at_end = n == 0 || start + n < start + BLOCK_BYTES;
+        let at_end = n < BLOCK_BYTES;
         if !at_end {
             // Keep the last partial line for the next block.
             // A full block without a newline holds a line above MAX_LINE_BYTES.
@@ -324,20 +334,6 @@ fn read_blocks(
             return;
         }
     }
-}
-
-/// Fills `buf` unless the file ends first; the bytes read.
-fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The reader thread of a sequential format: its requests in chunks.

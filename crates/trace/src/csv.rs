@@ -158,6 +158,98 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
     }
 }
 
+/// What a CSV reader keeps between lines.
+struct State {
+    format: CsvFormat,
+    first_ns: Option<u64>,
+    skipped: u64,
+}
+
+impl State {
+    /// One line's record: None for a blank line, a comment, the header, or a valid
+    /// record that is not a read or write.
+    fn record(&mut self, number: u64, line: &str) -> Option<Result<TraceRequest, TraceError>> {
+        let trimmed = line.trim();
+        // Blank lines, comments and a header line (its first field is not a number).
+        let header = number == 1
+            && trimmed
+                .split(',')
+                .next()
+                .is_some_and(|f| f.trim().parse::<f64>().is_err());
+        if trimmed.is_empty() || trimmed.starts_with('#') || header {
+            return None;
+        }
+        // Fields on the stack: no allocation per record (a trace has millions).
+        let mut fields = [""; MAX_FIELDS];
+        let mut n = 0;
+        for f in trimmed.splitn(MAX_FIELDS, ',') {
+            fields[n] = f;
+            n += 1;
+        }
+        match parse(self.format, &fields[..n]) {
+            Ok(Some((t, op, offset, length, device, service_time_ns))) => {
+                if let Err(message) = super::check_extent(offset, length) {
+                    return Some(Err(TraceError::Malformed {
+                        unit: "line",
+                        number,
+                        message,
+                    }));
+                }
+                let first = *self.first_ns.get_or_insert(t);
+                Some(Ok(TraceRequest {
+                    time_ns: t.saturating_sub(first),
+                    op,
+                    offset,
+                    length,
+                    device,
+                    service_time_ns,
+                }))
+            }
+            Ok(None) => {
+                self.skipped += 1;
+                None
+            }
+            Err(message) => Some(Err(TraceError::Malformed {
+                unit: "line",
+                number,
+                message: format!("{message}: `{trimmed}`"),
+            })),
+        }
+    }
+}
+
+/// Parses a block of whole lines of a CSV trace, after line `lines_before`, its times
+/// relative to `first_ns`, without copying a line (the parallel reader, `chunks`): the
+/// same records, errors and line numbers as [`CsvReader`]. None when the block is not
+/// UTF-8 (the line reader then says where).
+pub(crate) fn parse_block(
+    block: &[u8],
+    format: CsvFormat,
+    lines_before: u64,
+    first_ns: Option<u64>,
+    mut each: impl FnMut(Result<TraceRequest, TraceError>),
+) -> Option<Result<(), TraceError>> {
+    let text = std::str::from_utf8(block).ok()?;
+    let mut state = State {
+        format,
+        first_ns,
+        skipped: 0,
+    };
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let number = lines_before + i as u64 + 1;
+        if line.len() > super::MAX_LINE_BYTES + 1 {
+            return Some(Err(TraceError::Io(format!(
+                "line {number} is longer than {} bytes: not a text trace of this format",
+                super::MAX_LINE_BYTES
+            ))));
+        }
+        if let Some(r) = state.record(number, line.trim_end_matches(['\n', '\r'])) {
+            each(r);
+        }
+    }
+    Some(Ok(()))
+}
+
 impl<R: BufRead> Iterator for CsvReader<R> {
     type Item = Result<TraceRequest, TraceError>;
 
@@ -167,50 +259,15 @@ impl<R: BufRead> Iterator for CsvReader<R> {
                 Ok(l) => l,
                 Err(e) => return Some(Err(e)),
             };
-            let trimmed = line.trim();
-            // Blank lines, comments and a header line (its first field is not a number).
-            let header = number == 1
-                && trimmed
-                    .split(',')
-                    .next()
-                    .is_some_and(|f| f.trim().parse::<f64>().is_err());
-            if trimmed.is_empty() || trimmed.starts_with('#') || header {
-                continue;
-            }
-            // Fields on the stack: no allocation per record (a trace has millions).
-            let mut fields = [""; MAX_FIELDS];
-            let mut n = 0;
-            for f in trimmed.splitn(MAX_FIELDS, ',') {
-                fields[n] = f;
-                n += 1;
-            }
-            match parse(self.format, &fields[..n]) {
-                Ok(Some((t, op, offset, length, device, service_time_ns))) => {
-                    if let Err(message) = super::check_extent(offset, length) {
-                        return Some(Err(TraceError::Malformed {
-                            unit: "line",
-                            number,
-                            message,
-                        }));
-                    }
-                    let first = *self.first_ns.get_or_insert(t);
-                    return Some(Ok(TraceRequest {
-                        time_ns: t.saturating_sub(first),
-                        op,
-                        offset,
-                        length,
-                        device,
-                        service_time_ns,
-                    }));
-                }
-                Ok(None) => self.skipped += 1,
-                Err(message) => {
-                    return Some(Err(TraceError::Malformed {
-                        unit: "line",
-                        number,
-                        message: format!("{message}: `{trimmed}`"),
-                    }))
-                }
+            let mut state = State {
+                format: self.format,
+                first_ns: self.first_ns,
+                skipped: self.skipped,
+            };
+            let r = state.record(number, line);
+            (self.first_ns, self.skipped) = (state.first_ns, state.skipped);
+            if let Some(r) = r {
+                return Some(r);
             }
         }
     }
