@@ -113,10 +113,12 @@ fn analyze_file(args: &AnalyzeArgs, format: TraceFormat) -> Result<analysis::Tra
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut parts = match &args.parquet {
-        Some(dir) => Some(trace::parquet_parts::ParquetParts::create(dir).map_err(|e| {
-            eprintln!("error: --parquet {e}");
-            exit::USAGE
-        })?),
+        Some(dir) => Some(
+            trace::parquet_parts::ParquetParts::create(dir).map_err(|e| {
+                eprintln!("error: --parquet {e}");
+                exit::USAGE
+            })?,
+        ),
         None => None,
     };
     let a = analysis::analyze_file(
@@ -142,7 +144,10 @@ fn analyze_file(args: &AnalyzeArgs, format: TraceFormat) -> Result<analysis::Tra
             eprintln!("error: --parquet {e}");
             exit::TARGET
         })?;
-        eprintln!("wrote {rows} requests to {files} Parquet files in {}", dir.display());
+        eprintln!(
+            "wrote {rows} requests to {files} Parquet files in {}",
+            dir.display()
+        );
     }
     Ok(a)
 }

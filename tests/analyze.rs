@@ -243,3 +243,76 @@ fn steady_state_command_evaluates_a_series() {
     // Too few rounds: a usage error.
     assert_eq!(code(&iogate(&["steady-state", "1", "2"])), 2);
 }
+
+/// An MSR trace of several of the parallel reader's blocks (a malformed line among
+/// them): the same JSON on one thread and on three, its counts those written here, and
+/// `--parquet` parts that hold every request in order, as the CSV says.
+#[test]
+fn a_trace_of_many_blocks_reads_alike_on_any_number_of_threads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("t.csv");
+    let mut text = String::new();
+    let (mut reads, mut bytes_written) = (0u64, 0u64);
+    let n = 300_000u64;
+    for i in 0..n {
+        if i == 150_000 {
+            text.push_str("128166372000000000,h,0,Flush,0,0,0\n");
+        }
+        let write = i % 5 == 0;
+        let size = 512 << (i % 4);
+        if write {
+            bytes_written += size;
+        } else {
+            reads += 1;
+        }
+        let op = if write { "Write" } else { "Read" };
+        let offset = (i * 7919 % 100_000) * 4096;
+        text.push_str(&format!(
+            "{},h,0,{op},{offset},{size},{}\n",
+            128166372000000000 + i * 3000,
+            1000 + i % 50
+        ));
+    }
+    assert!(text.len() > 3 * (4 << 20), "several 4 MiB blocks");
+    std::fs::write(&trace, &text).expect("write");
+    let t = trace.to_str().unwrap();
+    let parts = dir.path().join("parts");
+    let one = analyze_json(&[t, "--format", "msr", "--threads", "1"]);
+    let three = analyze_json(&[
+        t,
+        "--format",
+        "msr",
+        "--threads",
+        "3",
+        "--parquet",
+        parts.to_str().unwrap(),
+    ]);
+    assert_eq!(one, three, "the analysis depends on the thread count");
+    assert_eq!(one["requests"], n);
+    assert_eq!(one["reads"], reads);
+    assert_eq!(one["bytes_written"], bytes_written);
+    assert_eq!(one["malformed_count"], 1);
+    assert!(one["malformed"][0]
+        .as_str()
+        .is_some_and(|m| m.contains("line 150001")));
+    let rows = iogate_trace::parquet_parts::read_parts(&parts).expect("parts");
+    assert_eq!(rows.len() as u64, n);
+    let last = rows.last().expect("rows");
+    assert_eq!(last.time_ns, (n - 1) * 3000 * 100);
+    assert_eq!(last.offset, ((n - 1) * 7919 % 100_000) * 4096);
+    assert_eq!(last.service_time_ns, Some((1000 + (n - 1) % 50) * 100));
+    assert!(
+        rows.windows(2).all(|w| w[0].time_ns < w[1].time_ns),
+        "in trace order"
+    );
+    // A directory that already holds parts is refused before any analysis.
+    let o = iogate(&[
+        "analyze",
+        t,
+        "--format",
+        "msr",
+        "--parquet",
+        parts.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+}

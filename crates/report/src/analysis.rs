@@ -30,12 +30,11 @@ use iogate_trace::chunks::{for_each_chunk, Chunk};
 use iogate_trace::{TraceError, TraceRequest};
 use serde::{Deserialize, Serialize};
 
+pub use crate::analysis_fold::{AccessPoint, QueueDepth, SEQUENCE_POINTS};
 use crate::analysis_fold::{Ordered, Partial};
 
 /// Requests per chunk of [`analyze`]'s stream.
 pub const CHUNK: usize = 1 << 16;
-/// Points kept in the downsampled access sequence.
-pub const SEQUENCE_POINTS: usize = 2000;
 /// Malformed records whose messages are kept.
 const MALFORMED_KEPT: usize = 20;
 
@@ -71,11 +70,6 @@ pub struct Bucket {
     pub upper: i64,
     /// Samples.
     pub count: u64,
-}
-
-pub(crate) fn histogram() -> Histogram<u64> {
-    // Constant bounds that satisfy the constructor (1 ≤ low, high ≥ 2·low, sigfig ≤ 5).
-    Histogram::new_with_bounds(1, u64::MAX / 4, 3).expect("constant histogram bounds are valid")
 }
 
 /// The summary of an HDR histogram (shared with `compare`).
@@ -141,28 +135,6 @@ pub struct IdlePeriods {
     pub total_ns: u64,
     /// Share of the trace's span that was idle, percent.
     pub share_pct: f64,
-}
-
-/// Queue depth reconstructed from issue and completion times.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct QueueDepth {
-    /// Time-weighted mean of outstanding requests over the span.
-    pub mean: f64,
-    /// Largest depth seen.
-    pub max: u64,
-    /// Requests by the depth they saw on arrival (itself included).
-    pub at_arrival: BTreeMap<u64, u64>,
-}
-
-/// One point of the access sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct AccessPoint {
-    /// Arrival, ns from the first request.
-    pub time_ns: u64,
-    /// Byte offset.
-    pub offset: u64,
-    /// Whether it was a write.
-    pub write: bool,
 }
 
 /// Service times by operation (traces with completion times).
@@ -380,9 +352,7 @@ fn finish(
             all_ns: summarize(&p.svc[0]),
             read_ns: summarize(&p.svc[1]),
             write_ns: summarize(&p.svc[2]),
-            bands_pct: p
-                .svc_bands
-                .map(|c| pct(c, p.svc[0].len().max(1) as f64)),
+            bands_pct: p.svc_bands.map(|c| pct(c, p.svc[0].len().max(1) as f64)),
         }),
         queue_depth: service.then(|| ordered.queue_depth(first)),
         write_update_ratio_pct: if p.written_blocks > 0 {

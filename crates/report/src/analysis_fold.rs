@@ -16,7 +16,38 @@ use hdrhistogram::Histogram;
 use iogate_result::Op;
 use iogate_trace::TraceRequest;
 
-use crate::analysis::{histogram, AccessPoint, QueueDepth, SEQUENCE_POINTS};
+use serde::{Deserialize, Serialize};
+
+/// Points kept in the downsampled access sequence.
+pub const SEQUENCE_POINTS: usize = 2000;
+
+/// An HDR histogram of 3 significant digits over 1…2^62 (the analysis's every histogram).
+pub(crate) fn histogram() -> Histogram<u64> {
+    // Constant bounds that satisfy the constructor (1 ≤ low, high ≥ 2·low, sigfig ≤ 5).
+    Histogram::new_with_bounds(1, u64::MAX / 4, 3).expect("constant histogram bounds are valid")
+}
+
+/// Queue depth reconstructed from issue and completion times.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueDepth {
+    /// Time-weighted mean of outstanding requests over the span.
+    pub mean: f64,
+    /// Largest depth seen.
+    pub max: u64,
+    /// Requests by the depth they saw on arrival (itself included).
+    pub at_arrival: BTreeMap<u64, u64>,
+}
+
+/// One point of the access sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AccessPoint {
+    /// Arrival, ns from the first request.
+    pub time_ns: u64,
+    /// Byte offset.
+    pub offset: u64,
+    /// Whether it was a write.
+    pub write: bool,
+}
 
 /// Granularity of the write-update footprint, bytes.
 const FOOTPRINT_BLOCK: u64 = 4096;
@@ -52,7 +83,11 @@ impl Footprint {
                 let i = b % Self::PAGE_BLOCKS;
                 let (w, bit) = ((i / 64) as usize, i % 64);
                 let n = (end - b + 1).min(64 - bit);
-                let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+                let mask = if n == 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << n) - 1) << bit
+                };
                 page[w] |= mask;
                 b += n;
             }

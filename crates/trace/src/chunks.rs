@@ -212,7 +212,10 @@ pub fn for_each_chunk<W: Send>(
                                 index,
                                 block,
                                 lines_before,
-                            } => (index, parse_block(line_format, &block, lines_before, first_ns)),
+                            } => (
+                                index,
+                                parse_block(line_format, &block, lines_before, first_ns),
+                            ),
                             Work::Parsed { index, chunk } => (index, Ok(chunk)),
                         };
                         if let Ok(c) = &chunk {
@@ -362,18 +365,16 @@ fn read_requests(
         match r {
             Ok(r) => chunk.requests.push(r),
             Err(TraceError::Io(m)) => {
-                if !chunk.requests.is_empty() || !chunk.malformed.is_empty() {
-                    if !send(std::mem::take(&mut chunk), &mut index) {
-                        return;
-                    }
+                let pending = !chunk.requests.is_empty() || !chunk.malformed.is_empty();
+                if pending && !send(std::mem::take(&mut chunk), &mut index) {
+                    return;
                 }
                 let _ = done.send((index, Err(TraceError::Io(m))));
                 return;
             }
             Err(e) => chunk.malformed.push(e),
         }
-        if chunk.requests.len() >= CHUNK_REQUESTS && !send(std::mem::take(&mut chunk), &mut index)
-        {
+        if chunk.requests.len() >= CHUNK_REQUESTS && !send(std::mem::take(&mut chunk), &mut index) {
             return;
         }
     }
@@ -397,7 +398,11 @@ mod tests {
         (ok, bad)
     }
 
-    fn parallel(path: &Path, format: TraceFormat, threads: usize) -> (Vec<TraceRequest>, Vec<TraceError>, usize) {
+    fn parallel(
+        path: &Path,
+        format: TraceFormat,
+        threads: usize,
+    ) -> (Vec<TraceRequest>, Vec<TraceError>, usize) {
         let (mut ok, mut bad) = (Vec::new(), Vec::new());
         let states = for_each_chunk(
             path,
@@ -423,13 +428,19 @@ mod tests {
     fn blocks_read_as_the_sequential_reader_does() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.csv");
-        let mut text = String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
+        let mut text =
+            String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
         for i in 0..200_000u64 {
             if i % 50_000 == 7 {
                 text.push_str("not,a,record\n");
             }
             let op = if i % 3 == 0 { "Write" } else { "Read" };
-            text.push_str(&format!("{},h,0,{op},{},4096,{}\n", 128166372000000000 + i * 37, i * 4096, 10 + i % 7));
+            text.push_str(&format!(
+                "{},h,0,{op},{},4096,{}\n",
+                128166372000000000 + i * 37,
+                i * 4096,
+                10 + i % 7
+            ));
         }
         text.push_str("128166372099999999,h,0,Read,0,512,1");
         std::fs::write(&path, &text).expect("write");
@@ -467,8 +478,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.csv");
         std::fs::write(&path, vec![b'7'; BLOCK_BYTES + 10]).expect("write");
-        let e = for_each_chunk(&path, TraceFormat::Msr, None, 2, || (), |_, _| {}, |_| Ok(()))
-            .expect_err("no lines");
+        let e = for_each_chunk(
+            &path,
+            TraceFormat::Msr,
+            None,
+            2,
+            || (),
+            |_, _| {},
+            |_| Ok(()),
+        )
+        .expect_err("no lines");
         assert!(e.to_string().contains("longer than"), "{e}");
     }
 }

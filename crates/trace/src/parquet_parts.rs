@@ -101,13 +101,72 @@ impl ParquetParts {
     }
 }
 
+/// Reads back the requests of every `part-*.parquet` file under `dir`, in part order
+/// (checks and tests: the analysis reads the trace itself).
+///
+/// Errors: a part cannot be read, or lacks a column.
+pub fn read_parts(dir: &Path) -> Result<Vec<TraceRequest>, String> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("part-") && n.ends_with(".parquet"))
+        })
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for path in names {
+        let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let file = File::open(&path).map_err(|e| err(&e))?;
+        let df = ParquetReader::new(file).finish().map_err(|e| err(&e))?;
+        let u64s = |name: &str| -> Result<Vec<Option<u64>>, String> {
+            let c = df.column(name).map_err(|e| err(&e))?;
+            Ok(c.u64().map_err(|e| err(&e))?.iter().collect())
+        };
+        let (time, offset, length, service) = (
+            u64s("time_ns")?,
+            u64s("offset_bytes")?,
+            u64s("length_bytes")?,
+            u64s("service_time_ns")?,
+        );
+        let op = df.column("op").map_err(|e| err(&e))?;
+        let op: Vec<Option<&str>> = op.str().map_err(|e| err(&e))?.iter().collect();
+        let device = df.column("device").map_err(|e| err(&e))?;
+        let device: Vec<Option<u32>> = device.u32().map_err(|e| err(&e))?.iter().collect();
+        for i in 0..df.height() {
+            out.push(TraceRequest {
+                time_ns: time[i].unwrap_or(0),
+                op: if op[i] == Some("write") {
+                    Op::Write
+                } else {
+                    Op::Read
+                },
+                offset: offset[i].unwrap_or(0),
+                length: length[i].unwrap_or(0),
+                device: device[i],
+                service_time_ns: service[i],
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The requests as a DataFrame with the module's columns.
 fn frame(rs: &[TraceRequest]) -> PolarsResult<DataFrame> {
     let col = |name: &str, s: Series| Column::from(s.with_name(name.into()));
     DataFrame::new(
         rs.len(),
         vec![
-            col("time_ns", Series::new("".into(), rs.iter().map(|r| r.time_ns).collect::<Vec<u64>>())),
+            col(
+                "time_ns",
+                Series::new(
+                    "".into(),
+                    rs.iter().map(|r| r.time_ns).collect::<Vec<u64>>(),
+                ),
+            ),
             col(
                 "op",
                 Series::new(
@@ -120,12 +179,29 @@ fn frame(rs: &[TraceRequest]) -> PolarsResult<DataFrame> {
                         .collect::<Vec<&str>>(),
                 ),
             ),
-            col("offset_bytes", Series::new("".into(), rs.iter().map(|r| r.offset).collect::<Vec<u64>>())),
-            col("length_bytes", Series::new("".into(), rs.iter().map(|r| r.length).collect::<Vec<u64>>())),
-            col("device", Series::new("".into(), rs.iter().map(|r| r.device).collect::<Vec<Option<u32>>>())),
+            col(
+                "offset_bytes",
+                Series::new("".into(), rs.iter().map(|r| r.offset).collect::<Vec<u64>>()),
+            ),
+            col(
+                "length_bytes",
+                Series::new("".into(), rs.iter().map(|r| r.length).collect::<Vec<u64>>()),
+            ),
+            col(
+                "device",
+                Series::new(
+                    "".into(),
+                    rs.iter().map(|r| r.device).collect::<Vec<Option<u32>>>(),
+                ),
+            ),
             col(
                 "service_time_ns",
-                Series::new("".into(), rs.iter().map(|r| r.service_time_ns).collect::<Vec<Option<u64>>>()),
+                Series::new(
+                    "".into(),
+                    rs.iter()
+                        .map(|r| r.service_time_ns)
+                        .collect::<Vec<Option<u64>>>(),
+                ),
             ),
         ],
     )
@@ -138,7 +214,11 @@ mod tests {
     fn request(i: u64) -> TraceRequest {
         TraceRequest {
             time_ns: i * 10,
-            op: if i % 2 == 0 { Op::Read } else { Op::Write },
+            op: if i.is_multiple_of(2) {
+                Op::Read
+            } else {
+                Op::Write
+            },
             offset: i * 4096,
             length: 4096,
             device: None,
@@ -160,10 +240,22 @@ mod tests {
         let second = File::open(out.join("part-00001.parquet")).expect("part 1");
         let df = ParquetReader::new(second).finish().expect("read");
         assert_eq!(df.height(), 5);
-        let t = df.column("time_ns").expect("time_ns").u64().expect("u64").clone();
+        let t = df
+            .column("time_ns")
+            .expect("time_ns")
+            .u64()
+            .expect("u64")
+            .clone();
         assert_eq!(t.get(0), Some(ROWS_PER_FILE as u64 * 10));
         let op = df.column("op").expect("op").str().expect("str").clone();
-        assert_eq!(op.get(0), Some(if ROWS_PER_FILE % 2 == 0 { "read" } else { "write" }));
+        assert_eq!(
+            op.get(0),
+            Some(if ROWS_PER_FILE.is_multiple_of(2) {
+                "read"
+            } else {
+                "write"
+            })
+        );
         assert_eq!(df.column("device").expect("device").null_count(), 5);
         assert!(ParquetParts::create(&out).is_err());
     }
