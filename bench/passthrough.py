@@ -2,7 +2,8 @@
 """NVMe passthrough against the block path, iogate against fio and t/io_uring, in one VM.
 
 Boots scripts/qemu-nvme.sh's VM (QEMU's emulated NVMe controller under TCG) with fio and
-fio's t/io_uring next to iogate, and runs 4 KiB random reads at each queue depth through
+fio's t/io_uring next to iogate (-c1 -t1: one completion waited for at a time and latency
+tracking on, as iogate), and runs 4 KiB random reads at each queue depth through
 the block device (/dev/nvme0n1: fio's io_uring engine, t/io_uring -u0, iogate's block
 engine) and through passthrough (/dev/ng0n1: fio's io_uring_cmd engine, t/io_uring -u1,
 iogate's `engine: passthrough`), fixed buffers and registered files everywhere. Prints
@@ -42,7 +43,7 @@ def guest_script(depths, runtime):
                 f"--bs=4k --iodepth={qd} --fixedbufs --registerfiles --time_based "
                 f"--runtime={runtime} --randrepeat=0 --output-format=json > /out/fio-{path}-{qd}.json")
             lines.append(
-                f"io_uring -d{qd} -s{batch} -c{batch} -b4096 -p0 -B1 -F1 -n1 -u{u} -O{1 - u} "
+                f"io_uring -d{qd} -s{batch} -c1 -t1 -b4096 -p0 -B1 -F1 -n1 -u{u} -O{1 - u} "
                 f"-r{runtime + 1} {dev} > /out/tio-{path}-{qd}.txt 2>&1")
             engine_line = "      engine: passthrough\\n" if u else ""
             spec = (f"iogate: 1\\nname: b\\nsteps:\\n  - workload:\\n      name: w\\n"
@@ -85,8 +86,8 @@ def main():
         if rc != 0:
             sys.exit(f"the VM run failed ({rc}); see {out}/vm/console.log")
         vm = os.path.join(out, "vm")
-        print("| queue depth | path | fio | t/io_uring | iogate | iogate / fio |")
-        print("|---:|---|---:|---:|---:|---:|")
+        print("| queue depth | path | fio | t/io_uring | iogate | iogate / fio | iogate / t/io_uring | iogate's kernel path |")
+        print("|---:|---|---:|---:|---:|---:|---:|---|")
         for qd in depths:
             for path in ("block", "passthrough"):
                 with open(os.path.join(vm, f"fio-{path}-{qd}.json")) as f:
@@ -95,9 +96,12 @@ def main():
                 with open(os.path.join(vm, f"tio-{path}-{qd}.txt")) as f:
                     t = tio_iops(f.read())
                 with open(os.path.join(vm, f"iogate-{path}-{qd}", "result.json")) as f:
-                    g = json.load(f)["steps"][0]["metrics"]["iops"]
+                    step = json.load(f)["steps"][0]
+                g = step["metrics"]["iops"]
+                kpath = (step.get("submission") or {}).get("path", "-")
                 t_s = f"{t:.0f}" if t else "-"
-                print(f"| {qd} | {path} | {fio:.0f} | {t_s} | {g:.0f} | {g / fio:.3f} |")
+                r_s = f"{g / t:.3f}" if t else "-"
+                print(f"| {qd} | {path} | {fio:.0f} | {t_s} | {g:.0f} | {g / fio:.3f} | {r_s} | {kpath} |")
 
 
 if __name__ == "__main__":

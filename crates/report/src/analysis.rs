@@ -319,6 +319,7 @@ fn finish(
     for other in partials {
         p.merge(other);
     }
+    p.merge_service();
     let requests = p.requests;
     let first = ordered.first_arrival.unwrap_or(0);
     let span_ns = ordered.last_arrival.saturating_sub(first);

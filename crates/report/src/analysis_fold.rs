@@ -133,7 +133,8 @@ pub(crate) struct Partial {
     pub seek_zero: u64,
     pub seek_backward: u64,
     pub inter_arrival: Histogram<u64>,
-    /// Service times: all, reads, writes.
+    /// Service times: all (filled by [`Partial::merge_service`] from the other two), reads,
+    /// writes.
     pub svc: [Histogram<u64>; 3],
     pub svc_bands: [u64; 3],
     /// Some request had no service time (the trace has no completions).
@@ -204,7 +205,6 @@ impl Partial {
                     Op::Read => 1,
                     Op::Write => 2,
                 };
-                self.svc[0].saturating_record(s);
                 self.svc[i].saturating_record(s);
                 self.svc_bands[if s < 1_000_000 {
                     0
@@ -259,6 +259,14 @@ impl Partial {
         self.missing_service |= other.missing_service;
         self.written_blocks += other.written_blocks;
         self.footprint.merge(other.footprint);
+    }
+
+    /// Fills the all-operations service-time histogram from the reads' and writes'.
+    pub fn merge_service(&mut self) {
+        let mut all = histogram();
+        let _ = all.add(&self.svc[1]);
+        let _ = all.add(&self.svc[2]);
+        self.svc[0] = all;
     }
 
     /// Block writes to a block written before in the trace: every block write but the

@@ -179,13 +179,20 @@ impl State {
         if trimmed.is_empty() || trimmed.starts_with('#') || header {
             return None;
         }
-        // Fields on the stack: no allocation per record (a trace has millions).
+        // Fields on the stack, found in one pass: no allocation per record (a trace has
+        // millions); the last field keeps the rest of the line.
         let mut fields = [""; MAX_FIELDS];
         let mut n = 0;
-        for f in trimmed.splitn(MAX_FIELDS, ',') {
-            fields[n] = f;
-            n += 1;
+        let mut start = 0;
+        for (i, b) in trimmed.bytes().enumerate() {
+            if b == b',' && n < MAX_FIELDS - 1 {
+                fields[n] = &trimmed[start..i];
+                n += 1;
+                start = i + 1;
+            }
         }
+        fields[n] = &trimmed[start..];
+        n += 1;
         match parse(self.format, &fields[..n]) {
             Ok(Some((t, op, offset, length, device, service_time_ns))) => {
                 if let Err(message) = super::check_extent(offset, length) {
