@@ -589,6 +589,9 @@ fn print_summary(
         eprintln!("inconclusive: {u}");
     }
     if let Some(b) = &result.baseline {
+        for change in &b.path_changes {
+            eprintln!("warning: {change}");
+        }
         if b.path.is_none() && b.not_compared.is_none() {
             eprintln!(
                 "no baseline {}: `iogate bless {} --golden {} --key {}` makes one",

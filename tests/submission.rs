@@ -2,13 +2,13 @@
 //! kernel's own io_uring threads: on zram, which cannot take non-blocking requests, every
 //! request goes to io-wq workers; on a loop device over /dev/shm (blk-mq, non-blocking)
 //! they are issued inline. `iogate diff` of the two warns that they measure different
-//! things.
+//! things, and so does a run checked against a baseline blessed on the other path.
 
 mod common;
 
 use common::{code, harness, iogate, result, run_ok, write_spec, LoopDevice, Need, Zram};
 
-const READS: &str = "iogate: 1\nname: path\nsteps:\n  - workload:\n      name: reads\n      queue_depth: 8\n      duration: 1500ms\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n";
+const READS: &str = "iogate: 1\nname: path\nsteps:\n  - workload:\n      name: reads\n      queue_depth: 8\n      duration: 1500ms\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\nbaseline:\n  reads.iops: -99%\n";
 
 fn submission(out: &std::path::Path) -> serde_json::Value {
     let r = result(out);
@@ -57,6 +57,34 @@ fn zram_goes_to_io_wq_and_a_loop_device_inline() {
         ),
         "{text}"
     );
+    // A baseline blessed on zram (io_wq), checked by a run on the loop device (inline).
+    let golden = dir.path().join("golden");
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let o = iogate(&["bless", &s(&on_zram), "--golden", &s(&golden), "--key", "k"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let gated = dir.path().join("gated");
+    let o = iogate(&[
+        "run",
+        &s(&spec),
+        "--target",
+        &s(&lo.path),
+        "--out",
+        &s(&gated),
+        "--baseline",
+        &s(&golden),
+        "--key",
+        "k",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: step `reads` reached the device by another kernel path than the blessed run (inline, blessed on io_wq)"),
+        "{err}"
+    );
+    let b = &result(&gated)["baseline"];
+    assert_eq!(b["path_changes"].as_array().map(Vec::len), Some(1), "{b}");
+    let md = std::fs::read_to_string(gated.join("report.md")).expect("report.md");
+    assert!(md.contains("another kernel path"), "{md}");
     // The same path on both sides: no such warning.
     let o = iogate(&[
         "diff",

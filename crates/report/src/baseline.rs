@@ -67,6 +67,10 @@ pub struct Baseline {
     pub target: TargetIdentity,
     /// Metric path → golden value.
     pub metrics: BTreeMap<String, BaselineMetric>,
+    /// Step name → the kernel path its requests took (`inline`, `io_wq`, `sqpoll`:
+    /// `steps[].submission`); absent in older baselines.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub submission_paths: BTreeMap<String, String>,
 }
 
 /// Errors reading or writing baselines.
@@ -238,6 +242,11 @@ impl Baseline {
             spec_digest: result.spec_digest.clone(),
             target: result.target.clone(),
             metrics,
+            submission_paths: result
+                .steps
+                .iter()
+                .filter_map(|s| Some((s.name.clone(), s.submission?.path.name().to_string())))
+                .collect(),
         }
     }
 

@@ -77,7 +77,7 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
             .iter()
             .map(|rule| judge_rule(rule, result, input))
             .collect();
-        comparison(input, rules)
+        comparison(input, rules, result)
     });
     let unmeasured = evidence::run_gaps(result);
     let outcome = outcome(result, input, &assertions, baseline.as_ref(), &unmeasured);
@@ -138,8 +138,17 @@ fn judge_rule(rule: &BaselineRule, result: &RunResult, input: &BaselineInput<'_>
 }
 
 /// The comparison's record: where the baseline came from, and the rules' results.
-fn comparison(input: &BaselineInput<'_>, rules: Vec<RuleResult>) -> BaselineComparison {
+fn comparison(
+    input: &BaselineInput<'_>,
+    rules: Vec<RuleResult>,
+    result: &RunResult,
+) -> BaselineComparison {
     BaselineComparison {
+        path_changes: input
+            .baseline
+            .as_ref()
+            .map(|(b, _)| path_changes(b, result))
+            .unwrap_or_default(),
         path: input.baseline.as_ref().map(|(_, p)| p.clone()),
         key: input.key.clone(),
         not_compared: input.not_compared.clone(),
@@ -157,6 +166,24 @@ fn comparison(input: &BaselineInput<'_>, rules: Vec<RuleResult>) -> BaselineComp
         confidence_pct: noise::CONFIDENCE_PCT,
         rules,
     }
+}
+
+/// One sentence per step whose kernel submission path differs from the blessed run's.
+fn path_changes(baseline: &Baseline, result: &RunResult) -> Vec<String> {
+    result
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let now = s.submission?.path.name();
+            let then = baseline.submission_paths.get(&s.name)?;
+            (then != now).then(|| {
+                format!(
+                    "step `{}` reached the device by another kernel path than the blessed run ({now}, blessed on {then}): its figures measure something else",
+                    s.name
+                )
+            })
+        })
+        .collect()
 }
 
 /// Outcome precedence: error, then fail, then regressed, then inconclusive (interrupted,

@@ -447,8 +447,18 @@ fn rule_view(r: &RuleResult) -> RuleView {
 }
 
 /// Where the baseline came from (file, key, blessed device and firmware), or why there
-/// is none.
+/// is none; then any step whose kernel path changed since the blessed run.
 fn baseline_source(result: &RunResult) -> String {
+    let source = baseline_file(result);
+    match &result.baseline {
+        Some(b) if !b.path_changes.is_empty() => {
+            format!("{source} Warning: {}.", b.path_changes.join("; "))
+        }
+        _ => source,
+    }
+}
+
+fn baseline_file(result: &RunResult) -> String {
     let t = &result.target;
     match &result.baseline {
         Some(b) => match (&b.path, &b.baseline_target) {

@@ -68,6 +68,11 @@ pub struct BaselineComparison {
     /// Confidence level of the rules' intervals, percent (95).
     #[serde(default)]
     pub confidence_pct: f64,
+    /// Steps whose requests reached the device by another kernel path than in the blessed
+    /// run (`steps[].submission`), one sentence each: the rules compare different things
+    /// there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_changes: Vec<String>,
     /// One entry per rule.
     pub rules: Vec<RuleResult>,
 }
