@@ -381,10 +381,20 @@ fn eight_nvme_controllers_in_one_vm() {
             .any(|o| o["metric"] == "steady.iops" && o["worse"] == true),
         "{outliers:?}"
     );
+    assert!(
+        outliers.iter().any(|o| o["serial"] == "iogate-nvme-5"
+            && o["metric"] == "steady.latency.mean"
+            && o["worse"] == true),
+        "{outliers:?}"
+    );
+    // The throttle sets IOPS, bandwidth and mean latency (Little's law: 4 / 400 IOPS =
+    // 10 ms): only the throttled drive lies beyond 10% on them. The tail (p99) is the
+    // guest's scheduling of eight jobs on one TCG vCPU, which moved an unthrottled
+    // drive's p99 by -11.7% in one run: it is not asserted for the others.
     for o in outliers {
-        assert_eq!(
-            o["serial"], "iogate-nvme-5",
-            "only the throttled drive: {o}"
+        assert!(
+            o["serial"] == "iogate-nvme-5" || o["metric"] == "steady.latency.p99",
+            "only the throttled drive on what the throttle sets: {o}"
         );
     }
 }

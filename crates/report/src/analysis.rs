@@ -412,3 +412,39 @@ fn signed_buckets(counts: &BTreeMap<i32, u64>) -> Vec<Bucket> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-thread stream analysis and the parallel file analysis agree on a trace of
+    /// several chunks of either (queue depth, idle periods and seeks across boundaries
+    /// included).
+    #[test]
+    fn stream_and_file_analyses_agree() {
+        let path =
+            std::env::temp_dir().join(format!("iogate-analysis-test-{}.csv", std::process::id()));
+        let mut text = String::new();
+        for i in 0..(3 * CHUNK as u64 + 17) {
+            let op = if i % 3 == 0 { "Write" } else { "Read" };
+            let gap = if i % 1000 == 0 { 50_000 } else { 30 };
+            text.push_str(&format!(
+                "{},h,0,{op},{},{},{}\n",
+                128166372000000000 + i * 40 + (i / 1000) * gap,
+                (i * 7 % 5000) * 4096,
+                4096 << (i % 3),
+                20 + i % 90
+            ));
+        }
+        std::fs::write(&path, &text).expect("write");
+        let stream = iogate_trace::open(&path, TraceFormat::Msr, None).expect("open");
+        let label = path.display().to_string();
+        let a = analyze(&label, "msr", stream, 1_000_000).expect("stream");
+        let b =
+            analyze_file(&path, TraceFormat::Msr, None, 1_000_000, 3, |_| Ok(())).expect("file");
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(a, b);
+        assert_eq!(a.requests, 3 * CHUNK as u64 + 17);
+        assert!(a.queue_depth.is_some() && a.idle_periods.duration_ns.count > 0);
+    }
+}
