@@ -18,6 +18,7 @@ use iogate_report::render;
 use iogate_result::fleet::{DriveEntry, FleetSummary, PeerRuleRecord, SUMMARY_SCHEMA_VERSION};
 use iogate_result::{Outcome, RunResult};
 use iogate_runner::placement::{pin_current_thread, placement, Placement};
+use iogate_runner::target::same_drive;
 use iogate_runner::RunEvent;
 
 use crate::cli::RunArgs;
@@ -45,19 +46,18 @@ pub fn resolve_targets(args: &RunArgs) -> Result<Targets, u8> {
     } else {
         (args.target.clone(), args.target.len() > 1)
     };
-    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
-    for p in &paths {
-        let canonical = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == canonical) {
+    // One drive under two names (a link, a hard link, a second device node, a loop
+    // device and its backing file, a disk and its partition) would run twice at once.
+    for (i, p) in paths.iter().enumerate() {
+        if let Some(first) = paths[..i].iter().find(|q| same_drive(q, p)) {
             eprintln!(
-                "error: {} and {} are the same drive ({}); name each drive once",
+                "error: {} and {} are the same drive (the same file, device, loop backing \
+                 file or disk); name each drive once",
                 first.display(),
                 p.display(),
-                canonical.display()
             );
             return Err(exit::USAGE);
         }
-        seen.push((canonical, p));
     }
     Ok(Targets { paths, fleet })
 }
@@ -99,11 +99,10 @@ fn expand(patterns: &[String]) -> Result<Vec<PathBuf>, u8> {
     }
     // One drive has several names (/dev/disk/by-id/nvme-MODEL_SERIAL and nvme-eui.…):
     // the first match of each stays.
-    let mut seen = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
     out.retain(|p| {
-        let canonical = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-        let new = !seen.contains(&canonical);
-        seen.push(canonical);
+        let new = !seen.iter().any(|q| same_drive(q, p));
+        seen.push(p.clone());
         new
     });
     let disks: Vec<String> = out.iter().filter_map(|p| block_name(p)).collect();
@@ -137,7 +136,8 @@ fn partition_of(path: &Path) -> Option<String> {
 
 /// Each drive's result directory name: its device name, made unique with `-2`, `-3`, ….
 fn drive_names(paths: &[PathBuf]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
+    // The run's own files in OUT are never a drive's directory name.
+    let mut names: Vec<String> = FLEET_FILES.iter().map(|f| f.to_string()).collect();
     for p in paths {
         let base = block_name(p)
             .or_else(|| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -150,8 +150,11 @@ fn drive_names(paths: &[PathBuf]) -> Vec<String> {
         }
         names.push(name);
     }
-    names
+    names.split_off(FLEET_FILES.len())
 }
+
+/// The files a run over several drives writes in OUT beside the drives' directories.
+const FLEET_FILES: [&str; 4] = ["summary.json", "report.md", "report.html", "junit.xml"];
 
 /// `iogate run`: the targets resolved, then one drive's run (`run::run`) or all of them
 /// at once ([`run_fleet`]). Returns the exit code.
@@ -183,7 +186,7 @@ pub fn run_fleet(args: &RunArgs, paths: &[PathBuf]) -> u8 {
     // Every drive checked before any request to any of them.
     let mut prepared = Vec::new();
     for (p, name) in paths.iter().zip(&names) {
-        match run::prepare(args, Some(p)) {
+        match run::prepare(args, Some(p), false) {
             Ok(x) => prepared.push(x),
             Err(code) => {
                 eprintln!(
@@ -192,6 +195,13 @@ pub fn run_fleet(args: &RunArgs, paths: &[PathBuf]) -> u8 {
                 );
                 return code;
             }
+        }
+    }
+    // Every drive passed its checks: now file targets are created or grown.
+    for (p, name) in prepared.iter_mut().zip(&names) {
+        if let Err(code) = run::grow(args, p) {
+            eprintln!("error: {name} ({}) cannot run", p.target.path.display());
+            return code;
         }
     }
     let spec_name = prepared[0].plan.spec_name.clone();

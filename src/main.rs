@@ -12,6 +12,7 @@ mod fleet;
 mod history;
 mod import;
 mod output;
+mod own_files;
 mod powercut;
 mod run;
 mod schema;

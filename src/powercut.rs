@@ -4,7 +4,6 @@
 //! verifies the target through `iogate_runner::integrity`, prints the counts, writes
 //! integrity.json and integrity.md, and maps the outcome to an exit code.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use iogate_result::integrity::{Integrity, IntegrityFailure};
@@ -25,22 +24,7 @@ pub fn open_journal(
     size: u64,
     state: &VerifyState,
 ) -> Result<Journal, u8> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let journal_dev = std::fs::metadata(dir).map(|m| m.dev()).ok();
-    let target_dev =
-        std::fs::metadata(&target.path).ok().map(
-            |m| {
-                if m.rdev() != 0 {
-                    m.rdev()
-                } else {
-                    m.dev()
-                }
-            },
-        );
-    if journal_dev.is_some() && journal_dev == target_dev {
+    if iogate_runner::target::on_target(path, &target.path) {
         eprintln!(
             "error: the journal {} is on the target's own device: a power cut would take it \
              with the data it judges; keep it on another device",
@@ -55,12 +39,26 @@ pub fn open_journal(
 }
 
 /// `iogate verify`: exit 0 when every durable block held, 1 when a block was lost,
-/// stale, torn or (unwritten) changed, 3 when the journal or the target cannot be read.
+/// stale, torn or (unwritten) changed, 2 when `--out` would write over the journal or the
+/// target, 3 when the journal is damaged or the journal or the target cannot be read, 4
+/// (inconclusive) when it checked no block.
 pub fn verify(args: &VerifyArgs) -> u8 {
     let fail = |e: &dyn std::fmt::Display| {
         eprintln!("error: {e}");
         exit::TARGET
     };
+    if let Some(out) = &args.out {
+        if let Err(code) = crate::own_files::check_verify_out(out, &args.journal, &args.target) {
+            return code;
+        }
+        if out.exists() && !out.is_dir() {
+            eprintln!(
+                "error: --out {}: expected a directory (it is created when missing), found a file",
+                out.display()
+            );
+            return exit::USAGE;
+        }
+    }
     let contents = match journal::read(&args.journal) {
         Ok(c) => c,
         Err(e) => return fail(&e),
@@ -73,7 +71,8 @@ pub fn verify(args: &VerifyArgs) -> u8 {
         Ok(i) => i,
         Err(e) => return fail(&e),
     };
-    let text = markdown(&integrity, &args.target.display().to_string());
+    let mut text = markdown(&integrity, &args.target.display().to_string());
+    text += &other_target_note(&contents.header.target, &args.target, &integrity);
     print!("{text}");
     if let Some(out) = &args.out {
         let json = serde_json::to_string_pretty(&integrity).unwrap_or_default();
@@ -90,14 +89,41 @@ pub fn verify(args: &VerifyArgs) -> u8 {
     }
     if integrity.failed() > 0 {
         exit::FAIL
+    } else if integrity.checked + integrity.unwritten_checked == 0 {
+        eprintln!(
+            "inconclusive: the journal names no written block and no sample: nothing was \
+             verified"
+        );
+        exit::INCONCLUSIVE
     } else {
         exit::PASS
     }
 }
 
+/// A note when the journal was written for another path than `target` and the blocks
+/// it names came back lost: the likeliest reason is the wrong target.
+fn other_target_note(journal_target: &str, target: &Path, i: &Integrity) -> String {
+    let same = journal_target == target.display().to_string()
+        || iogate_runner::target::same_drive(Path::new(journal_target), target);
+    if same || i.lost == 0 {
+        return String::new();
+    }
+    format!(
+        "\nThe journal was written for {journal_target}, not {}: if that is another drive, \
+         its blocks hold another run's data (or none), which reads as lost here.\n",
+        target.display()
+    )
+}
+
 /// The counts and the first failures as Markdown.
 pub fn markdown(i: &Integrity, target: &str) -> String {
-    let verdict = if i.failed() > 0 { "FAIL" } else { "PASS" };
+    let verdict = if i.failed() > 0 {
+        "FAIL"
+    } else if i.checked + i.unwritten_checked == 0 {
+        "INCONCLUSIVE (nothing checked)"
+    } else {
+        "PASS"
+    };
     let mut s = format!(
         "# Power-cut integrity: {verdict}\n\n\
          {target}: {} blocks of {} B checked from a journal of {} writes ({} durable) and \

@@ -141,7 +141,7 @@ pub(crate) struct Prepared {
 /// `iogate run` on one target (or a scratch file without one): returns the exit code.
 /// `fleet::run` resolves the targets and calls this for one drive.
 pub fn run(args: &RunArgs, target: Option<&Path>) -> u8 {
-    let prepared = match prepare(args, target) {
+    let prepared = match prepare(args, target, true) {
         Ok(p) => p,
         Err(c) => return c,
     };
@@ -324,10 +324,13 @@ pub(crate) fn ready(
     })
 }
 
-/// Compiles the spec, probes and prepares the target (the destructive-write guard), and
-/// scans replay traces and loads the verification state: every check that can be made
-/// before the first request.
-pub(crate) fn prepare(args: &RunArgs, target: Option<&Path>) -> Result<Prepared, u8> {
+/// Compiles the spec, probes and prepares the target (the destructive-write guard; a
+/// file target created or grown only when `grow`: a run over several drives grows them
+/// once every drive passed its checks), and scans replay traces and loads the
+/// verification state: every check that can be made before the first request, the
+/// run's own files ([`crate::own_files`]) first.
+pub(crate) fn prepare(args: &RunArgs, target: Option<&Path>, grow: bool) -> Result<Prepared, u8> {
+    crate::own_files::check_run(args, target)?;
     let src = read_spec(&args.spec)?;
     let probed = probe(target)?;
     let geometry = probed
@@ -377,9 +380,15 @@ pub(crate) fn prepare(args: &RunArgs, target: Option<&Path>) -> Result<Prepared,
     let replays = iogate_runner::scan_replays(&plan, &spec_dir, target.logical_block_size)
         .map_err(|e| fail(&e, exit::USAGE))?;
     let writes = plan.writes();
-    target
-        .prepare(plan.target.size_bytes, writes, args.allow_destructive)
-        .map_err(|e| fail(&e, exit::TARGET))?;
+    if grow || scratch.is_some() {
+        target
+            .prepare(plan.target.size_bytes, writes, args.allow_destructive)
+            .map_err(|e| fail(&e, exit::TARGET))?;
+    } else {
+        target
+            .check(writes, args.allow_destructive)
+            .map_err(|e| fail(&e, exit::TARGET))?;
+    }
     // Verification: a state over the whole used size, in logical blocks; loaded from
     // --verify-state when that file exists (a verify pass after a write pass).
     let verify_state = if plan.verifies() || args.verify_state.is_some() || args.journal.is_some() {
@@ -412,6 +421,18 @@ pub(crate) fn prepare(args: &RunArgs, target: Option<&Path>) -> Result<Prepared,
     })
 }
 
+/// Creates or grows a file target that [`prepare`] left as it was (`grow: false`).
+pub(crate) fn grow(args: &RunArgs, p: &mut Prepared) -> Result<(), u8> {
+    let size = p.plan.target.size_bytes;
+    let writes = p.plan.writes();
+    p.target
+        .prepare(size, writes, args.allow_destructive)
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            exit::TARGET
+        })
+}
+
 /// [`execute_set`] with the journal of `--journal` opened before the first write and
 /// finished (its cost in `result.journal`) after the last. Errors: the exit code.
 pub(crate) fn execute_journaled(
@@ -432,10 +453,19 @@ pub(crate) fn execute_journaled(
     };
     let mut result = execute_set(args, p, stop, request_log, journal.as_ref(), display);
     if let Some(j) = journal {
-        result.journal = Some(j.finish().map_err(|e| {
-            eprintln!("error: {e}");
-            exit::TARGET
-        })?);
+        // A journal that failed (its device full or gone) stopped the writes; the result
+        // is written all the same, with the error (exit 3).
+        match j.finish() {
+            Ok(summary) => result.journal = Some(summary),
+            Err(e) => {
+                result.outcome = iogate_result::Outcome::Error;
+                let why = format!("{e}: the writes stopped when the journal failed");
+                result.error = Some(match result.error.take() {
+                    Some(first) => format!("{first}; {why}"),
+                    None => why,
+                });
+            }
+        }
     }
     Ok(result)
 }

@@ -82,6 +82,11 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
             _ => None,
         };
     }
+    if let Metric::Integrity(_) = m.metric {
+        let checked = s.power_cycle.as_ref().map_or(0, |p| p.totals.checked);
+        return (checked == 0)
+            .then(|| format!("step `{}` verified no block after its cuts", s.name));
+    }
     if !counted {
         return None;
     }

@@ -217,6 +217,11 @@ pub struct PowerCycleRecord {
     pub journal: JournalSummary,
     /// The cycle's verification (its first failures included).
     pub integrity: Integrity,
+    /// Why the cycle failed, when it did (the power command failed or outlived its
+    /// limit, the cut fell after the writes, the drive did not return, the journal or
+    /// the drive could not be read); its figures are those gathered until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What keeping the journal cost, measured by its writer.

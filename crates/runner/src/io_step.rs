@@ -252,7 +252,8 @@ pub(crate) fn run_io_step(
         let mut last_tick = 0;
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(20));
-            if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) {
+            let journal_failed = opts.journal.is_some_and(|j| j.failed());
+            if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) || journal_failed {
                 stop.store(true, Ordering::Relaxed);
             }
             let elapsed_ns = origin.elapsed().as_nanos() as u64;
@@ -278,6 +279,13 @@ pub(crate) fn run_io_step(
     let mut r = finish_io_step(&setup, outcomes, band_edges_ns);
     if let Some(why) = watchdog.verdict {
         r.error = Some(why);
+    }
+    if let Some(j) = opts.journal.filter(|j| j.failed()) {
+        r.error = Some(format!(
+            "the journal {} could not be written: the writes stopped, since what they \
+             wrote would be in no journal",
+            j.path().display()
+        ));
     }
     r
 }

@@ -4,12 +4,12 @@
 //! return, and verifies every journaled block (`integrity`). `run::run_step` calls
 //! [`run_power_cycle`]; the writes go through `io_step::run_io_step`.
 
-use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use iogate_result::integrity::{Integrity, PowerCycleRecord, PowerCycleResult};
+use iogate_result::integrity::{PowerCycleRecord, PowerCycleResult};
 use iogate_result::StepResult;
 use iogate_spec::{PlanStep, PowerCyclePlan, StepKind};
 
@@ -19,7 +19,10 @@ use crate::journal;
 use crate::options::RunOptions;
 use crate::target::Target;
 
-/// Every cycle of `plan`; the step's I/O figures are the last cycle's writes.
+/// Every cycle of `plan`; the step's I/O figures are the last cycle's writes. A cycle
+/// that fails (the command fails or outlives its limit, the cut falls after the writes,
+/// the drive does not return, verification cannot read it) is kept with its error, and
+/// ends the step.
 pub(crate) fn run_power_cycle(
     step: &PlanStep,
     plan: &PowerCyclePlan,
@@ -36,16 +39,17 @@ pub(crate) fn run_power_cycle(
         if opts.stop.load(Ordering::Relaxed) {
             break;
         }
-        match one_cycle(plan, cycle, index, target, opts, band_edges_ns) {
-            Ok((record, writes)) => {
-                out.totals.add(&record.integrity);
-                out.cycles.push(record);
-                last = Some(writes);
-            }
-            Err(e) => {
-                error = Some(format!("power cycle {cycle}: {e}"));
-                break;
-            }
+        let (record, writes) = one_cycle(plan, cycle, index, target, opts, band_edges_ns);
+        out.totals.add(&record.integrity);
+        if let Some(e) = &record.error {
+            error = Some(format!("power cycle {cycle}: {e}"));
+        }
+        out.cycles.push(record);
+        if writes.is_some() {
+            last = writes;
+        }
+        if error.is_some() {
+            break;
         }
     }
     let mut r = last
@@ -58,7 +62,8 @@ pub(crate) fn run_power_cycle(
     r
 }
 
-/// One write → cut → verify cycle: the record and the writes' step result.
+/// One write → cut → verify cycle: its record (with its error, if it failed) and the
+/// writes' step result when they ran.
 fn one_cycle(
     plan: &PowerCyclePlan,
     cycle: u32,
@@ -66,14 +71,51 @@ fn one_cycle(
     target: &Target,
     opts: &RunOptions<'_>,
     band_edges_ns: &[u64],
-) -> Result<(PowerCycleRecord, StepResult), String> {
+) -> (PowerCycleRecord, Option<StepResult>) {
+    let mut record = PowerCycleRecord {
+        cycle,
+        cut_at_ns: plan.cut_at_ns(cycle),
+        ..PowerCycleRecord::default()
+    };
+    let mut writes = None;
+    if let Err(e) = cycle_steps(
+        plan,
+        index,
+        target,
+        opts,
+        band_edges_ns,
+        &mut record,
+        &mut writes,
+    ) {
+        record.error = Some(e);
+    }
+    (record, writes)
+}
+
+/// The steps of [`one_cycle`], filling `record` as they go.
+fn cycle_steps(
+    plan: &PowerCyclePlan,
+    index: usize,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    band_edges_ns: &[u64],
+    record: &mut PowerCycleRecord,
+    out: &mut Option<StepResult>,
+) -> Result<(), String> {
     let w = &plan.workload;
+    let cycle = record.cycle;
     let size = w.region.offset_bytes + w.region.length_bytes;
     let seed = plan.seed ^ u64::from(cycle).rotate_left(32) ^ journal::seed_nonce();
     let state =
         VerifyState::new(size, target.logical_block_size, seed).map_err(|e| e.to_string())?;
-    let path = journal_path(cycle);
-    let journal = open_journal(&path, target, size, &state).map_err(|e| e.to_string())?;
+    // A private directory (mode 0700, a random name): no other user can plant a link
+    // at the journal's name.
+    let dir = tempfile::Builder::new()
+        .prefix("iogate-power-cycle-")
+        .tempdir()
+        .map_err(|e| format!("cannot create the journal's directory: {e}"))?;
+    let path = dir.path().join("journal");
+    let journal = open_journal(&path, target, size, &state)?;
     let stop = AtomicBool::new(false);
     let inner = RunOptions {
         interval_ns: opts.interval_ns,
@@ -84,58 +126,128 @@ fn one_cycle(
         request_log: None,
         journal: Some(&journal),
     };
-    let cut_at_ns = plan.cut_at_ns(cycle);
     let (writes, command) = std::thread::scope(|scope| {
         let io = scope.spawn(|| {
             crate::io_step::run_io_step(w, None, index, target, &inner, band_edges_ns, &mut |_| {})
         });
-        let command = cut(plan, cycle, target, cut_at_ns, opts.stop);
+        let command = cut(plan, cycle, target, record.cut_at_ns, opts.stop, &|| {
+            io.is_finished()
+        });
         stop.store(true, Ordering::Relaxed);
         (io.join(), command)
     });
     let writes = writes.map_err(|_| "the writes' thread panicked".to_string())?;
-    let summary = journal.finish().map_err(|e| e.to_string())?;
-    let (command_exit_code, command_ns) = command?;
+    record.writes = writes.metrics.write.ios;
+    record.failed_requests = writes.metrics.all.errors;
+    *out = Some(writes);
+    record.journal = journal.finish().map_err(|e| e.to_string())?;
+    let ran = command?;
+    record.command_exit_code = ran.exit_code;
+    record.command_ns = ran.took_ns;
+    ran.check(plan)?;
     let (back, returned_after_ns) = wait_for_drive(target, plan.wait_ns, opts.stop)?;
+    record.returned_after_ns = returned_after_ns;
     let contents = journal::read(&path).map_err(|e| e.to_string())?;
-    let integrity: Integrity = verify_journal(&contents, &back).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&path);
-    let record = PowerCycleRecord {
-        cycle,
-        cut_at_ns,
-        command_exit_code,
-        command_ns,
-        returned_after_ns,
-        writes: writes.metrics.write.ios,
-        failed_requests: writes.metrics.all.errors,
-        journal: summary,
-        integrity,
-    };
-    Ok((record, writes))
+    record.integrity = verify_journal(&contents, &back).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
-/// Sleeps until `cut_at_ns`, then runs the power command to its end. Returns its exit
-/// code and run time; errors when it cannot start.
+/// How the power command ended.
+struct Ran {
+    /// Its exit code (None: killed by a signal, ours included).
+    exit_code: Option<i32>,
+    took_ns: u64,
+    /// Why iogate killed it, if it did.
+    killed: Option<&'static str>,
+}
+
+impl Ran {
+    /// A cut proves something only when the command did its work: exit 0 in its time.
+    fn check(&self, plan: &PowerCyclePlan) -> Result<(), String> {
+        match (self.killed, self.exit_code) {
+            (Some("limit"), _) => Err(format!(
+                "the power command did not end within {:.1} s (the step's `wait`); it was \
+                 killed with its process group",
+                plan.wait_ns as f64 / 1e9
+            )),
+            (Some(_), _) => Err("the run was stopped while the power command ran; it was \
+                 killed with its process group"
+                .into()),
+            (None, Some(0)) => Ok(()),
+            (None, Some(code)) => Err(format!(
+                "the power command failed (exit {code}): the power was not cut as planned, \
+                 so the cycle proves nothing"
+            )),
+            (None, None) => Err("the power command was killed by a signal".into()),
+        }
+    }
+}
+
+/// Sleeps until `cut_at_ns`, then runs the power command (`sh -c`, in its own process
+/// group) to its end, for at most the step's `wait`; a stop of the run or the limit
+/// kills the group. Errors: the writes ended before the cut (`writes_done`), or the
+/// command cannot start.
 fn cut(
     plan: &PowerCyclePlan,
     cycle: u32,
     target: &Target,
     cut_at_ns: u64,
     stop: &AtomicBool,
-) -> Result<(Option<i32>, u64), String> {
+    writes_done: &dyn Fn() -> bool,
+) -> Result<Ran, String> {
     let until = Instant::now() + Duration::from_nanos(cut_at_ns);
     while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+        if writes_done() {
+            return Err(format!(
+                "the writes ended before the cut at {:.3} s: the cut must fall inside the \
+                 writes (make the workload run longer than cut_before)",
+                cut_at_ns as f64 / 1e9
+            ));
+        }
         std::thread::sleep(Duration::from_millis(5).min(until - Instant::now()));
     }
     let started = Instant::now();
-    let status = Command::new("sh")
+    let mut child = Command::new("sh")
         .arg("-c")
         .arg(&plan.command)
         .env("IOGATE_TARGET", &target.path)
         .env("IOGATE_CYCLE", cycle.to_string())
-        .status()
+        .process_group(0)
+        .spawn()
         .map_err(|e| format!("cannot run the power command: {e}"))?;
-    Ok((status.code(), started.elapsed().as_nanos() as u64))
+    let limit = Duration::from_nanos(plan.wait_ns);
+    let mut killed = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return Err(format!("waiting for the power command: {e}")),
+        }
+        if killed.is_none() && (stop.load(Ordering::Relaxed) || started.elapsed() >= limit) {
+            killed = Some(if stop.load(Ordering::Relaxed) {
+                "stop"
+            } else {
+                "limit"
+            });
+            kill_group(child.id());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Ok(Ran {
+        exit_code: status.code(),
+        took_ns: started.elapsed().as_nanos() as u64,
+        killed,
+    })
+}
+
+/// SIGKILL to the process group `pgid` (the power command and whatever it started).
+fn kill_group(pgid: u32) {
+    if let Some(pid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
 }
 
 /// Waits (up to `wait_ns`) until the target's path is again a drive of the same
@@ -175,13 +287,4 @@ fn wait_for_drive(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The cycle's journal: in the temporary directory (another device than the target,
-/// as a rule; iogate survives this cut, so the journal only needs to survive iogate).
-fn journal_path(cycle: u32) -> PathBuf {
-    std::env::temp_dir().join(format!(
-        "iogate-power-cycle-{}-{cycle}.journal",
-        std::process::id()
-    ))
 }

@@ -187,20 +187,12 @@ impl Target {
         }
     }
 
-    /// Makes the target ready for a run that uses `size` bytes: creates or grows a file
-    /// target; for a block device that the plan writes, refuses one holding data unless
-    /// `allow_destructive`. Checks that O_DIRECT works (files on tmpfs fall back to
-    /// buffered I/O, recorded as `direct_io: false`). Nothing is written before the check.
-    pub fn prepare(
-        &mut self,
-        size: u64,
-        writes: bool,
-        allow_destructive: bool,
-    ) -> Result<(), RunError> {
-        let io = |e: std::io::Error| RunError::Target {
-            path: self.path.clone(),
-            message: e.to_string(),
-        };
+    /// The destructive-write guard alone, changing nothing: for a block device (or a
+    /// namespace's generic device) that the plan writes, refuses one holding data unless
+    /// `allow_destructive`, and a read-only one. A file target passes (it is created or
+    /// grown by [`Target::prepare`]). A run over several drives checks every drive with
+    /// it before any is prepared.
+    pub fn check(&self, writes: bool, allow_destructive: bool) -> Result<(), RunError> {
         match self.kind {
             TargetKind::NvmeGeneric => {
                 if writes && !allow_destructive {
@@ -225,9 +217,6 @@ impl Target {
                         }
                     }
                 }
-                // Commands bypass the page cache: no O_DIRECT to check.
-                self.direct_io = true;
-                return Ok(());
             }
             TargetKind::BlockDevice => {
                 if writes && !allow_destructive {
@@ -264,6 +253,33 @@ impl Target {
                         })?;
                 }
             }
+            TargetKind::File => {}
+        }
+        Ok(())
+    }
+
+    /// Makes the target ready for a run that uses `size` bytes: [`Target::check`], then
+    /// creates or grows a file target. Checks that O_DIRECT works (files on tmpfs fall
+    /// back to buffered I/O, recorded as `direct_io: false`). Nothing is written before
+    /// the check.
+    pub fn prepare(
+        &mut self,
+        size: u64,
+        writes: bool,
+        allow_destructive: bool,
+    ) -> Result<(), RunError> {
+        self.check(writes, allow_destructive)?;
+        let io = |e: std::io::Error| RunError::Target {
+            path: self.path.clone(),
+            message: e.to_string(),
+        };
+        match self.kind {
+            TargetKind::NvmeGeneric => {
+                // Commands bypass the page cache: no O_DIRECT to check.
+                self.direct_io = true;
+                return Ok(());
+            }
+            TargetKind::BlockDevice => {}
             TargetKind::File => {
                 let f = OpenOptions::new()
                     .read(true)
@@ -452,3 +468,5 @@ fn dio_align(path: &Path) -> Option<u32> {
 
 mod guard;
 pub use guard::{check_destructive, probe_signatures, WIPEFS_ENV};
+pub mod drive_key;
+pub use drive_key::{on_target, same_drive, DriveKey};

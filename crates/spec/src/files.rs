@@ -64,6 +64,72 @@ pub fn check_destination(path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Opens `path` for writing in place (a file that grows as a run goes, such as the
+/// journal of `run --journal`), under the same rule as [`write_atomic`]: the final
+/// component is never followed if it is a symbolic link (`O_NOFOLLOW`), what is opened
+/// must be a regular file (not a device, FIFO or directory), and it is locked
+/// exclusively (`flock`, not waiting) before it is truncated, so that two runs can never
+/// share it. The file is created with mode 0644 when absent. The lock lasts as long as
+/// the returned `File`.
+///
+/// Errors: a link (`InvalidInput`), not a regular file (`InvalidInput`), held by another
+/// process (`WouldBlock`, "in use by another run"), or the open itself.
+pub fn create_locked(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    check_destination(path)?;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o644)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // ELOOP: the final component became a link after the check.
+            Some(n) if n == rustix::io::Errno::LOOP.raw_os_error() => Error::new(
+                ErrorKind::InvalidInput,
+                "is a symbolic link: iogate writes regular files only (give the link's target)",
+            ),
+            _ => e,
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "exists and is not a regular file: iogate writes regular files only",
+        ));
+    }
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
+        |e| match e {
+            rustix::io::Errno::WOULDBLOCK => Error::new(
+                ErrorKind::WouldBlock,
+                "is in use by another run (it is locked): give each run its own file",
+            ),
+            e => Error::from(e),
+        },
+    )?;
+    file.set_len(0)?;
+    Ok(file)
+}
+
+/// Whether writing to `dest` (which may not exist yet) would write onto `input`: the
+/// same file by device and inode when both exist, else the same directory (by device and
+/// inode) and the same name. A command refuses to write onto its own input.
+pub fn same_destination(dest: &Path, input: &Path) -> bool {
+    if same_file(dest, input) {
+        return true;
+    }
+    let dir = |p: &Path| {
+        let d = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::metadata(d).ok().map(|m| (m.dev(), m.ino()))
+    };
+    dest.file_name().is_some()
+        && dest.file_name() == input.file_name()
+        && dir(dest).is_some()
+        && dir(dest) == dir(input)
+}
+
 /// Whether `a` and `b` name the same file (same device and inode, through links);
 /// false when either does not exist. A command refuses to write onto its own input.
 pub fn same_file(a: &Path, b: &Path) -> bool {

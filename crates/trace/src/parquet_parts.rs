@@ -9,6 +9,12 @@
 //! the format has none), `service_time_ns` (UInt64, null without completions). The
 //! analysis (`report::analysis::analyze_file`) hands every chunk to [`ParquetParts::push`]
 //! in file order.
+//!
+//! Parts are written into a private staging directory inside `DIR` (`.iogate-parts-*`,
+//! which `DIR/*.parquet` does not match) and moved to their final names only by
+//! [`ParquetParts::finish`]: a trace refused half-way, a full disk or an interrupted run
+//! leaves no part for a reader to take for the whole trace (the staging directory is
+//! removed when `ParquetParts` is dropped unfinished).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -26,6 +32,8 @@ const ROWS_PER_GROUP: usize = 1 << 17;
 /// Writes requests into numbered Parquet files under a directory.
 pub struct ParquetParts {
     dir: PathBuf,
+    /// Where parts are written until `finish` moves them into `dir`.
+    staging: tempfile::TempDir,
     pending: Vec<TraceRequest>,
     parts: u32,
     rows: u64,
@@ -35,6 +43,12 @@ impl ParquetParts {
     /// Creates `dir` (and its parents). Errors: it cannot be created, or it already holds
     /// `part-*.parquet` files (parts of two traces must not mix).
     pub fn create(dir: &Path) -> Result<ParquetParts, String> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!(
+                "{}: expected a directory (created when missing), found a file",
+                dir.display()
+            ));
+        }
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let existing = std::fs::read_dir(dir)
             .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -50,8 +64,13 @@ impl ParquetParts {
                 dir.display()
             ));
         }
+        let staging = tempfile::Builder::new()
+            .prefix(".iogate-parts-")
+            .tempdir_in(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
         Ok(ParquetParts {
             dir: dir.to_path_buf(),
+            staging,
             pending: Vec::with_capacity(ROWS_PER_FILE),
             parts: 0,
             rows: 0,
@@ -82,23 +101,35 @@ impl ParquetParts {
         if !self.pending.is_empty() || self.parts == 0 {
             self.write_part()?;
         }
+        for i in 0..self.parts {
+            let name = part_name(i);
+            let to = self.dir.join(&name);
+            std::fs::rename(self.staging.path().join(&name), &to)
+                .map_err(|e| format!("{}: {e}", to.display()))?;
+        }
         Ok((self.parts, self.rows))
     }
 
     fn write_part(&mut self) -> Result<(), String> {
-        let path = self.dir.join(format!("part-{:05}.parquet", self.parts));
+        let path = self.staging.path().join(part_name(self.parts));
         let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
         let mut df = frame(&self.pending).map_err(|e| err(&e))?;
         let file = File::create(&path).map_err(|e| err(&e))?;
-        ParquetWriter::new(file)
+        ParquetWriter::new(&file)
             .with_row_group_size(Some(ROWS_PER_GROUP))
             .finish(&mut df)
             .map_err(|e| err(&e))?;
+        file.sync_all().map_err(|e| err(&e))?;
         self.parts += 1;
         self.rows += self.pending.len() as u64;
         self.pending.clear();
         Ok(())
     }
+}
+
+/// `part-NNNNN.parquet`.
+fn part_name(i: u32) -> String {
+    format!("part-{i:05}.parquet")
 }
 
 /// Reads back the requests of every `part-*.parquet` file under `dir`, in part order

@@ -64,6 +64,9 @@ pub(super) fn power_cycle(
         );
         return None;
     }
+    if !cut_inside_writes(cx, p, &writes, cut_before_ns) {
+        return None;
+    }
     if p.command.value.trim().is_empty() {
         return None;
     }
@@ -85,4 +88,39 @@ pub(super) fn power_cycle(
     let mut step = bare(name, StepBody::PowerCycle(Box::new(plan)), region, limit);
     step.estimated_duration_ns = Some(cut_before_ns.saturating_mul(cycles));
     Some((step, name_span))
+}
+
+/// A cycle proves something only when its writes make some data durable (flushes or
+/// FUA writes) and are still going when the power is cut: a workload without `fsync`
+/// or `sync`, or one that ends (by duration) before the latest cut, is a diagnostic.
+fn cut_inside_writes(
+    cx: &mut Ctx<'_>,
+    p: &RawPowerCycle,
+    writes: &PlanStep,
+    cut_before_ns: u64,
+) -> bool {
+    let span = cx.span(&p.command);
+    if writes.durability.is_none() {
+        cx.error(
+            span,
+            "a power cycle whose writes make nothing durable can only pass",
+            "expected `fsync: N` (a flush every N writes) or `sync: true` (FUA writes) in \
+             the workload, so that some blocks must survive the cut",
+        );
+        return false;
+    }
+    if let Limit::Duration { duration_ns } = writes.limit {
+        if duration_ns < cut_before_ns {
+            cx.error(
+                span,
+                "the cut can fall after the writes have ended",
+                format!(
+                    "expected the workload's duration ({duration_ns} ns) to be at least \
+                     cut_before ({cut_before_ns} ns), so that every cut falls inside the writes"
+                ),
+            );
+            return false;
+        }
+    }
+    true
 }

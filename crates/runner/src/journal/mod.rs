@@ -4,8 +4,8 @@
 //! Jobs hand [`Record`]s to a [`Journal`] (per reap, in batches); its writer thread
 //! appends whatever has arrived as one checksummed frame and `fdatasync`s it, at most
 //! once per 5 ms (group commit: the sync cost is shared by every record that arrived
-//! meanwhile). [`read`] loads a journal back, ignoring a partial last
-//! frame. `engine::uring` records, `integrity` reads; no `unsafe` here.
+//! meanwhile). [`read`] (in `read`) loads a journal back and checks it: only a torn last
+//! frame is a cut; a damaged frame before a whole one is corruption. `engine::uring` records, `integrity` reads; no `unsafe` here.
 //!
 //! Ordering: a write gets its sequence number when its completion is reaped; a flush
 //! records, when it is submitted, the next sequence number (its *horizon*). Every write
@@ -20,15 +20,19 @@
 //! the journal's start).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use iogate_result::integrity::JournalSummary;
 use serde::{Deserialize, Serialize};
+
+mod read;
+pub use read::{parse, read, MAX_SAMPLE_BLOCKS, MAX_UNIT_BYTES, MAX_WRITE_BYTES};
 
 const FILE_MAGIC: &[u8; 8] = b"IOGJNL01";
 const FRAME_MAGIC: &[u8; 4] = b"IOGF";
@@ -179,16 +183,21 @@ pub struct Journal {
     tx: Sender<Vec<Record>>,
     writer: JoinHandle<Result<JournalSummary, std::io::Error>>,
     path: PathBuf,
+    /// Set by the writer when a write or sync of the journal failed.
+    failed: Arc<AtomicBool>,
 }
 
 impl Journal {
-    /// Creates (or truncates) `path`, writes `header` and syncs it, and starts the writer.
+    /// Creates `path` (or truncates the regular file there, once it holds the lock:
+    /// `iogate_spec::files::create_locked`, so a link is never followed, a device never
+    /// opened and two runs never share a journal), writes `header` and syncs it, and
+    /// starts the writer.
     pub fn create(path: &Path, header: &JournalHeader) -> Result<Journal, JournalError> {
         let io = |source| JournalError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = File::create(path).map_err(io)?;
+        let mut file = iogate_spec::files::create_locked(path).map_err(io)?;
         let json = serde_json::to_vec(header).map_err(|e| io(e.into()))?;
         let mut head = FILE_MAGIC.to_vec();
         head.extend_from_slice(&(json.len() as u32).to_le_bytes());
@@ -204,9 +213,17 @@ impl Journal {
         let origin = Instant::now();
         let head_bytes = head.len() as u64;
         let p = path.display().to_string();
+        let failed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&failed);
         let writer = std::thread::Builder::new()
             .name("iogate-journal".into())
-            .spawn(move || write_frames(file, rx, origin, head_bytes, p))
+            .spawn(move || {
+                let r = write_frames(file, rx, origin, head_bytes, p);
+                if r.is_err() {
+                    flag.store(true, Ordering::Release);
+                }
+                r
+            })
             .map_err(io)?;
         Ok(Journal {
             origin,
@@ -214,7 +231,19 @@ impl Journal {
             tx,
             writer,
             path: path.to_path_buf(),
+            failed,
         })
+    }
+
+    /// Whether the writer has failed (its device full or gone): the run must stop
+    /// writing, since what it writes from now on is in no journal.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// The journal's file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The instant acknowledgement times count from.
@@ -332,58 +361,6 @@ pub struct JournalContents {
     pub records: Vec<Record>,
     /// Bytes after the last whole frame (a cut while the journal was being written).
     pub tail_discarded_bytes: u64,
-}
-
-/// Reads a journal. Errors: I/O, or a file that is not a journal (a damaged last frame
-/// is not an error: it is counted in `tail_discarded_bytes`).
-pub fn read(path: &Path) -> Result<JournalContents, JournalError> {
-    let format = |message: &str| JournalError::Format {
-        path: path.to_path_buf(),
-        message: message.to_string(),
-    };
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|source| JournalError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if bytes.len() < 16 || &bytes[0..8] != FILE_MAGIC {
-        return Err(format("not an iogate journal (no IOGJNL01 header)"));
-    }
-    let len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
-    let crc = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]);
-    let json = bytes
-        .get(16..16 + len)
-        .filter(|j| crc32c::crc32c(j) == crc)
-        .ok_or_else(|| format("its header is damaged"))?;
-    let header: JournalHeader =
-        serde_json::from_slice(json).map_err(|e| format(&format!("its header: {e}")))?;
-    let mut records = Vec::new();
-    let mut at = 16 + len;
-    while let Some(end) = frame_end(&bytes[at..]) {
-        for r in bytes[at + 8..at + end - 4].chunks_exact(RECORD_BYTES) {
-            records.extend(Record::decode(r));
-        }
-        at += end;
-    }
-    Ok(JournalContents {
-        header,
-        records,
-        tail_discarded_bytes: (bytes.len() - at) as u64,
-    })
-}
-
-/// The length of the whole, valid frame at the start of `b` (None: none there).
-fn frame_end(b: &[u8]) -> Option<usize> {
-    if b.len() < 12 || &b[0..4] != FRAME_MAGIC {
-        return None;
-    }
-    let count = u32::from_le_bytes([b[4], b[5], b[6], b[7]]) as usize;
-    let end = 8 + count.checked_mul(RECORD_BYTES)? + 4;
-    let frame = b.get(..end)?;
-    let crc = u32::from_le_bytes(frame[end - 4..].try_into().ok()?);
-    (crc32c::crc32c(&frame[..end - 4]) == crc).then_some(end)
 }
 
 #[cfg(test)]

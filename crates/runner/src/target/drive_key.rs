@@ -1,0 +1,155 @@
+//! One identity for a drive under any name: a regular file by (`st_dev`, `st_ino`), a
+//! block device by its device number (`st_rdev`), and a loop device also by its backing
+//! file's. Two paths whose keys overlap are one
+//! drive ([`same_drive`]); a file whose file system lives on one of a target's devices
+//! is on that target ([`on_target`]). Reads metadata and sysfs only. `target` re-exports
+//! it; the binary's fleet and journal checks call it before any I/O.
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// What a path is, as a drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriveKey {
+    /// A regular file: its file system's device number and its inode.
+    File {
+        /// `st_dev`.
+        dev: u64,
+        /// `st_ino`.
+        ino: u64,
+    },
+    /// A block device: its device number (`st_rdev`).
+    Block {
+        /// `st_rdev`.
+        rdev: u64,
+    },
+}
+
+/// Every key `path` answers to: itself and, for a loop device, its backing file (with
+/// that file's own keys). Empty when `path` does not exist. A disk and its partitions
+/// are different keys (the fleet's target list drops partitions of a listed disk).
+pub fn drive_keys(path: &Path) -> Vec<DriveKey> {
+    let mut keys = Vec::new();
+    collect(path, &mut keys, 0);
+    keys
+}
+
+fn collect(path: &Path, keys: &mut Vec<DriveKey>, depth: u32) {
+    let Ok(m) = std::fs::metadata(path) else {
+        return;
+    };
+    if m.file_type().is_block_device() {
+        let rdev = m.rdev();
+        keys.push(DriveKey::Block { rdev });
+        let Some(dir) = sysfs_dir(rdev) else {
+            return;
+        };
+        let backing = std::fs::read_to_string(dir.join("loop/backing_file"));
+        if let (Ok(b), true) = (backing, depth < 4) {
+            collect(Path::new(b.trim()), keys, depth + 1);
+        }
+    } else {
+        keys.push(DriveKey::File {
+            dev: m.dev(),
+            ino: m.ino(),
+        });
+    }
+}
+
+/// Whether `a` and `b` are one drive under two names (a link, a hard link, a second
+/// device node, a loop device and its backing file).
+pub fn same_drive(a: &Path, b: &Path) -> bool {
+    let (ka, kb) = (drive_keys(a), drive_keys(b));
+    ka.iter().any(|k| kb.contains(k))
+}
+
+/// The device numbers a target's data lives on: a file's file system (with its disk and
+/// that disk's partitions), a block device with its whole disk and partitions, and a loop device's backing file's file system. A
+/// file whose `st_dev` is one of these would go down with the target at a power cut.
+pub fn target_devices(target: &Path) -> Vec<u64> {
+    let mut devs: Vec<u64> = Vec::new();
+    for k in drive_keys(target) {
+        match k {
+            DriveKey::Block { rdev: dev } | DriveKey::File { dev, .. } => {
+                devs.push(dev);
+                // The disk holding it and that disk's partitions.
+                if let Some(dir) = sysfs_dir(dev) {
+                    let disk = if dir.join("partition").exists() {
+                        dir.parent().map(Path::to_path_buf)
+                    } else {
+                        Some(dir)
+                    };
+                    if let Some(disk) = disk {
+                        devs.extend(dev_number(&disk.join("dev")));
+                        devs.extend(partitions(&disk));
+                    }
+                }
+            }
+        }
+    }
+    devs.sort_unstable();
+    devs.dedup();
+    devs
+}
+
+/// Whether `path` (a file that may not exist yet: then its directory) lives on one of
+/// `target`'s devices ([`target_devices`]).
+pub fn on_target(path: &Path, target: &Path) -> bool {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dev = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .or_else(|| std::fs::metadata(dir).ok())
+        .map(|m| m.dev());
+    dev.is_some_and(|d| target_devices(target).contains(&d))
+}
+
+fn sysfs_dir(rdev: u64) -> Option<PathBuf> {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()
+}
+
+/// `MAJOR:MINOR` in a sysfs `dev` file as a device number.
+fn dev_number(file: &Path) -> Option<u64> {
+    let s = std::fs::read_to_string(file).ok()?;
+    let (major, minor) = s.trim().split_once(':')?;
+    Some(libc::makedev(major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The device numbers of a whole disk's partitions (sysfs subdirectories with a
+/// `partition` file).
+fn partitions(disk: &Path) -> Vec<u64> {
+    let Ok(entries) = std::fs::read_dir(disk) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("partition").exists())
+        .filter_map(|p| dev_number(&p.join("dev")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hard_link_is_the_same_drive_and_another_file_is_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"x").expect("a");
+        let b = dir.path().join("b");
+        std::fs::hard_link(&a, &b).expect("link");
+        let c = dir.path().join("c");
+        std::fs::write(&c, b"y").expect("c");
+        assert!(same_drive(&a, &b));
+        assert!(!same_drive(&a, &c));
+        assert!(!same_drive(&a, &dir.path().join("missing")));
+        // A file in the same directory lives on the target file's file system.
+        assert!(on_target(&dir.path().join("journal"), &a));
+    }
+}
