@@ -133,7 +133,13 @@ fn analyze_file(args: &AnalyzeArgs, format: TraceFormat) -> Result<analysis::Tra
         },
     );
     let a = a.map_err(|e| {
-        eprintln!("error: {e}");
+        let path = args.trace.display().to_string();
+        let message = e.to_string();
+        if message.contains(&path) {
+            eprintln!("error: {message}");
+        } else {
+            eprintln!("error: {path}: {message}");
+        }
         match e {
             analysis::AnalysisError::Output(_) => exit::TARGET,
             _ => exit::USAGE,

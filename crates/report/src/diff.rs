@@ -26,6 +26,49 @@ pub enum DiffError {
     /// Results of different specs in one set.
     #[error("{0} and {1} are results of different specs; a set holds runs of one spec")]
     MixedSpecs(String, String),
+    /// Runs of one set that differ in what they measured: they are not repeats.
+    #[error("its runs differ in {what} ({first} in the first run, {other} in another): a set holds repeats of one spec on one target by one kernel path; compare such runs side by side instead")]
+    MixedRuns {
+        /// What differs: the spec digest, the target, a step's kernel path.
+        what: String,
+        /// The first run's value.
+        first: String,
+        /// The differing run's value.
+        other: String,
+    },
+}
+
+/// What must be equal across the runs of a set: (what, value) pairs.
+fn set_identity(r: &RunResult) -> Vec<(String, String)> {
+    let t = &r.target;
+    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    // A file target (a scratch file is new each run) is the disk under it on its host.
+    let place = match (&t.kind, &t.backing_device) {
+        (iogate_result::TargetKind::File, Some(b)) => format!("a file on {}", b.device_name),
+        (iogate_result::TargetKind::File, None) => "a file on memory".to_string(),
+        _ => t.path.clone(),
+    };
+    let host = t.host.as_ref().map_or("—", |h| h.name.as_str());
+    let mut id = vec![
+        ("the spec digest".to_string(), r.spec_digest.clone()),
+        (
+            "the target".to_string(),
+            format!(
+                "{place} on host {host} (model {}, serial {})",
+                dash(&t.model),
+                dash(&t.serial)
+            ),
+        ),
+    ];
+    for s in &r.steps {
+        if let Some(sub) = &s.submission {
+            id.push((
+                format!("step `{}`'s kernel path", s.name),
+                sub.path.name().to_string(),
+            ));
+        }
+    }
+    id
 }
 
 /// Merges runs of one spec into one set: the last run's detail (steps, intervals), and one
@@ -36,12 +79,22 @@ pub fn combine(mut results: Vec<RunResult>) -> Result<RunResult, DiffError> {
         return results.pop().ok_or(DiffError::Empty);
     }
     let mut repeats = Vec::new();
+    let first = set_identity(&results[0]);
     for r in &results {
         if r.spec_name != results[0].spec_name {
             return Err(DiffError::MixedSpecs(
                 results[0].spec_name.clone(),
                 r.spec_name.clone(),
             ));
+        }
+        for (what, value) in set_identity(r) {
+            if let Some((_, was)) = first.iter().find(|(w, v)| *w == what && *v != value) {
+                return Err(DiffError::MixedRuns {
+                    what,
+                    first: was.clone(),
+                    other: value,
+                });
+            }
         }
         if r.set_runs.is_empty() {
             repeats.push(SetRun {

@@ -208,6 +208,12 @@ impl<R: BufRead> Lines<R> {
                 self.number += 1;
                 Some(Ok((self.number, self.buf.trim_end_matches(['\n', '\r']))))
             }
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Some(Err(TraceError::Io(format!(
+                    "line {} is not UTF-8 text: not a text trace of this format",
+                    self.number + 1
+                ))))
+            }
             Err(e) => Some(Err(TraceError::Io(e.to_string()))),
         }
     }

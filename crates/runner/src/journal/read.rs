@@ -173,3 +173,135 @@ fn whole_frame_after(bytes: &[u8], at: usize) -> Option<usize> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Journal, SampleBlock};
+    use super::*;
+
+    fn header() -> JournalHeader {
+        JournalHeader {
+            target: "/dev/x".into(),
+            capacity_bytes: 1 << 20,
+            unit_bytes: 4096,
+            seed: 7,
+            model: None,
+            serial: None,
+            sample: vec![SampleBlock {
+                offset: 8192,
+                crc32c: 3,
+            }],
+        }
+    }
+
+    /// A journal of three frames, each one write; its bytes and each frame's offset.
+    fn three_frames(dir: &Path) -> (Vec<u8>, Vec<usize>) {
+        let path = dir.join("j");
+        let j = Journal::create(&path, &header()).expect("create");
+        for i in 0..3u64 {
+            j.submit(vec![Record::Write {
+                seq: j.next_sequence(),
+                offset: i * 4096,
+                len: 4096,
+                generation: i + 1,
+                fua: false,
+                ack_ns: i,
+            }]);
+            // Wait for the writer's frame, so that each write is a frame of its own.
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+        j.finish().expect("finish");
+        let bytes = std::fs::read(&path).expect("read");
+        let mut at = 16 + u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
+        let mut frames = Vec::new();
+        while let Some(end) = frame_end(&bytes[at..]) {
+            frames.push(at);
+            at += end;
+        }
+        assert_eq!(frames.len(), 3, "three frames");
+        (bytes, frames)
+    }
+
+    #[test]
+    fn a_flipped_bit_before_the_last_frame_is_corruption_and_a_torn_last_frame_a_cut() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (bytes, frames) = three_frames(dir.path());
+        let p = Path::new("j");
+        assert_eq!(parse(&bytes, p).expect("intact").records.len(), 3);
+        for (i, &at) in frames[..2].iter().enumerate() {
+            let mut bad = bytes.clone();
+            bad[at + 20] ^= 1;
+            let e = parse(&bad, p).expect_err("corrupt").to_string();
+            assert!(
+                e.contains(&format!("frame {i} at byte {at} is damaged")) && e.contains("corrupt"),
+                "{e}"
+            );
+        }
+        // The last frame torn (cut short, or its bytes never written): a cut.
+        let last = frames[2];
+        for torn in [&bytes[..last + 30], &bytes[..bytes.len() - 1]] {
+            let c = parse(torn, p).expect("a torn last frame is a cut");
+            assert_eq!(c.records.len(), 2);
+            assert_eq!(c.tail_discarded_bytes as usize, torn.len() - last);
+        }
+    }
+
+    #[test]
+    fn lengths_and_units_beyond_the_capacity_are_refused_before_any_allocation() {
+        let p = Path::new("j");
+        let encode = |h: &JournalHeader, records: &[Record]| {
+            let json = serde_json::to_vec(h).expect("json");
+            let mut b = FILE_MAGIC.to_vec();
+            b.extend_from_slice(&(json.len() as u32).to_le_bytes());
+            b.extend_from_slice(&crc32c::crc32c(&json).to_le_bytes());
+            b.extend_from_slice(&json);
+            let start = b.len();
+            b.extend_from_slice(FRAME_MAGIC);
+            b.extend_from_slice(&(records.len() as u32).to_le_bytes());
+            for r in records {
+                r.encode(&mut b);
+            }
+            let crc = crc32c::crc32c(&b[start..]);
+            b.extend_from_slice(&crc.to_le_bytes());
+            b
+        };
+        let write = |offset: u64, len: u32| Record::Write {
+            seq: 0,
+            offset,
+            len,
+            generation: 1,
+            fua: true,
+            ack_ns: 0,
+        };
+        let ok = encode(&header(), &[write(0, 8192)]);
+        assert_eq!(parse(&ok, p).expect("valid").records.len(), 1);
+        for (h, r, says) in [
+            (header(), write(1 << 20, 4096), "within the capacity"),
+            (header(), write(0, u32::MAX & !4095), "at most"),
+            (header(), write(100, 4096), "whole 4096 B units"),
+            (
+                JournalHeader {
+                    unit_bytes: 1 << 30,
+                    ..header()
+                },
+                write(0, 4096),
+                "verification unit",
+            ),
+            (
+                JournalHeader {
+                    capacity_bytes: u64::MAX,
+                    sample: vec![SampleBlock {
+                        offset: u64::MAX - 10,
+                        crc32c: 0,
+                    }],
+                    ..header()
+                },
+                write(0, 4096),
+                "samples the block",
+            ),
+        ] {
+            let e = parse(&encode(&h, &[r]), p).expect_err(says).to_string();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+}

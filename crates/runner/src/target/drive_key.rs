@@ -63,12 +63,27 @@ pub fn same_drive(a: &Path, b: &Path) -> bool {
     ka.iter().any(|k| kb.contains(k))
 }
 
-/// The device numbers a target's data lives on: a file's file system (with its disk and
+/// The device numbers a target's data lives on (a file target not created yet: its
+/// directory's file system): a file's file system (with its disk and
 /// that disk's partitions), a block device with its whole disk and partitions, and a loop device's backing file's file system. A
 /// file whose `st_dev` is one of these would go down with the target at a power cut.
 pub fn target_devices(target: &Path) -> Vec<u64> {
     let mut devs: Vec<u64> = Vec::new();
-    for k in drive_keys(target) {
+    let mut keys = drive_keys(target);
+    if keys.is_empty() {
+        // A file target not created yet: it will live on its directory's file system.
+        let dir = target
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if let Ok(m) = std::fs::metadata(dir) {
+            keys.push(DriveKey::File {
+                dev: m.dev(),
+                ino: 0,
+            });
+        }
+    }
+    for k in keys {
         match k {
             DriveKey::Block { rdev: dev } | DriveKey::File { dev, .. } => {
                 devs.push(dev);
