@@ -68,9 +68,10 @@ pub struct Baseline {
     /// Metric path → golden value.
     pub metrics: BTreeMap<String, BaselineMetric>,
     /// Step name → the kernel path its requests took (`inline`, `io_wq`, `sqpoll`:
-    /// `steps[].submission`); absent in older baselines.
+    /// `steps[].submission`; any other name is refused when the baseline is read);
+    /// absent in older baselines.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub submission_paths: BTreeMap<String, String>,
+    pub submission_paths: BTreeMap<String, iogate_result::step::SubmissionPath>,
 }
 
 /// Errors reading or writing baselines.
@@ -245,7 +246,7 @@ impl Baseline {
             submission_paths: result
                 .steps
                 .iter()
-                .filter_map(|s| Some((s.name.clone(), s.submission?.path.name().to_string())))
+                .filter_map(|s| Some((s.name.clone(), s.submission?.path)))
                 .collect(),
         }
     }

@@ -175,7 +175,7 @@ fn path_changes(baseline: &Baseline, result: &RunResult) -> Vec<String> {
         .iter()
         .filter_map(|s| {
             let now = s.submission?.path.name();
-            let then = baseline.submission_paths.get(&s.name)?;
+            let then = baseline.submission_paths.get(&s.name)?.name();
             (then != now).then(|| {
                 format!(
                     "step `{}` reached the device by another kernel path than the blessed run ({now}, blessed on {then}): its figures measure something else",

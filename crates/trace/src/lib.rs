@@ -91,7 +91,7 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TraceError {
     /// A text line or binary record that does not parse.
-    #[error("{unit} {number}: {message}")]
+    #[error("{unit} {number}: {}", shorten(.message))]
     Malformed {
         /// `line` or `record`.
         unit: &'static str,
@@ -103,6 +103,18 @@ pub enum TraceError {
     /// The file cannot be read.
     #[error("reading the trace: {0}")]
     Io(String),
+}
+
+/// Longest message of a malformed record shown, characters: a malformed line is echoed
+/// in its message, and a 64 KiB line would flood a terminal.
+pub const MAX_ECHO_CHARS: usize = 200;
+
+/// `message` cut to [`MAX_ECHO_CHARS`] characters, saying how long it was.
+fn shorten(message: &str) -> std::borrow::Cow<'_, str> {
+    match message.char_indices().nth(MAX_ECHO_CHARS) {
+        None => message.into(),
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &message[..cut], message.len()).into(),
+    }
 }
 
 /// A stream of trace requests, whatever the format.
@@ -216,5 +228,24 @@ impl<R: BufRead> Lines<R> {
             }
             Err(e) => Some(Err(TraceError::Io(e.to_string()))),
         }
+    }
+}
+
+#[cfg(test)]
+mod echo_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_malformed_line_is_shown_cut() {
+        let e = TraceError::Malformed {
+            unit: "line",
+            number: 3,
+            message: format!("expected 7 fields, found `{}`", "x".repeat(65_000)),
+        };
+        let shown = e.to_string();
+        assert!(
+            shown.len() < 300 && shown.contains("bytes in all"),
+            "{shown}"
+        );
     }
 }

@@ -209,11 +209,44 @@ fn user_message(message: &str) -> String {
         let key = rest.split(',').next().unwrap_or(rest).trim();
         return format!("duplicate key `{key}`: each key may appear once in a mapping");
     }
+    // A number that does not fit the field: serde's type names in the author's terms.
+    if let Some(found) = message
+        .strip_prefix("invalid value: integer `")
+        .and_then(|r| r.strip_suffix("`, expected u64"))
+    {
+        return format!("expected a whole number of 0 or more, found {found}");
+    }
+    if let Some(found) = message
+        .strip_prefix("invalid type: floating point `")
+        .and_then(|r| r.strip_suffix("`, expected u64"))
+    {
+        return format!(
+            "expected a whole number from 0 to {}, found {found} (a fraction, or too large)",
+            u64::MAX
+        );
+    }
     if message.contains("budget") {
         return "the document is too large or too deeply nested for a spec (YAML parser limit)"
             .into();
     }
     message.to_string()
+}
+
+/// Where a wrong value's caret goes: serde-saphyr locates an invalid value or type at
+/// its key; when the key's value follows on the same line (`fsync: -1`), at the value.
+fn value_offset(text: &str, offset: usize, message: &str) -> usize {
+    if !(message.starts_with("invalid value") || message.starts_with("invalid type")) {
+        return offset;
+    }
+    let rest = &text[offset..];
+    let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+    match line.find(": ") {
+        Some(i) if !line[i + 2..].trim().is_empty() => {
+            let value = &line[i + 2..];
+            offset + i + 2 + (value.len() - value.trim_start().len())
+        }
+        _ => offset,
+    }
 }
 
 /// Parses the YAML structure of a spec. YAML errors (syntax, unknown or duplicate keys,
@@ -232,6 +265,7 @@ pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
         if let Some(rest) = message.strip_prefix("error: ") {
             message = rest.to_string();
         }
+        let offset = value_offset(&src.text, offset, &message);
         let message = user_message(&message);
         let end = src.text[offset..]
             .find(['\n', ':', ',', '}', ']'])

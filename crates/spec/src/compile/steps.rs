@@ -603,4 +603,29 @@ fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
             "expected a mix with writes: `data:` sets what writes carry",
         );
     }
+    if let Some(f) = w.fsync.as_ref().filter(|f| f.value > 0 && !writes) {
+        let span = cx.span(f);
+        cx.error(
+            span,
+            "`fsync:` has no effect on a workload that only reads",
+            format!(
+                "expected a mix with writes: `fsync: {}` flushes after that many writes, and \
+                 this mix never writes",
+                f.value
+            ),
+        );
+    }
+    let fua = |v: &str| v == "dsync" || v == "sync";
+    if let Some(y) = w.sync.as_ref().filter(|y| fua(&y.value) && !writes) {
+        let span = cx.span(y);
+        cx.error(
+            span,
+            "`sync:` has no effect on a workload that only reads",
+            format!(
+                "expected a mix with writes: `sync: {}` makes writes FUA, and this mix never \
+                 writes",
+                y.value
+            ),
+        );
+    }
 }

@@ -85,12 +85,13 @@ impl Job<'_> {
         self.pacing(&mut w, numjobs, kb);
         self.distribution(&mut w);
         self.data(&mut w, kb);
-        self.durability(&mut w);
+        self.durability(&mut w, shape.read_pct >= 100.0);
         if shape.read_pct >= 100.0 && !w.data.is_empty() {
             // fio fills the buffers of a read-only job too, but nothing is written: the
             // converted spec would carry a `data:` that `check` refuses as void.
             w.data.clear();
         }
+
         let read_back = self.verify(&mut w, &shape);
         if self
             .value("continue_on_error")
@@ -667,7 +668,9 @@ impl Job<'_> {
 
     /// `fsync=N` and `fdatasync=N` → `fsync: N` (on a block device both are a cache
     /// flush); `sync=1|sync|dsync` → `sync: dsync` (FUA writes).
-    fn durability(&mut self, w: &mut WorkloadOut) {
+    /// A read-only job never flushes in fio either: its `fsync`/`sync` is a note, not
+    /// converted (`check` refuses them on a mix that never writes).
+    fn durability(&mut self, w: &mut WorkloadOut, read_only: bool) {
         for key in ["fsync", "fdatasync"] {
             if let Some(n) = self.parsed(key, "a count of writes", |v| v.trim().parse::<u64>().ok())
             {
@@ -682,6 +685,17 @@ impl Job<'_> {
                 "1" | "sync" | "dsync" => w.fua = true,
                 _ => self.bad_value(&o, "`none`, `sync`, `dsync`, 0 or 1"),
             }
+        }
+        if read_only && (w.fsync > 0 || w.fua) {
+            w.fsync = 0;
+            w.fua = false;
+            let span = self.section.span.clone();
+            self.diag(
+                span,
+                Severity::Note,
+                "`fsync`/`fdatasync`/`sync` have no effect on a job that only reads".into(),
+                "fio flushes and writes FUA after writes only; not converted".into(),
+            );
         }
     }
 
