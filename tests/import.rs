@@ -439,7 +439,7 @@ fn a_job_file_converts_rule_by_rule() {
         "size: 96MiB",                                 // target covers offset + size
         "trace: trace.log",                            // read_iolog
         "format: fio_iolog",
-        "fsync: 4", // fsync=4: a flush every 4 writes
+        "fsync: 4", // fsync=4 on the read/write job: a flush every 4 writes
     ] {
         assert!(yaml.contains(expected), "missing `{expected}` in:\n{yaml}");
     }
@@ -449,8 +449,9 @@ fn a_job_file_converts_rule_by_rule() {
         "psync runs one request at a time:\n{yaml}"
     );
     for warned in [
-        ":46:1: job `concurrent` runs concurrently with `delayed`",
-        ":50:1: fio option `zonemode` is not converted",
+        ":47:1: job `concurrent` runs concurrently with `delayed`",
+        ":51:1: fio option `zonemode` is not converted",
+        ":45:1: fio option `fsync` has no effect on a job that only reads",
     ] {
         assert!(stderr.contains(warned), "missing `{warned}` in:\n{stderr}");
     }

@@ -174,6 +174,17 @@ fn a_damaged_journal_never_passes() {
         iogate(&args)
     };
     assert_eq!(code(&verify(&j, &[])), 0);
+    // The wrong target: its blocks read as lost, and verify says why that may be.
+    let other = shm.path().join("other.img");
+    std::fs::write(&other, vec![0u8; 4 << 20]).expect("other target");
+    let o = iogate(&["verify", "--journal", s(&j), "--target", s(&other)]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let says = format!("The journal was written for {}", target.display());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&says),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     // One flipped bit in the first frame: corruption (exit 3), not a torn tail.
     let bytes = std::fs::read(&j).expect("journal");
     let at = first_frame(&bytes);
@@ -609,6 +620,40 @@ fn a_set_of_runs_that_measured_different_things_is_refused() {
     }
 }
 
+fn a_baseline_naming_an_unknown_kernel_path_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = writes_spec(dir.path(), "paths", "ios: 200");
+    let first = dir.path().join("first");
+    common::run_scratch_ok(&spec, &first);
+    let golden = dir.path().join("golden");
+    let o = iogate(&["bless", s(&first), "--golden", s(&golden)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let file = std::fs::read_dir(golden.join("paths"))
+        .expect("golden/paths")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a baseline");
+    let mut b = common::json_file(&file);
+    let paths = b["submission_paths"]
+        .as_object_mut()
+        .expect("submission_paths");
+    let step = paths.keys().next().expect("a step").clone();
+    paths.insert(step, serde_json::json!("warp-drive"));
+    std::fs::write(&file, serde_json::to_string(&b).expect("json")).expect("write");
+    let o = iogate(&[
+        "run",
+        s(&spec),
+        "--baseline",
+        s(&golden),
+        "--out",
+        s(&dir.path().join("second")),
+        "--quiet",
+    ]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("warp-drive"), "{}", stderr(&o));
+}
+
 tests_main![
     journal_refusals,
     two_runs_cannot_share_a_journal,
@@ -622,4 +667,5 @@ tests_main![
     a_power_command_is_bounded_and_killed_with_its_group,
     parquet_parts_appear_whole_or_not_at_all,
     a_set_of_runs_that_measured_different_things_is_refused,
+    a_baseline_naming_an_unknown_kernel_path_is_refused,
 ];

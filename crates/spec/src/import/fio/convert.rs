@@ -671,31 +671,44 @@ impl Job<'_> {
     /// A read-only job never flushes in fio either: its `fsync`/`sync` is a note, not
     /// converted (`check` refuses them on a mix that never writes).
     fn durability(&mut self, w: &mut WorkloadOut, read_only: bool) {
+        let mut set: Vec<Opt> = Vec::new();
         for key in ["fsync", "fdatasync"] {
-            if let Some(n) = self.parsed(key, "a count of writes", |v| v.trim().parse::<u64>().ok())
-            {
-                if n > 0 {
+            let Some((v, o)) = self.value(key) else {
+                continue;
+            };
+            match v.trim().parse::<u64>() {
+                Ok(0) => {}
+                Ok(n) => {
                     w.fsync = if w.fsync == 0 { n } else { w.fsync.min(n) };
+                    set.push(o);
                 }
+                Err(_) => self.bad_value(&o, "a count of writes"),
             }
         }
         if let Some((v, o)) = self.value("sync") {
             match v.trim() {
                 "0" | "none" => {}
-                "1" | "sync" | "dsync" => w.fua = true,
+                "1" | "sync" | "dsync" => {
+                    w.fua = true;
+                    set.push(o);
+                }
                 _ => self.bad_value(&o, "`none`, `sync`, `dsync`, 0 or 1"),
             }
         }
-        if read_only && (w.fsync > 0 || w.fua) {
+        if read_only {
             w.fsync = 0;
             w.fua = false;
-            let span = self.section.span.clone();
-            self.diag(
-                span,
-                Severity::Note,
-                "`fsync`/`fdatasync`/`sync` have no effect on a job that only reads".into(),
-                "fio flushes and writes FUA after writes only; not converted".into(),
-            );
+            for o in set {
+                self.diag(
+                    o.span.clone(),
+                    Severity::Note,
+                    format!(
+                        "fio option `{}` has no effect on a job that only reads",
+                        o.key
+                    ),
+                    "fio flushes and writes FUA after writes only; not converted".into(),
+                );
+            }
         }
     }
 
