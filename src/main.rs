@@ -7,6 +7,7 @@
 mod analyze;
 mod cli;
 mod diff;
+mod display;
 mod exit;
 mod fleet;
 mod history;

@@ -277,7 +277,7 @@ mod tests {
         assert_eq!(parse(&ok, p).expect("valid").records.len(), 1);
         for (h, r, says) in [
             (header(), write(1 << 20, 4096), "within the capacity"),
-            (header(), write(0, u32::MAX & !4095), "at most"),
+            (header(), write(0, !4095), "at most"),
             (header(), write(100, 4096), "whole 4096 B units"),
             (
                 JournalHeader {
