@@ -116,17 +116,7 @@ fn two_runs_cannot_share_a_journal() {
         "the first run's journal",
     );
     let b = shm.path().join("b.img");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--quiet",
-        "--journal",
-        s(&j),
-        "--target",
-        s(&b),
-        "--out",
-        s(&dir.path().join("b")),
-    ]);
+    let o = journaled_run(&spec, &j, &b, &dir.path().join("b"));
     assert_ne!(code(&o), 0, "{}", stderr(&o));
     assert!(
         stderr(&o).contains("in use by another run"),
@@ -145,6 +135,21 @@ fn two_runs_cannot_share_a_journal() {
     );
 }
 
+/// `iogate run SPEC --quiet --journal J --target T --out OUT`.
+fn journaled_run(spec: &Path, journal: &Path, target: &Path, out: &Path) -> std::process::Output {
+    iogate(&[
+        "run",
+        s(spec),
+        "--quiet",
+        "--journal",
+        s(journal),
+        "--target",
+        s(target),
+        "--out",
+        s(out),
+    ])
+}
+
 /// Byte offset of the journal's first frame.
 fn first_frame(bytes: &[u8]) -> usize {
     16 + u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize
@@ -156,17 +161,7 @@ fn a_damaged_journal_never_passes() {
     let spec = writes_spec(dir.path(), "damaged", "ios: 4000");
     let target = shm.path().join("t.img");
     let j = dir.path().join("j");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--quiet",
-        "--journal",
-        s(&j),
-        "--target",
-        s(&target),
-        "--out",
-        s(&dir.path().join("out")),
-    ]);
+    let o = journaled_run(&spec, &j, &target, &dir.path().join("out"));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let verify = |journal: &Path, extra: &[&str]| {
         let mut args = vec!["verify", "--journal", s(journal), "--target", s(&target)];
