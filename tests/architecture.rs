@@ -229,3 +229,55 @@ mod tests { use crate::hidden; }
         vec![vec!["a".to_string(), "b".to_string()]]
     );
 }
+
+/// Each literal form the compiler knows, and what the scanner must keep of it: every
+/// case is `open {` + the form + `} close`, so a form misread as opening a string or
+/// comment swallows `close` or keeps a brace.
+#[test]
+fn the_lexer_reads_literals_as_the_compiler_does() {
+    let forms = [
+        ("byte literal of a quote", r#"b'"'"#),
+        ("char literal of a quote", r#"'"'"#),
+        ("escaped quote char", r"'\''"),
+        ("backslash char", r"'\\'"),
+        ("unicode escape char", r"'\u{7b}'"),
+        ("non-ASCII char", "'é'"),
+        ("raw string with a brace", r##"r#"{"#"##),
+        ("raw string with two hashes", r###"r##"a "# { "##"###),
+        ("raw byte string", r##"br#"}"#"##),
+        ("C string", r#"c"{""#),
+        ("string holding a line comment", r#""//""#),
+        ("string with an escaped quote", r#""\"{""#),
+        ("byte string", r#"b"{\"""#),
+        ("nested block comment", "/* a /* { */ } */"),
+        ("line comment", "// {\n"),
+        ("multi-line string", "\"{\n}\""),
+    ];
+    for (what, form) in forms {
+        let src = format!("open {{ {form} }} close");
+        let code = rust_source::code(&src);
+        assert!(
+            code.contains("open {") && code.contains("} close"),
+            "{what}: {src:?} scanned as {code:?}"
+        );
+        assert_eq!(
+            code.matches(['{', '}']).count(),
+            2,
+            "{what}: {src:?} scanned as {code:?}"
+        );
+        assert_eq!(code.len(), src.len(), "{what}: lengths and lines kept");
+    }
+    // Lifetimes, labels and raw identifiers are code, not literal starts.
+    for (what, src, kept) in [
+        ("lifetime", "fn f<'a>(x: &'a str) { g(x) }", "g(x)"),
+        ("label", "'outer: loop { break 'outer; }", "break"),
+        ("raw identifier", "let r#type = 1; { x }", "{ x }"),
+    ] {
+        let code = rust_source::code(src);
+        assert!(code.contains(kept), "{what}: {src:?} scanned as {code:?}");
+    }
+    // The file the old scanner misread: its longest function is seen whole.
+    let src = "fn a() {\n let q = b'\"';\n}\nfn b() {\n x();\n}\n";
+    let fns = rust_source::functions(&rust_source::code(src));
+    assert_eq!(fns, vec![("a".to_string(), 1, 3), ("b".to_string(), 4, 3)]);
+}

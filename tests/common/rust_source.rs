@@ -1,6 +1,6 @@
 //! A Rust source scanner for `tests/architecture.rs`: code without comments, strings and
-//! character literals (so braces and paths in them do not count), test modules left
-//! out; the module a file defines; the modules it refers to (`crate::a::b`, `super::x`,
+//! character literals, lexed as the compiler does (so braces, quotes and paths in them do
+//! not count), test modules left out; the module a file defines; the modules it refers to (`crate::a::b`, `super::x`,
 //! `self::x`); and the line span of every function body (brace counting).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -8,56 +8,32 @@ use std::path::Path;
 
 /// `src` without comments, string and character literals (each replaced by spaces, so
 /// line numbers stay), cut before the first `#[cfg(test)]` (test modules are last).
+/// Tokens as the Rust reference's lexical chapter defines them: line and (nested) block
+/// comments; string, byte string and C string literals with escapes; raw forms with any
+/// number of `#`; character and byte literals (`'"'`, `b'"'`, `'\''`, `'\u{7f}'`);
+/// lifetimes and labels (`'a`) are code. A literal's prefix (`b`, `c`, `r`, `br`, `cr`)
+/// counts only at the start of a word, so `r#type` and `attr"` are code.
 pub fn code(src: &str) -> String {
     let b = src.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
-    let blank = |out: &mut Vec<u8>, s: &[u8]| {
-        out.extend(s.iter().map(|&c| if c == b'\n' { b'\n' } else { b' ' }))
-    };
     while i < b.len() {
-        let rest = &b[i..];
-        let end = if rest.starts_with(b"//") {
-            i + rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len())
-        } else if rest.starts_with(b"/*") {
-            i + 2
-                + rest[2..]
-                    .windows(2)
-                    .position(|w| w == b"*/")
-                    .map_or(rest.len() - 2, |p| p + 2)
-        } else if let Some(n) = raw_string_len(rest) {
-            i + n
-        } else if rest[0] == b'"' || rest.starts_with(b"b\"") {
-            let start = if rest[0] == b'"' { 1 } else { 2 };
-            let mut j = start;
-            while j < rest.len() && rest[j] != b'"' {
-                j += if rest[j] == b'\\' { 2 } else { 1 };
+        let after_word = i > 0 && is_word_byte(b[i - 1]);
+        match token_len(&b[i..], after_word) {
+            Some(n) => {
+                let n = n.max(1).min(b.len() - i);
+                out.extend(
+                    b[i..i + n]
+                        .iter()
+                        .map(|&c| if c == b'\n' { c } else { b' ' }),
+                );
+                i += n;
             }
-            i + (j + 1).min(rest.len())
-        } else if rest[0] == b'\'' && rest.len() > 2 && rest[1] == b'\\' {
-            i + 2
-                + rest[2..]
-                    .iter()
-                    .position(|&c| c == b'\'')
-                    .map_or(rest.len() - 2, |p| p + 1)
-        } else if rest[0] == b'\''
-            && char_len(&rest[1..]).is_some_and(|n| rest.get(1 + n) == Some(&b'\''))
-        {
-            i + 2 + char_len(&rest[1..]).unwrap_or(1)
-        } else {
-            out.push(rest[0]);
-            i += 1;
-            continue;
-        };
-        let is_ident_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-        if is_ident_before && rest[0] != b'/' && rest[0] != b'"' {
-            // `r#ident` or a word ending in `r`/`b` before a quote: not a literal start.
-            out.push(rest[0]);
-            i += 1;
-            continue;
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
         }
-        blank(&mut out, &b[i..end]);
-        i = end;
     }
     let text = String::from_utf8_lossy(&out).into_owned();
     match text.find("#[cfg(test)]") {
@@ -66,38 +42,89 @@ pub fn code(src: &str) -> String {
     }
 }
 
-fn char_len(b: &[u8]) -> Option<usize> {
-    let first = *b.first()?;
-    Some(match first {
+/// A byte of an identifier (non-ASCII bytes count: identifiers may be Unicode).
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// The length of the comment or literal at the start of `b`, if one starts there.
+fn token_len(b: &[u8], after_word: bool) -> Option<usize> {
+    match b {
+        [b'/', b'/', ..] => Some(b.iter().position(|&c| c == b'\n').unwrap_or(b.len())),
+        [b'/', b'*', ..] => Some(block_comment_len(b)),
+        [b'"', ..] => Some(quoted_len(b, b'"')),
+        [b'\'', ..] => char_literal_len(b),
+        _ if after_word => None,
+        [b'b', b'\'', ..] => char_literal_len(&b[1..]).map(|n| n + 1),
+        [b'b' | b'c', b'"', ..] => Some(1 + quoted_len(&b[1..], b'"')),
+        [b'b' | b'c', b'r', ..] => raw_len(&b[2..]).map(|n| n + 2),
+        [b'r', ..] => raw_len(&b[1..]).map(|n| n + 1),
+        _ => None,
+    }
+}
+
+/// A block comment's length, nested ones included (unterminated: the rest).
+fn block_comment_len(b: &[u8]) -> usize {
+    let (mut depth, mut j) = (0usize, 0usize);
+    while j < b.len() {
+        if b[j..].starts_with(b"/*") {
+            depth += 1;
+            j += 2;
+        } else if b[j..].starts_with(b"*/") {
+            depth -= 1;
+            j += 2;
+            if depth == 0 {
+                return j;
+            }
+        } else {
+            j += 1;
+        }
+    }
+    b.len()
+}
+
+/// A quoted literal's length from its opening `quote` at `b[0]`, escapes skipped.
+fn quoted_len(b: &[u8], quote: u8) -> usize {
+    let mut j = 1;
+    while j < b.len() && b[j] != quote {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    (j + 1).min(b.len())
+}
+
+/// A character literal's length from its `'` at `b[0]`; `None` for a lifetime or label.
+fn char_literal_len(b: &[u8]) -> Option<usize> {
+    if b.get(1) == Some(&b'\\') {
+        // The escaped character is skipped, then the closing quote.
+        let close = b.get(3..)?.iter().position(|&c| c == b'\'')?;
+        return Some(3 + close + 1);
+    }
+    let first = *b.get(1)?;
+    let n = match first {
         0x00..=0x7f => 1,
         0xc0..=0xdf => 2,
         0xe0..=0xef => 3,
         _ => 4,
-    })
+    };
+    (b.get(1 + n) == Some(&b'\'')).then_some(n + 2)
 }
 
-/// Length of a raw string literal (`r"…"`, `r#"…"#`, `br"…"`) at the start of `b`.
-fn raw_string_len(b: &[u8]) -> Option<usize> {
-    let mut j = if b.starts_with(b"br") {
-        2
-    } else if b.starts_with(b"r") {
-        1
-    } else {
-        return None;
-    };
-    let hashes = b[j..].iter().take_while(|&&c| c == b'#').count();
-    j += hashes;
-    if b.get(j) != Some(&b'"') {
+/// A raw literal's length after its `r`: `#`s, a quoted body, as many `#`s again.
+fn raw_len(b: &[u8]) -> Option<usize> {
+    let hashes = b.iter().take_while(|&&c| c == b'#').count();
+    if b.get(hashes) != Some(&b'"') {
         return None;
     }
+    let body = hashes + 1;
     let close: Vec<u8> = std::iter::once(b'"')
         .chain(std::iter::repeat_n(b'#', hashes))
         .collect();
-    let body = j + 1;
-    let at = b[body..]
-        .windows(close.len())
-        .position(|w| w == close.as_slice())?;
-    Some(body + at + close.len())
+    Some(
+        b[body..]
+            .windows(close.len())
+            .position(|w| w == close.as_slice())
+            .map_or(b.len(), |at| body + at + close.len()),
+    )
 }
 
 /// The module path a file defines within its crate (`engine::uring`; `crate` for the

@@ -16,8 +16,8 @@ use crate::document::{
 };
 use crate::expr::Assertion;
 use crate::plan::{
-    derive_seed, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep, PlanTarget,
-    RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
+    derive_seed, BaselineRule, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep,
+    PlanTarget, RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
@@ -304,126 +304,12 @@ pub fn compile(src: &SourceFile, geometry: &Geometry) -> Result<Plan, Diagnostic
 }
 
 fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
-    if raw.iogate.value != 1 {
-        let span = cx.span(&raw.iogate);
-        cx.error(
-            span,
-            "unsupported spec format version",
-            format!("expected `iogate: 1`, found `iogate: {}`", raw.iogate.value),
-        );
-    }
-    let name_ok = !raw.name.value.is_empty()
-        && !raw.name.value.starts_with('.')
-        && raw
-            .name
-            .value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-    if !name_ok {
-        let span = cx.span(&raw.name);
-        cx.error(
-            span,
-            "invalid spec name",
-            format!(
-                "expected letters, digits, `_`, `-` or `.` (it names directories), found `{}`",
-                raw.name.value
-            ),
-        );
-    }
+    check_header(cx, raw);
     let lbs = u64::from(geometry.logical_block_size.max(1));
     let size = resolve_target_size(cx, raw, geometry)?;
     let seed = raw.seed.as_ref().map_or(1, |s| s.value);
-
-    if raw.steps.value.is_empty() {
-        let span = cx.span(&raw.steps);
-        cx.error(
-            span,
-            "a spec needs at least one step",
-            "expected a list of steps, found an empty list",
-        );
-    }
-
-    let mut steps = Vec::new();
-    let mut names: Vec<(String, Range<usize>)> = Vec::new();
-    for (index, step) in raw.steps.value.iter().enumerate() {
-        let built = match &step.value {
-            RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
-            RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
-            RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
-            RawStep::Purge(p) => replay::purge(cx, p, size, lbs),
-            RawStep::Idle(i) => replay::idle(cx, i, size),
-            RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
-            RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
-            RawStep::PowerCycle(p) => power_cycle::power_cycle(cx, p, index, size, lbs, seed),
-        };
-        let Some((s, name_span)) = built else {
-            continue;
-        };
-        if let Some((_, first)) = names.iter().find(|(n, _)| *n == s.name) {
-            let (line, _) = cx.src.line_col(first.start);
-            let span = name_span.clone().unwrap_or_else(|| cx.span(step));
-            cx.error_note(
-                span,
-                "duplicate step name",
-                format!("`{}` is already the name of another step", s.name),
-                &format!(
-                    "the first step named `{}` is on line {line}; give each step a `name:`",
-                    s.name
-                ),
-            );
-        }
-        names.push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
-        steps.push(s);
-    }
-    // Metric paths resolve against every step's name, including steps with mistakes of
-    // their own (so one mistake does not cascade); without a step, the last workload.
-    let step_names: Vec<String> = raw
-        .steps
-        .value
-        .iter()
-        .map(|s| raw_step_name(&s.value).to_string())
-        .collect();
-    let default_step = raw
-        .steps
-        .value
-        .iter()
-        .rev()
-        .find(|s| {
-            matches!(
-                s.value,
-                RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_) | RawStep::Repeat(_)
-            )
-        })
-        .map(|s| raw_step_name(&s.value).to_string());
-
-    let mut assertions: Vec<Assertion> = raw
-        .assertions
-        .iter()
-        .filter_map(|a| rules::assertion(cx, a, &step_names, default_step.as_deref(), &steps))
-        .collect();
-    rules::implicit_assertions(cx, raw, &steps, &mut assertions);
-    let mut baseline_required = false;
-    let baseline_rules = raw
-        .baseline
-        .0
-        .iter()
-        .filter_map(|(k, v)| {
-            if k.value == "required" {
-                match v.value.as_str() {
-                    "true" => baseline_required = true,
-                    "false" => baseline_required = false,
-                    _ => cx.error(
-                        cx.span(v),
-                        "invalid `baseline.required`",
-                        format!("expected `true` or `false`, found `{}`", v.value),
-                    ),
-                }
-                return None;
-            }
-            rules::baseline_rule(cx, k, v, &step_names, default_step.as_deref(), &steps)
-        })
-        .collect();
-
+    let steps = build_steps(cx, raw, size, lbs, seed);
+    let (assertions, baseline_rules, baseline_required) = build_rules(cx, raw, &steps);
     let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
     // Estimates saturate: a spec of absurd sizes says u64::MAX, never a wrapped small number.
     let estimated_duration_ns = steps
@@ -459,6 +345,139 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         targets: target_patterns(cx, raw),
         peers: peer_rule(cx, raw),
     })
+}
+
+/// The format version, and a name that can name directories.
+fn check_header(cx: &mut Ctx<'_>, raw: &RawSpec) {
+    if raw.iogate.value != 1 {
+        let span = cx.span(&raw.iogate);
+        cx.error(
+            span,
+            "unsupported spec format version",
+            format!("expected `iogate: 1`, found `iogate: {}`", raw.iogate.value),
+        );
+    }
+    let name_ok = !raw.name.value.is_empty()
+        && !raw.name.value.starts_with('.')
+        && raw
+            .name
+            .value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if !name_ok {
+        let span = cx.span(&raw.name);
+        cx.error(
+            span,
+            "invalid spec name",
+            format!(
+                "expected letters, digits, `_`, `-` or `.` (it names directories), found `{}`",
+                raw.name.value
+            ),
+        );
+    }
+}
+
+/// Every step compiled by its kind; a step name used twice is a diagnostic pointing at
+/// the first.
+fn build_steps(cx: &mut Ctx<'_>, raw: &RawSpec, size: u64, lbs: u64, seed: u64) -> Vec<PlanStep> {
+    if raw.steps.value.is_empty() {
+        let span = cx.span(&raw.steps);
+        cx.error(
+            span,
+            "a spec needs at least one step",
+            "expected a list of steps, found an empty list",
+        );
+    }
+    let mut steps = Vec::new();
+    let mut names: Vec<(String, Range<usize>)> = Vec::new();
+    for (index, step) in raw.steps.value.iter().enumerate() {
+        let built = match &step.value {
+            RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
+            RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
+            RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
+            RawStep::Purge(p) => replay::purge(cx, p, size, lbs),
+            RawStep::Idle(i) => replay::idle(cx, i, size),
+            RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
+            RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
+            RawStep::PowerCycle(p) => power_cycle::power_cycle(cx, p, index, size, lbs, seed),
+        };
+        let Some((s, name_span)) = built else {
+            continue;
+        };
+        if let Some((_, first)) = names.iter().find(|(n, _)| *n == s.name) {
+            let (line, _) = cx.src.line_col(first.start);
+            let span = name_span.clone().unwrap_or_else(|| cx.span(step));
+            cx.error_note(
+                span,
+                "duplicate step name",
+                format!("`{}` is already the name of another step", s.name),
+                &format!(
+                    "the first step named `{}` is on line {line}; give each step a `name:`",
+                    s.name
+                ),
+            );
+        }
+        names.push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
+        steps.push(s);
+    }
+    steps
+}
+
+/// The assertions (written and implicit) and the baseline rules, with
+/// `baseline.required`.
+fn build_rules(
+    cx: &mut Ctx<'_>,
+    raw: &RawSpec,
+    steps: &[PlanStep],
+) -> (Vec<Assertion>, Vec<BaselineRule>, bool) {
+    // Metric paths resolve against every step's name, including steps with mistakes of
+    // their own (so one mistake does not cascade); without a step, the last workload.
+    let step_names: Vec<String> = raw
+        .steps
+        .value
+        .iter()
+        .map(|s| raw_step_name(&s.value).to_string())
+        .collect();
+    let default_step = raw
+        .steps
+        .value
+        .iter()
+        .rev()
+        .find(|s| {
+            matches!(
+                s.value,
+                RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_) | RawStep::Repeat(_)
+            )
+        })
+        .map(|s| raw_step_name(&s.value).to_string());
+    let mut assertions: Vec<Assertion> = raw
+        .assertions
+        .iter()
+        .filter_map(|a| rules::assertion(cx, a, &step_names, default_step.as_deref(), steps))
+        .collect();
+    rules::implicit_assertions(cx, raw, steps, &mut assertions);
+    let mut baseline_required = false;
+    let baseline_rules = raw
+        .baseline
+        .0
+        .iter()
+        .filter_map(|(k, v)| {
+            if k.value == "required" {
+                match v.value.as_str() {
+                    "true" => baseline_required = true,
+                    "false" => baseline_required = false,
+                    _ => cx.error(
+                        cx.span(v),
+                        "invalid `baseline.required`",
+                        format!("expected `true` or `false`, found `{}`", v.value),
+                    ),
+                }
+                return None;
+            }
+            rules::baseline_rule(cx, k, v, &step_names, default_step.as_deref(), steps)
+        })
+        .collect();
+    (assertions, baseline_rules, baseline_required)
 }
 
 /// `targets:`: each pattern checked as a glob (resolved only when the run starts).
