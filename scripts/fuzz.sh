@@ -20,8 +20,14 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+# The targets that read traces, baselines and results need polars (fuzz/Cargo.toml's
+# `tables` feature); the others build without it.
+features=()
+for t in "${targets[@]}"; do
+  case "$t" in trace | baseline | result) features=(--features tables) ;; esac
+done
 # One build for every target; a crash stops its target, and the others still run.
-cargo +nightly fuzz build --release
+cargo +nightly fuzz build --release "${features[@]}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 status=0
@@ -31,7 +37,7 @@ for t in "${targets[@]}"; do
   before=$(find "fuzz/artifacts/$t" -type f | wc -l)
   log="$scratch/$t.log"
   set +e
-  cargo +nightly fuzz run --release "$t" "$scratch/$t" "fuzz/corpus/$t" -- \
+  cargo +nightly fuzz run --release "${features[@]}" "$t" "$scratch/$t" "fuzz/corpus/$t" -- \
     -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" \
     -print_final_stats=1 >"$log" 2>&1
   rc=$?

@@ -47,11 +47,11 @@ fuzz_target!(|data: &[u8]| {
     } else {
         with_crcs(body)
     };
-    if let Ok(c) = iogate_runner::journal::parse(&bytes, path) {
+    if let Ok(c) = iogate_journal::parse(&bytes, path) {
         // Every record was checked against the header's capacity in whole units.
         let unit = u64::from(c.header.unit_bytes);
         for r in &c.records {
-            if let iogate_runner::journal::Record::Write { offset, len, .. } = *r {
+            if let iogate_journal::Record::Write { offset, len, .. } = *r {
                 assert!(offset % unit == 0 && u64::from(len) % unit == 0);
                 assert!(offset + u64::from(len) <= c.header.capacity_bytes);
             }

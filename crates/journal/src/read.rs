@@ -3,13 +3,13 @@
 //! allocated for it: the header's unit and capacity, every record's offset and length
 //! against that capacity, and the frames themselves. Only the last frame can be torn by
 //! a cut (it is counted in `tail_discarded_bytes`); a damaged frame followed by a whole
-//! one is corruption, an error naming the frame and its byte offset. `journal` (the
-//! writer, the format) is its parent; `integrity` its caller.
+//! one is corruption, an error naming the frame and its byte offset. The crate's root (the
+//! format) is its parent; `iogate-runner`'s `integrity` and `power_cycle` its callers.
 
 use std::io::Read;
 use std::path::Path;
 
-use super::{
+use crate::{
     JournalContents, JournalError, JournalHeader, Record, FILE_MAGIC, FRAME_MAGIC, RECORD_BYTES,
 };
 
@@ -146,7 +146,7 @@ fn check_record(r: &Record, h: &JournalHeader) -> Result<(), String> {
 }
 
 /// The length of the whole, valid frame at the start of `b` (None: none there).
-pub(super) fn frame_end(b: &[u8]) -> Option<usize> {
+fn frame_end(b: &[u8]) -> Option<usize> {
     if b.len() < 12 || &b[0..4] != FRAME_MAGIC {
         return None;
     }
@@ -176,8 +176,8 @@ fn whole_frame_after(bytes: &[u8], at: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Journal, SampleBlock};
     use super::*;
+    use crate::SampleBlock;
 
     fn header() -> JournalHeader {
         JournalHeader {
@@ -194,38 +194,31 @@ mod tests {
         }
     }
 
+    fn write(offset: u64, len: u32) -> Record {
+        Record::Write {
+            seq: 0,
+            offset,
+            len,
+            generation: 1,
+            fua: true,
+            ack_ns: 0,
+        }
+    }
+
     /// A journal of three frames, each one write; its bytes and each frame's offset.
-    fn three_frames(dir: &Path) -> (Vec<u8>, Vec<usize>) {
-        let path = dir.join("j");
-        let j = Journal::create(&path, &header()).expect("create");
-        for i in 0..3u64 {
-            j.submit(vec![Record::Write {
-                seq: j.next_sequence(),
-                offset: i * 4096,
-                len: 4096,
-                generation: i + 1,
-                fua: false,
-                ack_ns: i,
-            }]);
-            // Wait for the writer's frame, so that each write is a frame of its own.
-            std::thread::sleep(std::time::Duration::from_millis(30));
-        }
-        j.finish().expect("finish");
-        let bytes = std::fs::read(&path).expect("read");
-        let mut at = 16 + u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
+    fn three_frames() -> (Vec<u8>, Vec<usize>) {
+        let mut bytes = crate::encode_header(&header()).expect("header");
         let mut frames = Vec::new();
-        while let Some(end) = frame_end(&bytes[at..]) {
-            frames.push(at);
-            at += end;
+        for i in 0..3u64 {
+            frames.push(bytes.len());
+            crate::encode_frame(&[write(i * 4096, 4096)], &mut bytes);
         }
-        assert_eq!(frames.len(), 3, "three frames");
         (bytes, frames)
     }
 
     #[test]
     fn a_flipped_bit_before_the_last_frame_is_corruption_and_a_torn_last_frame_a_cut() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (bytes, frames) = three_frames(dir.path());
+        let (bytes, frames) = three_frames();
         let p = Path::new("j");
         assert_eq!(parse(&bytes, p).expect("intact").records.len(), 3);
         for (i, &at) in frames[..2].iter().enumerate() {
@@ -250,28 +243,9 @@ mod tests {
     fn lengths_and_units_beyond_the_capacity_are_refused_before_any_allocation() {
         let p = Path::new("j");
         let encode = |h: &JournalHeader, records: &[Record]| {
-            let json = serde_json::to_vec(h).expect("json");
-            let mut b = FILE_MAGIC.to_vec();
-            b.extend_from_slice(&(json.len() as u32).to_le_bytes());
-            b.extend_from_slice(&crc32c::crc32c(&json).to_le_bytes());
-            b.extend_from_slice(&json);
-            let start = b.len();
-            b.extend_from_slice(FRAME_MAGIC);
-            b.extend_from_slice(&(records.len() as u32).to_le_bytes());
-            for r in records {
-                r.encode(&mut b);
-            }
-            let crc = crc32c::crc32c(&b[start..]);
-            b.extend_from_slice(&crc.to_le_bytes());
+            let mut b = crate::encode_header(h).expect("header");
+            crate::encode_frame(records, &mut b);
             b
-        };
-        let write = |offset: u64, len: u32| Record::Write {
-            seq: 0,
-            offset,
-            len,
-            generation: 1,
-            fua: true,
-            ack_ns: 0,
         };
         let ok = encode(&header(), &[write(0, 8192)]);
         assert_eq!(parse(&ok, p).expect("valid").records.len(), 1);

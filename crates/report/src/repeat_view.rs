@@ -63,7 +63,7 @@ pub(crate) fn repeat_view(step: &StepResult, with_charts: bool) -> Option<Sectio
                     |s| format!(", segment {}", ByteSize(s))
                 )
             ),
-            None => "Cache probe: no set was served by the fast tier after its first round (no cache seen, or smaller than the smallest set).".to_string(),
+            None => "Cache probe: no set was served faster than its first round by repetition (no cache seen, or smaller than the smallest set).".to_string(),
         });
         tables.push(Table {
             title: "Cache probe: turning point by block size".into(),

@@ -25,9 +25,10 @@ pub struct Trial {
     pub block_size_bytes: u64,
     /// Requests in the set.
     pub requests: u64,
-    /// Share of requests after the first round served by the fast tier, percent.
+    /// Share of requests after the first round that are hits (served by a tier faster
+    /// than the slowest; with one tier, by that tier), percent.
     pub hit_pct: f64,
-    /// Share of the first round served by the fast tier, percent.
+    /// Share of the first round that are hits, percent.
     pub first_round_hit_pct: f64,
     /// Mean response time over the rounds after the first, ns.
     pub later_mean_ns: f64,

@@ -303,15 +303,15 @@ pub struct RawRepeat {
 }
 
 /// `probe:` of a `repeat` step: the set doubles from `requests` until its later rounds
-/// miss the fast tier, then bisects the turning point; repeated for each block size.
+/// stop being hits (served by a tier faster than the slowest), then bisects the turning point; repeated for each block size.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawProbe {
     /// Largest set tried (default 65536 requests).
     #[serde(default)]
     pub max_requests: Option<Spanned<u64>>,
-    /// How much larger the fast tier's share of the rounds after the first must be than
-    /// its share of the first round for the set to count as cached (default 50%).
+    /// How much larger the hits' share of the rounds after the first (responses from a
+    /// tier faster than the slowest) must be than their share of the first round for the set to count as cached (default 50%).
     #[serde(default)]
     #[schemars(with = "Option<PercentText>")]
     pub hit_share: Option<Spanned<String>>,

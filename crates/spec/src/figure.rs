@@ -24,7 +24,8 @@ pub enum Figure {
     FastTierLatency,
     /// Mean response time of the slowest tier, s.
     SlowTierLatency,
-    /// Share of requests after the first round served by the fast tier, percent.
+    /// Share of requests after the first round that are hits (served by a tier faster
+    /// than the slowest), percent.
     HitPct,
     /// The round whose mean response time closed a steady window (0: not reached).
     SteadyRound,

@@ -18,14 +18,15 @@ pub struct RepeatPlan {
 }
 
 /// The cache probe: for each block size, the set doubles from `RepeatPlan::requests`
-/// while rounds after the first are served by the fast tier (at least `hit_share_pct`
+/// while rounds after the first are hits, served by a tier faster than the slowest (at least `hit_share_pct`
 /// of their requests), up to `max_requests`; then `bisect` halvings of the interval
 /// between the last cached set and the first uncached one.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ProbePlan {
     /// Largest set, requests.
     pub max_requests: u64,
-    /// Fast-tier share of later rounds that counts as cached, percent.
+    /// Growth of the hits' share from the first round to the later ones that counts as
+    /// cached, percent.
     pub hit_share_pct: f64,
     /// Bisection steps.
     pub bisect: u32,
