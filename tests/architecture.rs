@@ -160,6 +160,33 @@ fn module_graphs_are_acyclic() {
     );
 }
 
+/// The longest a source file may be, in lines.
+const MAX_FILE_LINES: usize = 700;
+
+#[test]
+fn files_fit_in_one_sitting() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut long = Vec::new();
+    for dir in crate_sources(root) {
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        for f in files {
+            let lines = std::fs::read_to_string(&f).unwrap().lines().count();
+            if lines > MAX_FILE_LINES {
+                long.push(format!(
+                    "{}: {lines} lines",
+                    f.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over {MAX_FILE_LINES} lines (cut them along their seams):\n{}",
+        long.join("\n")
+    );
+}
+
 /// The longest a function may be, in lines from `fn` to its closing brace.
 const MAX_FUNCTION_LINES: usize = 100;
 

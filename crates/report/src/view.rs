@@ -2,11 +2,14 @@
 //! for the tera templates in `render` (the diff page's is `diff_view`'s). Numbers are formatted here, once, so the Markdown,
 //! HTML and JUnit reports agree; charts come from `chart`, sweep tables from `sweep_view`.
 
-use iogate_result::{AssertionResult, Outcome, RuleOutcome, RuleResult, RunResult, StepResult};
+use iogate_result::{AssertionResult, Outcome, RuleOutcome, RunResult, StepResult};
 use iogate_spec::units::{format_bytes, format_ns, ByteSize};
 use serde::Serialize;
 
 use crate::chart;
+
+mod baseline;
+use baseline::{baseline_source, rule_view, RuleView};
 
 /// A template context: named values, serialized.
 #[derive(Debug, Default, Serialize)]
@@ -83,23 +86,6 @@ struct AssertionView {
     expr: String,
     value: String,
     limit: String,
-}
-
-#[derive(Serialize)]
-struct RuleView {
-    mark: &'static str,
-    /// Why it decides nothing (empty: decided).
-    undecided: String,
-    metric: String,
-    baseline: String,
-    value: String,
-    change: String,
-    tolerance: String,
-    outcome: String,
-    /// Confidence interval of the change, or why there is none.
-    interval: String,
-    /// Where each side's samples came from.
-    noise: String,
 }
 
 #[derive(Serialize)]
@@ -406,98 +392,6 @@ fn assertion_view(a: &AssertionResult) -> AssertionView {
         expr: a.expr.clone(),
         value: a.value_display.clone(),
         limit: a.limit_display.clone(),
-    }
-}
-
-/// One baseline rule's row.
-fn rule_view(r: &RuleResult) -> RuleView {
-    RuleView {
-        mark: match r.outcome {
-            RuleOutcome::Regressed => "❌",
-            RuleOutcome::NoBaseline => "➖",
-            RuleOutcome::Inconclusive => "⚠️",
-            _ => "✅",
-        },
-        metric: r.metric.clone(),
-        undecided: r.undecided.clone().unwrap_or_default(),
-        baseline: r
-            .baseline
-            .map_or("—".into(), |v| format_metric(&r.metric, v)),
-        value: format_metric(&r.metric, r.value),
-        change: r.change_pct.map_or("—".into(), |c| format!("{c:+.1}%")),
-        tolerance: format!("{}%", r.tolerance_pct),
-        outcome: rule_outcome_str(r.outcome).to_string(),
-        interval: match (r.change_interval_pct, r.baseline) {
-            (Some([lo, hi]), _) => format!("[{lo:+.1}%, {hi:+.1}%]"),
-            (None, Some(_)) => "noise not measured (`--repeat` measures it)".into(),
-            (None, None) => "—".into(),
-        },
-        noise: if let Some(u) = &r.undecided {
-            format!("undecided: {u}")
-        } else if r.baseline.is_some() {
-            format!(
-                "baseline {} · this run {}",
-                noise_text(r.baseline_samples),
-                noise_text(r.samples)
-            )
-        } else {
-            String::new()
-        },
-    }
-}
-
-/// Where the baseline came from (file, key, blessed device and firmware), or why there
-/// is none; then any step whose kernel path changed since the blessed run.
-fn baseline_source(result: &RunResult) -> String {
-    let source = baseline_file(result);
-    match &result.baseline {
-        Some(b) if !b.path_changes.is_empty() => {
-            format!("{source} Warning: {}.", b.path_changes.join("; "))
-        }
-        _ => source,
-    }
-}
-
-fn baseline_file(result: &RunResult) -> String {
-    let t = &result.target;
-    match &result.baseline {
-        Some(b) => match (&b.path, &b.baseline_target) {
-            (Some(p), Some(bt)) => {
-                let opt = |o: &Option<String>| o.as_deref().unwrap_or("—").to_string();
-                format!(
-                    "Compared with {p} (key `{}`), blessed {} with iogate {} on model {}, serial {}, firmware {}; this run: model {}, serial {}, firmware {}{}. A change counts when its {}% interval lies beyond the tolerance.",
-                    b.key,
-                    b.baseline_blessed_at.as_deref().unwrap_or("—"),
-                    b.baseline_iogate_version.as_deref().unwrap_or("—"),
-                    opt(&bt.model),
-                    opt(&bt.serial),
-                    opt(&bt.firmware_revision),
-                    opt(&t.model),
-                    opt(&t.serial),
-                    opt(&t.firmware_revision),
-                    if bt.firmware_revision != t.firmware_revision {
-                        " (another firmware revision)"
-                    } else {
-                        ""
-                    },
-                    b.confidence_pct
-                )
-            }
-            (Some(p), None) => format!("Compared with {p} (key `{}`).", b.key),
-            (None, _) => format!(
-                "No baseline for key `{}`{}: {}",
-                b.key,
-                if b.required {
-                    " (required: the run is inconclusive)"
-                } else {
-                    ""
-                },
-                b.not_compared
-                    .clone()
-                    .unwrap_or_else(|| "run `iogate bless` to create one.".into())
-            ),
-        },
-        None => String::new(),
     }
 }
 

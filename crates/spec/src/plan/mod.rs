@@ -11,11 +11,14 @@ use serde::Serialize;
 use crate::expr::{Assertion, MetricRef};
 
 mod data;
+mod flat;
+mod power_cycle;
 mod repeat;
 mod replay;
 mod sweep;
 mod table;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
+pub use power_cycle::PowerCyclePlan;
 pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
 pub use sweep::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
@@ -418,111 +421,6 @@ impl PlanStep {
             StepBody::Purge(m) => Some(m),
             _ => None,
         }
-    }
-}
-
-/// A step as `iogate plan --json` writes it: the common fields with `kind` and the
-/// kind's block beside them (the shape before steps were variants).
-#[derive(Serialize)]
-struct FlatStep<'a> {
-    name: &'a str,
-    kind: StepKind,
-    queue_depth: u32,
-    jobs: u32,
-    limit: &'a Limit,
-    region: &'a Region,
-    mix: &'a [MixLine],
-    job_seeds: &'a [u64],
-    verify: bool,
-    #[serde(skip_serializing_if = "is_auto_engine")]
-    engine: IoEngine,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    data: Option<&'a DataPattern>,
-    distribution: &'a Distribution,
-    rate: &'a RateLimit,
-    think_time_ns: u64,
-    polled: bool,
-    kernel_submission: bool,
-    #[serde(skip_serializing_if = "Durability::is_none")]
-    durability: Durability,
-    ramp_ns: u64,
-    cpus: &'a [u32],
-    replay: Option<&'a ReplayPlan>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sweep: Option<&'a SweepPlan>,
-    estimated_duration_ns: Option<u64>,
-    estimated_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    purge_method: Option<PurgeMethod>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    repeat: Option<&'a RepeatPlan>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    power_cycle: Option<&'a PowerCyclePlan>,
-}
-
-impl Serialize for PlanStep {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        FlatStep {
-            name: &self.name,
-            kind: self.kind(),
-            queue_depth: self.queue_depth,
-            jobs: self.jobs,
-            limit: &self.limit,
-            region: &self.region,
-            mix: &self.mix,
-            job_seeds: &self.job_seeds,
-            verify: self.verify,
-            engine: self.engine,
-            data: (!is_default_data(&self.data)).then_some(&self.data),
-            distribution: &self.distribution,
-            rate: &self.rate,
-            think_time_ns: self.think_time_ns,
-            polled: self.polled,
-            kernel_submission: self.kernel_submission,
-            durability: self.durability,
-            ramp_ns: self.ramp_ns,
-            cpus: &self.cpus,
-            replay: self.replay(),
-            sweep: self.sweep(),
-            estimated_duration_ns: self.estimated_duration_ns,
-            estimated_bytes: self.estimated_bytes,
-            purge_method: self.purge_method(),
-            repeat: self.repeat(),
-            power_cycle: self.power_cycle(),
-        }
-        .serialize(s)
-    }
-}
-
-/// A power-cycle step: the user's command, its cycles and cut window, and the writes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PowerCyclePlan {
-    /// Shell command that cuts the drive's power and restores it (`sh -c`).
-    pub command: String,
-    /// Longest wait for the drive to return after the command ends, ns.
-    pub wait_ns: u64,
-    /// Write → cut → verify cycles.
-    pub cycles: u32,
-    /// Earliest cut after the writes start, ns.
-    pub cut_after_ns: u64,
-    /// Latest cut after the writes start, ns.
-    pub cut_before_ns: u64,
-    /// Seed of the cut points (cycle `i` cuts at a time drawn from `seed` and `i`).
-    pub seed: u64,
-    /// The writes of every cycle.
-    pub workload: PlanStep,
-}
-
-impl PowerCyclePlan {
-    /// When cycle `cycle` cuts, ns after its writes start: uniform in
-    /// `[cut_after_ns, cut_before_ns]` by splitmix64 of the seed and the cycle.
-    pub fn cut_at_ns(&self, cycle: u32) -> u64 {
-        let mut z = self.seed ^ u64::from(cycle).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        let span = self.cut_before_ns.saturating_sub(self.cut_after_ns);
-        self.cut_after_ns + z.checked_rem(span + 1).unwrap_or(0)
     }
 }
 

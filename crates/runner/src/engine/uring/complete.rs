@@ -1,0 +1,276 @@
+//! The completion side of the job loop: `reap` takes every completion from the ring and
+//! `complete` judges each: a flush (`complete_flush`: counted, journaled when it
+//! succeeded), a success (`record_success`: histograms, intervals, `check_read` of a
+//! verified read, the journal record of a write) or a failure (`record_failure`: the
+//! step's error policy); `give_up` and `finish` end the job. Child of `uring`; no `unsafe` here.
+
+use super::*;
+
+impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
+    /// Every completion in the ring, observed at `done`. The entries are copied out first
+    /// (user data and result: 12 bytes each, into a buffer of the queue depth kept for
+    /// the job) so that each is recorded through `self` while the ring is not borrowed.
+    pub(super) fn reap(&mut self, done: u64) {
+        self.cqes.clear();
+        self.cqes.extend(self.ring.completion().map(|c| {
+            let c: cqueue::Entry = c.into();
+            (c.user_data(), c.result())
+        }));
+        for i in 0..self.cqes.len() {
+            let (user_data, res) = self.cqes[i];
+            self.complete(user_data as usize, res, done);
+        }
+        self.stats.last_completion_ns = done;
+        if let Some(j) = self.p.journal.filter(|_| !self.journal_batch.is_empty()) {
+            let cap = self.journal_batch.capacity();
+            j.submit(std::mem::replace(
+                &mut self.journal_batch,
+                Vec::with_capacity(cap),
+            ));
+        }
+        if self.reap.completed_since_publish >= 256 {
+            let progress = self.p.progress;
+            progress
+                .ios
+                .fetch_add(self.reap.completed_since_publish, Ordering::Relaxed);
+            progress
+                .failures_in_a_row
+                .store(self.reap.failures_in_a_row, Ordering::Relaxed);
+            self.reap.completed_since_publish = 0;
+        }
+    }
+
+    /// One completion: the slot freed, the request logged, then recorded as a success or
+    /// a failure.
+    #[inline]
+    fn complete(&mut self, slot_index: usize, res: i32, done: u64) {
+        let Some(s) = self.slots.get(slot_index).copied() else {
+            return;
+        };
+        self.slots[slot_index].in_flight = false;
+        self.pacer.park(slot_index as u32, done, &mut self.free);
+        self.inflight -= 1;
+        if s.flush {
+            self.complete_flush(&s, res, done);
+            return;
+        }
+        if let Some(log) = self.stats.request_log.as_mut() {
+            log.push(RequestRecord {
+                seq: s.seq,
+                issue_ns: s.start_ns,
+                complete_ns: done,
+                op: s.op,
+                offset: s.offset,
+                length: s.len,
+                result: self.cmds.result_bytes(res, s.len),
+            });
+        }
+        let latency = done.saturating_sub(s.start_ns).max(1);
+        let ewma = self.reap.latency_ewma_ns;
+        self.reap.latency_ewma_ns = ewma - ewma / 16 + latency / 16;
+        match self.cmds.failure(res, s.len) {
+            None => self.record_success(&s, slot_index, latency, done),
+            Some(f) => self.record_failure(&s, f, done),
+        }
+        self.reap.completed_since_publish += 1;
+    }
+
+    /// A completed flush: counted (with its latency) and, when it succeeded, journaled
+    /// with the horizon it took when it was submitted.
+    fn complete_flush(&mut self, s: &Slot, res: i32, done: u64) {
+        let f = &mut self.stats.flushes;
+        if self.cmds.failure(res, 0).is_some() {
+            f.errors += 1;
+            return;
+        }
+        let latency = done.saturating_sub(s.start_ns);
+        f.completed += 1;
+        f.latency_sum_ns += latency;
+        f.latency_max_ns = f.latency_max_ns.max(latency);
+        if self.p.journal.is_some() {
+            self.journal_batch.push(Record::Flush {
+                horizon: s.generation,
+                ack_ns: done + self.journal_offset_ns,
+            });
+        }
+    }
+
+    /// A successful request: verification state and checks, then (after the ramp) its
+    /// latencies, bytes, sizes and interval figures.
+    #[inline]
+    fn record_success(&mut self, s: &Slot, slot_index: usize, latency: u64, done: u64) {
+        self.reap.successes += 1;
+        self.reap.failures_in_a_row = 0;
+        if s.op == Op::Write {
+            self.payload.completed(s.offset, s.len);
+            if let Some(j) = self.p.journal {
+                self.journal_batch.push(Record::Write {
+                    seq: j.next_sequence(),
+                    offset: s.offset,
+                    len: s.len,
+                    generation: s.generation,
+                    fua: self.p.durability.fua,
+                    ack_ns: done + self.journal_offset_ns,
+                });
+            }
+        }
+        if let Some(v) = self.p.verify {
+            match s.op {
+                Op::Write => {
+                    for i in 0..s.len as usize / self.unit {
+                        let offset = s.offset + (i * self.unit) as u64;
+                        v.state.complete_write(offset, s.generation);
+                    }
+                }
+                Op::Read if v.check_reads => self.check_read(s, slot_index),
+                Op::Read => {}
+            }
+        }
+        // Requests completing during the ramp are not measured.
+        if done < self.p.ramp_ns {
+            return;
+        }
+        let stats = &mut *self.stats;
+        let (hist, bytes) = match s.op {
+            Op::Read => (&mut stats.read_latency, &mut stats.read_bytes),
+            Op::Write => (&mut stats.write_latency, &mut stats.write_bytes),
+        };
+        // Values above the histogram's 1 h ceiling are clamped, never dropped.
+        hist.saturating_record(latency);
+        *bytes += u64::from(s.len);
+        stats
+            .submission_latency
+            .saturating_record(s.submit_ns.saturating_sub(s.start_ns).max(1));
+        stats
+            .completion_latency
+            .saturating_record(done.saturating_sub(s.submit_ns).max(1));
+        stats.count_size(s.line, s.len, s.op);
+        let interval = &mut self.reap.interval;
+        match s.op {
+            Op::Read => interval.read_ios += 1,
+            Op::Write => interval.write_ios += 1,
+        }
+        interval.ios += 1;
+        interval.bytes += u64::from(s.len);
+        interval.latency_sum_ns += latency;
+        interval.latency_max_ns = interval.latency_max_ns.max(latency);
+        self.reap.interval_latency.record(s.op, latency);
+    }
+
+    /// Checks each unit of a completed read against the generation it had when the read
+    /// was submitted; units never written with a header are not checked.
+    fn check_read(&mut self, s: &Slot, slot_index: usize) {
+        let Some(v) = self.p.verify else {
+            return;
+        };
+        let unit = self.unit;
+        let data = self.pool.slice(slot_index, s.len as usize);
+        for (i, u) in data.chunks_exact(unit).enumerate() {
+            let min_generation = self.snapshots[slot_index * self.units_per_buffer + i];
+            if min_generation == 0 {
+                continue; // never written with a header: content unknown
+            }
+            self.stats.verify.checked_blocks += 1;
+            let offset = s.offset + (i * unit) as u64;
+            let expected = Expected {
+                offset,
+                min_generation,
+                seed: v.state.seed(),
+            };
+            if let Err((kind, found)) = verify::check(u, expected) {
+                self.stats.verify.record(VerifyRecord {
+                    offset,
+                    length: unit as u32,
+                    kind,
+                    expected,
+                    found,
+                    job: self.p.job,
+                });
+            }
+        }
+    }
+
+    /// A failed or short request: counted, its errno kept, recorded (the first
+    /// [`MAX_ERROR_RECORDS`]).
+    fn record_failure(&mut self, s: &Slot, f: Failure, done: u64) {
+        self.reap.failures_in_a_row += 1;
+        match s.op {
+            Op::Read => self.stats.read_errors += 1,
+            Op::Write => self.stats.write_errors += 1,
+        }
+        if let Some(e) = f.errno {
+            self.reap.last_errno = e;
+        } else if f.nvme_status.is_some() {
+            self.reap.last_errno = libc::EIO;
+        }
+        if self.stats.error_records.len() < MAX_ERROR_RECORDS {
+            self.stats.error_records.push(ErrorRecord {
+                job: self.p.job,
+                op: s.op,
+                offset: s.offset,
+                length: s.len,
+                errno: f.errno,
+                transferred: f.transferred,
+                nvme_status: f.nvme_status,
+                time_ns: done,
+            });
+        }
+    }
+
+    /// After 1000 failures in a row with no success, issuing stops; once nothing is in
+    /// flight the job fails with [`EngineError::AllFailed`].
+    pub(super) fn give_up(&mut self) -> Option<EngineError> {
+        if self.reap.successes == 0 && self.reap.failures_in_a_row >= 1000 {
+            self.issue.issuing = false;
+            if self.inflight == 0 {
+                return Some(self.all_failed());
+            }
+        }
+        None
+    }
+
+    fn all_failed(&self) -> EngineError {
+        let errno = self.reap.last_errno;
+        EngineError::AllFailed {
+            count: self.reap.failures_in_a_row,
+            errno,
+            message: std::io::Error::from_raw_os_error(errno).to_string(),
+        }
+    }
+
+    /// Publishes the last progress, closes the last interval, and fails the job when
+    /// every request failed; the payload's sample of written blocks goes to the stats.
+    pub(super) fn finish(mut self) -> Result<(), EngineError> {
+        let p = self.p;
+        p.progress
+            .ios
+            .fetch_add(self.reap.completed_since_publish, Ordering::Relaxed);
+        p.progress
+            .failures_in_a_row
+            .store(self.reap.failures_in_a_row, Ordering::Relaxed);
+        self.stats.end_ns = self.now().max(self.stats.last_completion_ns);
+        let r = &mut self.reap;
+        if r.interval.ios > 0 || self.stats.intervals.is_empty() {
+            r.interval.index = ((r.next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
+            r.interval_latency.close(&mut r.interval);
+            self.stats.intervals.push(std::mem::take(&mut r.interval));
+        }
+        let failed = self.reap.failures_in_a_row;
+        if self.reap.successes == 0 && failed > 0 && failed == self.issue.issued_ios {
+            return Err(self.all_failed());
+        }
+        let JobLoop {
+            ring,
+            pool,
+            stats,
+            payload,
+            ..
+        } = self;
+        // Before the ring closes: its io-wq workers leave with it.
+        stats.kernel_threads = super::super::kernel_threads::of_current_thread();
+        drop(ring);
+        drop(pool);
+        stats.written_sample = payload.into_sample();
+        Ok(())
+    }
+}
