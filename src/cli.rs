@@ -47,28 +47,43 @@ pub enum Command {
         #[arg(long)]
         max_rounds: Option<u32>,
     },
-    /// Run a spec and write result.json, report.md, report.html and junit.xml.
+    /// Run a spec; write result.json and the reports
+    ///
+    /// Run a spec on its target and write result.json, report.md, report.html and
+    /// junit.xml to the result directory.
     Run(RunArgs),
+    /// Check a target after a power cut against its journal
+    ///
     /// After a power cut: read back every block a journal (`run --journal`) names and
     /// classify it (intact, lost, stale, torn, unflushed old/new). Exit 0 when nothing
     /// acknowledged and durable was lost, 1 when something was, 3 when the target or the
     /// journal cannot be read.
     Verify(VerifyArgs),
+    /// Analyse a block trace, or compare two
+    ///
     /// Analyse a block trace (sizes, seeks, inter-arrival and idle times, service times,
     /// queue depth, access sequence), or compare two traces request by request.
     Analyze(AnalyzeArgs),
+    /// Evaluate SNIA PTS steady state on per-round values
+    ///
     /// Evaluate the SNIA PTS steady-state criterion on a series of per-round values
     /// (exit 0 reached, 4 not reached, 2 too few values).
     SteadyState(SteadyStateArgs),
+    /// Compare two results or sets of runs (firmware A against B)
+    ///
     /// Compare two results (firmware A against B): every metric with its change, its
     /// bootstrap interval and whether it moved beyond the tolerance and the noise; overlay
     /// charts; sweep matrices as tables of changes. Markdown on stdout. Exit 0 when no
     /// metric regressed, 1 when one did, 2 on bad input.
     Diff(DiffArgs),
+    /// Keep every build's results; series, change points, trend pages
+    ///
     /// The history store: every build's results (SQLite file or PostgreSQL URL), series
     /// over build order, change points (E-divisive means, as Apache Otava), trend pages,
     /// Parquet export.
     History(HistoryArgs),
+    /// Convert a fio job file or an IOMeter configuration into a spec
+    ///
     /// Convert another tool's workload file into an iogate spec: a fio job file or an
     /// IOMeter configuration (.icf). Notes (carried over differently or without effect),
     /// warnings (not converted) and errors (jobs out of scope) point at the file's lines;
@@ -87,6 +102,8 @@ pub enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Print the JSON Schema of a spec, result or baseline file
+    ///
     /// Print the JSON Schema (draft 2020-12) of a spec file, result.json or a golden
     /// baseline file, as published in the repository's schema/ directory.
     Schema {
@@ -94,7 +111,9 @@ pub enum Command {
         #[arg(value_enum)]
         kind: SchemaKind,
     },
-    /// Bless a result as the golden baseline: writes <golden>/<spec name>/<key>.json.
+    /// Bless a result as the golden baseline
+    ///
+    /// It writes <golden>/<spec name>/<key>.json.
     Bless {
         /// A run's output directory (or its result.json).
         result: PathBuf,

@@ -68,3 +68,34 @@ fn shipped_specs_compile() {
     }
     assert!(n >= 1);
 }
+
+/// `iogate --help` lists each command in one short line, as cargo and ripgrep do; the
+/// detail (exit codes included) stays in `iogate CMD --help`.
+#[test]
+fn the_command_list_has_one_short_line_each() {
+    let bin = env!("CARGO_BIN_EXE_iogate");
+    let out = std::process::Command::new(bin)
+        .arg("--help")
+        .output()
+        .expect("iogate --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    let list: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert!(list.len() >= 10, "{help}");
+    for line in &list {
+        assert!(
+            line.chars().count() <= 80,
+            "a long command line: {line:?}\n{help}"
+        );
+    }
+    let verify = std::process::Command::new(bin)
+        .args(["verify", "--help"])
+        .output()
+        .expect("iogate verify --help");
+    let verify = String::from_utf8_lossy(&verify.stdout);
+    assert!(verify.contains("Exit 0 when nothing"), "{verify}");
+}
