@@ -38,13 +38,38 @@ mod complete;
 /// in order: two in flight at once could complete in either order on the device).
 fn overlaps_in_flight_write(r: &Request, slots: &[Slot]) -> bool {
     let end = r.offset + u64::from(r.len);
-    slots.iter().any(|s| {
-        s.in_flight
-            && !s.flush
-            && s.op == Op::Write
-            && s.offset < end
-            && r.offset < s.offset + u64::from(s.len)
+    slots.iter().any(|s| match s.work {
+        Work::Io(io) => {
+            io.op == Op::Write && io.offset < end && r.offset < io.offset + u64::from(io.len)
+        }
+        Work::Idle | Work::Flush { .. } => false,
     })
+}
+
+/// What a slot holds: nothing, a read or write in flight, or a flush in flight.
+#[derive(Clone, Copy)]
+enum Work {
+    /// Free (its request completed, or it was never used).
+    Idle,
+    /// A read or a write.
+    Io(IoWork),
+    /// A flush of the device's write cache: every write with a journal sequence number
+    /// below `horizon` was acknowledged before it was sent.
+    Flush { horizon: u64 },
+}
+
+/// A read or write in flight.
+#[derive(Clone, Copy)]
+struct IoWork {
+    offset: u64,
+    len: u32,
+    op: Op,
+    /// Its line of the access specification.
+    line: u16,
+    /// Generation stamped into a write (a read: unused).
+    generation: u64,
+    /// Issue order within the job.
+    seq: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -54,33 +79,16 @@ struct Slot {
     start_ns: u64,
     /// When the enter that submitted it returned.
     submit_ns: u64,
-    offset: u64,
-    len: u32,
-    op: Op,
-    line: u16,
-    in_flight: bool,
-    /// A cache flush (no data; `generation` holds its journal horizon).
-    flush: bool,
-    /// Generation stamped into a write.
-    generation: u64,
-    /// Issue order within the job.
-    seq: u64,
     /// Timed sources: when the request was due, ns from the step's origin.
     due_ns: u64,
+    work: Work,
 }
 
 const IDLE_SLOT: Slot = Slot {
     start_ns: 0,
     submit_ns: 0,
-    offset: 0,
-    len: 0,
-    op: Op::Read,
-    line: 0,
-    in_flight: false,
-    flush: false,
-    generation: 0,
-    seq: 0,
     due_ns: 0,
+    work: Work::Idle,
 };
 
 /// Runs one job to its limit on `file`, recording into `stats`: block I/O, or NVMe
@@ -453,21 +461,21 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         self.slots[si] = Slot {
             start_ns: now,
             submit_ns: now,
-            offset: req.offset,
-            len: req.len,
-            op: req.op,
-            line: req.line,
-            in_flight: true,
-            flush: false,
-            generation,
-            seq: self.issue.seq,
             due_ns: 0,
+            work: Work::Io(IoWork {
+                offset: req.offset,
+                len: req.len,
+                op: req.op,
+                line: req.line,
+                generation,
+                seq: self.issue.seq,
+            }),
         };
         // SAFETY: the buffer `slot` belongs to this request alone until its completion
         // returns the slot to `free`; the pool and the registered file outlive the ring's
         // use of them (every in-flight request is drained before the loop ends).
         if unsafe { self.ring.submission().push(&entry) }.is_err() {
-            self.slots[si].in_flight = false;
+            self.slots[si].work = Work::Idle;
             return false;
         }
         if self.paced {
@@ -501,16 +509,15 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         self.slots[slot as usize] = Slot {
             start_ns: now,
             submit_ns: now,
-            offset: u64::MAX,
-            in_flight: true,
-            flush: true,
-            generation: self.p.journal.map_or(0, |j| j.horizon()),
-            ..IDLE_SLOT
+            due_ns: 0,
+            work: Work::Flush {
+                horizon: self.p.journal.map_or(0, |j| j.horizon()),
+            },
         };
         // SAFETY: a flush carries no buffer; the registered file outlives the ring's use
         // of it (every in-flight request is drained before the loop ends).
         if unsafe { self.ring.submission().push(&entry) }.is_err() {
-            self.slots[slot as usize].in_flight = false;
+            self.slots[slot as usize].work = Work::Idle;
             return false;
         }
         self.writes_since_flush = 0;

@@ -47,17 +47,24 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         let Some(s) = self.slots.get(slot_index).copied() else {
             return;
         };
-        self.slots[slot_index].in_flight = false;
-        self.pacer.park(slot_index as u32, done, &mut self.free);
-        self.inflight -= 1;
-        if s.flush {
-            self.complete_flush(&s, res, done);
-            return;
-        }
+        let io = match s.work {
+            // Not a request of this loop's: nothing to free or record.
+            Work::Idle => return,
+            Work::Flush { horizon } => {
+                self.free_slot(slot_index, done);
+                self.complete_flush(&s, horizon, res, done);
+                return;
+            }
+            Work::Io(io) => io,
+        };
+        self.free_slot(slot_index, done);
+        let slot = s;
+        let start_ns = slot.start_ns;
+        let s = &io;
         if let Some(log) = self.stats.request_log.as_mut() {
             log.push(RequestRecord {
                 seq: s.seq,
-                issue_ns: s.start_ns,
+                issue_ns: start_ns,
                 complete_ns: done,
                 op: s.op,
                 offset: s.offset,
@@ -65,19 +72,26 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
                 result: self.cmds.result_bytes(res, s.len),
             });
         }
-        let latency = done.saturating_sub(s.start_ns).max(1);
+        let latency = done.saturating_sub(start_ns).max(1);
         let ewma = self.reap.latency_ewma_ns;
         self.reap.latency_ewma_ns = ewma - ewma / 16 + latency / 16;
         match self.cmds.failure(res, s.len) {
-            None => self.record_success(&s, slot_index, latency, done),
-            Some(f) => self.record_failure(&s, f, done),
+            None => self.record_success(s, &slot, slot_index, latency, done),
+            Some(f) => self.record_failure(s, f, done),
         }
         self.reap.completed_since_publish += 1;
     }
 
+    /// Returns a completed request's slot: idle, and parked by the pacer.
+    fn free_slot(&mut self, slot_index: usize, done: u64) {
+        self.slots[slot_index].work = Work::Idle;
+        self.pacer.park(slot_index as u32, done, &mut self.free);
+        self.inflight -= 1;
+    }
+
     /// A completed flush: counted (with its latency) and, when it succeeded, journaled
     /// with the horizon it took when it was submitted.
-    fn complete_flush(&mut self, s: &Slot, res: i32, done: u64) {
+    fn complete_flush(&mut self, s: &Slot, horizon: u64, res: i32, done: u64) {
         let f = &mut self.stats.flushes;
         if self.cmds.failure(res, 0).is_some() {
             f.errors += 1;
@@ -89,7 +103,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         f.latency_max_ns = f.latency_max_ns.max(latency);
         if self.p.journal.is_some() {
             self.journal_batch.push(Record::Flush {
-                horizon: s.generation,
+                horizon,
                 ack_ns: done + self.journal_offset_ns,
             });
         }
@@ -98,7 +112,14 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// A successful request: verification state and checks, then (after the ramp) its
     /// latencies, bytes, sizes and interval figures.
     #[inline]
-    fn record_success(&mut self, s: &Slot, slot_index: usize, latency: u64, done: u64) {
+    fn record_success(
+        &mut self,
+        s: &IoWork,
+        slot: &Slot,
+        slot_index: usize,
+        latency: u64,
+        done: u64,
+    ) {
         self.reap.successes += 1;
         self.reap.failures_in_a_row = 0;
         if s.op == Op::Write {
@@ -140,10 +161,10 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         *bytes += u64::from(s.len);
         stats
             .submission_latency
-            .saturating_record(s.submit_ns.saturating_sub(s.start_ns).max(1));
+            .saturating_record(slot.submit_ns.saturating_sub(slot.start_ns).max(1));
         stats
             .completion_latency
-            .saturating_record(done.saturating_sub(s.submit_ns).max(1));
+            .saturating_record(done.saturating_sub(slot.submit_ns).max(1));
         stats.count_size(s.line, s.len, s.op);
         let interval = &mut self.reap.interval;
         match s.op {
@@ -159,7 +180,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
 
     /// Checks each unit of a completed read against the generation it had when the read
     /// was submitted; units never written with a header are not checked.
-    fn check_read(&mut self, s: &Slot, slot_index: usize) {
+    fn check_read(&mut self, s: &IoWork, slot_index: usize) {
         let Some(v) = self.p.verify else {
             return;
         };
@@ -192,7 +213,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
 
     /// A failed or short request: counted, its errno kept, recorded (the first
     /// [`MAX_ERROR_RECORDS`]).
-    fn record_failure(&mut self, s: &Slot, f: Failure, done: u64) {
+    fn record_failure(&mut self, s: &IoWork, f: Failure, done: u64) {
         self.reap.failures_in_a_row += 1;
         match s.op {
             Op::Read => self.stats.read_errors += 1,
