@@ -163,23 +163,34 @@ fn module_graphs_are_acyclic() {
 /// The longest a source file may be, in lines.
 const MAX_FILE_LINES: usize = 700;
 
-#[test]
-fn files_fit_in_one_sitting() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut long = Vec::new();
+/// Every Rust source file of every crate: its path from the repository's root (with
+/// `/`) and its text.
+fn crate_source_texts(root: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for dir in crate_sources(root) {
         let mut files = Vec::new();
         rust_files(&dir, &mut files);
         for f in files {
-            let lines = std::fs::read_to_string(&f).unwrap().lines().count();
-            if lines > MAX_FILE_LINES {
-                long.push(format!(
-                    "{}: {lines} lines",
-                    f.strip_prefix(root).unwrap().display()
-                ));
-            }
+            let rel = f
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, std::fs::read_to_string(&f).unwrap()));
         }
     }
+    out
+}
+
+#[test]
+fn files_fit_in_one_sitting() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let long: Vec<String> = crate_source_texts(root)
+        .into_iter()
+        .map(|(rel, text)| (rel, text.lines().count()))
+        .filter(|(_, lines)| *lines > MAX_FILE_LINES)
+        .map(|(rel, lines)| format!("{rel}: {lines} lines"))
+        .collect();
     assert!(
         long.is_empty(),
         "files over {MAX_FILE_LINES} lines (cut them along their seams):\n{}",
@@ -194,20 +205,10 @@ const MAX_FUNCTION_LINES: usize = 100;
 fn functions_fit_on_one_screen() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut long = Vec::new();
-    for dir in crate_sources(root) {
-        let mut files = Vec::new();
-        rust_files(&dir, &mut files);
-        for f in files {
-            let rel = f
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
-            let code = rust_source::code(&std::fs::read_to_string(&f).unwrap());
-            for (name, line, lines) in rust_source::functions(&code) {
-                if lines > MAX_FUNCTION_LINES {
-                    long.push((format!("{rel}:{name}"), line, lines));
-                }
+    for (rel, text) in crate_source_texts(root) {
+        for (name, line, lines) in rust_source::functions(&rust_source::code(&text)) {
+            if lines > MAX_FUNCTION_LINES {
+                long.push((format!("{rel}:{name}"), line, lines));
             }
         }
     }

@@ -41,9 +41,15 @@ fn json(path: &Path) -> serde_json::Value {
 }
 
 /// `steps[0]`'s IOPS and the relative spread of its full one-second intervals.
+/// The step's IOPS and its noise: the spread of its full intervals, relative to the
+/// IOPS, and never less than the count's own resolution, one queue's worth of requests
+/// (the step ends with up to `queue_depth` of them in flight, not counted; a throttled
+/// drive's intervals can agree exactly while two runs' totals differ by a few).
 fn iops_and_noise(result: &serde_json::Value) -> (f64, f64) {
     let step = &result["steps"][0];
     let iops = step["metrics"]["iops"].as_f64().expect("iops");
+    let ios = step["metrics"]["ios"].as_f64().expect("ios");
+    let queue_depth = step["queue_depth"].as_f64().expect("queue_depth");
     let intervals: Vec<f64> = step["intervals"]
         .as_array()
         .expect("intervals")
@@ -54,7 +60,7 @@ fn iops_and_noise(result: &serde_json::Value) -> (f64, f64) {
     let (lo, hi) = full
         .iter()
         .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-    (iops, (hi - lo) / iops)
+    (iops, ((hi - lo) / iops).max(queue_depth / ios))
 }
 
 fn spec(dir: &Path, name: &str, seconds: u32, peers: bool) -> PathBuf {

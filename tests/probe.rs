@@ -236,7 +236,19 @@ fn cache_probe(cache_mib: u64) {
 
     // The tiers against the references on the same device.
     let tiers = rep["tiers"].as_array().expect("tiers");
-    let fast = tiers[0]["mean_ns"].as_f64().expect("fast tier");
+    // The hits: every tier but the slowest, weighted by its share (the probe's own rule,
+    // `hit_share`). Hits on this stack are bimodal (wake-ups: a 40 µs cluster of 8-22%
+    // and a 120 µs one), so the fastest tier alone is not the hit time.
+    let hit_tiers = &tiers[..tiers.len().saturating_sub(1).max(1)];
+    let weight: f64 = hit_tiers
+        .iter()
+        .map(|t| t["share_pct"].as_f64().expect("share"))
+        .sum();
+    let fast = hit_tiers
+        .iter()
+        .map(|t| t["mean_ns"].as_f64().expect("mean") * t["share_pct"].as_f64().expect("share"))
+        .sum::<f64>()
+        / weight;
     let slow = tiers[tiers.len() - 1]["mean_ns"]
         .as_f64()
         .expect("slow tier");
@@ -248,7 +260,7 @@ fn cache_probe(cache_mib: u64) {
             .join(" ")
     };
     eprintln!(
-        "fast tier {:.0} µs vs all-hit after a fill (median/mean µs) {} before, {} after; \
+        "hit tiers {:.0} µs vs all-hit after a fill (median/mean µs) {} before, {} after; \
          slow tier {:.0} µs vs all-miss {} before, {} after",
         fast / 1e3,
         us(&hit_before),
@@ -260,7 +272,7 @@ fn cache_probe(cache_mib: u64) {
     let hits: Vec<Centre> = hit_before.iter().chain(&hit_after).copied().collect();
     assert!(
         held(fast, &hits),
-        "fast tier {fast} ns vs all-hit after a fill {hits:?} ns (±25%)"
+        "hit tiers' mean {fast} ns vs all-hit after a fill {hits:?} ns (±25%); tiers {tiers:?}"
     );
     assert!(
         held(slow, &[miss_before, miss_after]),
