@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use iogate_report::peers::{self, DriveRun};
 use iogate_report::render;
@@ -224,8 +224,13 @@ pub fn run_fleet(args: &RunArgs, paths: &[PathBuf]) -> u8 {
     let placements: Vec<Placement> = prepared.iter().map(|p| placement(&p.target)).collect();
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop);
-    let logs: Vec<Mutex<iogate_runner::RequestLogSink>> =
-        prepared.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let mut logs = Vec::new();
+    for ready in &readies {
+        match run::open_request_log(args, ready) {
+            Ok(l) => logs.push(l),
+            Err(code) => return code,
+        }
+    }
     let started_at = iogate_runner::run::now_rfc3339();
     let executed = execute_all(args, &prepared, &names, &placements, &logs, &stop);
     let mut drives = Vec::new();
@@ -263,7 +268,7 @@ fn execute_all(
     prepared: &[run::Prepared],
     names: &[String],
     placements: &[Placement],
-    logs: &[Mutex<iogate_runner::RequestLogSink>],
+    logs: &[Option<iogate_runner::RequestLog>],
     stop: &AtomicBool,
 ) -> Vec<Result<RunResult, u8>> {
     std::thread::scope(|scope| {
@@ -281,7 +286,7 @@ fn execute_all(
                             place.numa_node
                         )));
                     }
-                    run::execute_journaled(args, p, stop, log, &mut display)
+                    run::execute_journaled(args, p, stop, log.as_ref(), &mut display)
                 })
             })
             .collect();

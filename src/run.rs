@@ -15,7 +15,7 @@ use iogate_report::history::gate;
 use iogate_report::history::store::Store;
 use iogate_report::{render, Baseline, BaselineInput};
 use iogate_runner::engine::verify::VerifyState;
-use iogate_runner::{RunEvent, RunOptions, Target};
+use iogate_runner::{RequestLog, RunEvent, RunOptions, Target};
 use iogate_spec::Geometry;
 
 use crate::cli::RunArgs;
@@ -62,9 +62,28 @@ pub fn run(args: &RunArgs, target: Option<&Path>) -> u8 {
     };
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop);
-    let request_log = std::sync::Mutex::new(Vec::new());
-    let result = execute_journaled(args, &prepared, &stop, &request_log, &mut display);
+    let request_log = match open_request_log(args, &ready) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let result = execute_journaled(args, &prepared, &stop, request_log.as_ref(), &mut display);
     conclude(args, &prepared, ready, result, request_log, &stop, None).0
+}
+
+/// The request log's name in the result directory.
+const REQUEST_LOG: &str = "ios.parquet";
+
+/// With `--log-requests`, the request log, created in the staging result directory
+/// (written as the run goes, it becomes the result directory's with the rest).
+pub(crate) fn open_request_log(args: &RunArgs, ready: &Ready) -> Result<Option<RequestLog>, u8> {
+    if !args.log_requests {
+        return Ok(None);
+    }
+    let path = ready.staging.path().join(REQUEST_LOG);
+    RequestLog::create(&path).map(Some).map_err(|e| {
+        eprintln!("error: cannot create {}: {e}", path.display());
+        exit::TARGET
+    })
 }
 
 /// `results/<spec>/<UTC timestamp>`: the result directory without `--out`.
@@ -84,7 +103,7 @@ pub(crate) fn conclude(
     prepared: &Prepared,
     ready: Ready,
     executed: Result<iogate_result::RunResult, u8>,
-    request_log: std::sync::Mutex<iogate_runner::RequestLogSink>,
+    request_log: Option<RequestLog>,
     stop: &AtomicBool,
     drive: Option<&str>,
 ) -> (u8, Option<iogate_result::RunResult>) {
@@ -128,7 +147,7 @@ pub(crate) fn conclude(
         _ => None,
     };
     let written =
-        write_outputs(args, &result, staging.path(), request_log).and_then(|()| match &judged {
+        write_outputs(&result, staging.path(), request_log).and_then(|()| match &judged {
             Some(Ok(j)) => {
                 j.report_lines().iter().for_each(|l| eprintln!("{l}"));
                 j.write(staging.path())
@@ -345,7 +364,7 @@ pub(crate) fn execute_journaled(
     args: &RunArgs,
     p: &Prepared,
     stop: &AtomicBool,
-    request_log: &std::sync::Mutex<iogate_runner::RequestLogSink>,
+    request_log: Option<&RequestLog>,
     display: &mut Display,
 ) -> Result<iogate_result::RunResult, u8> {
     let journal = match (&args.journal, &p.verify_state) {
@@ -382,7 +401,7 @@ fn execute_set(
     args: &RunArgs,
     p: &Prepared,
     stop: &AtomicBool,
-    request_log: &std::sync::Mutex<iogate_runner::RequestLogSink>,
+    request_log: Option<&RequestLog>,
     journal: Option<&iogate_runner::journal::Journal>,
     display: &mut Display,
 ) -> iogate_result::RunResult {
@@ -392,7 +411,7 @@ fn execute_set(
         verify: p.verify_state.as_ref(),
         spec_dir: p.spec_dir.clone(),
         replays: p.replays.clone(),
-        request_log: args.log_requests.then_some(request_log),
+        request_log,
         journal,
     };
     iogate_runner::execute_set(&p.plan, &p.target, &opts, args.repeat, &mut |e| {
@@ -431,10 +450,9 @@ fn choose_baseline(
 /// Writes the result directory: `result.json`, `intervals.parquet`, `ios.parquet` with
 /// `--log-requests`, the reports (the Markdown one also to `$GITHUB_STEP_SUMMARY`).
 fn write_outputs(
-    args: &RunArgs,
     result: &iogate_result::RunResult,
     out: &Path,
-    request_log: std::sync::Mutex<iogate_runner::RequestLogSink>,
+    request_log: Option<RequestLog>,
 ) -> Result<(), u8> {
     if let Err(e) = std::fs::create_dir_all(out) {
         eprintln!("error: cannot create {}: {e}", out.display());
@@ -450,18 +468,14 @@ fn write_outputs(
         eprintln!("error: cannot write {}: {e}", intervals.display());
         return Err(exit::TARGET);
     }
-    if args.log_requests {
-        let logs = request_log.into_inner().unwrap_or_default();
-        let steps: Vec<iogate_runner::requestlog::StepLog<'_>> = logs
-            .iter()
-            .map(|(step, jobs)| iogate_runner::requestlog::StepLog {
-                step,
-                jobs: jobs.iter().map(Vec::as_slice).collect(),
-            })
-            .collect();
-        let path = out.join("ios.parquet");
-        if let Err(e) = iogate_runner::requestlog::write(&path, &steps) {
-            eprintln!("error: cannot write {}: {e}", path.display());
+    if let Some(log) = request_log {
+        // Written into the staging directory as the run went: what it held is written
+        // and the file closed.
+        if let Err(e) = log.finish() {
+            eprintln!(
+                "error: cannot write {}: {e}",
+                out.join(REQUEST_LOG).display()
+            );
             return Err(exit::TARGET);
         }
     }

@@ -12,7 +12,7 @@ use iogate_result::StepResult;
 use iogate_spec::{Limit, PlanStep, ReplayPlan};
 
 use crate::engine::data::check_written;
-use crate::engine::job::{JobLimit, JobParams, JobProgress, VerifyParams};
+use crate::engine::job::{JobLimit, JobParams, JobProgress, RequestLogging, VerifyParams};
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::run_job;
 use crate::engine::{new_latency_histogram, Generator, JobStats};
@@ -120,6 +120,7 @@ impl<'a> JobSetup<'a> {
         origin: Instant,
         progress: &'a JobProgress,
         stop: &'a AtomicBool,
+        request_log: RequestLogging<'a>,
     ) -> JobParams<'a> {
         let step = self.step;
         JobParams {
@@ -138,7 +139,7 @@ impl<'a> JobSetup<'a> {
             iopoll: step.polled,
             sqpoll: step.kernel_submission,
             cpu: (!step.cpus.is_empty()).then(|| step.cpus[job as usize % step.cpus.len()]),
-            log_requests: self.opts.request_log.is_some(),
+            request_log,
             data: &step.data,
             step_seed: step.job_seeds.first().copied().unwrap_or(0),
             job_seed: seed,
@@ -155,6 +156,7 @@ impl<'a> JobSetup<'a> {
         origin: Instant,
         progress: &'a JobProgress,
         stop: &'a AtomicBool,
+        request_log: RequestLogging<'a>,
     ) -> Result<JobStats, String> {
         let step = self.step;
         let file = self
@@ -168,7 +170,7 @@ impl<'a> JobSetup<'a> {
             .unwrap_or(u64::from(job));
         let mut stats = JobStats::new(step.mix.len());
         let mut pacer = Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
-        let params = self.params(job, seed, origin, progress, stop);
+        let params = self.params(job, seed, origin, progress, stop, request_log);
         if let Some((plan, fig)) = &self.replay {
             let path = crate::replay::trace_path(plan, &self.opts.spec_dir);
             let lbs = self.target.logical_block_size;
@@ -239,12 +241,26 @@ pub(crate) fn run_io_step(
     let stop = AtomicBool::new(false);
     let mut watchdog = Watchdog::new(target);
     let origin = Instant::now();
+    let step_log = opts.request_log.map(|l| l.step(&step.name, step.jobs));
+    let request_log = match &step_log {
+        Some(l) => RequestLogging::Streamed(l),
+        None => RequestLogging::Off,
+    };
     let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
         let (setup, stop) = (&setup, &stop);
         let handles: Vec<_> = (0..step.jobs)
             .map(|job| {
                 let progress = &progress[job as usize];
-                scope.spawn(move || setup.run_job(job, origin, progress, stop))
+                scope.spawn(move || {
+                    let mut r = setup.run_job(job, origin, progress, stop, request_log);
+                    // The job's last batch as soon as it ends (a job that failed: none),
+                    // so the others' records are not held until the step ends.
+                    if let RequestLogging::Streamed(log) = request_log {
+                        let rest = r.as_mut().ok().and_then(|s| s.request_log.take());
+                        log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
+                    }
+                    r
+                })
             })
             .collect();
         // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
@@ -276,6 +292,8 @@ pub(crate) fn run_io_step(
             })
             .collect()
     });
+    // Ends the step in the file.
+    drop(step_log);
     let mut r = finish_io_step(&setup, outcomes, band_edges_ns);
     if let Some(why) = watchdog.verdict {
         r.error = Some(why);
@@ -363,15 +381,6 @@ fn finish_io_step(
         match o {
             Ok(s) => jobs.push(s),
             Err(e) => error = Some(e),
-        }
-    }
-    if let Some(sink) = opts.request_log {
-        let logs = jobs
-            .iter_mut()
-            .map(|j| j.request_log.take().unwrap_or_default())
-            .collect();
-        if let Ok(mut sink) = sink.lock() {
-            sink.push((step.name.clone(), logs));
         }
     }
     let verified = setup.verify.is_some_and(|v| v.check_reads);

@@ -33,7 +33,8 @@ pub mod tiers;
 use std::path::PathBuf;
 
 pub use event::RunEvent;
-pub use options::{RequestLogSink, RunOptions};
+pub use options::RunOptions;
+pub use requestlog::RequestLog;
 pub use run::{check_host, check_target, execute, scan_replays};
 pub use set::execute_set;
 pub use target::Target;

@@ -4,12 +4,11 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
 
 use iogate_result::step::ReplayFigures;
 
 use crate::engine::verify::VerifyState;
-use crate::engine::RequestRecord;
+use crate::requestlog::RequestLog;
 
 /// Options of a run.
 pub struct RunOptions<'a> {
@@ -24,12 +23,9 @@ pub struct RunOptions<'a> {
     pub spec_dir: PathBuf,
     /// Each replay step's scan ([`crate::replay::scan`], done before any I/O), by step index.
     pub replays: Vec<Option<ReplayFigures>>,
-    /// When set, every request of every step is recorded here: (step name, each job's records).
-    pub request_log: Option<&'a Mutex<RequestLogSink>>,
+    /// When set, every request of every I/O step is written here as the run goes.
+    pub request_log: Option<&'a RequestLog>,
     /// The journal of acknowledged writes and completed flushes (`--journal`); requires
     /// `verify` (its generations are what the journal records).
     pub journal: Option<&'a crate::journal::Journal>,
 }
-
-/// Request records collected during a run: (step name, each job's records), in step order.
-pub type RequestLogSink = Vec<(String, Vec<Vec<RequestRecord>>)>;

@@ -20,7 +20,7 @@ use std::time::Instant;
 use iogate_spec::steady::{self, Criterion};
 use iogate_spec::{PlanStep, RepeatPlan};
 
-use crate::engine::job::{JobLimit, JobParams};
+use crate::engine::job::{JobLimit, JobParams, RequestLogging};
 use crate::engine::pacing::Pacer;
 use crate::engine::uring::run_job;
 use crate::engine::{Generator, JobStats, Request, RequestSource};
@@ -99,7 +99,7 @@ fn run_set(
         iopoll: false,
         sqpoll: false,
         cpu: None,
-        log_requests: true,
+        request_log: RequestLogging::Kept,
         data: &step.data,
         step_seed: seed,
         job_seed: seed,

@@ -30,10 +30,9 @@ pub fn execute_set(
                 count,
             });
         }
-        if let Some(log) = opts.request_log {
-            if let Ok(mut log) = log.lock() {
-                log.clear();
-            }
+        // The log holds the set's last run: each run after the first starts it over.
+        if let (Some(log), Some(_)) = (opts.request_log, &first_started_at) {
+            log.restart();
         }
         let r = crate::run::execute(plan, target, opts, on_event);
         first_started_at.get_or_insert_with(|| r.started_at.clone());

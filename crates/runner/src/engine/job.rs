@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::verify::VerifyState;
 use crate::journal::Journal;
+use crate::requestlog::StepLog;
 
 /// Errors that stop a job.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +45,19 @@ pub enum JobLimit {
     Bytes(u64),
 }
 
+/// Whether a job records its requests (`JobStats::request_log`), and where they go.
+#[derive(Clone, Copy)]
+pub enum RequestLogging<'a> {
+    /// Not recorded.
+    Off,
+    /// Every record kept in `JobStats::request_log` until the job ends: for bounded
+    /// sets of requests read back by the step itself (the cache probe's rounds).
+    Kept,
+    /// Handed over to the step's log in batches of `LOG_BATCH` as the job goes
+    /// (`--log-requests`); `JobStats::request_log` holds the last, unfinished batch.
+    Streamed(&'a StepLog),
+}
+
 /// Parameters of one job.
 pub struct JobParams<'a> {
     /// Job number within the step.
@@ -77,8 +91,8 @@ pub struct JobParams<'a> {
     /// Data verification: stamp writes (always, when present) and check reads (when
     /// `check_reads`).
     pub verify: Option<VerifyParams<'a>>,
-    /// Record every request in `JobStats::request_log`.
-    pub log_requests: bool,
+    /// Whether and where every request is recorded.
+    pub request_log: RequestLogging<'a>,
     /// What writes carry.
     pub data: &'a iogate_spec::DataPattern,
     /// Seed shared by the step's jobs (their duplicate contents).

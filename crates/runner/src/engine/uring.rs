@@ -21,7 +21,7 @@ use iogate_result::faults::{Expected, VerifyRecord};
 use super::buffers::BufferPool;
 use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Registration};
 use super::data::Payload;
-use super::job::{EngineError, JobLimit, JobParams};
+use super::job::{EngineError, JobLimit, JobParams, RequestLogging};
 use super::pacing::Pacer;
 use super::ring::{build_ring, spin_budget_ns, wait_until};
 use super::verify;
@@ -161,6 +161,8 @@ struct Reap {
     completed_since_publish: u64,
     /// Occupancy integral mark: outstanding requests × time is counted after the ramp.
     occupancy_mark: u64,
+    /// A streamed request log: when the last batch was handed over, ns from the origin.
+    log_handed_ns: u64,
 }
 
 /// One job's loop: its ring and buffers, its slots, and the state of both sides.
@@ -248,8 +250,12 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             // Timer wake-ups late by the default 50 µs slack would show as issue-time error.
             let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
         }
-        if p.log_requests {
-            stats.request_log = Some(Vec::with_capacity(1 << 16));
+        match p.request_log {
+            RequestLogging::Off => {}
+            RequestLogging::Kept => stats.request_log = Some(Vec::with_capacity(1 << 16)),
+            RequestLogging::Streamed(_) => {
+                stats.request_log = Some(Vec::with_capacity(crate::requestlog::stream::LOG_BATCH))
+            }
         }
         Ok(JobLoop {
             ring,
@@ -288,6 +294,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
                 last_errno: 0,
                 completed_since_publish: 0,
                 occupancy_mark: p.ramp_ns,
+                log_handed_ns: 0,
             },
             cqes: Vec::with_capacity(qd.next_power_of_two() * 2),
             writes_since_flush: 0,

@@ -5,6 +5,7 @@
 //! step's error policy); `give_up` and `finish` end the job. Child of `uring`; no `unsafe` here.
 
 use super::*;
+use crate::requestlog::stream::{LOG_BATCH, LOG_HAND_OVER_NS};
 
 impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// Every completion in the ring, observed at `done`. The entries are copied out first
@@ -71,6 +72,10 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
                 length: s.len,
                 result: self.cmds.result_bytes(res, s.len),
             });
+            let due = log.len() >= LOG_BATCH || done >= self.reap.log_handed_ns + LOG_HAND_OVER_NS;
+            if due && matches!(self.p.request_log, RequestLogging::Streamed(_)) {
+                self.hand_over_log(done);
+            }
         }
         let latency = done.saturating_sub(start_ns).max(1);
         let ewma = self.reap.latency_ewma_ns;
@@ -80,6 +85,27 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             Some(f) => self.record_failure(s, f, done),
         }
         self.reap.completed_since_publish += 1;
+    }
+
+    /// A streamed request log's batch (full, or [`LOG_HAND_OVER_NS`] old), handed over with the job's low watermark:
+    /// the earliest issue time of its requests in flight, or `done` when none is (every
+    /// request issued from now on is issued at or after `done`).
+    #[cold]
+    fn hand_over_log(&mut self, done: u64) {
+        let RequestLogging::Streamed(to) = self.p.request_log else {
+            return;
+        };
+        let low = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s.work, Work::Io(_)))
+            .map(|s| s.start_ns)
+            .fold(done, u64::min);
+        self.reap.log_handed_ns = done;
+        if let Some(log) = self.stats.request_log.as_mut() {
+            let batch = std::mem::replace(log, Vec::with_capacity(LOG_BATCH));
+            to.hand_over(self.p.job, batch, low);
+        }
     }
 
     /// Returns a completed request's slot: idle, and parked by the pacer.
