@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use iogate_report::history::edivisive;
 
 /// Declarative storage tests: run a spec on a file or block device, gate it against a
 /// golden baseline. Exit codes: 0 pass, 1 assertion failed or regression, 2 spec or
@@ -293,14 +294,14 @@ pub enum HistoryCommand {
         #[command(flatten)]
         filter: SeriesFilter,
         /// Builds per sliding window of the first pass.
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, default_value_t = edivisive::DEFAULT_WINDOW)]
         window: usize,
         /// Largest p-value of a change point.
-        #[arg(long, default_value_t = 0.001)]
+        #[arg(long, default_value_t = edivisive::DEFAULT_MAX_PVALUE)]
         max_pvalue: f64,
         /// Smallest change of a change point, percent (Otava's min magnitude): smaller
         /// significant changes (a 1.7% IOPS shift of a throttle) do not alert.
-        #[arg(long, default_value_t = 5.0)]
+        #[arg(long, default_value_t = edivisive::DEFAULT_MIN_CHANGE_PCT)]
         min_change_pct: f64,
         /// Print JSON.
         #[arg(long)]

@@ -328,7 +328,7 @@ fn show(
     }
     if let Some(dir) = html {
         let expected = store.expected().map_err(|e| fail(e, exit::TARGET))?;
-        let alerts = detect::detect(&series, &expected, &detect_defaults());
+        let alerts = detect::detect(&series, &expected, &Options::default());
         write_pages(dir, &runs, &series, &alerts, golden)?;
     }
     Ok(exit::PASS)
@@ -458,12 +458,4 @@ fn export(store: &mut Store, dir: &Path) -> Result<u8, u8> {
     }
     eprintln!("{} runs, {} metric values", runs.len(), metrics.len());
     Ok(exit::PASS)
-}
-
-/// `history detect`'s defaults: Otava's window and p-value, and a 5% smallest change.
-fn detect_defaults() -> Options {
-    Options {
-        min_magnitude: 0.05,
-        ..Options::default()
-    }
 }

@@ -504,7 +504,11 @@ fn ingest_and_export() {
     // Too few builds for a change point: none, exit 0.
     let o = iogate(&["history", "detect", "--db", s(&db)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("0 change points"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("0 change points"),
+        "history detect on 3 builds:\n{out}"
+    );
     let pq = dir.path().join("pq");
     let o = iogate(&["history", "export", "--db", s(&db), "--parquet", s(&pq)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));

@@ -33,12 +33,26 @@ pub struct Options {
     pub min_magnitude: f64,
 }
 
+/// Points per window by default (Apache Otava's).
+pub const DEFAULT_WINDOW: usize = 50;
+
+/// Largest p-value of a change point by default (Apache Otava's).
+pub const DEFAULT_MAX_PVALUE: f64 = 0.001;
+
+/// The smallest change that counts, percent: a change point smaller than this does not
+/// alert (`history detect`, the history pages), and a run within it of its history is
+/// unchanged (the run gate's band, `gate::HISTORY_TOLERANCE_PCT`). One rule for both.
+pub const DEFAULT_MIN_CHANGE_PCT: f64 = 5.0;
+
+/// `history detect`'s options when none are given, the history pages' and the run
+/// gate's (its window): [`DEFAULT_WINDOW`], [`DEFAULT_MAX_PVALUE`],
+/// [`DEFAULT_MIN_CHANGE_PCT`].
 impl Default for Options {
     fn default() -> Options {
         Options {
-            window: 50,
-            max_pvalue: 0.001,
-            min_magnitude: 0.0,
+            window: DEFAULT_WINDOW,
+            max_pvalue: DEFAULT_MAX_PVALUE,
+            min_magnitude: DEFAULT_MIN_CHANGE_PCT / 100.0,
         }
     }
 }

@@ -172,4 +172,4 @@ impl JudgedRun {
 /// regresses only when it lies past the band's edge by more than the builds' own
 /// run-to-run spread explains (`detect::judge`); below it, a change is too small to fail
 /// a build over.
-pub const HISTORY_TOLERANCE_PCT: f64 = 5.0;
+pub const HISTORY_TOLERANCE_PCT: f64 = super::edivisive::DEFAULT_MIN_CHANGE_PCT;
