@@ -38,7 +38,7 @@ fn format_of(path: &Path, given: Option<&str>) -> Result<TraceFormat, u8> {
 fn print_json(v: &impl serde::Serialize) -> Result<(), u8> {
     match serde_json::to_string_pretty(v) {
         Ok(j) => {
-            println!("{j}");
+            outln!("{j}");
             Ok(())
         }
         Err(e) => {
@@ -196,20 +196,28 @@ fn print_comparison(c: &compare::Comparison, json: bool) -> Result<(), u8> {
     if json {
         return print_json(c);
     }
-    println!(
+    outln!(
         "A: {} ({} requests)\nB: {} ({} requests)",
-        c.a, c.requests_a, c.b, c.requests_b
+        c.a,
+        c.requests_a,
+        c.b,
+        c.requests_b
     );
-    println!(
+    outln!(
         "identical requests: {} ({:.3}%); same order: {}; same requests: {}",
-        c.identical, c.identical_pct, c.same_order, c.same_requests
+        c.identical,
+        c.identical_pct,
+        c.same_order,
+        c.same_requests
     );
-    println!(
+    outln!(
         "mismatches: {} operations, {} offsets, {} sizes",
-        c.op_mismatches, c.offset_mismatches, c.size_mismatches
+        c.op_mismatches,
+        c.offset_mismatches,
+        c.size_mismatches
     );
     let e = &c.issue_time_error_ns;
-    println!(
+    outln!(
         "issue-time error |B − A|: p50 {}, p99 {}, max {} (mean signed {})",
         format_ns(e.p50 as f64),
         format_ns(e.p99 as f64),
@@ -220,7 +228,7 @@ fn print_comparison(c: &compare::Comparison, json: bool) -> Result<(), u8> {
         let side = |c: &Option<iogate_report::compare::Compared>| {
             c.map_or_else(|| "(past its end)".to_string(), |c| c.to_string())
         };
-        println!("  #{}: A {} / B {}", m.index, side(&m.a), side(&m.b));
+        outln!("  #{}: A {} / B {}", m.index, side(&m.a), side(&m.b));
     }
     Ok(())
 }
@@ -259,14 +267,14 @@ fn write_html(
 
 /// The analysis as text.
 fn print_analysis(a: &analysis::TraceAnalysis) {
-    println!(
+    outln!(
         "{} ({}): {} requests over {}",
         a.trace,
         a.format,
         a.requests,
         format_ns(a.span_ns as f64)
     );
-    println!(
+    outln!(
         "reads {} ({}), writes {} ({}), mean size {:.0} B",
         a.reads,
         ByteSize(a.bytes_read),
@@ -288,14 +296,14 @@ fn print_analysis(a: &analysis::TraceAnalysis) {
             })
             .collect()
     };
-    println!("sizes: {}", top.join(", "));
-    println!(
+    outln!("sizes: {}", top.join(", "));
+    outln!(
         "inter-arrival: mean {}, p50 {}, p99 {}",
         format_ns(a.inter_arrival.mean),
         format_ns(a.inter_arrival.p50 as f64),
         format_ns(a.inter_arrival.p99 as f64)
     );
-    println!(
+    outln!(
         "seek distance: mean |d| {}, sequential {:.1}%, backward {:.1}%; {} streams, {:.1}% of requests continue one",
         ByteSize(a.seek_distance.absolute_bytes.mean as u64),
         a.seek_distance.zero_pct,
@@ -303,7 +311,7 @@ fn print_analysis(a: &analysis::TraceAnalysis) {
         a.sequential_streams,
         a.sequential_pct
     );
-    println!(
+    outln!(
         "idle periods ≥ {}: {}, {:.1}% of the span; write update ratio {:.1}%",
         format_ns(a.idle_periods.threshold_ns as f64),
         a.idle_periods.duration_ns.count,
@@ -311,7 +319,7 @@ fn print_analysis(a: &analysis::TraceAnalysis) {
         a.write_update_ratio_pct
     );
     if let Some(s) = &a.service_time {
-        println!(
+        outln!(
             "service time: read mean {}, write mean {}; 0–1 ms {:.1}%, 1–100 ms {:.1}%, >100 ms {:.1}%",
             format_ns(s.read_ns.mean),
             format_ns(s.write_ns.mean),
@@ -321,7 +329,7 @@ fn print_analysis(a: &analysis::TraceAnalysis) {
         );
     }
     if let Some(q) = &a.queue_depth {
-        println!("queue depth: mean {:.2}, max {}", q.mean, q.max);
+        outln!("queue depth: mean {:.2}, max {}", q.mean, q.max);
     }
 }
 
@@ -373,7 +381,7 @@ pub fn steady_state(args: &crate::cli::SteadyStateArgs) -> u8 {
             return code;
         }
     } else {
-        println!(
+        outln!(
             "steady state {} in rounds {}–{}: average {:.6}, data excursion {:.3}% (limit {}%), slope excursion {:.3}% (limit {}%)",
             if w.reached { "reached" } else { "NOT reached" },
             w.window_start,

@@ -104,7 +104,7 @@ pub fn diff(args: &DiffArgs) -> u8 {
             return exit::TARGET;
         }
     }
-    print!("{}", if args.json { &json } else { &markdown });
+    out!("{}", if args.json { &json } else { &markdown });
     if d.rows.iter().any(|r| r.outcome == RuleOutcome::Regressed) {
         exit::FAIL
     } else {

@@ -377,7 +377,7 @@ fn summarize(out: &Path, f: Fleet<'_>) -> u8 {
     if let Err(c) = write_summary(out, &summary, &named) {
         return exit::worst([code, c]);
     }
-    println!(
+    outln!(
         "{}: {:?} on {} drives → {}",
         f.spec_name,
         summary.outcome,

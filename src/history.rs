@@ -297,7 +297,7 @@ fn show(
 ) -> Result<u8, u8> {
     let (runs, series) = load(store, f)?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&series).unwrap_or_default()
         );
@@ -307,7 +307,7 @@ fn show(
                 "" => String::new(),
                 serial => format!(" #{}", safe(serial)),
             };
-            println!(
+            outln!(
                 "{}  {}  [{}{serial} on {}]",
                 safe(&s.key.spec_name),
                 safe(&s.key.metric),
@@ -315,7 +315,7 @@ fn show(
                 safe(&s.key.host_class)
             );
             for p in &s.points {
-                println!(
+                outln!(
                     "  build {:>8} {:<20} {:>14}  ({} run{})",
                     p.build_order,
                     safe(&p.build_id),
@@ -423,12 +423,12 @@ fn detect_cmd(
     let expected = store.expected().map_err(|e| fail(e, exit::TARGET))?;
     let alerts = detect::detect(&series, &expected, opts);
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&alerts).unwrap_or_default()
         );
     } else {
-        print!(
+        out!(
             "{}",
             safe(&trend::markdown_summary(&alerts).map_err(|e| fail(e, exit::TARGET))?)
         );

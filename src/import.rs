@@ -80,7 +80,7 @@ pub fn import(format: ImportFormat, file: &Path, output: Option<&Path>, strict: 
                 return exit::USAGE;
             }
         }
-        None => print!("{}", spec.text),
+        None => out!("{}", spec.text),
     }
     exit::PASS
 }

@@ -4,6 +4,23 @@
 //! `powercut` keeps the journal and verifies after a cut, `analyze` is the trace analysis, `import` converts fio and IOMeter files and prints
 //! the JSON Schemas.
 
+/// `println!` that never panics: see `stdout`.
+macro_rules! outln {
+    () => {
+        $crate::stdout::write(format_args!(""), true)
+    };
+    ($($t:tt)*) => {
+        $crate::stdout::write(format_args!($($t)*), true)
+    };
+}
+
+/// `print!` that never panics: see `stdout`.
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::stdout::write(format_args!($($t)*), false)
+    };
+}
+
 mod analyze;
 mod cli;
 mod diff;
@@ -18,6 +35,7 @@ mod powercut;
 mod run;
 mod schema;
 mod signals;
+mod stdout;
 mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -92,7 +110,7 @@ fn check(specs: &[PathBuf]) -> u8 {
                     code = exit::USAGE;
                     continue;
                 }
-                println!(
+                outln!(
                     "ok: {} ({}: {} steps, {} assertions, {} baseline rules)",
                     path.display(),
                     p.spec_name,
@@ -155,7 +173,7 @@ fn plan(
     match compiled {
         Ok(p) if json => {
             match serde_json::to_string_pretty(&p) {
-                Ok(s) => println!("{s}"),
+                Ok(s) => outln!("{s}"),
                 Err(e) => {
                     eprintln!("error: {e}");
                     return exit::TARGET;
@@ -164,7 +182,7 @@ fn plan(
             exit::PASS
         }
         Ok(p) => {
-            print!("{}", p.render_table());
+            out!("{}", p.render_table());
             exit::PASS
         }
         Err(d) => {

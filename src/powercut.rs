@@ -73,7 +73,7 @@ pub fn verify(args: &VerifyArgs) -> u8 {
     };
     let mut text = markdown(&integrity, &args.target.display().to_string());
     text += &other_target_note(&contents.header.target, &args.target, &integrity);
-    print!("{text}");
+    out!("{text}");
     if let Some(out) = &args.out {
         let json = serde_json::to_string_pretty(&integrity).unwrap_or_default();
         let written = std::fs::create_dir_all(out)

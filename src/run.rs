@@ -585,7 +585,7 @@ fn print_summary(
     if let Some(e) = &result.error {
         eprintln!("{prefix}error: {e}");
     }
-    println!("{spec_name}: {:?} → {}", result.outcome, out.display());
+    outln!("{spec_name}: {:?} → {}", result.outcome, out.display());
 }
 
 pub fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {
@@ -619,7 +619,7 @@ pub fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {
     };
     match baseline.save(&path) {
         Ok(()) => {
-            println!("blessed {} as {}", file.display(), path.display());
+            outln!("blessed {} as {}", file.display(), path.display());
             exit::PASS
         }
         Err(e) => {

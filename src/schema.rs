@@ -14,7 +14,7 @@ pub fn schema(kind: SchemaKind) -> u8 {
     };
     match serde_json::to_string_pretty(&schema) {
         Ok(s) => {
-            println!("{s}");
+            outln!("{s}");
             exit::PASS
         }
         Err(e) => {

@@ -99,3 +99,22 @@ fn the_command_list_has_one_short_line_each() {
     let verify = String::from_utf8_lossy(&verify.stdout);
     assert!(verify.contains("Exit 0 when nothing"), "{verify}");
 }
+
+/// A reader that goes away (`iogate schema result | head -1`) ends the output quietly:
+/// no panic, the command's own exit code. The schema is larger than a pipe's buffer, so
+/// the writes after the reader closed fail with EPIPE.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iogate"))
+        .args(["schema", "result"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iogate starts");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("iogate ends");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+}

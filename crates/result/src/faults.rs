@@ -17,13 +17,17 @@ pub struct ErrorRecord {
     /// Read or write.
     pub op: Op,
     /// Byte offset.
-    pub offset: u64,
+    // The unit is in the Rust name; the published result schema keeps its name.
+    #[serde(rename = "offset")]
+    pub offset_bytes: u64,
     /// Requested length.
-    pub length: u32,
+    #[serde(rename = "length")]
+    pub length_bytes: u32,
     /// `errno` for a failed request; absent for a short one.
     pub errno: Option<i32>,
     /// Bytes transferred for a short request.
-    pub transferred: Option<u32>,
+    #[serde(rename = "transferred")]
+    pub transferred_bytes: Option<u32>,
     /// The NVMe status of a failed passthrough command (instead of an errno).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvme_status: Option<NvmeStatus>,
@@ -101,7 +105,9 @@ pub struct Found {
     /// Whether the checksum matched.
     pub checksum_ok: bool,
     /// Offset recorded in the header.
-    pub offset: u64,
+    // The unit is in the Rust name; the published result schema keeps its name.
+    #[serde(rename = "offset")]
+    pub offset_bytes: u64,
     /// Generation recorded in the header.
     pub generation: u64,
     /// Seed recorded in the header.
@@ -112,7 +118,9 @@ pub struct Found {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Expected {
     /// The unit's offset.
-    pub offset: u64,
+    // The unit is in the Rust name; the published result schema keeps its name.
+    #[serde(rename = "offset")]
+    pub offset_bytes: u64,
     /// The lowest acceptable generation (the last write completed before the read).
     pub min_generation: u64,
     /// The state's seed.
@@ -123,9 +131,12 @@ pub struct Expected {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyRecord {
     /// Byte offset of the unit.
-    pub offset: u64,
+    // The unit is in the Rust name; the published result schema keeps its name.
+    #[serde(rename = "offset")]
+    pub offset_bytes: u64,
     /// Unit length in bytes.
-    pub length: u32,
+    #[serde(rename = "length")]
+    pub length_bytes: u32,
     /// Classification.
     pub kind: MismatchKind,
     /// What the unit should hold.

@@ -1,4 +1,4 @@
-//! The `purge` step: Sanitize or Format NVM through the controller (`nvme::purge`), the
+//! The `purge` step: Sanitize or Format NVM through the controller (`nvme::erase`), the
 //! purges SNIA PTS accepts, or a discard of the region (hole punching on a file, the
 //! io_uring block discard on a device; not a SNIA purge). Called by `run`.
 

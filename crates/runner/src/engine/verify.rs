@@ -89,7 +89,7 @@ pub fn check(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Found
     let found = Found {
         magic: le_u32(unit, 0) == MAGIC,
         checksum_ok: le_u32(unit, 4) == crc32c::crc32c(&unit[8..]),
-        offset: le_u64(unit, 8),
+        offset_bytes: le_u64(unit, 8),
         generation: le_u64(unit, 16),
         seed: le_u64(unit, 24),
     };
@@ -103,7 +103,7 @@ pub fn check(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Found
         MismatchKind::Corrupted
     } else if found.seed != expected.seed {
         MismatchKind::Foreign
-    } else if found.offset != expected.offset {
+    } else if found.offset_bytes != expected.offset_bytes {
         MismatchKind::Misplaced
     } else if found.generation < expected.min_generation {
         MismatchKind::Stale
@@ -276,7 +276,7 @@ mod tests {
 
     fn expected(offset: u64, min_generation: u64) -> Expected {
         Expected {
-            offset,
+            offset_bytes: offset,
             min_generation,
             seed: 9,
         }

@@ -220,14 +220,14 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             self.stats.verify.checked_blocks += 1;
             let offset = s.offset + (i * unit) as u64;
             let expected = Expected {
-                offset,
+                offset_bytes: offset,
                 min_generation,
                 seed: v.state.seed(),
             };
             if let Err((kind, found)) = verify::check(u, expected) {
                 self.stats.verify.record(VerifyRecord {
-                    offset,
-                    length: unit as u32,
+                    offset_bytes: offset,
+                    length_bytes: unit as u32,
                     kind,
                     expected,
                     found,
@@ -254,10 +254,10 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             self.stats.error_records.push(ErrorRecord {
                 job: self.p.job,
                 op: s.op,
-                offset: s.offset,
-                length: s.len,
+                offset_bytes: s.offset,
+                length_bytes: s.len,
                 errno: f.errno,
-                transferred: f.transferred,
+                transferred_bytes: f.transferred,
                 nvme_status: f.nvme_status,
                 time_ns: done,
             });
