@@ -28,7 +28,7 @@ pub fn of_outcome(o: Outcome) -> u8 {
 
 /// The worst of several exit codes (a run over several drives): signals (128 + n) over
 /// target failures (3) over usage errors (2) over failures (1) over inconclusive (4)
-/// over pass (0).
+/// over pass (0): as the outcomes rank (`Outcome: Ord`, tested below).
 pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
     let rank = |c: u8| match c {
         PASS => 0,
@@ -39,4 +39,33 @@ pub fn worst(codes: impl IntoIterator<Item = u8>) -> u8 {
         _ => 5,
     };
     codes.into_iter().max_by_key(|&c| rank(c)).unwrap_or(PASS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exit codes rank as the outcomes do: the worst code of several outcomes is the
+    /// code of their worst outcome (`Outcome: Ord`), so a fleet's exit code and its
+    /// summary's outcome agree.
+    #[test]
+    fn codes_rank_as_outcomes_do() {
+        let all = [
+            Outcome::Pass,
+            Outcome::Fail,
+            Outcome::Regressed,
+            Outcome::Inconclusive,
+            Outcome::Error,
+        ];
+        for a in all {
+            for b in all {
+                let worst = worst([of_outcome(a), of_outcome(b)]);
+                assert_eq!(worst, of_outcome(a.max(b)), "{a:?} and {b:?}");
+            }
+        }
+        assert!(Outcome::Pass < Outcome::Inconclusive);
+        assert!(Outcome::Inconclusive < Outcome::Regressed);
+        assert!(Outcome::Regressed < Outcome::Fail);
+        assert!(Outcome::Fail < Outcome::Error);
+    }
 }

@@ -329,13 +329,10 @@ fn summarize(out: &Path, f: Fleet<'_>) -> u8 {
     let mut outcome = entries
         .iter()
         .map(|e| e.outcome)
-        .max_by_key(|o| outcome_rank(*o))
+        .max()
         .unwrap_or(Outcome::Error);
-    if f.rule.enforced
-        && !outliers.is_empty()
-        && outcome_rank(outcome) < outcome_rank(Outcome::Fail)
-    {
-        outcome = Outcome::Fail;
+    if f.rule.enforced && !outliers.is_empty() {
+        outcome = outcome.max(Outcome::Fail);
     }
     let summary = FleetSummary {
         schema_version: SUMMARY_SCHEMA_VERSION,
@@ -410,18 +407,6 @@ fn entry(f: &Fleet<'_>, i: usize, outlier: bool) -> DriveEntry {
         numa_node: f.placements[i].numa_node,
         cpus: f.placements[i].cpus.clone(),
         outlier,
-    }
-}
-
-/// Severity order of outcomes for the run's own: error > fail/regressed > inconclusive
-/// > pass.
-fn outcome_rank(o: Outcome) -> u8 {
-    match o {
-        Outcome::Pass => 0,
-        Outcome::Inconclusive => 1,
-        Outcome::Regressed => 2,
-        Outcome::Fail => 3,
-        Outcome::Error => 4,
     }
 }
 

@@ -34,6 +34,34 @@ pub enum Outcome {
     Error,
 }
 
+impl Outcome {
+    /// Severity: pass 0 < inconclusive 1 < regressed 2 < fail 3 < error 4. The one order
+    /// in which outcomes combine (a fleet's outcome is its worst drive's; `Ord` follows
+    /// it; the exit codes rank alike, `exit::worst`).
+    pub fn severity(self) -> u8 {
+        match self {
+            Outcome::Pass => 0,
+            Outcome::Inconclusive => 1,
+            Outcome::Regressed => 2,
+            Outcome::Fail => 3,
+            Outcome::Error => 4,
+        }
+    }
+}
+
+/// By [`Outcome::severity`]: `max` of several outcomes is the worst.
+impl Ord for Outcome {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.severity().cmp(&other.severity())
+    }
+}
+
+impl PartialOrd for Outcome {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// The host a run ran on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Host {
