@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use iogate_report::{analysis, compare, render};
-use iogate_spec::units::{format_ns, ByteSize};
 use iogate_spec::TraceFormat;
 use iogate_trace::{self as trace, TraceStream};
 
@@ -102,7 +101,7 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         }
         return exit::PASS;
     }
-    print_analysis(&a);
+    out!("{}", iogate_report::text::trace_analysis(&a));
     exit::PASS
 }
 
@@ -193,44 +192,13 @@ fn compare_traces(args: &AnalyzeArgs, a: TraceStream, b_path: &std::path::Path) 
 
 /// The comparison as JSON, or as text.
 fn print_comparison(c: &compare::Comparison, json: bool) -> Result<(), u8> {
-    if json {
-        return print_json(c);
+    match json {
+        true => print_json(c),
+        false => {
+            out!("{}", iogate_report::text::trace_comparison(c));
+            Ok(())
+        }
     }
-    outln!(
-        "A: {} ({} requests)\nB: {} ({} requests)",
-        c.a,
-        c.requests_a,
-        c.b,
-        c.requests_b
-    );
-    outln!(
-        "identical requests: {} ({:.3}%); same order: {}; same requests: {}",
-        c.identical,
-        c.identical_pct,
-        c.same_order,
-        c.same_requests
-    );
-    outln!(
-        "mismatches: {} operations, {} offsets, {} sizes",
-        c.op_mismatches,
-        c.offset_mismatches,
-        c.size_mismatches
-    );
-    let e = &c.issue_time_error_ns;
-    outln!(
-        "issue-time error |B − A|: p50 {}, p99 {}, max {} (mean signed {})",
-        format_ns(e.p50 as f64),
-        format_ns(e.p99 as f64),
-        format_ns(e.max as f64),
-        format_ns(c.mean_signed_error_ns)
-    );
-    for m in &c.first_mismatches {
-        let side = |c: &Option<iogate_report::compare::Compared>| {
-            c.map_or_else(|| "(past its end)".to_string(), |c| c.to_string())
-        };
-        outln!("  #{}: A {} / B {}", m.index, side(&m.a), side(&m.b));
-    }
-    Ok(())
 }
 
 /// `--html`: the analysis page, never written onto an input.
@@ -263,74 +231,6 @@ fn write_html(
         }
     }
     Ok(())
-}
-
-/// The analysis as text.
-fn print_analysis(a: &analysis::TraceAnalysis) {
-    outln!(
-        "{} ({}): {} requests over {}",
-        a.trace,
-        a.format,
-        a.requests,
-        format_ns(a.span_ns as f64)
-    );
-    outln!(
-        "reads {} ({}), writes {} ({}), mean size {:.0} B",
-        a.reads,
-        ByteSize(a.bytes_read),
-        a.writes,
-        ByteSize(a.bytes_written),
-        a.mean_size_bytes
-    );
-    let top: Vec<String> = {
-        let mut s: Vec<(&u64, &u64)> = a.size_histogram.iter().collect();
-        s.sort_by(|x, y| y.1.cmp(x.1));
-        s.iter()
-            .take(5)
-            .map(|(k, v)| {
-                format!(
-                    "{} {:.1}%",
-                    ByteSize(**k),
-                    **v as f64 * 100.0 / a.requests.max(1) as f64
-                )
-            })
-            .collect()
-    };
-    outln!("sizes: {}", top.join(", "));
-    outln!(
-        "inter-arrival: mean {}, p50 {}, p99 {}",
-        format_ns(a.inter_arrival.mean),
-        format_ns(a.inter_arrival.p50 as f64),
-        format_ns(a.inter_arrival.p99 as f64)
-    );
-    outln!(
-        "seek distance: mean |d| {}, sequential {:.1}%, backward {:.1}%; {} streams, {:.1}% of requests continue one",
-        ByteSize(a.seek_distance.absolute_bytes.mean as u64),
-        a.seek_distance.zero_pct,
-        a.seek_distance.backward_pct,
-        a.sequential_streams,
-        a.sequential_pct
-    );
-    outln!(
-        "idle periods ≥ {}: {}, {:.1}% of the span; write update ratio {:.1}%",
-        format_ns(a.idle_periods.threshold_ns as f64),
-        a.idle_periods.duration_ns.count,
-        a.idle_periods.share_pct,
-        a.write_update_ratio_pct
-    );
-    if let Some(s) = &a.service_time {
-        outln!(
-            "service time: read mean {}, write mean {}; 0–1 ms {:.1}%, 1–100 ms {:.1}%, >100 ms {:.1}%",
-            format_ns(s.read_ns.mean),
-            format_ns(s.write_ns.mean),
-            s.bands_pct[0],
-            s.bands_pct[1],
-            s.bands_pct[2]
-        );
-    }
-    if let Some(q) = &a.queue_depth {
-        outln!("queue depth: mean {:.2}, max {}", q.mean, q.max);
-    }
 }
 
 /// Runs `iogate steady-state`: 0 when the series reaches steady state, 4 when it does not,

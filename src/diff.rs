@@ -1,58 +1,16 @@
-//! `iogate diff A B`: loads each side (one result, or a directory of runs combined into a
-//! set), compares them with `iogate_report::diff`, prints Markdown or JSON, and writes
+//! `iogate diff A B`: loads each side (`iogate_session::layout::load_side`: one result,
+//! or a directory of runs combined into a set), compares them with `iogate_report::diff`, prints Markdown or JSON, and writes
 //! diff.md, diff.html and diff.json with `--out`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use iogate_report::baseline::load_result;
-use iogate_report::diff::{self, combine};
+use iogate_report::diff;
 use iogate_report::render;
-use iogate_result::{RuleOutcome, RunResult};
+use iogate_result::RuleOutcome;
+use iogate_session::layout::load_side;
 
 use crate::cli::DiffArgs;
 use crate::exit;
-
-/// The result files a side names: the file itself, `DIR/result.json`, or every
-/// `DIR/*/result.json` in name order.
-fn result_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    if path.is_file() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let own = path.join("result.json");
-    if own.is_file() {
-        return Ok(vec![own]);
-    }
-    let entries = std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path().join("result.json"))
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(format!(
-            "{}: neither a result.json nor a directory of runs holding result.json files",
-            path.display()
-        ));
-    }
-    Ok(files)
-}
-
-fn load_side(path: &Path) -> Result<RunResult, String> {
-    let results = result_files(path)?
-        .iter()
-        .map(|f| load_result(f).map_err(|e| e.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
-    for r in &results {
-        if r.outcome == iogate_result::Outcome::Error || r.interrupted {
-            return Err(format!(
-                "{}: a run of this side failed or was interrupted; its figures are partial",
-                path.display()
-            ));
-        }
-    }
-    combine(results).map_err(|e| format!("{}: {e}", path.display()))
-}
 
 /// `iogate diff`: returns the exit code.
 pub fn diff(args: &DiffArgs) -> u8 {

@@ -1,5 +1,6 @@
-//! Keeps ARCHITECTURE.md's code map true: every Rust source file is named in it, every
-//! file it names exists, and the heavy-dependency invariants hold.
+//! Keeps ARCHITECTURE.md true: every source file says its role, every path and test the
+//! map names exists, crate edges point one way, modules have no cycles, functions and
+//! files stay short, the binary stays thin, heavy dependencies and `unsafe` stay home.
 
 use std::path::{Path, PathBuf};
 
@@ -14,30 +15,156 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// A path relative to the repository root, with `/`.
+fn relative(root: &Path, f: &Path) -> String {
+    f.strip_prefix(root)
+        .unwrap_or(f)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// The module docs are the per-file atlas: every source file starts with a `//!`
+/// paragraph (after nothing but blank lines); and every path ARCHITECTURE.md names in
+/// backticks exists.
 #[test]
-fn code_map_names_every_source_file() {
+fn every_file_says_its_role_and_the_map_is_true() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     rust_files(&root.join("crates"), &mut files);
-    for f in &files {
-        let rel = f
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    let undocumented: Vec<String> = files
+        .iter()
+        .filter(|f| f.components().any(|c| c.as_os_str() == "src"))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            !text.trim_start().starts_with("//!")
+        })
+        .map(|f| relative(root, f))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "no `//!` paragraph at the top of: {undocumented:?}"
+    );
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let named: Vec<&str> = map
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|t| t.split("::").next().unwrap_or(t))
+        .filter(|t| {
+            [
+                "src/", "crates/", "tests/", "specs/", "bench/", "scripts/", "schema/",
+            ]
+            .iter()
+            .any(|d| t.starts_with(d))
+        })
+        .collect();
+    assert!(named.len() > 20, "the map names only {named:?}");
+    for name in named {
         assert!(
-            map.contains(&format!("`{rel}`")),
-            "ARCHITECTURE.md does not mention `{rel}`"
-        );
-    }
-    for line in map.lines().filter(|l| l.starts_with("- `")) {
-        let name = line.trim_start_matches("- `").split('`').next().unwrap();
-        assert!(
-            root.join(name.trim_end_matches('/')).exists(),
+            root.join(name).exists(),
             "ARCHITECTURE.md names missing {name}"
         );
+    }
+}
+
+/// Every invariant ARCHITECTURE.md states names its test as `path::function`, and that
+/// function exists in that file.
+#[test]
+fn every_invariant_names_a_test_that_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let section = map
+        .split("## Invariants")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("an Invariants section");
+    let invariants: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(invariants.len() >= 10, "{} invariants", invariants.len());
+    for line in invariants {
+        let tests: Vec<&str> = line
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|t| t.contains(".rs::"))
+            .collect();
+        assert!(!tests.is_empty(), "an invariant without its test: {line}");
+        for t in tests {
+            let (file, function) = t.split_once("::").expect("path::function");
+            let text = std::fs::read_to_string(root.join(file))
+                .unwrap_or_else(|e| panic!("{file} (named by `{t}`): {e}"));
+            assert!(
+                text.contains(&format!("fn {function}(")),
+                "{file} has no fn {function} (named by an invariant)"
+            );
+        }
+    }
+}
+
+/// The binary keeps clap, printing and exit codes; the run is the session crate's.
+#[test]
+fn the_binary_stays_thin() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let lines: usize = files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .count()
+        })
+        .sum();
+    assert!(lines <= 1500, "src/ holds {lines} lines, more than 1,500");
+}
+
+/// Each crate depends on the crates below it only (ARCHITECTURE.md, "Crates and their
+/// edges"): read from the `[dependencies]` of each Cargo.toml.
+#[test]
+fn dependencies_point_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let allowed: [(&str, &[&str]); 8] = [
+        ("crates/spec", &[]),
+        ("crates/journal", &[]),
+        ("crates/result", &["spec"]),
+        ("crates/trace", &["spec", "result"]),
+        ("crates/runner", &["spec", "result", "journal", "trace"]),
+        ("crates/report", &["spec", "result", "trace"]),
+        ("crates/session", &["spec", "result", "runner", "report"]),
+        (
+            ".",
+            &["spec", "result", "trace", "runner", "report", "session"],
+        ),
+    ];
+    let mut crates: Vec<String> = std::fs::read_dir(root.join("crates"))
+        .expect("crates/")
+        .flatten()
+        .map(|e| format!("crates/{}", e.file_name().to_string_lossy()))
+        .collect();
+    crates.push(".".into());
+    for dir in crates {
+        let manifest = std::fs::read_to_string(root.join(&dir).join("Cargo.toml"))
+            .unwrap_or_else(|e| panic!("{dir}/Cargo.toml: {e}"));
+        let deps = manifest
+            .split("[dependencies]")
+            .nth(1)
+            .and_then(|s| s.split("\n[").next())
+            .unwrap_or_default();
+        let used: Vec<&str> = deps
+            .lines()
+            .filter_map(|l| l.strip_prefix("iogate-"))
+            .filter_map(|l| l.split(['.', ' ', '=']).next())
+            .collect();
+        let Some((_, ok)) = allowed.iter().find(|(d, _)| *d == dir) else {
+            panic!("{dir} is not in the edge table (ARCHITECTURE.md and this test)");
+        };
+        for u in used {
+            assert!(
+                ok.contains(&u),
+                "{dir} depends on iogate-{u}, against the edges"
+            );
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! machine or disk (targets without a model: files, loop devices) is set aside, so its
 //! rules say `no_baseline`, with the `iogate bless` command that makes one for this
 //! machine, unless the key was given. `iogate run` calls [`choose`] before the first
-//! request; `baseline` defines the file and [`device_match`].
+//! request; `baseline` defines the file and [`device_match`]. A trend page of the
+//! history draws the baseline of its series' device model ([`for_model`]): the second
+//! and last rule, beside the run's.
 
 use std::path::{Path, PathBuf};
 
@@ -121,4 +123,27 @@ fn choose_into(
     }
     chosen.baseline = Some(b);
     Ok(chosen)
+}
+
+/// The golden baseline a history trend page draws for `spec`: the one whose device model
+/// is `model` (the model of the series' last run), else the first file in the spec's
+/// directory; none when the spec name is not one plain path component or nothing
+/// there loads.
+pub fn for_model(golden: &Path, spec: &str, model: Option<&str>) -> Option<Baseline> {
+    Baseline::path(golden, spec, "page").ok()?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(golden.join(spec))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let baselines: Vec<Baseline> = files
+        .iter()
+        .filter_map(|p| Baseline::load(p).ok())
+        .collect();
+    let i = baselines
+        .iter()
+        .position(|b| b.target.model.as_deref() == model)
+        .unwrap_or(0);
+    baselines.into_iter().nth(i)
 }

@@ -28,6 +28,7 @@ pub mod render;
 mod repeat_view;
 mod saturation_view;
 mod sweep_view;
+pub mod text;
 pub mod verdict;
 mod view;
 

@@ -468,5 +468,6 @@ fn dio_align(path: &Path) -> Option<u32> {
 
 mod guard;
 pub use guard::{check_destructive, probe_signatures, WIPEFS_ENV};
+pub mod discover;
 pub mod drive_key;
 pub use drive_key::{on_target, same_drive, DriveKey};

@@ -74,7 +74,7 @@ pub fn check_destructive(path: &Path) -> Result<(), RunError> {
 /// partitions chains together and lists *every* signature it finds (file systems, RAID
 /// members, LVM, LUKS, swap, partition tables), where `blkid -p` stops at the first or
 /// calls two "ambivalent"; so every format libblkid knows is found without a signature
-/// list of our own, and without building against libblkid (see ARCHITECTURE.md). wipefs
+/// list of our own, and without building against libblkid (see DECISIONS.md). wipefs
 /// only reads here: it opens the device `O_RDONLY` in `--no-act` mode. `None` when it
 /// lists nothing.
 ///

@@ -1,4 +1,5 @@
-//! The exit codes of `iogate`, the contract with CI systems (DESIGN.md, "Exit codes").
+//! The exit codes of `iogate`, the contract with CI systems (DESIGN.md, "Exit codes"),
+//! and their order; a run over several drives records each drive's in summary.json.
 
 use iogate_result::Outcome;
 

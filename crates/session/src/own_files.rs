@@ -4,39 +4,40 @@
 //! command's own inputs, never the target or on the target's own device. Checked before
 //! the target is probed, created or written; `iogate_spec::files` opens them
 //! (`create_locked`, `write_atomic`), `iogate_runner::target::drive_key` says which
-//! names are one drive. Callers: `run::prepare`, `powercut::verify`.
+//! names are one drive. Callers: `prepare`, `powercut::verify`.
 
 use std::path::Path;
 
 use iogate_runner::target::{on_target, same_drive};
 use iogate_spec::files::{check_destination, same_destination};
 
-use crate::cli::RunArgs;
-use crate::exit;
+use crate::{Failure, RunConfig};
 
-fn refuse(message: String) -> u8 {
-    eprintln!("error: {message}");
-    exit::USAGE
+fn refuse(message: String) -> Failure {
+    Failure::usage(message)
 }
 
 /// `iogate run`'s own files against each other and against `target` (exit 2 when one
 /// would be written onto another, or the journal would share the target's device).
-pub fn check_run(args: &RunArgs, target: Option<&Path>) -> Result<(), u8> {
-    let history = args
+pub(crate) fn check_run(config: &RunConfig, target: Option<&Path>) -> Result<(), Failure> {
+    let history = config
         .history
         .as_deref()
         .map(Path::new)
         .filter(|p| p.exists());
     let inputs: Vec<(&str, &Path)> = [
-        Some(("the spec", args.spec.as_path())),
-        args.verify_state.as_deref().map(|p| ("--verify-state", p)),
+        Some(("the spec", config.spec.as_path())),
+        config
+            .verify_state
+            .as_deref()
+            .map(|p| ("--verify-state", p)),
         history.map(|p| ("--history", p)),
     ]
     .into_iter()
     .flatten()
     .collect();
     if let Some(t) = target {
-        let journal = args.journal.as_deref().map(|j| ("--journal", j));
+        let journal = config.journal.as_deref().map(|j| ("--journal", j));
         for (name, input) in inputs.iter().chain(journal.iter()) {
             if same_drive(t, input) {
                 return Err(refuse(format!(
@@ -47,15 +48,15 @@ pub fn check_run(args: &RunArgs, target: Option<&Path>) -> Result<(), u8> {
             }
         }
     }
-    if let Some(state) = &args.verify_state {
-        if same_destination(state, &args.spec) {
+    if let Some(state) = &config.verify_state {
+        if same_destination(state, &config.spec) {
             return Err(refuse(format!(
                 "--verify-state {} is the spec file: give the state a file of its own",
                 state.display()
             )));
         }
     }
-    match &args.journal {
+    match &config.journal {
         Some(journal) => check_journal(journal, &inputs, target),
         None => Ok(()),
     }
@@ -66,7 +67,7 @@ fn check_journal(
     journal: &Path,
     inputs: &[(&str, &Path)],
     target: Option<&Path>,
-) -> Result<(), u8> {
+) -> Result<(), Failure> {
     check_destination(journal)
         .map_err(|e| refuse(format!("--journal {}: {e}", journal.display())))?;
     if let Some((name, input)) = inputs.iter().find(|(_, i)| same_destination(journal, i)) {
@@ -89,7 +90,7 @@ fn check_journal(
 
 /// `iogate verify`'s output directory: its `integrity.json` and `integrity.md` must not
 /// be the journal or the target (exit 2).
-pub fn check_verify_out(out: &Path, journal: &Path, target: &Path) -> Result<(), u8> {
+pub(crate) fn check_verify_out(out: &Path, journal: &Path, target: &Path) -> Result<(), Failure> {
     for name in ["integrity.json", "integrity.md"] {
         let file = out.join(name);
         for (what, input) in [("the journal", journal), ("the target", target)] {

@@ -2,7 +2,7 @@
 //! place at once after the last: files are written into a staging directory beside
 //! `--out` (same file system), which then replaces `--out` by an atomic exchange
 //! (`renameat2(RENAME_EXCHANGE)`), so a reader never sees two runs' files mixed, and an
-//! `--out` that cannot be written is refused before any I/O. `run.rs` is its only user.
+//! `--out` that cannot be written is refused before any I/O. `conclude` is its only user.
 
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,9 @@
-//! Power-cut integrity from the command line: `run --journal` opens the journal before
-//! the first write ([`open_journal`]: header, sample of unwritten blocks, the check that
-//! it is not on the target's device), and `iogate verify` ([`verify`]) reads it back,
-//! verifies the target through `iogate_runner::integrity`, prints the counts, writes
-//! integrity.json and integrity.md, and maps the outcome to an exit code.
+//! Power-cut integrity: `run --journal` opens the journal before the first write
+//! ([`open_journal`]: header, sample of unwritten blocks, the check that it is not on the
+//! target's device), and `iogate verify` ([`verify`]) reads it back, verifies the target
+//! through `iogate_runner::integrity`, writes integrity.json and integrity.md and says
+//! which exit code the outcome is. Neighbours: `run` (opens the journal), `own_files`
+//! (the output's checks); the binary prints.
 
 use std::path::Path;
 
@@ -12,92 +13,85 @@ use iogate_runner::integrity::{open_journal as create_journal, verify_journal};
 use iogate_runner::journal::{self, Journal};
 use iogate_runner::Target;
 
-use crate::cli::VerifyArgs;
-use crate::exit;
+use crate::{exit, Failure};
 
 /// Creates the journal at `path` for a run over `[0, size)` of `target` with the
-/// verification `state`. Errors (printed): the journal would be on the target's own
-/// device, or it cannot be written, or the sample cannot be read.
+/// verification `state`. Errors: the journal would be on the target's own device (exit
+/// 2), or it cannot be written, or the sample cannot be read (exit 3).
 pub fn open_journal(
     path: &Path,
     target: &Target,
     size: u64,
     state: &VerifyState,
-) -> Result<Journal, u8> {
+) -> Result<Journal, Failure> {
     if iogate_runner::target::on_target(path, &target.path) {
-        eprintln!(
-            "error: the journal {} is on the target's own device: a power cut would take it \
+        return Err(Failure::usage(format!(
+            "the journal {} is on the target's own device: a power cut would take it \
              with the data it judges; keep it on another device",
             path.display()
-        );
-        return Err(exit::USAGE);
+        )));
     }
-    create_journal(path, target, size, state).map_err(|e| {
-        eprintln!("error: {e}");
-        exit::TARGET
-    })
+    create_journal(path, target, size, state).map_err(Failure::target)
 }
 
-/// `iogate verify`: exit 0 when every durable block held, 1 when a block was lost,
-/// stale, torn or (unwritten) changed, 2 when `--out` would write over the journal or the
-/// target, 3 when the journal is damaged or the journal or the target cannot be read, 4
-/// (inconclusive) when it checked no block.
-pub fn verify(args: &VerifyArgs) -> u8 {
-    let fail = |e: &dyn std::fmt::Display| {
-        eprintln!("error: {e}");
-        exit::TARGET
-    };
-    if let Some(out) = &args.out {
-        if let Err(code) = crate::own_files::check_verify_out(out, &args.journal, &args.target) {
-            return code;
-        }
-        if out.exists() && !out.is_dir() {
-            eprintln!(
-                "error: --out {}: expected a directory (it is created when missing), found a file",
-                out.display()
-            );
-            return exit::USAGE;
+/// What `iogate verify` found: the counts and the report printed and written.
+pub struct Verified {
+    /// The classification of every block the journal names.
+    pub integrity: Integrity,
+    /// integrity.md: the counts, the first failures, a note on a journal written for
+    /// another path.
+    pub markdown: String,
+}
+
+impl Verified {
+    /// Exit 0 when every durable block held, 1 when a block was lost, stale, torn or
+    /// (unwritten) changed, 4 (inconclusive) when it checked no block.
+    pub fn exit_code(&self) -> u8 {
+        let i = &self.integrity;
+        if i.failed() > 0 {
+            exit::FAIL
+        } else if i.checked + i.unwritten_checked == 0 {
+            exit::INCONCLUSIVE
+        } else {
+            exit::PASS
         }
     }
-    let contents = match journal::read(&args.journal) {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
-    };
-    let target = match Target::probe(&args.target) {
-        Ok(t) => t,
-        Err(e) => return fail(&e),
-    };
-    let integrity = match verify_journal(&contents, &target) {
-        Ok(i) => i,
-        Err(e) => return fail(&e),
-    };
-    let mut text = markdown(&integrity, &args.target.display().to_string());
-    text += &other_target_note(&contents.header.target, &args.target, &integrity);
-    out!("{text}");
-    if let Some(out) = &args.out {
-        let json = serde_json::to_string_pretty(&integrity).unwrap_or_default();
-        let written = std::fs::create_dir_all(out)
+}
+
+/// `iogate verify`: reads the journal, classifies every block it names on `target`,
+/// writes integrity.json and integrity.md to `out` when given. Errors: `out` would write
+/// over the journal or the target, or is a file (exit 2); the journal is damaged or the
+/// journal or the target cannot be read, or `out` cannot be written (exit 3).
+pub fn verify(journal_path: &Path, target: &Path, out: Option<&Path>) -> Result<Verified, Failure> {
+    if let Some(out) = out {
+        crate::own_files::check_verify_out(out, journal_path, target)?;
+        if out.exists() && !out.is_dir() {
+            return Err(Failure::usage(format!(
+                "--out {}: expected a directory (it is created when missing), found a file",
+                out.display()
+            )));
+        }
+    }
+    let contents = journal::read(journal_path).map_err(Failure::target)?;
+    let probed = Target::probe(target).map_err(Failure::target)?;
+    let integrity = verify_journal(&contents, &probed).map_err(Failure::target)?;
+    let mut text = markdown(&integrity, &target.display().to_string());
+    text += &other_target_note(&contents.header.target, target, &integrity);
+    if let Some(out) = out {
+        let json = serde_json::to_string_pretty(&integrity).map_err(Failure::target)?;
+        std::fs::create_dir_all(out)
             .and_then(|()| {
                 iogate_spec::files::write_atomic(&out.join("integrity.json"), json.as_bytes())
             })
             .and_then(|()| {
                 iogate_spec::files::write_atomic(&out.join("integrity.md"), text.as_bytes())
-            });
-        if let Err(e) = written {
-            return fail(&format!("cannot write {}: {e}", out.display()));
-        }
+            })
+            .map_err(|e| Failure::target(format!("cannot write {}: {e}", out.display())))?;
     }
-    if integrity.failed() > 0 {
-        exit::FAIL
-    } else if integrity.checked + integrity.unwritten_checked == 0 {
-        eprintln!(
-            "inconclusive: the journal names no written block and no sample: nothing was \
-             verified"
-        );
-        exit::INCONCLUSIVE
-    } else {
-        exit::PASS
-    }
+    Ok(Verified {
+        integrity,
+        markdown: text,
+    })
 }
 
 /// A note when the journal was written for another path than `target` and the blocks

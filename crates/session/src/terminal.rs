@@ -1,7 +1,7 @@
 //! Text from data (spec names, build ids, metric paths from a history store or a result
 //! file) made safe for a terminal: control characters (ESC, NUL, CSI, …) are printed as
 //! escapes, so a poisoned name cannot move the cursor, recolour or clear the screen.
-//! Used by every command that prints stored or ingested names (`history`, `diff`).
+//! Used wherever stored or ingested names reach a message (`history`, `diff`).
 
 use std::borrow::Cow;
 

@@ -2,7 +2,7 @@
 //! cancellation, `timeout`, `docker stop`, a closed terminal) all set the run's stop flag,
 //! so the engine ends the step within its wait bound, the partial result is written and
 //! scratch files are removed; the exit code is 128 + the signal's number. A second signal
-//! ends the process at once. `run.rs` registers it before the first request.
+//! ends the process at once. `run` and `fleet` register it before the first request.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -16,7 +16,7 @@ static LAST: std::sync::OnceLock<Arc<AtomicUsize>> = std::sync::OnceLock::new();
 
 /// Registers the handlers: each stopping signal sets `stop` and records itself; one
 /// arriving while `stop` is already set exits at once (status 128 + signal).
-pub fn register(stop: &Arc<AtomicBool>) {
+pub fn register(stop: &Arc<AtomicBool>, console: &mut dyn crate::Console) {
     let last = Arc::clone(LAST.get_or_init(|| Arc::new(AtomicUsize::new(0))));
     for sig in STOPPING {
         // Order matters: the conditional exit checks the flag before this signal sets it.
@@ -27,16 +27,16 @@ pub fn register(stop: &Arc<AtomicBool>) {
                     signal_hook::flag::register_usize(sig, Arc::clone(&last), sig as usize)
                 });
         if let Err(e) = registered {
-            eprintln!(
+            console.note(&format!(
                 "warning: cannot handle signal {sig} ({e}); it would end the run without a result"
-            );
+            ));
         }
     }
 }
 
 /// The exit code of a run stopped by a signal: 128 + the signal (130 for SIGINT, the
 /// default when none was recorded).
-pub fn exit_code(_stop: &AtomicBool) -> u8 {
+pub fn exit_code() -> u8 {
     let sig = LAST.get().map_or(0, |l| l.load(Ordering::Relaxed));
     if sig == 0 {
         crate::exit::INTERRUPTED

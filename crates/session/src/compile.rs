@@ -1,0 +1,49 @@
+//! A spec compiled without running it: `iogate check` (the geometry of `check`, replay
+//! traces read as `run` reads them, so a missing or malformed trace is found before a
+//! run's earlier steps) and `iogate plan` (resolved against a target, or the first drive
+//! the spec's `targets:` match, whose plan differs from the others' only where sizes are
+//! percentages of capacity). Neighbours: `prepare` compiles the same way for a run.
+
+use std::path::Path;
+
+use iogate_runner::Target;
+use iogate_spec::{Geometry, Plan};
+
+use crate::Failure;
+
+/// `iogate check` of one spec file: its plan. Errors (exit 2): the file cannot be read,
+/// its diagnostics, a replay trace that cannot be played.
+pub fn check(path: &Path) -> Result<Plan, Failure> {
+    let src = crate::read_spec(path)?;
+    let geometry = Geometry::for_check();
+    let plan =
+        iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
+    let spec_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    iogate_runner::scan_replays(&plan, &spec_dir, geometry.logical_block_size)
+        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+    Ok(plan)
+}
+
+/// `iogate plan`: the plan of `spec` for `target` (without one: the first drive of the
+/// spec's `targets:`, else a scratch file), sweeps shortened as `run` shortens them.
+/// Errors: the spec cannot be read or compiled (exit 2), the target probed (exit 3).
+pub fn plan(
+    spec: &Path,
+    target: Option<&Path>,
+    case_duration_ns: Option<u64>,
+    max_rounds: Option<u32>,
+) -> Result<Plan, Failure> {
+    let src = crate::read_spec(spec)?;
+    let first = match target {
+        Some(t) => Some(t.to_path_buf()),
+        None => crate::fleet::spec_targets(spec)?.into_iter().next(),
+    };
+    let target = crate::probe(first.as_deref())?;
+    let geometry = target
+        .as_ref()
+        .map_or(Geometry::scratch(), Target::geometry);
+    let mut plan =
+        iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
+    plan.shorten(case_duration_ns, max_rounds);
+    Ok(plan)
+}

@@ -1,0 +1,208 @@
+//! The ready and conclude phases of a run. Ready, before the first request: the
+//! identity the baseline is chosen by (with `--model`/`--firmware-revision`), the build,
+//! the history store, a writable staging result directory and the baseline itself.
+//! Conclude, after the last: the verdict (assertions, baseline rules), the history's
+//! judgement (before the directory is committed, so that history.json belongs to it),
+//! the commit, and the one rule that a history regression turns a pass into a fail.
+//! Neighbours: `prepare` before, `layout` writes the files, `run` and `fleet` call both.
+
+use std::path::PathBuf;
+
+use iogate_report::baseline_choice::{choose, BaselineQuery, ChosenBaseline};
+use iogate_report::history::gate;
+use iogate_report::history::store::Store;
+use iogate_report::BaselineInput;
+use iogate_result::RunResult;
+use iogate_runner::{RequestLog, RunEvent};
+
+use crate::prepare::Prepared;
+use crate::staging::Staging;
+use crate::{exit, Console, Failure, RunConfig};
+
+/// What is settled before the first request besides the plan and target.
+pub(crate) struct Ready {
+    /// The identity the baseline is chosen by (with `--model`/`--firmware-revision`).
+    identity: iogate_result::TargetIdentity,
+    build: Option<iogate_result::BuildInfo>,
+    /// The history store, opened and its schema checked.
+    history: Option<Store>,
+    out: PathBuf,
+    /// The result directory, checked writable.
+    pub(crate) staging: Staging,
+    /// The baseline file, loaded and checked.
+    chosen: ChosenBaseline,
+}
+
+/// Before the first request: everything [`Ready`] holds. Errors: a contradicted
+/// identity, a bad build or baseline (exit 2); a history store or result directory
+/// that cannot be opened (exit 3).
+pub(crate) fn ready(
+    config: &RunConfig,
+    prepared: &Prepared,
+    out: PathBuf,
+    console: &mut dyn Console,
+) -> Result<Ready, Failure> {
+    let mut identity = prepared.target.identity();
+    override_identity(&mut identity, config).map_err(Failure::usage)?;
+    let build =
+        gate::build_info(config.build.as_deref(), config.build_order).map_err(Failure::usage)?;
+    let history = config
+        .history
+        .as_deref()
+        .map(Store::open)
+        .transpose()
+        .map_err(Failure::target)?;
+    let staging = Staging::new(&out).map_err(Failure::target)?;
+    let query = BaselineQuery {
+        golden: &config.golden,
+        spec_name: &prepared.plan.spec_name,
+        spec_digest: &prepared.plan.spec_digest,
+        has_rules: !prepared.plan.baseline_rules.is_empty(),
+        key: config.key.as_deref(),
+        out: &out,
+    };
+    // Its warnings are printed before any error.
+    let (warnings, chosen) = choose(&query, &identity);
+    for w in warnings {
+        console.event(RunEvent::Warning(w));
+    }
+    let chosen = chosen.map_err(Failure::usage)?;
+    Ok(Ready {
+        identity,
+        build,
+        history,
+        out,
+        staging,
+        chosen,
+    })
+}
+
+/// After the last request: judges the result (assertions, baseline, history), writes
+/// and commits the result directory, shows it on the console and ingests it into the
+/// history. Returns the exit code and the result as written.
+pub(crate) fn conclude(
+    config: &RunConfig,
+    prepared: &Prepared,
+    ready: Ready,
+    executed: Result<RunResult, Failure>,
+    request_log: Option<RequestLog>,
+    console: &mut dyn Console,
+) -> (u8, Option<RunResult>) {
+    let Ready {
+        identity,
+        build,
+        mut history,
+        out,
+        staging,
+        chosen,
+    } = ready;
+    let plan = &prepared.plan;
+    let mut result = match executed {
+        Ok(r) => r,
+        Err(f) => {
+            console.note(f.text.trim_end());
+            return (f.code, None);
+        }
+    };
+    result.spec_text = Some(prepared.src.text.clone());
+    result.plan_text = Some(plan.render_table());
+    result.target = identity;
+    result.build = build;
+    if let (Some(state), Some(path)) = (&prepared.verify_state, &config.verify_state) {
+        if let Err(e) = state.save(path) {
+            console.note(&format!("error: {e}"));
+            return (exit::TARGET, Some(result));
+        }
+    }
+    let input = BaselineInput {
+        baseline: chosen
+            .baseline
+            .as_ref()
+            .map(|b| (b, chosen.path.display().to_string())),
+        key: chosen.key,
+        required: config.require_baseline || plan.baseline_required,
+        not_compared: chosen.not_compared,
+    };
+    iogate_report::evaluate(plan, &result, &input).apply(&mut result);
+    let judged = match history.as_mut() {
+        Some(store) if !result.interrupted => Some(gate::judge_run(store, &result)),
+        _ => None,
+    };
+    let written =
+        crate::layout::write_run(&result, staging.path(), request_log, console).and_then(|()| {
+            match &judged {
+                Some(Ok(j)) => {
+                    j.report_lines().iter().for_each(|l| console.note(l));
+                    j.write(staging.path()).map_err(Failure::target)
+                }
+                _ => Ok(()),
+            }
+        });
+    if let Err(f) = written {
+        let kept = staging.keep();
+        let f = f.then(format!(
+            "the result directory is incomplete; what was written is in {}",
+            kept.display()
+        ));
+        console.note(f.text.trim_end());
+        return (f.code, Some(result));
+    }
+    if let Err(e) = staging.commit() {
+        console.note(&format!("error: {e}"));
+        return (exit::TARGET, Some(result));
+    }
+    console.concluded(&result, &out);
+    if result.interrupted {
+        return (crate::signals::exit_code(), Some(result));
+    }
+    let code = exit::of_outcome(result.outcome);
+    let ingested = match (history.as_mut(), &judged) {
+        (Some(store), Some(Ok(j))) => j.ingest(store).map(|()| {
+            console.note(&format!("history: ingested into {}", store.name()));
+            j.regressed()
+        }),
+        (_, Some(Err(e))) => Err(e.clone()),
+        _ => Ok(false),
+    };
+    let code = match ingested {
+        Ok(true) if code == exit::PASS => exit::FAIL,
+        Ok(_) => code,
+        Err(e) => {
+            console.note(&format!(
+                "error: history: {e} (the result is in {})",
+                out.display()
+            ));
+            exit::TARGET
+        }
+    };
+    (code, Some(result))
+}
+
+/// Applies `--model` and `--firmware-revision` to the identity: they name what a target
+/// that reports nothing (a loop device, a file, an emulator) stands for. Refused when the
+/// device reports a different value.
+fn override_identity(
+    target: &mut iogate_result::TargetIdentity,
+    config: &RunConfig,
+) -> Result<(), String> {
+    for (field, given, name) in [
+        (&mut target.model, &config.model, "model"),
+        (
+            &mut target.firmware_revision,
+            &config.firmware_revision,
+            "firmware revision",
+        ),
+    ] {
+        match (field.as_deref(), given) {
+            (_, None) => {}
+            (Some(reported), Some(g)) if reported != g => {
+                return Err(format!(
+                    "the device reports {name} {reported}; --{} {g} contradicts it",
+                    name.replace(' ', "-")
+                ));
+            }
+            (_, Some(g)) => *field = Some(g.clone()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! The prepare phase: every check that can be made before the first request, the run's
+//! own files ([`crate::own_files`]) first; then the spec compiled for the target's
+//! geometry, the target probed and guarded (a file target created or grown), replay
+//! traces scanned, and the verification state made or loaded. The one rule for when a
+//! verification state exists and how a journal's nonce enters its seed lives here.
+//! Neighbours: `run` and `fleet` call it; `conclude` takes what it made.
+
+use std::path::{Path, PathBuf};
+
+use iogate_runner::engine::verify::VerifyState;
+use iogate_runner::Target;
+use iogate_spec::Geometry;
+
+use crate::{Failure, RunConfig};
+
+/// Everything checked and made ready before the first request.
+pub(crate) struct Prepared {
+    pub(crate) src: iogate_spec::SourceFile,
+    pub(crate) plan: iogate_spec::Plan,
+    pub(crate) target: Target,
+    pub(crate) spec_dir: PathBuf,
+    pub(crate) replays: Vec<Option<iogate_result::step::ReplayFigures>>,
+    pub(crate) verify_state: Option<VerifyState>,
+    /// The scratch file's directory when no target was given; removed on drop.
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// Compiles the spec, probes and prepares the target (the destructive-write guard; a
+/// file target created or grown only when `grow`: a run over several drives grows them
+/// once every drive passed its checks), scans replay traces and loads the verification
+/// state. Errors: diagnostics and usage mistakes (exit 2), target failures (exit 3).
+pub(crate) fn prepare(
+    config: &RunConfig,
+    target: Option<&Path>,
+    grow: bool,
+) -> Result<Prepared, Failure> {
+    crate::own_files::check_run(config, target)?;
+    let src = crate::read_spec(&config.spec)?;
+    let probed = crate::probe(target)?;
+    let geometry = probed
+        .as_ref()
+        .map_or(Geometry::scratch(), Target::geometry);
+    let mut plan =
+        iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
+    plan.shorten(config.case_duration_ns, config.max_rounds);
+    // Without --target: a scratch file in a temporary directory, removed at the end.
+    let (mut target, scratch) = match probed {
+        Some(t) => (t, None),
+        None => {
+            let dir = tempfile::Builder::new()
+                .prefix("iogate-")
+                .tempdir()
+                .map_err(|e| Failure::target(format!("cannot create a scratch directory: {e}")))?;
+            let t = Target::probe(&dir.path().join(format!("{}.img", plan.spec_name)))
+                .map_err(Failure::target)?;
+            (t, Some(dir))
+        }
+    };
+    iogate_runner::check_host(&plan).map_err(Failure::target)?;
+    iogate_runner::check_target(&plan, &target).map_err(Failure::target)?;
+    // Every trace is read once before any I/O: a missing, malformed or unplayable trace
+    // is refused with its line numbers, like a spec mistake.
+    let spec_dir = config
+        .spec
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let replays = iogate_runner::scan_replays(&plan, &spec_dir, target.logical_block_size)
+        .map_err(Failure::usage)?;
+    let writes = plan.writes();
+    if grow || scratch.is_some() {
+        target
+            .prepare(plan.target.size_bytes, writes, config.allow_destructive)
+            .map_err(Failure::target)?;
+    } else {
+        target
+            .check(writes, config.allow_destructive)
+            .map_err(Failure::target)?;
+    }
+    let verify_state = verify_state(config, &plan, &target)?;
+    Ok(Prepared {
+        src,
+        plan,
+        target,
+        spec_dir,
+        replays,
+        verify_state,
+        _scratch: scratch,
+    })
+}
+
+/// Verification: a state over the whole used size, in logical blocks, when the plan
+/// verifies, `--verify-state` names a file or `--journal` records the writes; loaded
+/// from `--verify-state` when that file exists (a verify pass after a write pass).
+fn verify_state(
+    config: &RunConfig,
+    plan: &iogate_spec::Plan,
+    target: &Target,
+) -> Result<Option<VerifyState>, Failure> {
+    if !(plan.verifies() || config.verify_state.is_some() || config.journal.is_some()) {
+        return Ok(None);
+    }
+    let unit = target.logical_block_size;
+    let loaded = match &config.verify_state {
+        Some(p) if p.exists() => Some(VerifyState::load(p, plan.target.size_bytes, unit)),
+        _ => None,
+    };
+    // A journaled run stamps its own seed, so that blocks left by an earlier run of the
+    // same spec are not taken for this run's writes.
+    let seed = match &config.journal {
+        Some(_) => plan.seed ^ iogate_runner::journal::seed_nonce(),
+        None => plan.seed,
+    };
+    loaded
+        .unwrap_or_else(|| VerifyState::new(plan.target.size_bytes, unit, seed))
+        .map(Some)
+        .map_err(Failure::target)
+}
+
+/// Creates or grows a file target that [`prepare`] left as it was (`grow: false`).
+pub(crate) fn grow(config: &RunConfig, p: &mut Prepared) -> Result<(), Failure> {
+    let size = p.plan.target.size_bytes;
+    let writes = p.plan.writes();
+    p.target
+        .prepare(size, writes, config.allow_destructive)
+        .map_err(Failure::target)
+}
