@@ -329,10 +329,7 @@ fn path_warnings(a: &RunResult, b: &RunResult) -> Vec<String> {
 fn matrices(a: &RunResult, b: &RunResult, tolerance_pct: f64) -> Vec<MatrixDiff> {
     let mut matrices = Vec::new();
     for step in &a.steps {
-        let (Some(sa), Some(_)) = (
-            step.sweep.as_ref(),
-            b.step(&step.name).and_then(|s| s.sweep.as_ref()),
-        ) else {
+        let (Some(sa), Some(_)) = (step.sweep(), b.step(&step.name).and_then(|s| s.sweep())) else {
             continue;
         };
         for metric in [CASE_METRICS[0], Metric::Latency(LatencyStat::Mean)] {

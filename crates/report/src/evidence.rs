@@ -15,14 +15,14 @@ use iogate_spec::{Metric, MetricRef, OpFilter, StepKind};
 pub fn run_gaps(result: &RunResult) -> Vec<String> {
     let mut out = Vec::new();
     for s in result.steps.iter().filter(|s| s.error.is_none()) {
-        match s.kind {
+        match s.kind() {
             StepKind::Workload | StepKind::Precondition | StepKind::Replay | StepKind::Repeat => {
                 if completed(&s.metrics.all) == 0 {
                     out.push(format!("step `{}` completed no request", s.name));
                 }
             }
             StepKind::Sweep => {
-                let cases = s.sweep.as_ref().map_or(&[][..], |w| &w.cases[..]);
+                let cases = s.sweep().map_or(&[][..], |w| &w.cases[..]);
                 if cases.is_empty() {
                     out.push(format!("step `{}` ran no case", s.name));
                 }
@@ -35,7 +35,7 @@ pub fn run_gaps(result: &RunResult) -> Vec<String> {
                 }
             }
             StepKind::PowerCycle => {
-                let checked = s.power_cycle.as_ref().map_or(0, |p| p.totals.checked);
+                let checked = s.power_cycle().map_or(0, |p| p.totals.checked);
                 if checked == 0 {
                     out.push(format!(
                         "step `{}` verified no block after its cuts",
@@ -83,7 +83,7 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
         };
     }
     if let Metric::Integrity(_) = m.metric {
-        let checked = s.power_cycle.as_ref().map_or(0, |p| p.totals.checked);
+        let checked = s.power_cycle().map_or(0, |p| p.totals.checked);
         return (checked == 0)
             .then(|| format!("step `{}` verified no block after its cuts", s.name));
     }
@@ -91,7 +91,7 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
         return None;
     }
     if let Some(sel) = &m.case {
-        let cases = s.sweep.as_ref().map_or(&[][..], |w| &w.cases[..]);
+        let cases = s.sweep().map_or(&[][..], |w| &w.cases[..]);
         return cases
             .iter()
             .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))
@@ -127,8 +127,8 @@ fn completed(o: &OpMetrics) -> u64 {
 }
 
 fn step_empty(s: &StepResult) -> bool {
-    match (&s.kind, &s.sweep) {
-        (StepKind::Sweep, Some(w)) => w.cases.iter().all(case_empty),
+    match s.sweep() {
+        Some(w) => w.cases.iter().all(case_empty),
         _ => completed(&s.metrics.all) == 0,
     }
 }

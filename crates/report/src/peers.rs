@@ -86,7 +86,7 @@ fn peer_metrics(result: &RunResult) -> Vec<MetricRef> {
         .iter()
         .filter(|s| {
             matches!(
-                s.kind,
+                s.kind(),
                 StepKind::Workload | StepKind::Replay | StepKind::Sweep
             )
         })

@@ -14,7 +14,7 @@ const LISTED_FAILURES: usize = 20;
 
 /// The power-cycle section of `step`, when it is a power-cycle step.
 pub(crate) fn power_cycle_view(step: &StepResult) -> Option<SectionView> {
-    let p = step.power_cycle.as_ref()?;
+    let p = step.power_cycle()?;
     let t = &p.totals;
     let verdict = if t.failed() > 0 {
         format!(

@@ -38,7 +38,7 @@ pub(crate) fn pct(v: f64) -> String {
 
 /// The repeat section of `step`, when it is a repeat step.
 pub(crate) fn repeat_view(step: &StepResult, with_charts: bool) -> Option<SectionView> {
-    let r = step.repeat.as_ref()?;
+    let r = step.repeat()?;
     let mut summary = vec![format!(
         "{} requests of {} issued {} times at queue depth {}: {} tier(s); {} of the rounds after the first served by the fastest; mean response time steady {}.",
         r.requests,

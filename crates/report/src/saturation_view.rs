@@ -11,7 +11,7 @@ use crate::repeat_view::{pct, SectionView, Table};
 
 /// The saturation section of `step`, when it is a sweep over queue depth or jobs.
 pub(crate) fn saturation_view(step: &StepResult, with_charts: bool) -> Option<SectionView> {
-    let sat = &step.sweep.as_ref()?.saturation;
+    let sat = &step.sweep()?.saturation;
     if sat.is_empty() {
         return None;
     }

@@ -118,7 +118,7 @@ fn table(
 
 /// The sweep view of `step`, when it is a sweep.
 pub(crate) fn sweep_view(step: &StepResult, with_charts: bool) -> Option<SweepView> {
-    let sweep = step.sweep.as_ref()?;
+    let sweep = step.sweep()?;
     let metric = sweep
         .steady_state
         .as_ref()

@@ -213,8 +213,7 @@ fn outcome(
             })
         })
         || result.steps.iter().any(|s| {
-            s.sweep
-                .as_ref()
+            s.sweep()
                 .and_then(|w| w.steady_state.as_ref())
                 .is_some_and(|ss| ss.required && !ss.reached)
         })

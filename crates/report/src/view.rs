@@ -245,7 +245,7 @@ fn step_view(s: &StepResult) -> StepView {
     let m = &s.metrics.all;
     StepView {
         name: s.name.clone(),
-        kind: s.kind.as_str().to_string(),
+        kind: s.kind().as_str().to_string(),
         queue_depth: s.queue_depth,
         jobs: s.jobs,
         duration: format_ns(s.duration_ns as f64),
@@ -310,7 +310,7 @@ fn band_rows(s: &StepResult) -> Vec<(String, String)> {
 
 /// A replay step's trace figures and issue lag, as one sentence.
 fn replay_text(s: &StepResult) -> Option<String> {
-    s.replay.as_ref().map(|r| {
+    s.replay().map(|r| {
         let lag = s.metrics.issue_lag.map_or(String::new(), |l| {
             format!(
                 "; issued late by p50 {}, p99 {}, max {}",

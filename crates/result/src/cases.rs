@@ -87,7 +87,7 @@ pub struct SteadyStateResult {
 }
 
 /// A sweep's result (`steps[].sweep` in `result.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepResult {
     /// Rounds run.
     pub rounds: u32,

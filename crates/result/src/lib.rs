@@ -30,4 +30,4 @@ pub use identity::{BackingDevice, HostIdentity, TargetIdentity, TargetKind};
 pub use judgement::{AssertionResult, BaselineComparison, RuleOutcome, RuleResult};
 pub use op::Op;
 pub use record::{result_schema, BuildInfo, Host, Outcome, RunResult, SCHEMA_VERSION};
-pub use step::{IntervalSample, OpMetrics, StepResult};
+pub use step::{IntervalSample, OpMetrics, StepDetail, StepResult};

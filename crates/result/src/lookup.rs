@@ -96,8 +96,7 @@ impl RunResult {
         };
         let c = self
             .step(&m.step)?
-            .sweep
-            .as_ref()?
+            .sweep()?
             .cases
             .iter()
             .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
@@ -113,7 +112,7 @@ impl RunResult {
         let mut out = Vec::new();
         for step in &self.steps {
             out.extend(step_metric_refs(&step.name));
-            for c in step.sweep.iter().flat_map(|s| &s.cases) {
+            for c in step.sweep().into_iter().flat_map(|s| &s.cases) {
                 for metric in CASE_METRICS {
                     out.push(MetricRef {
                         step: step.name.clone(),
@@ -159,7 +158,7 @@ impl RunResult {
         } else {
             let step = self.step(&m.step)?;
             if let Some(sel) = &m.case {
-                let sweep = step.sweep.as_ref()?;
+                let sweep = step.sweep()?;
                 let c = sweep
                     .cases
                     .iter()
@@ -233,19 +232,18 @@ impl RunResult {
         if let Metric::Figure(x) = m.metric {
             return figure(step, x);
         }
-        let steady = || step.sweep.as_ref().and_then(|s| s.steady_state.as_ref());
+        let steady = || step.sweep().and_then(|s| s.steady_state.as_ref());
         if let Some(sel) = &m.case {
             // A sweep case: its measurement-window figures.
             let c = step
-                .sweep
-                .as_ref()?
+                .sweep()?
                 .cases
                 .iter()
                 .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
             return case_value(&c.window, m.metric);
         }
         match m.metric {
-            Metric::Integrity(c) => return Some(step.power_cycle.as_ref()?.totals.count(c) as f64),
+            Metric::Integrity(c) => return Some(step.power_cycle()?.totals.count(c) as f64),
             Metric::SteadyStateReached => return Some(f64::from(u8::from(steady()?.reached))),
             Metric::SteadyStateRound => return Some(f64::from(steady()?.round.unwrap_or(0))),
             _ => {}
@@ -288,13 +286,13 @@ impl RunResult {
 fn figure(step: &StepResult, x: iogate_spec::Figure) -> Option<f64> {
     use iogate_spec::Figure as F;
     if x.of_sweep() {
-        let knee = step.sweep.as_ref()?.saturation.first()?.knee.as_ref()?;
+        let knee = step.sweep()?.saturation.first()?.knee.as_ref()?;
         return Some(match x {
             F::KneeIops => knee.iops,
             _ => f64::from(knee.concurrency),
         });
     }
-    let r = step.repeat.as_ref()?;
+    let r = step.repeat()?;
     let probe = || r.probe.as_ref();
     Some(match x {
         F::CacheBytes => probe()?.cache_bytes? as f64,

@@ -12,6 +12,9 @@ use crate::drive::Health;
 use crate::faults::{DataRecord, ErrorRecord, VerifyRecord};
 use crate::request_set::RepeatResult;
 
+mod flat;
+pub use flat::FlatStepResult;
+
 /// What a replay played, per loop (every loop plays the same requests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayFigures {
@@ -43,13 +46,17 @@ pub struct ReplayFigures {
     pub max_recorded_queue_depth: u32,
 }
 
-/// One step's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// One step's result: the figures every step has, and its kind's own block in
+/// [`StepDetail`]. Written to and read from `result.json` through
+/// [`flat::FlatStepResult`] (`kind` and one optional block per kind, the published
+/// shape); a result whose blocks contradict its kind is refused when read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "flat::FlatStepResult", try_from = "flat::FlatStepResult")]
 pub struct StepResult {
     /// Step name.
     pub name: String,
-    /// Step kind.
-    pub kind: StepKind,
+    /// The step's kind and its block.
+    pub detail: StepDetail,
     /// Outstanding requests per job.
     pub queue_depth: u32,
     /// Jobs.
@@ -80,31 +87,15 @@ pub struct StepResult {
     /// First data verification failures (at most 100 per job; absent in older results).
     #[serde(default)]
     pub verify_records: Vec<VerifyRecord>,
-    /// A replay step's trace figures: requests played, filtered and out of range.
-    #[serde(default)]
-    pub replay: Option<ReplayFigures>,
-    /// A sweep step's cases, rounds and steady-state decision (its `metrics` are the
-    /// tracked case's last round).
-    #[serde(default)]
-    pub sweep: Option<SweepResult>,
     /// Why the step stopped early, if it did.
     pub error: Option<String>,
     /// The drive's SMART / Health log before and after the step: NVMe targets only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
-    /// What a purge step did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub purge: Option<PurgeRecord>,
-    /// A repeat step's rounds, tiers and cache probe.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<RepeatResult>,
     /// What the step wrote (the pattern), and what a sample read back holds (steps with
     /// writes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<DataRecord>,
-    /// A `power_cycle` step's cycles and their verification (`steps[].power_cycle`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub power_cycle: Option<crate::integrity::PowerCycleResult>,
     /// How the requests reached the device (I/O steps; absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<Submission>,
@@ -470,4 +461,120 @@ pub fn histogram_buckets(h: &Histogram<u64>) -> Vec<HistogramBucket> {
         }
     }
     out
+}
+
+/// A step's kind with what only that kind carries (`steps[].kind` and its block in
+/// `result.json`). A block is absent (`None`) only when the step failed before it had
+/// anything to say; its `error` says why.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepDetail {
+    /// Sequential fill.
+    Precondition,
+    /// An access specification.
+    Workload,
+    /// A trace played back: what it played (`steps[].replay`).
+    Replay(Option<ReplayFigures>),
+    /// A purge: what it did (`steps[].purge`).
+    Purge(Option<PurgeRecord>),
+    /// No I/O for a duration.
+    Idle,
+    /// Cases in rounds: each case's figures and the steady-state decision
+    /// (`steps[].sweep`); the step's own metrics are the tracked case's last round.
+    Sweep(Box<SweepResult>),
+    /// A request set in rounds: tiers and the cache probe (`steps[].repeat`).
+    Repeat(Option<Box<RepeatResult>>),
+    /// Power cycles and their verification (`steps[].power_cycle`).
+    PowerCycle(Box<crate::integrity::PowerCycleResult>),
+}
+
+impl StepDetail {
+    /// The detail of a step of `kind` before it has anything to report (a sweep with no
+    /// case, power cycles with none run).
+    pub fn empty(kind: StepKind) -> StepDetail {
+        match kind {
+            StepKind::Precondition => StepDetail::Precondition,
+            StepKind::Workload => StepDetail::Workload,
+            StepKind::Replay => StepDetail::Replay(None),
+            StepKind::Purge => StepDetail::Purge(None),
+            StepKind::Idle => StepDetail::Idle,
+            StepKind::Sweep => StepDetail::Sweep(Box::default()),
+            StepKind::Repeat => StepDetail::Repeat(None),
+            StepKind::PowerCycle => StepDetail::PowerCycle(Box::default()),
+        }
+    }
+
+    /// The step kind.
+    pub fn kind(&self) -> StepKind {
+        match self {
+            StepDetail::Precondition => StepKind::Precondition,
+            StepDetail::Workload => StepKind::Workload,
+            StepDetail::Replay(_) => StepKind::Replay,
+            StepDetail::Purge(_) => StepKind::Purge,
+            StepDetail::Idle => StepKind::Idle,
+            StepDetail::Sweep(_) => StepKind::Sweep,
+            StepDetail::Repeat(_) => StepKind::Repeat,
+            StepDetail::PowerCycle(_) => StepKind::PowerCycle,
+        }
+    }
+}
+
+impl StepResult {
+    /// The step kind.
+    pub fn kind(&self) -> StepKind {
+        self.detail.kind()
+    }
+
+    /// A replay step's figures.
+    pub fn replay(&self) -> Option<&ReplayFigures> {
+        match &self.detail {
+            StepDetail::Replay(r) => r.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A sweep step's cases and steady-state decision.
+    pub fn sweep(&self) -> Option<&SweepResult> {
+        match &self.detail {
+            StepDetail::Sweep(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// What a purge step did.
+    pub fn purge(&self) -> Option<&PurgeRecord> {
+        match &self.detail {
+            StepDetail::Purge(p) => p.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A repeat step's rounds, tiers and probe.
+    pub fn repeat(&self) -> Option<&RepeatResult> {
+        match &self.detail {
+            StepDetail::Repeat(r) => r.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// A power_cycle step's cycles.
+    pub fn power_cycle(&self) -> Option<&crate::integrity::PowerCycleResult> {
+        match &self.detail {
+            StepDetail::PowerCycle(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+impl schemars::JsonSchema for StepResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        FlatStepResult::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        FlatStepResult::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        FlatStepResult::json_schema(generator)
+    }
 }

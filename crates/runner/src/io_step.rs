@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use iogate_result::faults::DataRecord;
 use iogate_result::step::{LatencySummary, ReplayFigures};
-use iogate_result::StepResult;
+use iogate_result::{StepDetail, StepResult};
 use iogate_spec::{Limit, PlanStep, ReplayPlan};
 
 use crate::engine::data::check_written;
@@ -388,7 +388,7 @@ fn finish_io_step(
     r.error = error;
     r.data = data_record(step, setup.target, &mut jobs);
     if let Some((_, fig)) = &setup.replay {
-        r.replay = Some(fig.clone());
+        r.detail = StepDetail::Replay(Some(fig.clone()));
         let mut lag = new_latency_histogram();
         for j in &jobs {
             let _ = lag.add(&j.issue_lag);

@@ -12,7 +12,8 @@ use iogate_spec::PlanStep;
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
     histogram_buckets, latency_bands, BlockSizeCount, FlushSummary, IntervalSample, JobFigures,
-    LatencySummary, OpMetrics, StepMetrics, StepResult, Submission, SubmissionPath, VerifySummary,
+    LatencySummary, OpMetrics, StepDetail, StepMetrics, StepResult, Submission, SubmissionPath,
+    VerifySummary,
 };
 
 fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
@@ -152,7 +153,7 @@ pub(crate) fn merge(
     let bytes = t.read_bytes + t.write_bytes;
     StepResult {
         name: step.name.clone(),
-        kind: step.kind(),
+        detail: StepDetail::empty(step.kind()),
         queue_depth: step.queue_depth,
         jobs: step.jobs,
         duration_ns,
@@ -189,14 +190,9 @@ pub(crate) fn merge(
         interval_ns,
         error_records: t.error_records,
         verify_records: t.verify.records,
-        replay: None,
-        sweep: None,
         error: None,
         health: None,
-        purge: None,
-        repeat: None,
         data: None,
-        power_cycle: None,
         submission: submission(step, jobs),
     }
 }

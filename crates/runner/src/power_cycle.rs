@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use iogate_result::integrity::{PowerCycleRecord, PowerCycleResult};
-use iogate_result::StepResult;
-use iogate_spec::{PlanStep, PowerCyclePlan, StepKind};
+use iogate_result::{StepDetail, StepResult};
+use iogate_spec::{PlanStep, PowerCyclePlan};
 
 use crate::engine::verify::VerifyState;
 use crate::integrity::{open_journal, sample_blocks, verify_journal};
@@ -55,9 +55,8 @@ pub(crate) fn run_power_cycle(
     let mut r = last
         .unwrap_or_else(|| crate::merge::merge(step, &[], opts.interval_ns, false, band_edges_ns));
     r.name = step.name.clone();
-    r.kind = StepKind::PowerCycle;
+    r.detail = StepDetail::PowerCycle(Box::new(out));
     r.duration_ns = started.elapsed().as_nanos() as u64;
-    r.power_cycle = Some(out);
     r.error = error;
     r
 }

@@ -29,7 +29,7 @@ use crate::options::RunOptions;
 use crate::target::Target;
 use crate::tiers;
 use iogate_result::request_set::{ProbeResult, RepeatResult, RoundFigures, Trial, Turn};
-use iogate_result::StepResult;
+use iogate_result::{StepDetail, StepResult};
 
 /// Response times kept per round in the result (for the report's chart).
 const KEPT_PER_ROUND: usize = 2048;
@@ -252,7 +252,7 @@ pub fn run_repeat(
         .find(|w| w.reached)
         .map(|w| (w.window_start + w.values.len() - 1) as u32);
     let probe = probe_result;
-    r.repeat = Some(RepeatResult {
+    r.detail = StepDetail::Repeat(Some(Box::new(RepeatResult {
         requests: plan.requests,
         rounds: plan.rounds,
         block_size_bytes: bs,
@@ -267,7 +267,7 @@ pub fn run_repeat(
         tiers,
         round_figures,
         probe,
-    });
+    })));
     r.duration_ns = started.elapsed().as_nanos() as u64;
     r.error = r.error.take().or(error);
     r

@@ -6,14 +6,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use iogate_spec::{Limit, Plan, PlanStep, PurgeMethod, StepBody, StepKind, SweepPlan};
+use iogate_spec::{Limit, Plan, PlanStep, PurgeMethod, StepBody, SweepPlan};
 
 use crate::event::RunEvent;
 use crate::merge::merge;
 use crate::options::RunOptions;
 use crate::target::Target;
 use iogate_result::step::ReplayFigures;
-use iogate_result::{Host, Outcome, RunResult, StepResult, SCHEMA_VERSION};
+use iogate_result::{Host, Outcome, RunResult, StepDetail, StepResult, SCHEMA_VERSION};
 
 /// Scans every replay step's trace before any I/O ([`crate::replay::scan`]), returning
 /// the figures by step index (None for other steps).
@@ -312,7 +312,7 @@ fn run_purge(
     let purged = crate::purge::purge(step, method, target);
     let mut r = without_requests(step, opts, band_edges_ns, started);
     match purged {
-        Ok(p) => r.purge = Some(p),
+        Ok(p) => r.detail = StepDetail::Purge(Some(p)),
         Err(e) => r.error = Some(e),
     }
     r
@@ -356,9 +356,8 @@ fn run_sweep_step(
     );
     let mut r = tracked.unwrap_or_else(|| merge(step, &[], opts.interval_ns, false, band_edges_ns));
     r.name = step.name.clone();
-    r.kind = StepKind::Sweep;
+    r.detail = StepDetail::Sweep(Box::new(sweep));
     r.duration_ns = started.elapsed().as_nanos() as u64;
-    r.sweep = Some(sweep);
     r.error = error;
     r
 }

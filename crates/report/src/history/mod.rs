@@ -133,7 +133,7 @@ pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<Metr
     let sweeps: Vec<bool> = result
         .steps
         .iter()
-        .filter_map(|s| s.sweep.as_ref()?.steady_state.as_ref().map(|ss| ss.reached))
+        .filter_map(|s| s.sweep()?.steady_state.as_ref().map(|ss| ss.reached))
         .collect();
     let run = RunRecord {
         run_key: run_key.clone(),
