@@ -159,6 +159,11 @@ fn dependencies_point_one_way() {
         let Some((_, ok)) = allowed.iter().find(|(d, _)| *d == dir) else {
             panic!("{dir} is not in the edge table (ARCHITECTURE.md and this test)");
         };
+        // A manifest read wrong would find no edge and pass: each crate with edges uses one.
+        assert!(
+            ok.is_empty() || !used.is_empty(),
+            "{dir}/Cargo.toml: no iogate-* dependency found in [dependencies]:\n{deps}"
+        );
         for u in used {
             assert!(
                 ok.contains(&u),
