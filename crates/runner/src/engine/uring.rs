@@ -5,8 +5,9 @@
 //! `start` (pin, buffers, ring, registration), `refill` (take requests from the source
 //! while the queue has room, each through the gates of time, pacing, depth and
 //! verification, then `issue`), `submit_and_wait` (one enter for the batch; poll or sleep
-//! for a completion), `close_intervals`, then, in the child `complete`, `reap` (each completion:
-//! `record_success` with `check_read`, or `record_failure`) and `finish`. `unsafe` here: buffer registration,
+//! for a completion), then, in the child `complete`, `reap` (each completion goes to the
+//! job's `sink`s: intervals, request log, journal; then `record_success` with
+//! `check_read`, or `record_failure`) and `finish`. `unsafe` here: buffer registration,
 //! pushing entries and the enter calls, each with its `SAFETY` comment; the other homes
 //! of `unsafe` in the engine are its buffer pool (`buffers`) and `wait`. `run::execute`
 //! calls [`run_job`] on one thread per job.
@@ -21,16 +22,13 @@ use iogate_result::faults::{Expected, VerifyRecord};
 use super::buffers::BufferPool;
 use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Registration};
 use super::data::Payload;
-use super::job::{EngineError, JobLimit, JobParams, RequestLogging};
+use super::job::{EngineError, JobLimit, JobParams};
 use super::pacing::Pacer;
 use super::ring::{build_ring, spin_budget_ns, wait_until};
+use super::sink::{self, Completed, CompletionSink, Reaped, Status};
 use super::verify;
 use super::wait::wait_for_completion;
-use super::{
-    ErrorRecord, Interval, IntervalLatency, JobStats, Op, Request, RequestRecord, RequestSource,
-    MAX_ERROR_RECORDS,
-};
-use crate::journal::Record;
+use super::{ErrorRecord, JobStats, Op, Request, RequestSource, MAX_ERROR_RECORDS};
 
 mod complete;
 
@@ -152,17 +150,12 @@ impl Issue {
 struct Reap {
     /// Moving average of total latency (1/16 weight per completion), for the poll budget.
     latency_ewma_ns: u64,
-    interval: Interval,
-    interval_latency: IntervalLatency,
-    next_boundary: u64,
     failures_in_a_row: u64,
     successes: u64,
     last_errno: i32,
     completed_since_publish: u64,
     /// Occupancy integral mark: outstanding requests × time is counted after the ramp.
     occupancy_mark: u64,
-    /// A streamed request log: when the last batch was handed over, ns from the origin.
-    log_handed_ns: u64,
 }
 
 /// One job's loop: its ring and buffers, its slots, and the state of both sides.
@@ -195,10 +188,8 @@ struct JobLoop<'a, 'p, R: RequestSource, K: Commands> {
     cqes: Vec<(u64, i32)>,
     /// Writes issued since the last flush (`fsync:`).
     writes_since_flush: u64,
-    /// Records for the journal, handed over at the end of each reap.
-    journal_batch: Vec<Record>,
-    /// The step's origin on the journal's clock, ns.
-    journal_offset_ns: u64,
+    /// Where completions go: the interval sampler, the request log, the journal.
+    sinks: Vec<Box<dyn CompletionSink + 'p>>,
 }
 
 impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
@@ -250,13 +241,6 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             // Timer wake-ups late by the default 50 µs slack would show as issue-time error.
             let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
         }
-        match p.request_log {
-            RequestLogging::Off => {}
-            RequestLogging::Kept => stats.request_log = Some(Vec::with_capacity(1 << 16)),
-            RequestLogging::Streamed(_) => {
-                stats.request_log = Some(Vec::with_capacity(crate::requestlog::stream::LOG_BATCH))
-            }
-        }
         Ok(JobLoop {
             ring,
             pool,
@@ -286,22 +270,15 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             issue: Issue::new(qd),
             reap: Reap {
                 latency_ewma_ns: 0,
-                interval: Interval::default(),
-                interval_latency: IntervalLatency::default(),
-                next_boundary: p.ramp_ns + p.interval_ns,
                 failures_in_a_row: 0,
                 successes: 0,
                 last_errno: 0,
                 completed_since_publish: 0,
                 occupancy_mark: p.ramp_ns,
-                log_handed_ns: 0,
             },
             cqes: Vec::with_capacity(qd.next_power_of_two() * 2),
             writes_since_flush: 0,
-            journal_batch: Vec::with_capacity(if p.journal.is_some() { qd * 2 } else { 0 }),
-            journal_offset_ns: p.journal.map_or(0, |j| {
-                p.origin.saturating_duration_since(j.origin()).as_nanos() as u64
-            }),
+            sinks: sink::for_job(p, qd),
         })
     }
 
@@ -363,7 +340,9 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             }
             let done = self.now();
             self.occupy(self.inflight, done);
-            self.close_intervals(done);
+            for s in &mut self.sinks {
+                s.tick(done);
+            }
             self.reap(done);
             if let Some(e) = self.give_up() {
                 return Err(e);
@@ -656,18 +635,6 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
                     .issue_lag
                     .saturating_record(called_at.saturating_sub(s.due_ns));
             }
-        }
-    }
-
-    /// Closes every interval whose end has passed by `done`.
-    fn close_intervals(&mut self, done: u64) {
-        let p = self.p;
-        while done >= self.reap.next_boundary {
-            let r = &mut self.reap;
-            r.interval.index = ((r.next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
-            r.interval_latency.close(&mut r.interval);
-            self.stats.intervals.push(std::mem::take(&mut r.interval));
-            r.next_boundary += p.interval_ns;
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The completion side of the job loop: `reap` takes every completion from the ring and
-//! `complete` judges each: a flush (`complete_flush`: counted, journaled when it
-//! succeeded), a success (`record_success`: histograms, intervals, `check_read` of a
-//! verified read, the journal record of a write) or a failure (`record_failure`: the
-//! step's error policy); `give_up` and `finish` end the job. Child of `uring`; no `unsafe` here.
+//! `complete` judges each: a flush (`complete_flush`: counted, and handed to the sinks
+//! when it succeeded), or a request, handed to the job's sinks (`engine::sink`: intervals,
+//! request log, journal) and then recorded as a success (`record_success`: histograms,
+//! `check_read` of a verified read) or a failure (`record_failure`: the step's error
+//! policy); `give_up` and `finish` end the job. Child of `uring`; no `unsafe` here.
 
 use super::*;
-use crate::requestlog::stream::{LOG_BATCH, LOG_HAND_OVER_NS};
 
 impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// Every completion in the ring, observed at `done`. The entries are copied out first
@@ -22,12 +22,17 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             self.complete(user_data as usize, res, done);
         }
         self.stats.last_completion_ns = done;
-        if let Some(j) = self.p.journal.filter(|_| !self.journal_batch.is_empty()) {
-            let cap = self.journal_batch.capacity();
-            j.submit(std::mem::replace(
-                &mut self.journal_batch,
-                Vec::with_capacity(cap),
-            ));
+        let slots = &self.slots;
+        let earliest = || {
+            slots
+                .iter()
+                .filter(|s| matches!(s.work, Work::Io(_)))
+                .map(|s| s.start_ns)
+                .min()
+        };
+        let reaped = Reaped::new(done, &earliest);
+        for s in &mut self.sinks {
+            s.reaped(&reaped);
         }
         if self.reap.completed_since_publish >= 256 {
             let progress = self.p.progress;
@@ -60,52 +65,33 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         };
         self.free_slot(slot_index, done);
         let slot = s;
-        let start_ns = slot.start_ns;
         let s = &io;
-        if let Some(log) = self.stats.request_log.as_mut() {
-            log.push(RequestRecord {
-                seq: s.seq,
-                issue_ns: start_ns,
-                complete_ns: done,
-                op: s.op,
-                offset: s.offset,
-                length: s.len,
-                result: self.cmds.result_bytes(res, s.len),
-            });
-            let due = log.len() >= LOG_BATCH || done >= self.reap.log_handed_ns + LOG_HAND_OVER_NS;
-            if due && matches!(self.p.request_log, RequestLogging::Streamed(_)) {
-                self.hand_over_log(done);
-            }
+        let failure = self.cmds.failure(res, s.len);
+        let completed = Completed {
+            seq: s.seq,
+            op: s.op,
+            offset_bytes: s.offset,
+            length_bytes: s.len,
+            generation: s.generation,
+            issue_ns: slot.start_ns,
+            done_ns: done,
+            result: self.cmds.result_bytes(res, s.len),
+            status: match failure {
+                None => Status::Succeeded,
+                Some(_) => Status::Failed,
+            },
+        };
+        for sink in &mut self.sinks {
+            sink.request(&completed);
         }
-        let latency = done.saturating_sub(start_ns).max(1);
+        let latency = completed.latency_ns();
         let ewma = self.reap.latency_ewma_ns;
         self.reap.latency_ewma_ns = ewma - ewma / 16 + latency / 16;
-        match self.cmds.failure(res, s.len) {
+        match failure {
             None => self.record_success(s, &slot, slot_index, latency, done),
             Some(f) => self.record_failure(s, f, done),
         }
         self.reap.completed_since_publish += 1;
-    }
-
-    /// A streamed request log's batch (full, or [`LOG_HAND_OVER_NS`] old), handed over with the job's low watermark:
-    /// the earliest issue time of its requests in flight, or `done` when none is (every
-    /// request issued from now on is issued at or after `done`).
-    #[cold]
-    fn hand_over_log(&mut self, done: u64) {
-        let RequestLogging::Streamed(to) = self.p.request_log else {
-            return;
-        };
-        let low = self
-            .slots
-            .iter()
-            .filter(|s| matches!(s.work, Work::Io(_)))
-            .map(|s| s.start_ns)
-            .fold(done, u64::min);
-        self.reap.log_handed_ns = done;
-        if let Some(log) = self.stats.request_log.as_mut() {
-            let batch = std::mem::replace(log, Vec::with_capacity(LOG_BATCH));
-            to.hand_over(self.p.job, batch, low);
-        }
     }
 
     /// Returns a completed request's slot: idle, and parked by the pacer.
@@ -127,11 +113,8 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         f.completed += 1;
         f.latency_sum_ns += latency;
         f.latency_max_ns = f.latency_max_ns.max(latency);
-        if self.p.journal.is_some() {
-            self.journal_batch.push(Record::Flush {
-                horizon,
-                ack_ns: done + self.journal_offset_ns,
-            });
+        for sink in &mut self.sinks {
+            sink.flush(horizon, done);
         }
     }
 
@@ -150,16 +133,6 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         self.reap.failures_in_a_row = 0;
         if s.op == Op::Write {
             self.payload.completed(s.offset, s.len);
-            if let Some(j) = self.p.journal {
-                self.journal_batch.push(Record::Write {
-                    seq: j.next_sequence(),
-                    offset: s.offset,
-                    len: s.len,
-                    generation: s.generation,
-                    fua: self.p.durability.fua,
-                    ack_ns: done + self.journal_offset_ns,
-                });
-            }
         }
         if let Some(v) = self.p.verify {
             match s.op {
@@ -192,16 +165,6 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             .completion_latency
             .saturating_record(done.saturating_sub(slot.submit_ns).max(1));
         stats.count_size(s.line, s.len, s.op);
-        let interval = &mut self.reap.interval;
-        match s.op {
-            Op::Read => interval.read_ios += 1,
-            Op::Write => interval.write_ios += 1,
-        }
-        interval.ios += 1;
-        interval.bytes += u64::from(s.len);
-        interval.latency_sum_ns += latency;
-        interval.latency_max_ns = interval.latency_max_ns.max(latency);
-        self.reap.interval_latency.record(s.op, latency);
     }
 
     /// Checks each unit of a completed read against the generation it had when the read
@@ -296,11 +259,8 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             .failures_in_a_row
             .store(self.reap.failures_in_a_row, Ordering::Relaxed);
         self.stats.end_ns = self.now().max(self.stats.last_completion_ns);
-        let r = &mut self.reap;
-        if r.interval.ios > 0 || self.stats.intervals.is_empty() {
-            r.interval.index = ((r.next_boundary - p.ramp_ns) / p.interval_ns - 1) as u32;
-            r.interval_latency.close(&mut r.interval);
-            self.stats.intervals.push(std::mem::take(&mut r.interval));
+        for sink in std::mem::take(&mut self.sinks) {
+            sink.finish(self.stats);
         }
         let failed = self.reap.failures_in_a_row;
         if self.reap.successes == 0 && failed > 0 && failed == self.issue.issued_ios {
