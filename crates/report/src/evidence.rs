@@ -67,7 +67,11 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
     let s = result.steps.iter().find(|s| s.name == m.step)?;
     let latency = matches!(
         m.metric,
-        Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_)
+        Metric::Latency(_)
+            | Metric::SubmissionLatency(_)
+            | Metric::CompletionLatency(_)
+            | Metric::LatencyOver(_)
+            | Metric::LatencyOverPct(_)
     );
     let counted = latency
         || matches!(
@@ -114,10 +118,25 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
     };
     // A count or a rate of zero is a measurement once the step completed requests; a
     // latency of no sample is not.
-    (latency && ops.ios == 0).then(|| {
-        format!(
+    if latency && ops.ios == 0 {
+        return Some(format!(
             "step `{}` completed no successful {name}: its latency has no sample",
             s.name
+        ));
+    }
+    // A percentile read off fewer requests than its rank needs is the maximum's value,
+    // not the percentile's.
+    let stat = match m.metric {
+        Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => Some(s),
+        _ => None,
+    };
+    let (stat, needs) = stat.and_then(|x| Some((x, x.needs_ios()?)))?;
+    (ops.ios < needs).then(|| {
+        format!(
+            "step `{}` measured {} successful {name}s; {} needs at least {needs}",
+            s.name,
+            ops.ios,
+            stat.name()
         )
     })
 }

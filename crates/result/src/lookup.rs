@@ -45,6 +45,36 @@ pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
     out
 }
 
+/// A step's tail metrics where it has them: percentiles of five nines and more that its
+/// requests decide, and the counts over the latency thresholds it counted.
+pub fn tail_metric_refs(step: &StepResult) -> Vec<MetricRef> {
+    let mut out = Vec::new();
+    for op in [OpFilter::All, OpFilter::Read, OpFilter::Write] {
+        let o = match op {
+            OpFilter::All => &step.metrics.all,
+            OpFilter::Read => &step.metrics.read,
+            OpFilter::Write => &step.metrics.write,
+        };
+        let nines = (5..=iogate_spec::MAX_NINES)
+            .map(LatencyStat::Nines)
+            .filter(|s| !o.latency.get(*s).is_nan())
+            .map(Metric::Latency);
+        let over = o.latency_over.iter().flat_map(|c| {
+            [
+                Metric::LatencyOver(c.threshold_ns),
+                Metric::LatencyOverPct(c.threshold_ns),
+            ]
+        });
+        out.extend(nines.chain(over).map(|metric| MetricRef {
+            step: step.name.clone(),
+            case: None,
+            op,
+            metric,
+        }));
+    }
+    out
+}
+
 /// The quantities a sweep case reports (its measurement-window figures).
 pub const CASE_METRICS: [Metric; 6] = [
     Metric::Iops,
@@ -112,6 +142,7 @@ impl RunResult {
         let mut out = Vec::new();
         for step in &self.steps {
             out.extend(step_metric_refs(&step.name));
+            out.extend(tail_metric_refs(step));
             for c in step.sweep().into_iter().flat_map(|s| &s.cases) {
                 for metric in CASE_METRICS {
                     out.push(MetricRef {
@@ -269,6 +300,16 @@ impl RunResult {
             Metric::Bytes => bytes as f64,
             Metric::Errors => errors as f64,
             Metric::Latency(s) => lat.get(s) / 1e9,
+            Metric::LatencyOver(t) => {
+                o.latency_over.iter().find(|c| c.threshold_ns == t)?.count as f64
+            }
+            Metric::LatencyOverPct(t) => {
+                o.latency_over
+                    .iter()
+                    .find(|c| c.threshold_ns == t)?
+                    .share_pct
+                    / 100.0
+            }
             Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
             Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
@@ -301,7 +342,8 @@ fn figure(step: &StepResult, x: iogate_spec::Figure) -> Option<f64> {
         F::Tiers => r.tiers.len() as f64,
         F::FastTierLatency => r.tiers.first()?.mean_ns / 1e9,
         F::SlowTierLatency => r.tiers.last()?.mean_ns / 1e9,
-        F::HitPct => r.hit_pct,
+        // Shares are fractions in expressions, as `50%` is 0.5.
+        F::HitPct => r.hit_pct / 100.0,
         F::SteadyRound => f64::from(r.steady_round.unwrap_or(0)),
         F::KneeIops | F::KneeConcurrency => return None,
     })

@@ -276,6 +276,10 @@ pub struct OpMetrics {
     pub errors: u64,
     /// Total latency.
     pub latency: LatencySummary,
+    /// Requests over each latency threshold the spec's assertions and rules name
+    /// (`latency.over[10ms]`), ascending; absent when they name none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_over: Vec<OverCount>,
     /// Total-latency histogram of this operation (reads and writes; for all operations
     /// see `StepMetrics::latency_histogram`), same buckets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -306,6 +310,34 @@ pub struct LatencySummary {
     pub p99_9_ns: u64,
     /// 99.99th percentile.
     pub p99_99_ns: u64,
+    /// 99.999th percentile; absent (undecided) below 10⁵ requests, where its rank is the
+    /// maximum's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_999_ns: Option<u64>,
+    /// 99.9999th percentile; absent below 10⁶ requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_9999_ns: Option<u64>,
+    /// 99.99999th percentile; absent below 10⁷ requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_99999_ns: Option<u64>,
+    /// 99.999999th percentile; absent below 10⁸ requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_999999_ns: Option<u64>,
+    /// 99.9999999th percentile; absent below 10⁹ requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_9999999_ns: Option<u64>,
+}
+
+/// Requests slower than a threshold (`latency.over[10ms]`), counted exactly from the
+/// completions (not from a histogram bucket that straddles the threshold).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct OverCount {
+    /// The threshold, ns: requests with a total latency above it are counted.
+    pub threshold_ns: u64,
+    /// Successful measured requests above the threshold.
+    pub count: u64,
+    /// Their share of the successful measured requests, percent.
+    pub share_pct: f64,
 }
 
 /// Requests whose total latency is in `[lower_ns, upper_ns)` (no upper bound for the last band).
@@ -422,6 +454,11 @@ impl LatencySummary {
             p99_ns: h.value_at_quantile(0.99),
             p99_9_ns: h.value_at_quantile(0.999),
             p99_99_ns: h.value_at_quantile(0.9999),
+            p99_999_ns: nines(h, 5),
+            p99_9999_ns: nines(h, 6),
+            p99_99999_ns: nines(h, 7),
+            p99_999999_ns: nines(h, 8),
+            p99_9999999_ns: nines(h, 9),
         }
     }
 
@@ -438,8 +475,26 @@ impl LatencySummary {
             LatencyStat::P99 => self.p99_ns as f64,
             LatencyStat::P99_9 => self.p99_9_ns as f64,
             LatencyStat::P99_99 => self.p99_99_ns as f64,
+            LatencyStat::Nines(n) => {
+                let v = match n {
+                    5 => self.p99_999_ns,
+                    6 => self.p99_9999_ns,
+                    7 => self.p99_99999_ns,
+                    8 => self.p99_999999_ns,
+                    9 => self.p99_9999999_ns,
+                    _ => None,
+                };
+                v.map_or(f64::NAN, |v| v as f64)
+            }
         }
     }
+}
+
+/// The percentile with `n` nines (5: p99.999), when the histogram holds the 10ⁿ requests
+/// its rank needs.
+fn nines(h: &Histogram<u64>, n: u32) -> Option<u64> {
+    let needs = 10u64.pow(n);
+    (h.len() >= needs).then(|| h.value_at_quantile(1.0 - 1.0 / needs as f64))
 }
 
 /// Log-spaced buckets (4 per power of two) of a histogram, empty buckets omitted.

@@ -146,6 +146,11 @@ impl<'a> JobSetup<'a> {
             passthrough: self.target.passthrough(),
             durability: step.durability,
             journal: self.opts.journal,
+            latency_thresholds_ns: self
+                .opts
+                .latency_thresholds
+                .get(&step.name)
+                .map_or(&[], Vec::as_slice),
         }
     }
 

@@ -12,8 +12,8 @@ use iogate_spec::PlanStep;
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
     histogram_buckets, latency_bands, BlockSizeCount, FlushSummary, IntervalSample, JobFigures,
-    LatencySummary, OpMetrics, StepDetail, StepMetrics, StepResult, Submission, SubmissionPath,
-    VerifySummary,
+    LatencySummary, OpMetrics, OverCount, StepDetail, StepMetrics, StepResult, Submission,
+    SubmissionPath, VerifySummary,
 };
 
 fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
@@ -28,8 +28,22 @@ fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f
         bandwidth_bytes_per_s: if secs > 0.0 { bytes as f64 / secs } else { 0.0 },
         errors,
         latency: LatencySummary::from_histogram(h),
+        latency_over: Vec::new(),
         latency_histogram: Vec::new(),
     }
+}
+
+/// Counts over each threshold as shares of `h`'s requests (the same population: the
+/// successful measured requests).
+fn over_counts(h: &Histogram<u64>, counts: impl Iterator<Item = (u64, u64)>) -> Vec<OverCount> {
+    let total = h.len().max(1) as f64;
+    counts
+        .map(|(threshold_ns, count)| OverCount {
+            threshold_ns,
+            count,
+            share_pct: count as f64 * 100.0 / total,
+        })
+        .collect()
 }
 
 /// What the jobs of a step add up to: histograms (same bounds, so `add` is exact),
@@ -52,6 +66,8 @@ struct Sums {
     intervals: Vec<Interval>,
     error_records: Vec<ErrorRecord>,
     verify: VerifyStats,
+    /// (threshold ns, reads, writes) over each latency threshold.
+    over: Vec<(u64, u64, u64)>,
 }
 
 impl Sums {
@@ -73,6 +89,7 @@ impl Sums {
             intervals: Vec::new(),
             error_records: Vec::new(),
             verify: VerifyStats::default(),
+            over: Vec::new(),
         };
         for j in jobs {
             t.verify.merge(&j.verify);
@@ -114,6 +131,14 @@ impl Sums {
             self.intervals[i].add(iv);
         }
         self.error_records.extend(j.error_records.iter().cloned());
+        if self.over.is_empty() {
+            self.over = j.latency_over.iter().map(|&(t, _, _)| (t, 0, 0)).collect();
+        }
+        for (acc, &(t, r, w)) in self.over.iter_mut().zip(&j.latency_over) {
+            debug_assert_eq!(acc.0, t);
+            acc.1 += r;
+            acc.2 += w;
+        }
     }
 }
 
@@ -161,7 +186,10 @@ pub(crate) fn merge(
         cpus: step.cpus.clone(),
         registered_buffers: !jobs.is_empty() && jobs.iter().all(|j| j.registered),
         metrics: StepMetrics {
-            all: op_metrics(&t.all, bytes, t.read_errors + t.write_errors, secs),
+            all: OpMetrics {
+                latency_over: over_counts(&t.all, t.over.iter().map(|o| (o.0, o.1 + o.2))),
+                ..op_metrics(&t.all, bytes, t.read_errors + t.write_errors, secs)
+            },
             mean_queue_depth: if duration_ns > 0 {
                 jobs.iter().map(|j| j.occupancy_ns).sum::<u128>() as f64 / duration_ns as f64
             } else {
@@ -175,10 +203,12 @@ pub(crate) fn merge(
             latency_histogram: histogram_buckets(&t.all),
             read: OpMetrics {
                 latency_histogram: histogram_buckets(&t.read),
+                latency_over: over_counts(&t.read, t.over.iter().map(|o| (o.0, o.1))),
                 ..op_metrics(&t.read, t.read_bytes, t.read_errors, secs)
             },
             write: OpMetrics {
                 latency_histogram: histogram_buckets(&t.write),
+                latency_over: over_counts(&t.write, t.over.iter().map(|o| (o.0, o.2))),
                 ..op_metrics(&t.write, t.write_bytes, t.write_errors, secs)
             },
             block_sizes: block_sizes(step, &t.lines, &t.sizes),

@@ -28,4 +28,7 @@ pub struct RunOptions<'a> {
     /// The journal of acknowledged writes and completed flushes (`--journal`); requires
     /// `verify` (its generations are what the journal records).
     pub journal: Option<&'a crate::journal::Journal>,
+    /// Latency thresholds counted exactly, by step name, ascending, ns
+    /// (`Plan::latency_thresholds`).
+    pub latency_thresholds: std::collections::BTreeMap<String, Vec<u64>>,
 }

@@ -123,6 +123,7 @@ fn cycle_steps(
         spec_dir: opts.spec_dir.clone(),
         replays: Vec::new(),
         request_log: None,
+        latency_thresholds: Default::default(),
         journal: Some(&journal),
     };
     let (writes, command) = std::thread::scope(|scope| {

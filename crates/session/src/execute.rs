@@ -39,6 +39,7 @@ pub(crate) fn execute_journaled(
         replays: p.replays.clone(),
         request_log,
         journal: journal.as_ref(),
+        latency_thresholds: p.plan.latency_thresholds(),
     };
     let mut result =
         iogate_runner::execute_set(&p.plan, &p.target, &opts, config.repeat, &mut |e| {

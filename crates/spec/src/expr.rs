@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::dim::Dim;
 pub use crate::metric::{
     CaseSelector, Figure, LatencyStat, Metric, MetricPath, MetricRef, OpFilter, PathError,
-    METRIC_NAMES,
+    MAX_NINES, METRIC_NAMES,
 };
 
 /// The largest exponent of bytes or seconds an assertion's unit may reach (`bytes^8`):
@@ -301,6 +301,10 @@ pub fn format_value(v: f64, dim: Dim) -> String {
         Dim::BYTES => crate::units::format_bytes(v),
         Dim::BANDWIDTH => format!("{}/s", crate::units::format_bytes(v)),
         _ if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
-        _ => format!("{v:.2}"),
+        // Two significant digits below 0.1 (a share like 0.00057), else two decimals.
+        _ => {
+            let decimals = (1 - v.abs().log10().floor() as i32).clamp(2, 12) as usize;
+            format!("{v:.decimals$}")
+        }
     }
 }

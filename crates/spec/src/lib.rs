@@ -26,6 +26,7 @@ pub use compile::{compile, parse_document, spec_digest};
 pub use diag::{Diagnostic, Diagnostics, Severity, SourceFile};
 pub use expr::{
     format_value, Assertion, CaseSelector, Dim, Figure, LatencyStat, Metric, MetricRef, OpFilter,
+    MAX_NINES,
 };
 pub use plan::{
     AddressMapping, BaselineRule, DataPattern, Distribution, Durability, Geometry, IoEngine, Limit,

@@ -105,6 +105,9 @@ pub struct JobParams<'a> {
     pub durability: iogate_spec::Durability,
     /// The run's journal of acknowledged writes and completed flushes (`--journal`).
     pub journal: Option<&'a Journal>,
+    /// Latency thresholds to count successful requests over, ascending, ns
+    /// (`latency.over[…]`); empty: none counted.
+    pub latency_thresholds_ns: &'a [u64],
 }
 
 /// The namespace an NVMe passthrough job addresses.

@@ -339,6 +339,9 @@ pub struct JobStats {
     pub head_to_head: Histogram<u64>,
     /// Timed sources: how late each request was issued after its due time, ns.
     pub issue_lag: Histogram<u64>,
+    /// Successful measured requests over each of the job's latency thresholds
+    /// (`JobParams::latency_thresholds_ns`, same order): (threshold ns, reads, writes).
+    pub latency_over: Vec<(u64, u64, u64)>,
     /// Every request, when the run records a request log.
     pub request_log: Option<Vec<RequestRecord>>,
     /// Completed (reads, writes) by transfer size, for sources without mix lines.
@@ -442,6 +445,7 @@ impl JobStats {
             verify: VerifyStats::default(),
             head_to_head: new_latency_histogram(),
             issue_lag: new_latency_histogram(),
+            latency_over: Vec::new(),
             request_log: None,
             sizes: Default::default(),
             written_sample: Vec::new(),

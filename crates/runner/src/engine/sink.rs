@@ -1,8 +1,9 @@
 //! Where completed requests go. The job loop (`uring::complete`) judges each completion
 //! once and hands it, as a [`Completed`], to every [`CompletionSink`] of its job, in
 //! completion order: the interval sampler (`intervals`, always), the request log (`log`:
-//! `--log-requests`, streamed to `requestlog::stream`, or kept for the cache probe) and
-//! the journal (`journal`: `--journal`, to the journal's writer thread). A sink is also
+//! `--log-requests`, streamed to `requestlog::stream`, or kept for the cache probe), the
+//! threshold counter (`over`: `latency.over[…]`) and the journal (`journal`:
+//! `--journal`, to the journal's writer thread). A sink is also
 //! told when time passes (`tick`), when a reap ends (`reaped`, with the job's low
 //! watermark) and when the job ends (`finish`, where it leaves its figures in the job's
 //! `JobStats`). What a sink keeps while the job runs is bounded (an interval, a batch),
@@ -14,6 +15,7 @@
 pub mod intervals;
 pub mod journal;
 pub mod log;
+pub mod over;
 
 use iogate_result::Op;
 
@@ -113,6 +115,12 @@ pub fn for_job<'a>(p: &JobParams<'a>, queue_depth: usize) -> Vec<Box<dyn Complet
         RequestLogging::Streamed(to) => {
             sinks.push(Box::new(log::RequestLogSink::streamed(to, p.job)))
         }
+    }
+    if !p.latency_thresholds_ns.is_empty() {
+        sinks.push(Box::new(over::OverCounter::new(
+            p.latency_thresholds_ns,
+            p.ramp_ns,
+        )));
     }
     if let Some(j) = p.journal {
         sinks.push(Box::new(journal::JournalSink::new(

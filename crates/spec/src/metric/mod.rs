@@ -46,8 +46,11 @@ pub enum OpFilter {
     Write,
 }
 
-/// A latency statistic. Percentiles are those stored in every result
-/// (`p50_ns`, `p90_ns`, `p95_ns`, `p99_ns`, `p99_9_ns`, `p99_99_ns`).
+/// A latency statistic. Percentiles up to four nines are stored in every result
+/// (`p50_ns`, `p90_ns`, `p95_ns`, `p99_ns`, `p99_9_ns`, `p99_99_ns`); five nines and more
+/// (`p99.999` … `p99.9999999`, [`LatencyStat::Nines`]) where the step completed enough
+/// requests to rank them (`p99_999_ns` …). A percentile is read off an HDR histogram of 3
+/// significant digits: within 0.1% of the value at its rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LatencyStat {
@@ -71,7 +74,12 @@ pub enum LatencyStat {
     P99_9,
     /// 99.99th percentile.
     P99_99,
+    /// The percentile with this many nines, 5 to [`MAX_NINES`] (`p99.999` is 5).
+    Nines(u8),
 }
+
+/// Most nines a percentile path may have: `p99.9999999` (its rank needs 10⁹ requests).
+pub const MAX_NINES: u8 = 9;
 
 impl LatencyStat {
     /// Names accepted in paths, in order.
@@ -97,8 +105,59 @@ impl LatencyStat {
             LatencyStat::P99 => Some(99.0),
             LatencyStat::P99_9 => Some(99.9),
             LatencyStat::P99_99 => Some(99.99),
+            LatencyStat::Nines(n) => Some(100.0 - 10f64.powi(2 - i32::from(n))),
             _ => None,
         }
+    }
+
+    /// The statistic a path segment names: one of [`LatencyStat::NAMES`], or `p99.999`
+    /// with 5 to [`MAX_NINES`] nines. None otherwise.
+    pub fn parse(name: &str) -> Option<LatencyStat> {
+        if let Some((_, s)) = Self::NAMES.iter().find(|n| n.0 == name) {
+            return Some(*s);
+        }
+        let nines = name.strip_prefix("p99.")?;
+        let n = nines.len() + 2;
+        (nines.bytes().all(|b| b == b'9') && (5..=usize::from(MAX_NINES)).contains(&n))
+            .then_some(LatencyStat::Nines(n as u8))
+    }
+
+    /// The path name (`p99`, `p99.999`).
+    pub fn name(self) -> String {
+        match self {
+            LatencyStat::Nines(n) => format!("p99.{}", "9".repeat(usize::from(n) - 2)),
+            s => Self::NAMES
+                .iter()
+                .find(|n| n.1 == s)
+                .map_or("?", |n| n.0)
+                .to_string(),
+        }
+    }
+
+    /// Requests a percentile needs before its rank differs from the maximum's:
+    /// 1 / (1 − q) (p99: 100, p99.999: 100,000). None for the other statistics.
+    pub fn needs_ios(self) -> Option<u64> {
+        Some(match self {
+            LatencyStat::P50 => 2,
+            LatencyStat::P90 => 10,
+            LatencyStat::P95 => 20,
+            LatencyStat::P99 => 100,
+            LatencyStat::P99_9 => 1_000,
+            LatencyStat::P99_99 => 10_000,
+            LatencyStat::Nines(n) => 10u64.pow(u32::from(n)),
+            _ => return None,
+        })
+    }
+}
+
+/// A latency threshold as a path writes it, exactly: `250us`, `10ms`, `2s`, `1500ns`.
+pub fn threshold_name(ns: u64) -> String {
+    match ns {
+        0 => "0ns".into(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
     }
 }
 
@@ -166,6 +225,13 @@ pub enum Metric {
     Errors,
     /// Total latency (submission to completion).
     Latency(LatencyStat),
+    /// Successful requests whose total latency exceeded this many ns, counted exactly
+    /// from the completions (`latency.over[10ms]`).
+    LatencyOver(u64),
+    /// The same as a share of the step's successful measured requests, as a fraction
+    /// (`latency.over_pct[10ms] < 0.01%` compares with 0.0001, as every `%` literal
+    /// reads).
+    LatencyOverPct(u64),
     /// Blocks that failed data verification.
     VerifyErrors,
     /// Submission latency (the submitting call to its return), all operations.
@@ -262,7 +328,9 @@ impl Metric {
             | Metric::Integrity(_)
             | Metric::SteadyStateReached
             | Metric::SteadyStateRound
-            | Metric::Health(_) => Dim::NONE,
+            | Metric::Health(_)
+            | Metric::LatencyOver(_)
+            | Metric::LatencyOverPct(_) => Dim::NONE,
             Metric::Figure(x) => x.dim(),
             Metric::Bytes => Dim::BYTES,
             Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_) => {
@@ -386,11 +454,10 @@ impl fmt::Display for MetricRef {
             Metric::SteadyStateRound => f.write_str(".steady_state.round"),
             Metric::Health(h) => write!(f, ".health.{}", h.name()),
             Metric::Figure(x) => write!(f, ".{}", x.name()),
+            Metric::LatencyOver(t) => write!(f, ".latency.over[{}]", threshold_name(t)),
+            Metric::LatencyOverPct(t) => write!(f, ".latency.over_pct[{}]", threshold_name(t)),
             Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => {
-                let name = LatencyStat::NAMES
-                    .iter()
-                    .find(|n| n.1 == s)
-                    .map_or("?", |n| n.0);
+                let name = s.name();
                 let kind = match self.metric {
                     Metric::SubmissionLatency(_) => "submission_latency",
                     Metric::CompletionLatency(_) => "completion_latency",

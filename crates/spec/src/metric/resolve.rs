@@ -247,13 +247,20 @@ impl MetricPath {
                 "the end of the path",
             ));
         };
-        let Some((_, s)) = LatencyStat::NAMES.iter().find(|n| n.0 == stat) else {
+        if let Some(over) = self.threshold(stat, sspan, kind)? {
+            return Ok(over);
+        }
+        let Some(s) = LatencyStat::parse(stat) else {
             return Err(path_error(
                 sspan.clone(),
-                format!("a latency statistic (one of: {})", names.join(", ")),
+                format!(
+                    "a latency statistic (one of: {}, p99.999 … p99.9999999, over[<duration>], over_pct[<duration>])",
+                    names.join(", ")
+                ),
                 format!("`{stat}`"),
             ));
         };
+        let s = &s;
         match kind {
             "latency" => Ok(Metric::Latency(*s)),
             _ if op != OpFilter::All => Err(path_error(
@@ -264,6 +271,44 @@ impl MetricPath {
             "submission_latency" => Ok(Metric::SubmissionLatency(*s)),
             _ => Ok(Metric::CompletionLatency(*s)),
         }
+    }
+
+    /// `over[<duration>]` or `over_pct[<duration>]` after `latency`: the count (or share)
+    /// of requests slower than the duration. None when `stat` is neither.
+    fn threshold(
+        &self,
+        stat: &str,
+        span: &Range<usize>,
+        kind: &str,
+    ) -> Result<Option<Metric>, PathError> {
+        let (pct, inner) = match stat.split_once('[') {
+            Some(("over", rest)) => (false, rest),
+            Some(("over_pct", rest)) => (true, rest),
+            _ => return Ok(None),
+        };
+        let text = inner.strip_suffix(']').unwrap_or(inner);
+        let ns = crate::syntax::parse_duration(text)
+            .ok()
+            .filter(|&ns| ns > 0)
+            .ok_or_else(|| {
+                path_error(
+                    span.clone(),
+                    "a latency threshold like over[10ms] (a duration above 0)",
+                    format!("`{stat}`"),
+                )
+            })?;
+        if kind != "latency" {
+            return Err(path_error(
+                span.clone(),
+                "over[…] after `latency` (total latency)",
+                format!("`{kind}.{stat}`"),
+            ));
+        }
+        Ok(Some(if pct {
+            Metric::LatencyOverPct(ns)
+        } else {
+            Metric::LatencyOver(ns)
+        }))
     }
 
     /// The case selector, parsed: keys block_size, read, queue_depth, jobs.

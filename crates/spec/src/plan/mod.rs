@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use crate::expr::{Assertion, MetricRef};
+use crate::metric::Metric;
 
 mod data;
 mod flat;
@@ -565,6 +566,28 @@ impl Plan {
     /// Whether any step of the plan can change the target's data ([`PlanStep::writes`]).
     pub fn writes(&self) -> bool {
         self.steps.iter().any(PlanStep::writes)
+    }
+
+    /// The latency thresholds the assertions and baseline rules count requests over
+    /// (`latency.over[10ms]`, `over_pct[…]`), by step name, ascending, ns: the runner
+    /// counts each exactly as the step's requests complete.
+    pub fn latency_thresholds(&self) -> std::collections::BTreeMap<String, Vec<u64>> {
+        let metrics = self
+            .assertions
+            .iter()
+            .flat_map(|a| a.metrics.iter())
+            .chain(self.baseline_rules.iter().map(|r| &r.metric));
+        let mut out: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+        for m in metrics.filter(|m| m.case.is_none()) {
+            if let Metric::LatencyOver(t) | Metric::LatencyOverPct(t) = m.metric {
+                out.entry(m.step.clone()).or_default().push(t);
+            }
+        }
+        for v in out.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        out
     }
 }
 
