@@ -1,0 +1,197 @@
+//! Latency QoS on a drive with planted tails (issue 38): an nbdkit plugin
+//! (tests/qos/slowread.c, built by nbdkit's cc plugin) delays exactly every K-th read by
+//! D ms and counts what it delayed, behind nbdfuse and a `--direct-io=on` loop device
+//! (`common::NbdDisk`). K, D and the queue depth vary with a seed printed by the test.
+//!
+//! Checked: `latency.over[T]` equals the count of requests over T in the run's own
+//! request log (exact, not from a histogram bucket) and covers every planted delay;
+//! `p99.999` lands in the planted band while `p99.99` does not (where the log says fewer
+//! than a ten-thousandth of the requests were that slow); with too few requests for its
+//! rank, `p99.999` is undecided (no figure in result.json, the assertion undecided, the
+//! run inconclusive).
+
+mod common;
+
+use std::path::Path;
+
+use common::{code, iogate, result, write_spec, NbdDisk};
+use polars::prelude::*;
+
+/// The planted-tail drive: `every` K-th read delayed by `delay_ms`; its count file.
+fn slow_drive(dir: &Path, every: u64, delay_ms: u64) -> (NbdDisk, std::path::PathBuf) {
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/qos/slowread.c");
+    let count = dir.join("delayed");
+    let args = [
+        "cc".to_string(),
+        plugin.to_str().expect("utf-8 path").to_string(),
+        "size=64M".into(),
+        format!("every={every}"),
+        format!("delay_ms={delay_ms}"),
+        format!("count={}", count.display()),
+    ];
+    (NbdDisk::start(&args, false), count)
+}
+
+/// Reads delayed so far, as the drive counts them.
+fn delayed(count: &Path) -> u64 {
+    std::fs::read_to_string(count)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the drive's count file {} is unreadable", count.display()))
+}
+
+/// Total latencies (ns) of every request in `ios.parquet`.
+fn logged_latencies(path: &Path) -> Vec<u64> {
+    let file = std::fs::File::open(path).expect("ios.parquet");
+    let df = ParquetReader::new(file)
+        .with_columns(Some(vec!["issue_ns".into(), "complete_ns".into()]))
+        .finish()
+        .expect("ios.parquet is Parquet");
+    let col = |n: &str| df.column(n).expect(n).as_materialized_series().clone();
+    let (issue, done) = (col("issue_ns"), col("complete_ns"));
+    let (issue, done) = (issue.u64().expect("u64"), done.u64().expect("u64"));
+    (0..df.height())
+        .map(|i| done.get(i).expect("complete_ns") - issue.get(i).expect("issue_ns"))
+        .collect()
+}
+
+fn spec(seed: u64, queue_depth: u32, ios: u64, assertions: &str) -> String {
+    format!(
+        "iogate: 1\nname: tails\ntarget: {{ size: 64MiB }}\nseed: {seed}\nsteps:\n  - workload:\n      name: r\n      queue_depth: {queue_depth}\n      ios: {ios}\n      mix: [ {{ block_size: 4KiB, read: 100%, random: 100% }} ]\nassert:\n{assertions}"
+    )
+}
+
+/// A splitmix64 step: the test's choices from its seed.
+fn mix(z: u64) -> u64 {
+    let z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn planted_tails_are_counted_exactly_and_ranked() {
+    let seed = std::env::var("IOGATE_QOS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::process::id() as u64);
+    let r = mix(seed);
+    let every = [15_000, 20_000][(r % 2) as usize];
+    let delay_ms = [16, 20, 25][(r / 2 % 3) as usize];
+    let queue_depth = [1, 4][(r / 6 % 2) as usize];
+    let threshold_ms = delay_ms / 2;
+    let n: u64 = 120_000;
+    eprintln!("seed {seed}: every {every}th read delayed {delay_ms} ms, QD{queue_depth}, over[{threshold_ms}ms]");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (drive, count) = slow_drive(dir.path(), every, delay_ms);
+    let dev = drive.dev.to_str().expect("utf-8");
+    let checks = format!(
+        "  - r.read.latency.over[{threshold_ms}ms] >= 0\n  - r.read.latency.over_pct[{threshold_ms}ms] < 100%\n  - r.read.latency.p99.999 < 1s\n"
+    );
+    let spec_path = write_spec(
+        dir.path(),
+        "tails.yaml",
+        &spec(seed, queue_depth, n, &checks),
+    );
+    let out = dir.path().join("out");
+    let before = delayed(&count);
+    let o = iogate(&[
+        "run",
+        spec_path.to_str().expect("utf-8"),
+        "--target",
+        dev,
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--log-requests",
+        "-q",
+    ]);
+    let planted = delayed(&count) - before;
+    assert_eq!(code(&o), 0, "{o:?}");
+    let res = result(&out);
+    let read = &res["steps"][0]["metrics"]["read"];
+    let over = &read["latency_over"][0];
+    let lat = &read["latency"];
+    let log = logged_latencies(&out.join("ios.parquet"));
+    let t_ns = threshold_ms * 1_000_000;
+    let d_ns = delay_ms * 1_000_000;
+    let log_over = log.iter().filter(|&&l| l > t_ns).count() as u64;
+    let log_slow = log.iter().filter(|&&l| l >= d_ns).count() as u64;
+    eprintln!(
+        "planted {planted}; over[{threshold_ms}ms] {over}; log: {log_over} over {threshold_ms} ms, {log_slow} at or over {delay_ms} ms of {}; p99.99 {} ns, p99.999 {} ns",
+        log.len(),
+        lat["p99_99_ns"],
+        lat["p99_999_ns"]
+    );
+    assert_eq!(log.len() as u64, n, "every request logged");
+    assert_eq!(read["ios"].as_u64(), Some(n));
+    assert_eq!(over["threshold_ns"].as_u64(), Some(t_ns));
+    let counted = over["count"].as_u64().expect("count");
+    assert_eq!(counted, log_over, "over[] is exact: the log's own count");
+    assert!(
+        planted >= n / every - 1 && planted <= n / every + 1,
+        "the drive planted {planted} delays in {n} reads, one per {every}"
+    );
+    assert!(
+        log_slow >= planted && counted >= planted,
+        "every planted delay is counted"
+    );
+    let share = over["share_pct"].as_f64().expect("share");
+    assert!(
+        (share - counted as f64 * 100.0 / n as f64).abs() < 1e-9,
+        "share {share}"
+    );
+    // p99.999's rank is the 2nd slowest of 120,000: a planted one (precision 0.1%).
+    let p5 = lat["p99_999_ns"]
+        .as_u64()
+        .expect("p99.999 decided at 120,000 requests");
+    assert!(
+        p5 as f64 >= d_ns as f64 * 0.999,
+        "p99.999 {p5} ns below the planted {d_ns} ns"
+    );
+    // p99.99's rank is the 12th slowest: below the band unless 12 requests were that slow.
+    let p4 = lat["p99_99_ns"].as_u64().expect("p99.99");
+    if log_slow < n / 10_000 {
+        assert!(
+            p4 < d_ns,
+            "p99.99 {p4} ns in the planted band with {log_slow} slow requests"
+        );
+    }
+    let all_passed = res["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .all(|a| a["passed"] == true);
+    assert!(all_passed, "{}", res["assertions"]);
+
+    // Too few requests for p99.999's rank: undecided, never a number.
+    let short = write_spec(
+        dir.path(),
+        "short.yaml",
+        &spec(
+            seed,
+            queue_depth,
+            50_000,
+            "  - r.read.latency.p99.999 < 1s\n",
+        ),
+    );
+    let out2 = dir.path().join("out2");
+    let o = iogate(&[
+        "run",
+        short.to_str().expect("utf-8"),
+        "--target",
+        dev,
+        "--out",
+        out2.to_str().expect("utf-8"),
+        "-q",
+    ]);
+    assert_eq!(code(&o), 4, "undecided is inconclusive: {o:?}");
+    let res = result(&out2);
+    assert!(res["steps"][0]["metrics"]["read"]["latency"]
+        .get("p99_999_ns")
+        .is_none());
+    let a = &res["assertions"][0];
+    let why = a["undecided"].as_str().unwrap_or_default();
+    assert!(why.contains("p99.999 needs at least 100000"), "{a}");
+    drop(drive);
+}
+
+tests_main![planted_tails_are_counted_exactly_and_ranked: [Root, Nbdkit]];
