@@ -194,4 +194,69 @@ fn planted_tails_are_counted_exactly_and_ranked() {
     drop(drive);
 }
 
-tests_main![planted_tails_are_counted_exactly_and_ranked: [Root, Nbdkit]];
+/// The rule `r.read.latency.over[T]: +10%` of one run against a golden baseline.
+fn gate_run(dir: &Path, every: u64, name: &str, golden: &Path) -> (i32, serde_json::Value) {
+    let (drive, _count) = slow_drive(dir, every, 15);
+    let text = format!(
+        "{}baseline:\n  r.read.latency.over[8ms]: +10%\n",
+        spec(5, 1, 60_000, "  - r.errors == 0\n")
+    );
+    let spec_path = write_spec(dir, "gate.yaml", &text);
+    let out = dir.join(name);
+    let o = iogate(&[
+        "run",
+        spec_path.to_str().expect("utf-8"),
+        "--target",
+        drive.dev.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--baseline",
+        golden.to_str().expect("utf-8"),
+        "-q",
+    ]);
+    drop(drive);
+    let res = result(&out);
+    (code(&o), res)
+}
+
+/// With the drive's tail rate unchanged, the count test never says `regressed`; with
+/// twice the slow reads (K halved) it does, from the counts on both sides.
+fn the_gate_judges_tail_counts_exactly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let golden = dir.path().join("golden");
+    let (c, first) = gate_run(dir.path(), 1_500, "blessed", &golden);
+    assert_eq!(c, 0, "{}", first["baseline"]);
+    let o = iogate(&[
+        "bless",
+        dir.path().join("blessed").to_str().expect("utf-8"),
+        "--golden",
+        golden.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let rule = |r: &serde_json::Value| r["baseline"]["rules"][0].clone();
+    for i in 0..5 {
+        let (c, res) = gate_run(dir.path(), 1_500, &format!("same{i}"), &golden);
+        let r = rule(&res);
+        eprintln!("unchanged {i}: exit {c}, {r}");
+        assert_ne!(r["outcome"], "regressed", "{r}");
+        assert_ne!(c, 1, "{r}");
+    }
+    let (c, res) = gate_run(dir.path(), 750, "halved", &golden);
+    let r = rule(&res);
+    eprintln!("K halved: exit {c}, {r}");
+    assert_eq!(r["outcome"], "regressed", "{r}");
+    assert_eq!(c, 1);
+    let (base, now) = (
+        r["baseline"].as_f64().expect("baseline count"),
+        r["value"].as_f64().expect("count"),
+    );
+    assert!(
+        base >= 38.0 && base <= 42.0 && now >= 78.0,
+        "counts {base} → {now}"
+    );
+}
+
+tests_main![
+    planted_tails_are_counted_exactly_and_ranked: [Root, Nbdkit],
+    the_gate_judges_tail_counts_exactly: [Root, Nbdkit],
+];

@@ -24,6 +24,7 @@ mod identity_view;
 pub mod noise;
 pub mod peers;
 mod power_cycle_view;
+pub mod rare;
 pub mod render;
 mod repeat_view;
 mod saturation_view;

@@ -17,6 +17,7 @@ use iogate_spec::{format_value, BaselineRule, Plan};
 use crate::baseline::Baseline;
 use crate::evidence;
 use crate::noise::{self, Side};
+use crate::rare;
 
 /// What the report crate decided about a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,8 +106,14 @@ fn judge_rule(rule: &BaselineRule, result: &RunResult, input: &BaselineInput<'_>
     let samples = result.samples(&rule.metric);
     let baseline_samples = golden.and_then(|g| g.samples());
     let undecided = evidence::metric_gap(result, &rule.metric);
-    let judged = golden.map(|g| {
-        noise::judge(
+    // A rate of rare events: judged on both sides' counts, not on interval samples.
+    let counted = input
+        .baseline
+        .as_ref()
+        .and_then(|(b, _)| rare::counts(&rule.metric, result, b));
+    let judged = golden.map(|g| match counted {
+        Some((reference, current)) => rare::judge(reference, current, rule.tolerance_pct),
+        None => noise::judge(
             Side {
                 value: g.value,
                 samples: baseline_samples.as_ref().map(|s| s.values.as_slice()),
@@ -118,7 +125,7 @@ fn judge_rule(rule: &BaselineRule, result: &RunResult, input: &BaselineInput<'_>
             rule.tolerance_pct,
             rule.higher_is_better,
             &key,
-        )
+        ),
     });
     RuleResult {
         metric: rule.path.clone(),
