@@ -251,7 +251,7 @@ fn the_gate_judges_tail_counts_exactly() {
         r["value"].as_f64().expect("count"),
     );
     assert!(
-        base >= 38.0 && base <= 42.0 && now >= 78.0,
+        (38.0..=42.0).contains(&base) && now >= 78.0,
         "counts {base} → {now}"
     );
 }

@@ -220,7 +220,8 @@ impl Baseline {
     pub fn from_result(result: &RunResult, key: &str, blessed_at: String) -> Baseline {
         let mut metrics = BTreeMap::new();
         for m in result.metric_refs() {
-            if let Some(value) = result.metric(&m) {
+            // A figure the run could not decide (NaN) is no baseline.
+            if let Some(value) = result.metric(&m).filter(|v| !v.is_nan()) {
                 let samples = result.samples(&m);
                 metrics.insert(
                     m.to_string(),

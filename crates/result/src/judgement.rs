@@ -7,6 +7,12 @@ use serde::{Deserialize, Serialize};
 use crate::identity::TargetIdentity;
 use crate::samples::SampleInfo;
 
+/// Reads a number written from an `f64` that may have been NaN: serde_json writes NaN as
+/// null, read back as NaN.
+fn number_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// One assertion's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AssertionResult {
@@ -14,9 +20,14 @@ pub struct AssertionResult {
     pub expr: String,
     /// Whether it held.
     pub passed: bool,
-    /// Left side's value, in base units (seconds, bytes, per second).
+    /// Left side's value, in base units (seconds, bytes, per second); null when a figure
+    /// it reads does not exist (an undecided percentile).
+    #[serde(deserialize_with = "number_or_null")]
+    #[schemars(with = "Option<f64>")]
     pub value: f64,
-    /// Right side's value, in base units.
+    /// Right side's value, in base units; null as `value`.
+    #[serde(deserialize_with = "number_or_null")]
+    #[schemars(with = "Option<f64>")]
     pub limit: f64,
     /// Left side formatted with its unit.
     pub value_display: String,
@@ -104,6 +115,8 @@ pub struct RuleResult {
     /// Baseline value (base units), when known.
     pub baseline: Option<f64>,
     /// This run's value (base units).
+    #[serde(deserialize_with = "number_or_null")]
+    #[schemars(with = "Option<f64>")]
     pub value: f64,
     /// Relative change, percent (positive = larger).
     pub change_pct: Option<f64>,

@@ -232,7 +232,8 @@ impl RunResult {
                                 OpFilter::Read => i.read_latency.as_ref(),
                                 OpFilter::Write => i.write_latency.as_ref(),
                             };
-                            summary.map(|l| l.get(stat) / 1e9)
+                            // An interval too small to rank the percentile has no sample.
+                            summary.map(|l| l.get(stat) / 1e9).filter(|v| !v.is_nan())
                         }
                         _ => None,
                     })
