@@ -55,6 +55,14 @@ fn logged_latencies(path: &Path) -> Vec<u64> {
         .collect()
 }
 
+/// `iogate run SPEC --target DEV --out OUT -q` with `extra` arguments.
+fn run_on(spec: &Path, dev: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+    let (spec, out) = (spec.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
+    let mut args = vec!["run", spec, "--target", dev, "--out", out, "-q"];
+    args.extend_from_slice(extra);
+    iogate(&args)
+}
+
 fn spec(seed: u64, queue_depth: u32, ios: u64, assertions: &str) -> String {
     format!(
         "iogate: 1\nname: tails\ntarget: {{ size: 64MiB }}\nseed: {seed}\nsteps:\n  - workload:\n      name: r\n      queue_depth: {queue_depth}\n      ios: {ios}\n      mix: [ {{ block_size: 4KiB, read: 100%, random: 100% }} ]\nassert:\n{assertions}"
@@ -94,16 +102,7 @@ fn planted_tails_are_counted_exactly_and_ranked() {
     );
     let out = dir.path().join("out");
     let before = delayed(&count);
-    let o = iogate(&[
-        "run",
-        spec_path.to_str().expect("utf-8"),
-        "--target",
-        dev,
-        "--out",
-        out.to_str().expect("utf-8"),
-        "--log-requests",
-        "-q",
-    ]);
+    let o = run_on(&spec_path, dev, &out, &["--log-requests"]);
     let planted = delayed(&count) - before;
     assert_eq!(code(&o), 0, "{o:?}");
     let res = result(&out);
@@ -174,15 +173,7 @@ fn planted_tails_are_counted_exactly_and_ranked() {
         ),
     );
     let out2 = dir.path().join("out2");
-    let o = iogate(&[
-        "run",
-        short.to_str().expect("utf-8"),
-        "--target",
-        dev,
-        "--out",
-        out2.to_str().expect("utf-8"),
-        "-q",
-    ]);
+    let o = run_on(&short, dev, &out2, &[]);
     assert_eq!(code(&o), 4, "undecided is inconclusive: {o:?}");
     let res = result(&out2);
     assert!(res["steps"][0]["metrics"]["read"]["latency"]
@@ -203,17 +194,13 @@ fn gate_run(dir: &Path, every: u64, name: &str, golden: &Path) -> (i32, serde_js
     );
     let spec_path = write_spec(dir, "gate.yaml", &text);
     let out = dir.join(name);
-    let o = iogate(&[
-        "run",
-        spec_path.to_str().expect("utf-8"),
-        "--target",
-        drive.dev.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-        "--baseline",
-        golden.to_str().expect("utf-8"),
-        "-q",
-    ]);
+    let dev = drive.dev.to_str().expect("utf-8");
+    let o = run_on(
+        &spec_path,
+        dev,
+        &out,
+        &["--baseline", golden.to_str().expect("utf-8")],
+    );
     drop(drive);
     let res = result(&out);
     (code(&o), res)
