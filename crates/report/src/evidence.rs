@@ -70,6 +70,8 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
         Metric::Latency(_)
             | Metric::SubmissionLatency(_)
             | Metric::CompletionLatency(_)
+            | Metric::LatencyFromDue(_)
+            | Metric::StallMax
             | Metric::LatencyOver(_)
             | Metric::LatencyOverPct(_)
     );
@@ -127,7 +129,10 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
     // A percentile read off fewer requests than its rank needs is the maximum's value,
     // not the percentile's.
     let stat = match m.metric {
-        Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => Some(s),
+        Metric::Latency(s)
+        | Metric::SubmissionLatency(s)
+        | Metric::CompletionLatency(s)
+        | Metric::LatencyFromDue(s) => Some(s),
         _ => None,
     };
     let (stat, needs) = stat.and_then(|x| Some((x, x.needs_ios()?)))?;

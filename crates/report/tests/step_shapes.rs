@@ -15,7 +15,7 @@ fn a_result_reads_and_writes_back_unchanged() {
     let original: Value = serde_json::from_str(FIXTURE).expect("fixture is JSON");
     let result = result_from_json(FIXTURE).expect("the fixture reads");
     assert!(matches!(result.steps[0].detail, StepDetail::Precondition));
-    assert!(matches!(result.steps[1].detail, StepDetail::Workload));
+    assert!(matches!(result.steps[1].detail, StepDetail::Workload(_)));
     let first = serde_json::to_string(&result).expect("writes");
     let again = result_from_json(&first).expect("reads what it wrote");
     let second = serde_json::to_string(&again).expect("writes again");

@@ -314,6 +314,8 @@ impl RunResult {
             Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
             Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
+            Metric::LatencyFromDue(s) => metrics.latency_from_due?.latency.get(s) / 1e9,
+            Metric::StallMax => metrics.stall.max_ns as f64 / 1e9,
             Metric::SteadyStateReached
             | Metric::SteadyStateRound
             | Metric::Integrity(_)

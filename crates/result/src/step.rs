@@ -13,7 +13,9 @@ use crate::faults::{DataRecord, ErrorRecord, VerifyRecord};
 use crate::request_set::RepeatResult;
 
 mod flat;
+mod tails;
 pub use flat::FlatStepResult;
+pub use tails::{DueLatency, EventOutcome, EventResult, Stall};
 
 /// What a replay played, per loop (every loop plays the same requests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -206,6 +208,13 @@ pub struct StepMetrics {
     /// Timed replays: how late requests were issued after their due time (issue-time error).
     #[serde(default)]
     pub issue_lag: Option<LatencySummary>,
+    /// The longest span with requests outstanding and none completing (`stall.max`).
+    #[serde(default)]
+    pub stall: Stall,
+    /// Paced steps and timed replays: total latency from each request's due time
+    /// (`latency_from_due.p99`); absent for other steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_from_due: Option<DueLatency>,
     /// Share of requests in each latency band (IOMeter's bands unless the spec sets
     /// `latency_bands`), by total latency.
     #[serde(default)]
@@ -525,8 +534,8 @@ pub fn histogram_buckets(h: &Histogram<u64>) -> Vec<HistogramBucket> {
 pub enum StepDetail {
     /// Sequential fill.
     Precondition,
-    /// An access specification.
-    Workload,
+    /// An access specification, with its `during:` events (`steps[].events`).
+    Workload(Vec<EventResult>),
     /// A trace played back: what it played (`steps[].replay`).
     Replay(Option<ReplayFigures>),
     /// A purge: what it did (`steps[].purge`).
@@ -548,7 +557,7 @@ impl StepDetail {
     pub fn empty(kind: StepKind) -> StepDetail {
         match kind {
             StepKind::Precondition => StepDetail::Precondition,
-            StepKind::Workload => StepDetail::Workload,
+            StepKind::Workload => StepDetail::Workload(Vec::new()),
             StepKind::Replay => StepDetail::Replay(None),
             StepKind::Purge => StepDetail::Purge(None),
             StepKind::Idle => StepDetail::Idle,
@@ -562,7 +571,7 @@ impl StepDetail {
     pub fn kind(&self) -> StepKind {
         match self {
             StepDetail::Precondition => StepKind::Precondition,
-            StepDetail::Workload => StepKind::Workload,
+            StepDetail::Workload(_) => StepKind::Workload,
             StepDetail::Replay(_) => StepKind::Replay,
             StepDetail::Purge(_) => StepKind::Purge,
             StepDetail::Idle => StepKind::Idle,

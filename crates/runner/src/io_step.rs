@@ -11,9 +11,11 @@ use iogate_result::step::{LatencySummary, ReplayFigures};
 use iogate_result::{StepDetail, StepResult};
 use iogate_spec::{Limit, PlanStep, ReplayPlan};
 
+use crate::during::{run_events, EventContext, EventRun};
 use crate::engine::data::check_written;
 use crate::engine::job::{JobLimit, JobParams, JobProgress, RequestLogging, VerifyParams};
 use crate::engine::pacing::Pacer;
+use crate::engine::sink::events::EventBoard;
 use crate::engine::uring::run_job;
 use crate::engine::{new_latency_histogram, Generator, JobStats};
 use crate::event::RunEvent;
@@ -39,6 +41,8 @@ struct JobSetup<'a> {
     granule: u64,
     poll: bool,
     queue_depth: u32,
+    /// The step's event windows, when it has `during:` events.
+    board: Option<&'a EventBoard>,
 }
 
 impl<'a> JobSetup<'a> {
@@ -48,6 +52,7 @@ impl<'a> JobSetup<'a> {
         index: usize,
         target: &'a Target,
         opts: &'a RunOptions<'a>,
+        board: &'a EventBoard,
     ) -> Result<Self, &'static str> {
         let replay = match (replay, opts.replays.get(index).cloned().flatten()) {
             (Some(r), Some(fig)) => Some((r, fig)),
@@ -98,6 +103,7 @@ impl<'a> JobSetup<'a> {
             poll: !step.polled && step.queue_depth >= 2 && (step.jobs as usize) < cpus,
             queue_depth,
             replay,
+            board: (!step.events().is_empty()).then_some(board),
         })
     }
 
@@ -151,6 +157,7 @@ impl<'a> JobSetup<'a> {
                 .latency_thresholds
                 .get(&step.name)
                 .map_or(&[], Vec::as_slice),
+            events: self.board,
         }
     }
 
@@ -237,7 +244,8 @@ pub(crate) fn run_io_step(
     band_edges_ns: &[u64],
     on_event: &mut dyn FnMut(RunEvent),
 ) -> StepResult {
-    let setup = match JobSetup::new(step, replay, index, target, opts) {
+    let board = EventBoard::default();
+    let setup = match JobSetup::new(step, replay, index, target, opts, &board) {
         Ok(s) => s,
         Err(why) => return failed(step, opts, band_edges_ns, why),
     };
@@ -251,55 +259,70 @@ pub(crate) fn run_io_step(
         Some(l) => RequestLogging::Streamed(l),
         None => RequestLogging::Off,
     };
-    let outcomes: Vec<Result<JobStats, String>> = std::thread::scope(|scope| {
-        let (setup, stop) = (&setup, &stop);
-        let handles: Vec<_> = (0..step.jobs)
-            .map(|job| {
-                let progress = &progress[job as usize];
-                scope.spawn(move || {
-                    let mut r = setup.run_job(job, origin, progress, stop, request_log);
-                    // The job's last batch as soon as it ends (a job that failed: none),
-                    // so the others' records are not held until the step ends.
-                    if let RequestLogging::Streamed(log) = request_log {
-                        let rest = r.as_mut().ok().and_then(|s| s.request_log.take());
-                        log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
-                    }
-                    r
+    let jobs_done = AtomicBool::new(false);
+    let (outcomes, runs): (Vec<Result<JobStats, String>>, Vec<EventRun>) =
+        std::thread::scope(|scope| {
+            let (setup, stop, jobs_done) = (&setup, &stop, &jobs_done);
+            let handles: Vec<_> = (0..step.jobs)
+                .map(|job| {
+                    let progress = &progress[job as usize];
+                    scope.spawn(move || {
+                        let mut r = setup.run_job(job, origin, progress, stop, request_log);
+                        // The job's last batch as soon as it ends (a job that failed: none),
+                        // so the others' records are not held until the step ends.
+                        if let RequestLogging::Streamed(log) = request_log {
+                            let rest = r.as_mut().ok().and_then(|s| s.request_log.take());
+                            log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
+                        }
+                        r
+                    })
                 })
-            })
-            .collect();
-        // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
-        // progress every 500 ms.
-        let mut last_tick = 0;
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(20));
-            let journal_failed = opts.journal.is_some_and(|j| j.failed());
-            if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) || journal_failed {
-                stop.store(true, Ordering::Relaxed);
+                .collect();
+            let events = setup.board.map(|board| {
+                let cx = EventContext {
+                    origin,
+                    board,
+                    jobs_done,
+                    target: &target.path,
+                    dir: &opts.spec_dir,
+                };
+                scope.spawn(move || run_events(step.events(), &cx))
+            });
+            // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
+            // progress every 500 ms.
+            let mut last_tick = 0;
+            while !handles.iter().all(|h| h.is_finished()) {
+                std::thread::sleep(Duration::from_millis(20));
+                let journal_failed = opts.journal.is_some_and(|j| j.failed());
+                if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) || journal_failed {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                let elapsed_ns = origin.elapsed().as_nanos() as u64;
+                let tick = elapsed_ns / 500_000_000;
+                if tick != std::mem::replace(&mut last_tick, tick) {
+                    let ios: u64 = progress.iter().map(|p| p.ios.load(Ordering::Relaxed)).sum();
+                    on_event(RunEvent::Progress {
+                        index,
+                        elapsed_ns,
+                        ios,
+                        fraction: setup.fraction(ios, elapsed_ns),
+                    });
+                }
             }
-            let elapsed_ns = origin.elapsed().as_nanos() as u64;
-            let tick = elapsed_ns / 500_000_000;
-            if tick != std::mem::replace(&mut last_tick, tick) {
-                let ios: u64 = progress.iter().map(|p| p.ios.load(Ordering::Relaxed)).sum();
-                on_event(RunEvent::Progress {
-                    index,
-                    elapsed_ns,
-                    ios,
-                    fraction: setup.fraction(ios, elapsed_ns),
-                });
-            }
-        }
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a job thread panicked".to_string()))
-            })
-            .collect()
-    });
+            jobs_done.store(true, Ordering::Relaxed);
+            let runs = events.map(|h| h.join().unwrap_or_default());
+            let outcomes = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a job thread panicked".to_string()))
+                })
+                .collect();
+            (outcomes, runs.unwrap_or_default())
+        });
     // Ends the step in the file.
     drop(step_log);
-    let mut r = finish_io_step(&setup, outcomes, band_edges_ns);
+    let mut r = finish_io_step(&setup, outcomes, runs, band_edges_ns);
     if let Some(why) = watchdog.verdict {
         r.error = Some(why);
     }
@@ -377,6 +400,7 @@ impl<'t> Watchdog<'t> {
 fn finish_io_step(
     setup: &JobSetup<'_>,
     outcomes: Vec<Result<JobStats, String>>,
+    runs: Vec<EventRun>,
     band_edges_ns: &[u64],
 ) -> StepResult {
     let (step, opts) = (setup.step, setup.opts);
@@ -392,6 +416,9 @@ fn finish_io_step(
     let mut r = merge(step, &jobs, opts.interval_ns, verified, band_edges_ns);
     r.error = error;
     r.data = data_record(step, setup.target, &mut jobs);
+    if setup.board.is_some() {
+        r.detail = StepDetail::Workload(crate::during::results(runs, &jobs));
+    }
     if let Some((_, fig)) = &setup.replay {
         r.detail = StepDetail::Replay(Some(fig.clone()));
         let mut lag = new_latency_histogram();

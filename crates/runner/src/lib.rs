@@ -6,9 +6,11 @@
 //! [`requestlog`] writes `ios.parquet` and `intervals.parquet`; [`sweep`] runs matrices
 //! in rounds to steady state; [`repeat`] runs repeated request sets and the cache probe;
 //! [`run`] executes a plan's steps and merges per-job measurements into an
-//! `iogate_result::RunResult`; [`event`] is what the binary displays. The spec crate
+//! `iogate_result::RunResult`; `during` runs a workload's events beside its jobs;
+//! [`event`] is what the binary displays. The spec crate
 //! provides the plan, the result crate the types it fills; the report crate reads them.
 
+mod during;
 pub mod engine;
 pub mod event;
 pub mod health;

@@ -11,9 +11,9 @@ use iogate_spec::PlanStep;
 
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
-    histogram_buckets, latency_bands, BlockSizeCount, FlushSummary, IntervalSample, JobFigures,
-    LatencySummary, OpMetrics, OverCount, StepDetail, StepMetrics, StepResult, Submission,
-    SubmissionPath, VerifySummary,
+    histogram_buckets, latency_bands, BlockSizeCount, DueLatency, FlushSummary, IntervalSample,
+    JobFigures, LatencySummary, OpMetrics, OverCount, Stall, StepDetail, StepMetrics, StepResult,
+    Submission, SubmissionPath, VerifySummary,
 };
 
 fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
@@ -199,6 +199,8 @@ pub(crate) fn merge(
             completion_latency: LatencySummary::from_histogram(&t.completion),
             head_to_head: LatencySummary::from_histogram(&t.head_to_head),
             issue_lag: None,
+            stall: stall(jobs),
+            latency_from_due: latency_from_due(jobs),
             latency_bands: latency_bands(&t.all, band_edges_ns),
             latency_histogram: histogram_buckets(&t.all),
             read: OpMetrics {
@@ -225,6 +227,33 @@ pub(crate) fn merge(
         data: None,
         submission: submission(step, jobs),
     }
+}
+
+/// The longest stall of any job.
+fn stall(jobs: &[JobStats]) -> Stall {
+    jobs.iter()
+        .filter_map(|j| j.stall)
+        .max_by_key(|g| g.len_ns())
+        .map_or(Stall::default(), |g| Stall {
+            max_ns: g.len_ns(),
+            start_ns: g.start_ns,
+        })
+}
+
+/// Latency from the due time over the jobs that measured it (paced and timed ones).
+fn latency_from_due(jobs: &[JobStats]) -> Option<DueLatency> {
+    let mut h = new_latency_histogram();
+    let mut any = false;
+    for j in jobs {
+        if let Some(d) = &j.latency_from_due {
+            any = true;
+            let _ = h.add(d);
+        }
+    }
+    any.then(|| DueLatency {
+        latency: LatencySummary::from_histogram(&h),
+        skipped_ios: jobs.iter().map(|j| j.skipped_ios).sum(),
+    })
 }
 
 /// The step's submission path from its jobs' kernel threads; None without jobs.

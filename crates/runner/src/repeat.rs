@@ -85,6 +85,7 @@ fn run_set(
     let progress = crate::engine::job::JobProgress::default();
     let params = JobParams {
         latency_thresholds_ns: &[],
+        events: None,
         job: 0,
         queue_depth: step.queue_depth,
         max_block_size: block_size as usize,

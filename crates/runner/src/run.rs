@@ -294,7 +294,7 @@ fn run_step(
             band_edges_ns,
             on_event,
         ),
-        StepBody::Workload | StepBody::Precondition => {
+        StepBody::Workload(_) | StepBody::Precondition => {
             crate::io_step::run_io_step(step, None, index, target, opts, band_edges_ns, on_event)
         }
     }

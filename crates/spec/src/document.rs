@@ -9,7 +9,11 @@ use schemars::{JsonSchema, Schema};
 use serde::Deserialize;
 pub use serde_saphyr::Location;
 
+mod during;
+mod payload;
 mod spanned;
+pub use during::RawEvent;
+pub use payload::RawData;
 pub use spanned::{Spanned, SpannedPairs};
 
 #[allow(unused_imports)] // named in `#[schemars(with = …)]` attributes
@@ -551,39 +555,10 @@ pub struct RawWorkload {
     #[serde(default)]
     #[schemars(with = "Option<EngineName>")]
     pub engine: Option<Spanned<String>>,
-}
-
-/// `data:` the write payload, with fio's and vdbench's names for the same ideas
-/// (`buffer_compress_percentage` or `compratio`; `dedupe_percentage` or `dedupratio`).
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawData {
-    /// fio: percent of each chunk that compresses away (0–100).
+    /// Events run while the requests go on (a command, an NVMe admin command), each at a
+    /// time, at a seeded time within a window, or every period.
     #[serde(default)]
-    #[schemars(range(min = 0, max = 100))]
-    pub buffer_compress_percentage: Option<Spanned<f64>>,
-    /// fio: the chunk `buffer_compress_percentage` applies to (default 512 B).
-    #[serde(default)]
-    #[schemars(with = "Option<ByteSizeText>")]
-    pub buffer_compress_chunk: Option<Spanned<String>>,
-    /// fio: percent of writes whose content duplicates another write's (0–100).
-    #[serde(default)]
-    #[schemars(range(min = 0, max = 100))]
-    pub dedupe_percentage: Option<Spanned<f64>>,
-    /// fio: fresh random bytes for every write.
-    #[serde(default)]
-    pub refill_buffers: Option<bool>,
-    /// fio: fixed content, `0x` hex digits or a quoted string.
-    #[serde(default)]
-    pub buffer_pattern: Option<Spanned<String>>,
-    /// vdbench: original size / compressed size (≥ 1).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub compratio: Option<Spanned<f64>>,
-    /// vdbench: blocks written / distinct blocks (≥ 1).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub dedupratio: Option<Spanned<f64>>,
+    pub during: Option<Spanned<Vec<Spanned<RawEvent>>>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.

@@ -8,8 +8,8 @@ use iogate_spec::StepKind;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ErrorRecord, IntervalSample, JobFigures, PurgeRecord, ReplayFigures, StepDetail, StepMetrics,
-    StepResult, Submission,
+    ErrorRecord, EventResult, IntervalSample, JobFigures, PurgeRecord, ReplayFigures, StepDetail,
+    StepMetrics, StepResult, Submission,
 };
 use crate::cases::SweepResult;
 use crate::drive::Health;
@@ -82,6 +82,10 @@ pub struct FlatStepResult {
     /// How the requests reached the device (I/O steps; absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<Submission>,
+    /// A workload's `during:` events, each with the I/O in its window (absent when it
+    /// has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventResult>,
 }
 
 impl From<StepResult> for FlatStepResult {
@@ -89,8 +93,10 @@ impl From<StepResult> for FlatStepResult {
         let kind = s.kind();
         let (mut replay, mut sweep, mut purge, mut repeat, mut power_cycle) =
             (None, None, None, None, None);
+        let mut events = Vec::new();
         match s.detail {
-            StepDetail::Precondition | StepDetail::Workload | StepDetail::Idle => {}
+            StepDetail::Precondition | StepDetail::Idle => {}
+            StepDetail::Workload(e) => events = e,
             StepDetail::Replay(r) => replay = r,
             StepDetail::Purge(p) => purge = p,
             StepDetail::Sweep(w) => sweep = Some(*w),
@@ -121,6 +127,7 @@ impl From<StepResult> for FlatStepResult {
             data: s.data,
             power_cycle,
             submission: s.submission,
+            events,
         }
     }
 }
@@ -138,6 +145,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             ("purge", f.purge.is_some(), StepKind::Purge),
             ("repeat", f.repeat.is_some(), StepKind::Repeat),
             ("power_cycle", f.power_cycle.is_some(), StepKind::PowerCycle),
+            ("events", !f.events.is_empty(), StepKind::Workload),
         ];
         if let Some((block, _, _)) = blocks.iter().find(|(_, set, k)| *set && *k != kind) {
             return Err(format!(
@@ -154,7 +162,7 @@ impl TryFrom<FlatStepResult> for StepResult {
         };
         let detail = match kind {
             StepKind::Precondition => StepDetail::Precondition,
-            StepKind::Workload => StepDetail::Workload,
+            StepKind::Workload => StepDetail::Workload(f.events),
             StepKind::Idle => StepDetail::Idle,
             StepKind::Replay => StepDetail::Replay(f.replay),
             StepKind::Purge => StepDetail::Purge(f.purge),

@@ -108,6 +108,8 @@ pub struct JobParams<'a> {
     /// Latency thresholds to count successful requests over, ascending, ns
     /// (`latency.over[…]`); empty: none counted.
     pub latency_thresholds_ns: &'a [u64],
+    /// The step's event windows (`during:`), when it has events.
+    pub events: Option<&'a super::sink::events::EventBoard>,
 }
 
 /// The namespace an NVMe passthrough job addresses.

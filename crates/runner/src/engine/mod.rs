@@ -342,6 +342,18 @@ pub struct JobStats {
     /// Successful measured requests over each of the job's latency thresholds
     /// (`JobParams::latency_thresholds_ns`, same order): (threshold ns, reads, writes).
     pub latency_over: Vec<(u64, u64, u64)>,
+    /// The job's longest span after the ramp with requests outstanding and none
+    /// completing (`sink::stall`); None when nothing completed after the ramp.
+    pub stall: Option<sink::stall::Gap>,
+    /// Paced and timed jobs: total latency from each request's due time (its place in
+    /// the rate schedule, or the trace's time), ns, after the ramp: latency without
+    /// coordinated omission.
+    pub latency_from_due: Option<Histogram<u64>>,
+    /// Rate-schedule slots skipped when the schedule fell too far behind (each also
+    /// recorded in `latency_from_due` with the time it had waited).
+    pub skipped_ios: u64,
+    /// What the job saw in each event window (`during:`), in closing order.
+    pub event_windows: Vec<sink::events::WindowStats>,
     /// Every request, when the run records a request log.
     pub request_log: Option<Vec<RequestRecord>>,
     /// Completed (reads, writes) by transfer size, for sources without mix lines.
@@ -420,6 +432,20 @@ pub fn new_latency_histogram() -> Histogram<u64> {
 }
 
 impl JobStats {
+    /// Records rate-schedule slots skipped at `now` in the latency from due time, each
+    /// with the time it had waited (HdrHistogram's expected-interval correction), when
+    /// `now` is past the ramp.
+    pub fn record_skipped(&mut self, k: pacing::Skipped, now: u64, ramp_ns: u64) {
+        let Some(h) = self.latency_from_due.as_mut().filter(|_| now >= ramp_ns) else {
+            return;
+        };
+        self.skipped_ios += k.count;
+        for i in 0..k.count {
+            let due = k.first_due_ns + i * k.gap_ns;
+            h.saturating_record(now.saturating_sub(due).max(1));
+        }
+    }
+
     /// Empty stats for a mix of `lines` lines.
     pub fn new(lines: usize) -> JobStats {
         JobStats {
@@ -446,6 +472,10 @@ impl JobStats {
             head_to_head: new_latency_histogram(),
             issue_lag: new_latency_histogram(),
             latency_over: Vec::new(),
+            stall: None,
+            latency_from_due: None,
+            skipped_ios: 0,
+            event_windows: Vec::new(),
             request_log: None,
             sizes: Default::default(),
             written_sample: Vec::new(),

@@ -30,6 +30,18 @@ struct Schedule {
     op: Option<Op>,
 }
 
+/// Rate-schedule slots a late schedule skipped: `count` slots due `first_due_ns`,
+/// `first_due_ns + gap_ns`, …, ns from the step's origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skipped {
+    /// Due time of the first.
+    pub first_due_ns: u64,
+    /// Time between them (the schedule's mean gap).
+    pub gap_ns: u64,
+    /// How many.
+    pub count: u64,
+}
+
 /// A job's pacing state.
 pub struct Pacer {
     schedules: Vec<Schedule>,
@@ -96,22 +108,37 @@ impl Pacer {
         rates.max(self.bursts.get(usize::from(req.line)).map_or(0, |b| b.3))
     }
 
-    /// Records that `req` was issued at `now`.
-    pub fn issued(&mut self, req: &Request, now: u64) {
+    /// Records that `req` was issued at `now`; returns the schedule slots skipped because
+    /// the schedule had fallen more than [`MAX_BACKLOG_NS`] behind (of the rate that
+    /// skipped the most, when several apply).
+    pub fn issued(&mut self, req: &Request, now: u64) -> Option<Skipped> {
+        let mut skipped: Option<Skipped> = None;
         for i in 0..self.schedules.len() {
             let s = self.schedules[i];
             if s.op.is_some_and(|op| op != req.op) {
                 continue;
             }
             let units = if s.per_byte { f64::from(req.len) } else { 1.0 };
-            let mut gap = units * 1e9 / s.rate;
+            let mean_gap = units * 1e9 / s.rate;
+            let mut gap = mean_gap;
             if self.poisson {
                 // Exponential gaps with the same mean: a Poisson arrival process.
                 let u = ((self.rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64;
                 gap *= -u.ln();
             }
-            let start = s.next_ns.max(now as f64 - MAX_BACKLOG_NS);
-            self.schedules[i].next_ns = start + gap;
+            let floor = now as f64 - MAX_BACKLOG_NS;
+            if floor > s.next_ns + mean_gap {
+                // Slots next + gap, next + 2 gap, … up to the floor are never issued.
+                let count = ((floor - s.next_ns) / mean_gap) as u64;
+                if skipped.is_none_or(|k| k.count < count) {
+                    skipped = Some(Skipped {
+                        first_due_ns: (s.next_ns + mean_gap).max(0.0) as u64,
+                        gap_ns: mean_gap.max(1.0) as u64,
+                        count,
+                    });
+                }
+            }
+            self.schedules[i].next_ns = s.next_ns.max(floor) + gap;
         }
         if let Some(b) = self.bursts.get_mut(usize::from(req.line)) {
             if b.0 > 0 {
@@ -122,6 +149,7 @@ impl Pacer {
                 }
             }
         }
+        skipped
     }
 
     /// Takes back a completed slot: free at once, or after the think time.
@@ -196,6 +224,28 @@ mod tests {
             4_000_000,
             "the read schedule ignores write bandwidth"
         );
+    }
+
+    /// A schedule that fell 300 ms behind skips the slots beyond its 100 ms catch-up,
+    /// reporting each one's due time.
+    #[test]
+    fn a_late_schedule_reports_the_slots_it_skips() {
+        let rate = RateLimit {
+            iops: Some(1000.0),
+            ..Default::default()
+        };
+        let mut p = Pacer::new(&rate, 0, &[line()], 1, 1);
+        let r = req(Op::Read, 4096);
+        assert_eq!(p.issued(&r, 0), None);
+        assert_eq!(p.gate(&r), 1_000_000);
+        // Issued at 301 ms: slots 2 … 201 ms are skipped, 201 ms on is caught up.
+        let k = p.issued(&r, 301_000_000).expect("slots skipped");
+        assert_eq!(
+            (k.first_due_ns, k.gap_ns, k.count),
+            (2_000_000, 1_000_000, 200)
+        );
+        assert_eq!(p.gate(&r), 202_000_000);
+        assert_eq!(p.issued(&r, 301_000_000), None, "within the catch-up");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! once and hands it, as a [`Completed`], to every [`CompletionSink`] of its job, in
 //! completion order: the interval sampler (`intervals`, always), the request log (`log`:
 //! `--log-requests`, streamed to `requestlog::stream`, or kept for the cache probe), the
-//! threshold counter (`over`: `latency.over[…]`) and the journal (`journal`:
+//! threshold counter (`over`: `latency.over[…]`), the stall finder (`stall`), the
+//! event windows (`events`: a step's `during:` list) and the journal (`journal`:
 //! `--journal`, to the journal's writer thread). A sink is also
 //! told when time passes (`tick`), when a reap ends (`reaped`, with the job's low
 //! watermark) and when the job ends (`finish`, where it leaves its figures in the job's
@@ -12,10 +13,12 @@
 //! (the only caller), `job` (what decides the sinks), `requestlog::stream`, `journal`.
 //! No `unsafe` here.
 
+pub mod events;
 pub mod intervals;
 pub mod journal;
 pub mod log;
 pub mod over;
+pub mod stall;
 
 use iogate_result::Op;
 
@@ -106,9 +109,10 @@ pub trait CompletionSink {
 /// The sinks of one job, as its parameters ask: the interval sampler, then the request
 /// log and the journal when they are on.
 pub fn for_job<'a>(p: &JobParams<'a>, queue_depth: usize) -> Vec<Box<dyn CompletionSink + 'a>> {
-    let mut sinks: Vec<Box<dyn CompletionSink + 'a>> = vec![Box::new(
-        intervals::IntervalSampler::new(p.ramp_ns, p.interval_ns),
-    )];
+    let mut sinks: Vec<Box<dyn CompletionSink + 'a>> = vec![
+        Box::new(intervals::IntervalSampler::new(p.ramp_ns, p.interval_ns)),
+        Box::new(stall::StallSink::new(p.ramp_ns)),
+    ];
     match p.request_log {
         RequestLogging::Off => {}
         RequestLogging::Kept => sinks.push(Box::new(log::RequestLogSink::kept())),
@@ -121,6 +125,9 @@ pub fn for_job<'a>(p: &JobParams<'a>, queue_depth: usize) -> Vec<Box<dyn Complet
             p.latency_thresholds_ns,
             p.ramp_ns,
         )));
+    }
+    if let Some(board) = p.events {
+        sinks.push(Box::new(events::EventSink::new(board)));
     }
     if let Some(j) = p.journal {
         sinks.push(Box::new(journal::JournalSink::new(

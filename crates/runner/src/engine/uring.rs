@@ -238,6 +238,9 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         // paced run's log measures the same latencies (the IPEAK audit, tests/replay.rs).
         let precise = timed || paced;
         if precise {
+            stats.latency_from_due = Some(super::new_latency_histogram());
+        }
+        if precise {
             // Timer wake-ups late by the default 50 µs slack would show as issue-time error.
             let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
         }
@@ -465,7 +468,12 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             return false;
         }
         if self.paced {
-            self.pacer.issued(&req, now);
+            // Due at its place in the schedule (a late schedule's place is in the past);
+            // with no rate, when its slot became free (think time is a closed loop).
+            self.slots[si].due_ns = self.pacer.gate(&req).min(now);
+            if let Some(k) = self.pacer.issued(&req, now) {
+                self.stats.record_skipped(k, now, self.p.ramp_ns);
+            }
         }
         if self.stats.first_issue_ns.is_none() {
             self.stats.first_issue_ns = Some(now);

@@ -22,6 +22,7 @@ use crate::plan::{
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
 mod data;
+mod events;
 mod mix;
 mod power_cycle;
 mod repeat;

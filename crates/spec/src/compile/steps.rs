@@ -380,10 +380,11 @@ pub(super) fn workload(
         kernel_submission?,
     );
     let (estimated_duration_ns, estimated_bytes) = estimates(limit, ramp_ns, &mix);
+    let during = super::events::events(cx, w, index, seed, estimated_duration_ns)?;
     Some((
         PlanStep {
             name,
-            body: StepBody::Workload,
+            body: StepBody::Workload(during),
             queue_depth: qd as u32,
             jobs: jobs as u32,
             limit,

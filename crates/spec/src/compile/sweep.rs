@@ -280,7 +280,7 @@ impl CaseShape<'_> {
         let case_seed_index = (self.index as u64) << 16 | n as u64;
         let mut step = bare(
             String::new(),
-            StepBody::Workload,
+            StepBody::Workload(Vec::new()),
             self.region,
             Limit::Duration {
                 duration_ns: self.duration_ns,

@@ -238,6 +238,11 @@ pub enum Metric {
     SubmissionLatency(LatencyStat),
     /// Completion latency (submission to completion), all operations.
     CompletionLatency(LatencyStat),
+    /// Total latency from each request's due time (paced steps and timed replays: wrk2's
+    /// correction of coordinated omission), all operations.
+    LatencyFromDue(LatencyStat),
+    /// The longest span with requests outstanding and none completing (`stall.max`).
+    StallMax,
     /// A power cycle's verification, summed over its cycles.
     Integrity(IntegrityCount),
     /// A sweep's steady state: 1 when reached, else 0.
@@ -333,9 +338,11 @@ impl Metric {
             | Metric::LatencyOverPct(_) => Dim::NONE,
             Metric::Figure(x) => x.dim(),
             Metric::Bytes => Dim::BYTES,
-            Metric::Latency(_) | Metric::SubmissionLatency(_) | Metric::CompletionLatency(_) => {
-                Dim::TIME
-            }
+            Metric::Latency(_)
+            | Metric::SubmissionLatency(_)
+            | Metric::CompletionLatency(_)
+            | Metric::LatencyFromDue(_)
+            | Metric::StallMax => Dim::TIME,
         }
     }
 
@@ -456,10 +463,15 @@ impl fmt::Display for MetricRef {
             Metric::Figure(x) => write!(f, ".{}", x.name()),
             Metric::LatencyOver(t) => write!(f, ".latency.over[{}]", threshold_name(t)),
             Metric::LatencyOverPct(t) => write!(f, ".latency.over_pct[{}]", threshold_name(t)),
-            Metric::Latency(s) | Metric::SubmissionLatency(s) | Metric::CompletionLatency(s) => {
+            Metric::StallMax => f.write_str(".stall.max"),
+            Metric::Latency(s)
+            | Metric::SubmissionLatency(s)
+            | Metric::CompletionLatency(s)
+            | Metric::LatencyFromDue(s) => {
                 let name = s.name();
                 let kind = match self.metric {
                     Metric::SubmissionLatency(_) => "submission_latency",
+                    Metric::LatencyFromDue(_) => "latency_from_due",
                     Metric::CompletionLatency(_) => "completion_latency",
                     _ => "latency",
                 };
@@ -474,7 +486,7 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 17] = [
+pub const METRIC_NAMES: [&str; 19] = [
     "iops",
     "bandwidth",
     "ios",
@@ -485,6 +497,8 @@ pub const METRIC_NAMES: [&str; 17] = [
     "latency",
     "submission_latency",
     "completion_latency",
+    "latency_from_due",
+    "stall",
     "steady_state",
     "health",
     "probe",

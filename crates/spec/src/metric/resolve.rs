@@ -135,7 +135,28 @@ impl MetricPath {
             first @ ("probe" | "tiers" | "hit_pct" | "rounds" | "knee") if op == OpFilter::All => {
                 self.figure(i, first, span)?
             }
-            kind @ ("latency" | "submission_latency" | "completion_latency") => {
+            "stall" if op == OpFilter::All => {
+                *i += 1;
+                match segs.get(*i) {
+                    Some((m, _)) if m == "max" => Metric::StallMax,
+                    Some((m, mspan)) => {
+                        return Err(path_error(
+                            mspan.clone(),
+                            "`max` after `stall`",
+                            format!("`{m}`"),
+                        ))
+                    }
+                    None => {
+                        return Err(path_error(
+                            self.end_span(),
+                            "`max` after `stall`",
+                            "the end of the path",
+                        ))
+                    }
+                }
+            }
+            kind @ ("latency" | "submission_latency" | "completion_latency"
+            | "latency_from_due") => {
                 *i += 1;
                 self.latency(*i, kind, span, op)?
             }
@@ -269,6 +290,7 @@ impl MetricPath {
                 format!("`{kind}` for one operation"),
             )),
             "submission_latency" => Ok(Metric::SubmissionLatency(*s)),
+            "latency_from_due" => Ok(Metric::LatencyFromDue(*s)),
             _ => Ok(Metric::CompletionLatency(*s)),
         }
     }

@@ -43,6 +43,8 @@ struct FlatStep<'a> {
     repeat: Option<&'a RepeatPlan>,
     #[serde(skip_serializing_if = "Option::is_none")]
     power_cycle: Option<&'a PowerCyclePlan>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    during: &'a [EventPlan],
 }
 
 impl Serialize for PlanStep {
@@ -74,6 +76,7 @@ impl Serialize for PlanStep {
             purge_method: self.purge_method(),
             repeat: self.repeat(),
             power_cycle: self.power_cycle(),
+            during: self.events(),
         }
         .serialize(s)
     }

@@ -12,6 +12,7 @@ use crate::expr::{Assertion, MetricRef};
 use crate::metric::Metric;
 
 mod data;
+mod events;
 mod flat;
 mod power_cycle;
 mod repeat;
@@ -19,6 +20,7 @@ mod replay;
 mod sweep;
 mod table;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
+pub use events::{EventAction, EventPlan, EventSchedule};
 pub use power_cycle::PowerCyclePlan;
 pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
@@ -351,8 +353,9 @@ pub struct PlanStep {
 /// replay its trace, a purge its method.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepBody {
-    /// Requests from the access specification.
-    Workload,
+    /// Requests from the access specification, and the events run while they go on
+    /// (`during:`; empty: none).
+    Workload(Vec<EventPlan>),
     /// Writes that bring the region to a known state before measuring.
     Precondition,
     /// A trace played back.
@@ -373,7 +376,7 @@ impl PlanStep {
     /// The step's kind (as results and reports name it).
     pub fn kind(&self) -> StepKind {
         match self.body {
-            StepBody::Workload => StepKind::Workload,
+            StepBody::Workload(_) => StepKind::Workload,
             StepBody::Precondition => StepKind::Precondition,
             StepBody::Replay(_) => StepKind::Replay,
             StepBody::Sweep(_) => StepKind::Sweep,
@@ -405,6 +408,14 @@ impl PlanStep {
         match &self.body {
             StepBody::Sweep(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// A workload's events (`during:`); empty for other steps.
+    pub fn events(&self) -> &[EventPlan] {
+        match &self.body {
+            StepBody::Workload(e) => e,
+            _ => &[],
         }
     }
 
@@ -557,7 +568,9 @@ impl PlanStep {
             StepBody::Purge(_) | StepBody::Precondition | StepBody::PowerCycle(_) => true,
             StepBody::Idle => false,
             StepBody::Sweep(s) => s.cases.iter().any(|c| c.step.writes()),
-            StepBody::Workload | StepBody::Repeat(_) => self.mix.iter().any(|m| m.read_pct < 100.0),
+            StepBody::Workload(_) | StepBody::Repeat(_) => {
+                self.mix.iter().any(|m| m.read_pct < 100.0)
+            }
         }
     }
 }

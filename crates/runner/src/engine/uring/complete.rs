@@ -165,6 +165,9 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             .completion_latency
             .saturating_record(done.saturating_sub(slot.submit_ns).max(1));
         stats.count_size(s.line, s.len, s.op);
+        if let Some(h) = &mut stats.latency_from_due {
+            h.saturating_record(done.saturating_sub(slot.due_ns).max(1));
+        }
     }
 
     /// Checks each unit of a completed read against the generation it had when the read

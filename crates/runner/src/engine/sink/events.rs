@@ -1,0 +1,200 @@
+//! Event windows as a completion sink: while a workload's `during:` events run, each
+//! job counts the requests completed inside each event's window, their latencies (an
+//! [`interval_latency_histogram`] while the window is open, its non-empty buckets once it
+//! closes) and the longest stall inside it. The events' thread (`crate::during`) writes
+//! each window's start and end on the step's [`EventBoard`]; a job reads the board when
+//! its version changed (one atomic load per reap otherwise). A window closes at the
+//! first reap at or after its end, so a stall that the end of the event cuts short is
+//! clipped to the window, not lost. Child of `sink`; `merge` adds the jobs' windows.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use hdrhistogram::Histogram;
+
+use super::intervals::interval_latency_histogram;
+use super::stall::Gaps;
+use super::{Completed, CompletionSink, Reaped, Status};
+use crate::engine::JobStats;
+
+/// One event's window as its thread reports it, ns from the step's origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardWindow {
+    /// When the event started.
+    pub start_ns: u64,
+    /// When it ended (None while it runs).
+    pub end_ns: Option<u64>,
+}
+
+/// The step's event windows, written by the events' thread, read by the jobs.
+#[derive(Debug, Default)]
+pub struct EventBoard {
+    windows: Mutex<Vec<BoardWindow>>,
+    version: AtomicU64,
+}
+
+impl EventBoard {
+    /// An event started at `start_ns`: its window's number.
+    pub fn open(&self, start_ns: u64) -> usize {
+        let mut w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        w.push(BoardWindow {
+            start_ns,
+            end_ns: None,
+        });
+        self.version.fetch_add(1, Ordering::Release);
+        w.len() - 1
+    }
+
+    /// Window `index` ended at `end_ns`.
+    pub fn close(&self, index: usize, end_ns: u64) {
+        let mut w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = w.get_mut(index) {
+            x.end_ns = Some(end_ns);
+        }
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
+    /// Every window so far.
+    pub fn windows(&self) -> Vec<BoardWindow> {
+        self.windows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+}
+
+/// What one job saw in one event's window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowStats {
+    /// The window's number on the board.
+    pub index: usize,
+    /// Requests completed in it, successful or not.
+    pub ios: u64,
+    /// Total latencies of the successful ones: (highest equivalent value ns, count) of
+    /// an [`interval_latency_histogram`]'s non-empty buckets.
+    pub latency: Vec<(u64, u64)>,
+    /// The longest stall inside the window, ns.
+    pub stall_ns: u64,
+}
+
+struct OpenWindow {
+    start_ns: u64,
+    /// u64::MAX while the event runs.
+    end_ns: u64,
+    stats: WindowStats,
+    latency: Histogram<u64>,
+}
+
+impl OpenWindow {
+    fn close(mut self) -> WindowStats {
+        self.stats.latency = self
+            .latency
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        self.stats
+    }
+}
+
+/// A job's view of the event windows.
+pub struct EventSink<'a> {
+    board: &'a EventBoard,
+    seen_version: u64,
+    /// Windows on the board this job has taken up.
+    known: usize,
+    open: Vec<OpenWindow>,
+    closed: Vec<WindowStats>,
+    gaps: Gaps,
+}
+
+impl<'a> EventSink<'a> {
+    /// A sink reading `board`.
+    pub fn new(board: &'a EventBoard) -> Self {
+        EventSink {
+            board,
+            seen_version: 0,
+            known: 0,
+            open: Vec::new(),
+            closed: Vec::new(),
+            gaps: Gaps::default(),
+        }
+    }
+
+    /// Takes up new windows and the ends of open ones.
+    fn sync(&mut self) {
+        let windows = self.board.windows();
+        for (index, w) in windows.iter().enumerate().skip(self.known) {
+            self.open.push(OpenWindow {
+                start_ns: w.start_ns,
+                end_ns: u64::MAX,
+                stats: WindowStats {
+                    index,
+                    ..WindowStats::default()
+                },
+                latency: interval_latency_histogram(),
+            });
+        }
+        self.known = windows.len();
+        for o in &mut self.open {
+            if let Some(end) = windows.get(o.stats.index).and_then(|w| w.end_ns) {
+                o.end_ns = end;
+            }
+        }
+    }
+}
+
+impl CompletionSink for EventSink<'_> {
+    #[inline]
+    fn tick(&mut self, _now_ns: u64) {
+        let v = self.board.version();
+        if v != self.seen_version {
+            self.seen_version = v;
+            self.sync();
+        }
+    }
+
+    #[inline]
+    fn request(&mut self, c: &Completed) {
+        self.gaps.completed(c);
+        for w in &mut self.open {
+            if c.done_ns >= w.start_ns && c.done_ns < w.end_ns {
+                w.stats.ios += 1;
+                if c.status == Status::Succeeded {
+                    w.latency.saturating_record(c.latency_ns());
+                }
+            }
+        }
+    }
+
+    fn reaped(&mut self, r: &Reaped<'_>) {
+        // The gaps are needed only while a window is open (the queue is scanned then).
+        let floor = if self.open.is_empty() { u64::MAX } else { 0 };
+        if let Some(g) = self.gaps.reaped(r, floor) {
+            for w in &mut self.open {
+                if let Some(part) = g.clip(w.start_ns, w.end_ns) {
+                    w.stats.stall_ns = w.stats.stall_ns.max(part.len_ns());
+                }
+            }
+        }
+        let mut i = 0;
+        while i < self.open.len() {
+            if self.open[i].end_ns <= r.done_ns {
+                let w = self.open.swap_remove(i);
+                self.closed.push(w.close());
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn finish(mut self: Box<Self>, stats: &mut JobStats) {
+        self.sync();
+        let open = std::mem::take(&mut self.open);
+        self.closed.extend(open.into_iter().map(OpenWindow::close));
+        stats.event_windows = self.closed;
+    }
+}

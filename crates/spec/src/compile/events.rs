@@ -1,0 +1,197 @@
+//! Compilation of a workload's `during:` list into the plan's events: exactly one action
+//! and at most one way to say when, durations in the unit language, names unique and
+//! valid, every start inside a time-bounded step, and each `within:` start drawn from the
+//! spec's seed (so the plan shows it and a rerun repeats it). Child of `compile`.
+
+use super::*;
+use crate::document::RawEvent;
+use crate::plan::{EventAction, EventPlan, EventSchedule};
+
+/// The events of workload `w` (step `index`), whose run ends at `end_ns` when it is
+/// time-bounded (ramp included). None after a diagnostic.
+pub(super) fn events(
+    cx: &mut Ctx<'_>,
+    w: &RawWorkload,
+    index: usize,
+    seed: u64,
+    end_ns: Option<u64>,
+) -> Option<Vec<EventPlan>> {
+    let Some(list) = &w.during else {
+        return Some(Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut ok = true;
+    for (i, e) in list.value.iter().enumerate() {
+        let draw = crate::plan::derive_seed(seed ^ 0x6576_656e_7473, index as u64, i as u64);
+        let span = cx.span(e);
+        match event(cx, &e.value, span, i, draw, end_ns) {
+            Some(ev) if out.iter().any(|o: &EventPlan| o.name == ev.name) => {
+                let span = e
+                    .value
+                    .name
+                    .as_ref()
+                    .map_or_else(|| cx.span(e), |n| cx.span(n));
+                cx.error(
+                    span,
+                    "duplicate event name",
+                    format!(
+                        "expected a name no other event of the step has, found `{}`",
+                        ev.name
+                    ),
+                );
+                ok = false;
+            }
+            Some(ev) => out.push(ev),
+            None => ok = false,
+        }
+    }
+    ok.then_some(out)
+}
+
+fn event(
+    cx: &mut Ctx<'_>,
+    e: &RawEvent,
+    span: std::ops::Range<usize>,
+    i: usize,
+    draw: u64,
+    end_ns: Option<u64>,
+) -> Option<EventPlan> {
+    let name = match &e.name {
+        Some(n) => {
+            cx.check_name(n, "event name");
+            n.value.clone()
+        }
+        None => format!("event_{}", i + 1),
+    };
+    let action = match &e.command {
+        Some(c) if !c.value.trim().is_empty() => Some(EventAction::Command(c.value.clone())),
+        Some(c) => {
+            let span = cx.span(c);
+            cx.error(
+                span,
+                "empty command",
+                "expected a shell command, found nothing",
+            );
+            None
+        }
+        None => {
+            cx.error(
+                span.clone(),
+                format!("event `{name}` runs nothing"),
+                "expected `command:` in each `during:` entry",
+            );
+            None
+        }
+    };
+    let schedule = schedule(cx, e, span, draw, end_ns);
+    Some(EventPlan {
+        name,
+        action: action?,
+        schedule: schedule?,
+    })
+}
+
+/// When: `at:` alone, `every:` (first at `at:`, default one period), or `within:`.
+fn schedule(
+    cx: &mut Ctx<'_>,
+    e: &RawEvent,
+    span: std::ops::Range<usize>,
+    draw: u64,
+    end_ns: Option<u64>,
+) -> Option<EventSchedule> {
+    let at = match &e.at {
+        Some(a) => Some(cx.duration(a, "event time")?),
+        None => None,
+    };
+    let s = match (&e.every, &e.within) {
+        (Some(_), Some(w)) => {
+            let span = cx.span(w);
+            cx.error(
+                span,
+                "an event has one schedule",
+                "expected `every:` or `within:`, found both",
+            );
+            return None;
+        }
+        (Some(p), None) => {
+            let period_ns = cx.duration(p, "event period")?;
+            if period_ns == 0 {
+                let span = cx.span(p);
+                cx.error(
+                    span,
+                    "event period must be positive",
+                    "expected a duration above 0, found 0",
+                );
+                return None;
+            }
+            EventSchedule::Every {
+                first_ns: at.unwrap_or(period_ns),
+                period_ns,
+            }
+        }
+        (None, Some(w)) => within(cx, w, at.is_some(), draw)?,
+        (None, None) => EventSchedule::At {
+            at_ns: at.unwrap_or(0),
+        },
+    };
+    if let Some(end) = end_ns.filter(|&end| s.first_ns() >= end) {
+        let span =
+            e.at.as_ref()
+                .or(e.every.as_ref())
+                .map_or(span, |a| cx.span(a));
+        cx.error(
+            span,
+            "the event starts after its step ends",
+            format!(
+                "expected a start before {} (the step's ramp and duration), found {}",
+                crate::units::format_ns(end as f64),
+                crate::units::format_ns(s.first_ns() as f64)
+            ),
+        );
+        return None;
+    }
+    Some(s)
+}
+
+fn within(
+    cx: &mut Ctx<'_>,
+    w: &Spanned<Vec<Spanned<String>>>,
+    with_at: bool,
+    draw: u64,
+) -> Option<EventSchedule> {
+    let span = cx.span(w);
+    if with_at {
+        cx.error(
+            span,
+            "an event has one start",
+            "expected `at:` or `within:`, found both",
+        );
+        return None;
+    }
+    let [from, to] = &w.value[..] else {
+        cx.error(
+            span,
+            "invalid event window",
+            format!("expected `[from, to]`, found {} values", w.value.len()),
+        );
+        return None;
+    };
+    let (from_ns, to_ns) = (
+        cx.duration(from, "window start")?,
+        cx.duration(to, "window end")?,
+    );
+    if to_ns <= from_ns {
+        cx.error(
+            span,
+            "empty event window",
+            "expected `[from, to]` with `to` after `from`",
+        );
+        return None;
+    }
+    let at_ns = from_ns + ((u128::from(draw) * u128::from(to_ns - from_ns)) >> 64) as u64;
+    Some(EventSchedule::Within {
+        from_ns,
+        to_ns,
+        at_ns,
+    })
+}
