@@ -243,7 +243,104 @@ fn the_gate_judges_tail_counts_exactly() {
     );
 }
 
+/// A workload with a `during:` event that pauses the drive (nbdkit's pause filter) for
+/// `pause_s`, as `name`: its spec text.
+fn paused_step(name: &str, rate: &str, sock: &Path, held: &Path, pause_s: f64) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/qos/pause.py");
+    format!(
+        "  - workload:\n      name: {name}\n      queue_depth: 4\n      duration: 3s\n{rate}      mix: [ {{ block_size: 4KiB, read: 100%, random: 100% }} ]\n      during:\n        - {{ name: pause, at: 1s, command: \"python3 {} {} {pause_s} {}\" }}\n",
+        script.display(),
+        sock.display(),
+        held.display()
+    )
+}
+
+/// The time the drive held requests in the last pause, ns.
+fn held_ns(held: &Path) -> u64 {
+    std::fs::read_to_string(held)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the pause script wrote no time to {}", held.display()))
+}
+
+/// A `during:` command pauses the drive: the step's `stall.max` and the event window's
+/// stall equal the time the drive held requests (within 10%); in a paced step across the
+/// same pause, latency from the due time shows it at p99 while latency from issue does
+/// not (only the few requests in flight saw it).
+fn a_paused_drive_is_a_stall_and_due_time_shows_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sock = dir.path().join("pause.sock");
+    let args = [
+        "--filter=pause".to_string(),
+        "memory".into(),
+        "size=64M".into(),
+        format!("pause-control={}", sock.display()),
+    ];
+    let drive = NbdDisk::start(&args, false);
+    let dev = drive.dev.to_str().expect("utf-8");
+    let pause_s = 0.4;
+    let (held_w, held_p) = (dir.path().join("held_w"), dir.path().join("held_p"));
+    let text = format!(
+        "iogate: 1\nname: stall\ntarget: {{ size: 64MiB }}\nseed: 3\nsteps:\n{}{}assert:\n  - w.stall.max > 1ms\n",
+        paused_step("w", "", &sock, &held_w, pause_s),
+        paused_step("paced", "      rate: { iops: 1000 }\n", &sock, &held_p, pause_s),
+    );
+    let spec_path = write_spec(dir.path(), "stall.yaml", &text);
+    let out = dir.path().join("out");
+    let o = run_on(&spec_path, dev, &out, &[]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let res = result(&out);
+    let held = held_ns(&held_w) as f64;
+    let w = &res["steps"][0];
+    let stall = w["metrics"]["stall"]["max_ns"].as_f64().expect("stall");
+    let ev = &w["events"][0];
+    let ev_stall = ev["stall_max_ns"].as_f64().expect("event stall");
+    eprintln!("held {held} ns; stall.max {stall} ns; event {ev}");
+    assert_eq!(ev["outcome"]["status"], "exited", "{ev}");
+    assert_eq!(ev["outcome"]["code"], 0, "{ev}");
+    assert!(
+        (stall / held - 1.0).abs() < 0.1,
+        "stall {stall} ns, drive held {held} ns"
+    );
+    assert!(
+        (ev_stall / held - 1.0).abs() < 0.1,
+        "event stall {ev_stall} ns, held {held}"
+    );
+    let (start, end) = (
+        ev["start_ns"].as_f64().expect("start"),
+        ev["end_ns"].as_f64().expect("end"),
+    );
+    assert!(
+        end - start >= held,
+        "the window [{start}, {end}] holds the pause"
+    );
+
+    let held = held_ns(&held_p) as f64;
+    let m = &res["steps"][1]["metrics"];
+    let due = m["latency_from_due"]["p99_ns"].as_f64().expect("due p99");
+    let issue = m["latency"]["p99_ns"].as_f64().expect("p99");
+    let issue_max = m["latency"]["max_ns"].as_f64().expect("max");
+    eprintln!(
+        "paced: held {held} ns; latency from due p99 {due} ns (skipped {}), from issue p99 {issue} ns, max {issue_max} ns",
+        m["latency_from_due"]["skipped_ios"]
+    );
+    assert!(
+        issue_max >= held * 0.9,
+        "the requests in flight saw the pause"
+    );
+    assert!(
+        due >= held * 0.5,
+        "latency from due time shows the pause: p99 {due} ns"
+    );
+    assert!(
+        issue < held * 0.1,
+        "latency from issue hides it: p99 {issue} ns"
+    );
+    drop(drive);
+}
+
 tests_main![
     planted_tails_are_counted_exactly_and_ranked: [Root, Nbdkit],
     the_gate_judges_tail_counts_exactly: [Root, Nbdkit],
+    a_paused_drive_is_a_stall_and_due_time_shows_it: [Root, Nbdkit],
 ];
