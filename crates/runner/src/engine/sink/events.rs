@@ -198,3 +198,52 @@ impl CompletionSink for EventSink<'_> {
         stats.event_windows = self.closed;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogate_result::Op;
+
+    fn done(issue_ns: u64, done_ns: u64, status: Status) -> Completed {
+        Completed {
+            seq: 0,
+            op: Op::Read,
+            offset_bytes: 0,
+            length_bytes: 4096,
+            generation: 0,
+            issue_ns,
+            done_ns,
+            result: 4096,
+            status,
+        }
+    }
+
+    /// A window counts the requests completed inside it (failures too, latencies of the
+    /// successes only), and keeps the part of a stall inside it when the stall ends
+    /// after the window closed.
+    #[test]
+    fn a_window_counts_its_completions_and_clips_its_stall() {
+        let board = EventBoard::default();
+        let mut s: Box<dyn CompletionSink> = Box::new(EventSink::new(&board));
+        let none = || None;
+        s.tick(50);
+        s.request(&done(10, 50, Status::Succeeded)); // before the event
+        s.reaped(&Reaped::new(50, &none));
+        let w = board.open(100);
+        s.tick(150);
+        s.request(&done(120, 150, Status::Succeeded));
+        s.request(&done(130, 150, Status::Failed));
+        s.reaped(&Reaped::new(150, &none));
+        board.close(w, 300);
+        s.tick(400);
+        // Issued at 160, completed at 400: a stall from 160, 140 ns of it in the window.
+        s.request(&done(160, 400, Status::Succeeded));
+        s.reaped(&Reaped::new(400, &none));
+        let mut stats = JobStats::new(1);
+        s.finish(&mut stats);
+        assert_eq!(stats.event_windows.len(), 1);
+        let got = &stats.event_windows[0];
+        assert_eq!((got.index, got.ios, got.stall_ns), (0, 2, 140));
+        assert_eq!(got.latency.iter().map(|p| p.1).sum::<u64>(), 1);
+    }
+}

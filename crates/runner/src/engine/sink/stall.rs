@@ -116,3 +116,73 @@ impl CompletionSink for StallSink {
         stats.stall = self.longest;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogate_result::Op;
+
+    fn done(issue_ns: u64, done_ns: u64) -> Completed {
+        Completed {
+            seq: 0,
+            op: Op::Read,
+            offset_bytes: 0,
+            length_bytes: 4096,
+            generation: 0,
+            issue_ns,
+            done_ns,
+            result: 4096,
+            status: super::super::Status::Succeeded,
+        }
+    }
+
+    /// A stall starts at the previous reap or at the earliest issue in flight, whichever
+    /// is later, and the longest one after the ramp is kept, clipped to the ramp's end.
+    #[test]
+    fn the_longest_stall_is_measured_from_the_last_completion() {
+        let mut s: Box<dyn CompletionSink> = Box::new(StallSink::new(100));
+        let reap =
+            |s: &mut Box<dyn CompletionSink>, at: u64, cs: &[(u64, u64)], wm: Option<u64>| {
+                for &(i, d) in cs {
+                    s.request(&done(i, d));
+                }
+                let earliest = || wm;
+                s.reaped(&Reaped::new(at, &earliest));
+            };
+        reap(&mut s, 150, &[(20, 150)], Some(60)); // 20 → 150, clipped to 100 → 150
+        reap(&mut s, 170, &[(60, 170)], None); // 150 → 170
+                                               // Nothing in flight from 170 to 400; one request issued at 400 completes at 900.
+        reap(&mut s, 900, &[(400, 900)], Some(450)); // 400 → 900
+        reap(&mut s, 950, &[(450, 950)], None); // 900 → 950
+        let mut stats = JobStats::new(1);
+        s.finish(&mut stats);
+        assert_eq!(
+            stats.stall,
+            Some(Gap {
+                start_ns: 400,
+                end_ns: 900
+            })
+        );
+    }
+
+    /// An earlier request still in flight moves the start back to the previous reap.
+    #[test]
+    fn a_request_still_in_flight_starts_the_stall_at_the_last_reap() {
+        let mut g = Gaps::default();
+        let wm = || Some(10);
+        g.completed(&done(500, 1_000));
+        let gap = g.reaped(&Reaped::new(1_000, &wm), 0);
+        assert_eq!(
+            gap,
+            Some(Gap {
+                start_ns: 10,
+                end_ns: 1_000
+            })
+        );
+        assert_eq!(
+            g.reaped(&Reaped::new(2_000, &wm), 0),
+            None,
+            "no completion: no gap ends"
+        );
+    }
+}
