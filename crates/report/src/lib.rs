@@ -29,6 +29,7 @@ pub mod render;
 mod repeat_view;
 mod saturation_view;
 mod sweep_view;
+mod tails_view;
 pub mod text;
 pub mod verdict;
 mod view;

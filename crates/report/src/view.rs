@@ -56,6 +56,10 @@ struct StepView {
     head_to_head: Option<String>,
     /// Replay steps: what was played, and how late requests were issued.
     replay: Option<String>,
+    /// The longest stall and latency from the due time, as a sentence.
+    tails: Option<String>,
+    /// The `during:` events.
+    events: Vec<crate::tails_view::EventView>,
 }
 
 #[derive(Serialize)]
@@ -267,6 +271,8 @@ fn step_view(s: &StepResult) -> StepView {
             )
         }),
         replay: replay_text(s),
+        tails: crate::tails_view::tails_text(s),
+        events: crate::tails_view::event_views(s),
         per_job: job_views(s),
         block_sizes: block_size_views(s),
     }

@@ -588,7 +588,15 @@ impl StepResult {
         self.detail.kind()
     }
 
-    /// A replay step's figures.
+    /// A workload's `during:` events with the I/O in each window (empty otherwise).
+    pub fn events(&self) -> &[EventResult] {
+        match &self.detail {
+            StepDetail::Workload(e) => e,
+            _ => &[],
+        }
+    }
+
+    /// A replay step's trace figures.
     pub fn replay(&self) -> Option<&ReplayFigures> {
         match &self.detail {
             StepDetail::Replay(r) => r.as_ref(),

@@ -40,6 +40,9 @@ pub(crate) struct EventContext<'a> {
     pub target: &'a Path,
     /// The commands' working directory (the spec's).
     pub dir: &'a Path,
+    /// When a time-bounded step's requests end (ramp included), ns: nothing starts then
+    /// or later.
+    pub deadline_ns: Option<u64>,
 }
 
 /// Runs every event of `events` on its own thread until the jobs end; their runs, each
@@ -61,8 +64,12 @@ fn now_ns(origin: Instant) -> u64 {
     origin.elapsed().as_nanos() as u64
 }
 
-/// Waits until `at_ns` from the origin; false when the jobs ended first.
+/// Waits until `at_ns` from the origin; false when the jobs end first (or will have,
+/// by their deadline).
 fn wait_until(cx: &EventContext<'_>, at_ns: u64) -> bool {
+    if cx.deadline_ns.is_some_and(|d| at_ns >= d) {
+        return false;
+    }
     loop {
         if cx.jobs_done.load(Ordering::Relaxed) {
             return false;

@@ -285,6 +285,7 @@ pub(crate) fn run_io_step(
                     jobs_done,
                     target: &target.path,
                     dir: &opts.spec_dir,
+                    deadline_ns: step.estimated_duration_ns,
                 };
                 scope.spawn(move || run_events(step.events(), &cx))
             });
