@@ -101,6 +101,63 @@ fn html_report_renders_in_headless_chromium() {
     assert!(blue > 100, "no run A in the overlays ({blue} blue pixels)");
 }
 
+/// Pixels of `png_path` within 12 of `rgb` in every channel.
+fn count_colour(png_path: &Path, rgb: (i32, i32, i32)) -> u64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).expect("screenshot"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let channels = info.color_type.samples();
+    buf[..info.buffer_size()]
+        .chunks(channels)
+        .filter(|px| {
+            let (r, g, b) = (i32::from(px[0]), i32::from(px[1]), i32::from(px[2]));
+            (r - rgb.0).abs() <= 12 && (g - rgb.1).abs() <= 12 && (b - rgb.2).abs() <= 12
+        })
+        .count() as u64
+}
+
+/// The assertions' pass and fail marks are drawn by the page (CSS), not emoji that a
+/// browser without an emoji font shows as empty boxes: the report of a run with one
+/// passing and one failing assertion holds no emoji mark, and its screenshot shows both
+/// marks' colours (a 16 × 16 square each, less its white stroke).
+fn marks_are_drawn_not_emoji() {
+    let browser = common::chromium().expect("headless Chromium (Need::Chromium)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = common::write_spec(
+        dir.path(),
+        "marks",
+        "iogate: 1\nname: marks\ntarget: { size: 16MiB }\nsteps:\n  - workload:\n      name: rr\n      duration: 1s\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\nassert:\n  - rr.errors == 0\n  - rr.iops < 1\n",
+    );
+    let out = dir.path().join("out");
+    let o = common::iogate(&[
+        "run",
+        spec.to_str().expect("UTF-8"),
+        "--target",
+        dir.path().join("t.img").to_str().expect("UTF-8"),
+        "--out",
+        out.to_str().expect("UTF-8"),
+        "-q",
+    ]);
+    assert_eq!(common::code(&o), 1, "one assertion fails: {o:?}");
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    for emoji in ["✅", "❌", "⚠️", "➖"] {
+        assert!(
+            !html.contains(emoji),
+            "the HTML report holds the emoji {emoji}"
+        );
+    }
+    screenshot(browser, &out.join("report.html"), dir.path(), 1600);
+    let shot = dir.path().join("shot.png");
+    let pass = count_colour(&shot, (67, 160, 71));
+    let fail = count_colour(&shot, (229, 57, 53));
+    eprintln!("marks: {pass} pass-green pixels, {fail} fail-red pixels");
+    assert!(pass >= 80, "no pass mark drawn ({pass} pixels)");
+    assert!(fail >= 80, "no fail mark drawn ({fail} pixels)");
+}
+
 /// Screenshots `html` at 1280 × `height` and counts its pixels ([`census`]).
 fn screenshot(browser: &str, html: &Path, dir: &Path, height: u32) -> (u64, u64, u64, u64, u64) {
     let shot = dir.join("shot.png");
@@ -127,4 +184,5 @@ fn screenshot(browser: &str, html: &Path, dir: &Path, height: u32) -> (u64, u64,
 
 tests_main![
     html_report_renders_in_headless_chromium: [Chromium],
+    marks_are_drawn_not_emoji: [Chromium],
 ];

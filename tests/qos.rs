@@ -339,7 +339,56 @@ fn a_paused_drive_is_a_stall_and_due_time_shows_it() {
     drop(drive);
 }
 
+const ADMIN: &str = "iogate: 1\nname: admin\nsteps:\n  - workload: { name: quiet, queue_depth: 8, duration: 3s, mix: [ { block_size: 4KiB, read: 100%, random: 100% } ] }\n  - workload:\n      name: smart\n      queue_depth: 8\n      duration: 3s\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n      during: [ { name: smart, admin: { get_log_page: 0x02 }, every: 10ms } ]\n  - workload:\n      name: fw\n      queue_depth: 8\n      duration: 1s\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n      during: [ { name: commit, admin: { firmware_commit: { slot: 1, action: 1 } }, at: 500ms } ]\n";
+
+/// NVMe admin commands under load on QEMU's controller: reads at QD8 alone, then with a
+/// SMART log read every 10 ms (each read completed, each window measured, the two steps'
+/// figures side by side), then a Firmware Commit, which QEMU's controller answers with an
+/// NVMe status that the event reports, not a crash or a failed run.
+fn admin_commands_under_load_on_a_real_controller() {
+    let script = format!(
+        "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
+        common::guest_put(ADMIN, "/tmp/s.yaml")
+    );
+    let (rc, out) = common::qemu_nvme(&["--size", "64M"], &script);
+    let r = common::json_file(&out.path().join("run/result.json"));
+    assert_eq!(rc, 0, "{}", r["assertions"]);
+    let (quiet, smart) = (&r["steps"][0], &r["steps"][1]);
+    let events = smart["events"].as_array().expect("events");
+    let completed = events
+        .iter()
+        .filter(|e| e["outcome"]["status"] == "completed")
+        .count();
+    let figure = |s: &serde_json::Value, f: &str| s["metrics"]["latency"][f].as_f64().unwrap_or(0.0);
+    let iops = |s: &serde_json::Value| s["metrics"]["iops"].as_f64().unwrap_or(0.0);
+    eprintln!(
+        "quiet: {:.0} IOPS, p99 {} ns, stall {} ns; with get_log_page every 10 ms ({} reads, {completed} completed): {:.0} IOPS ({:.3}x), p99 {} ns ({:.3}x), stall {} ns",
+        iops(quiet),
+        figure(quiet, "p99_ns"),
+        quiet["metrics"]["stall"]["max_ns"],
+        events.len(),
+        iops(smart),
+        iops(smart) / iops(quiet),
+        figure(smart, "p99_ns"),
+        figure(smart, "p99_ns") / figure(quiet, "p99_ns"),
+        smart["metrics"]["stall"]["max_ns"],
+    );
+    assert!(events.len() >= 50, "a 3 s step with an event every 10 ms ran {}", events.len());
+    assert_eq!(completed, events.len(), "every log read completed: {events:?}");
+    assert!(iops(quiet) > 0.0 && iops(smart) > 0.0);
+    let ios: u64 = events.iter().map(|e| e["ios"].as_u64().unwrap_or(0)).sum();
+    assert!(ios > 0, "the windows saw the reads");
+    let commit = &r["steps"][2]["events"][0];
+    eprintln!("firmware commit on QEMU: {commit}");
+    let status = commit["outcome"]["status"].as_str().unwrap_or_default();
+    assert!(
+        status == "nvme_status" || status == "completed",
+        "the commit's NVMe status is reported: {commit}"
+    );
+}
+
 tests_main![
+    admin_commands_under_load_on_a_real_controller: [Root, Qemu],
     planted_tails_are_counted_exactly_and_ranked: [Root, Nbdkit],
     the_gate_judges_tail_counts_exactly: [Root, Nbdkit],
     a_paused_drive_is_a_stall_and_due_time_shows_it: [Root, Nbdkit],

@@ -76,6 +76,10 @@ pub(crate) fn event_views(s: &StepResult) -> Vec<EventView> {
             outcome: match &e.outcome {
                 EventOutcome::Exited { code } => format!("exit {code}"),
                 EventOutcome::Signaled { signal } => format!("signal {signal}"),
+                EventOutcome::Completed => "completed".into(),
+                EventOutcome::NvmeStatus { sct, sc } => {
+                    format!("NVMe status SCT {sct:#x} SC {sc:#04x}")
+                }
                 EventOutcome::Failed { reason } => reason.clone(),
             },
             ok: e.outcome.succeeded(),

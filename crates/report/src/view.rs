@@ -84,6 +84,8 @@ struct BlockSizeView {
 #[derive(Serialize)]
 struct AssertionView {
     mark: &'static str,
+    /// The mark as the HTML page draws it: `pass`, `fail` or `undecided`.
+    state: &'static str,
     passed: bool,
     /// Why it decides nothing (empty: decided).
     undecided: String,
@@ -393,6 +395,11 @@ fn assertion_view(a: &AssertionResult) -> AssertionView {
             (true, None) => "✅",
             (false, None) => "❌",
         },
+        state: match (a.passed, &a.undecided) {
+            (_, Some(_)) => "undecided",
+            (true, None) => "pass",
+            (false, None) => "fail",
+        },
         passed: a.passed,
         undecided: a.undecided.clone().unwrap_or_default(),
         expr: a.expr.clone(),
@@ -584,8 +591,8 @@ fn properties(result: &RunResult) -> Vec<(String, String)> {
     properties
 }
 
-/// A step's charts: latency histogram, CDF by operation, IOPS and bandwidth over time
-/// (an error drawing one is shown in its place).
+/// A step's charts: latency histogram, CDF by operation, IOPS and bandwidth over time,
+/// and p50, p99 and p99.9 per interval (an error drawing one is shown in its place).
 fn step_charts(s: &StepResult) -> Vec<String> {
     let hist = chart::latency_histogram_svg(
         &format!("{}: latency histogram", s.name),
@@ -624,7 +631,26 @@ fn step_charts(s: &StepResult) -> Vec<String> {
                 .collect(),
         )],
     );
-    [hist, cdf, iops, bandwidth]
+    let percentile = |f: fn(&iogate_result::step::LatencySummary) -> u64| -> Vec<(f64, f64)> {
+        s.intervals
+            .iter()
+            .filter_map(|i| Some((i.start_ns as f64 / 1e9, f(i.latency.as_ref()?) as f64)))
+            .collect()
+    };
+    let tail = chart::lines_svg(
+        &format!(
+            "{}: latency over time (per interval, 1% resolution)",
+            s.name
+        ),
+        (chart::Axis::Seconds, "time (s)"),
+        (chart::Axis::Latency, "total latency"),
+        &[
+            ("p50".to_string(), percentile(|l| l.p50_ns)),
+            ("p99".to_string(), percentile(|l| l.p99_ns)),
+            ("p99.9".to_string(), percentile(|l| l.p99_9_ns)),
+        ],
+    );
+    [hist, cdf, iops, bandwidth, tail]
         .into_iter()
         .map(|c| match c {
             Ok(svg) => svg,

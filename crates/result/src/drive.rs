@@ -143,6 +143,10 @@ pub struct SmartLog {
     /// controller has it (its GUID checked); read around steps, not in the samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ocp_physical_media_written_bytes: Option<u64>,
+    /// The OCP Latency Monitor log (C3h), where the controller has it (its GUID
+    /// checked): the drive's own counts of commands per latency bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ocp_latency_monitor: Option<crate::ocp::LatencyMonitor>,
 }
 
 /// Physical Media Units Written (bytes 15:0, in bytes) of an OCP C0h log page, when its
@@ -257,6 +261,7 @@ impl SmartLog {
             thermal_transitions: [le32(b, 216), le32(b, 220)],
             thermal_time_s: [le32(b, 224), le32(b, 228)],
             ocp_physical_media_written_bytes: None,
+            ocp_latency_monitor: None,
         }
     }
 

@@ -7,7 +7,7 @@
 //! crate (`iogate-report`) and the history store read them. It depends on neither, so
 //! building reports does not build the engine.
 //!
-//! Modules, leaves first: `op`, `identity`, `drive`, `faults`, `cases`, `request_set`,
+//! Modules, leaves first: `op`, `identity`, `ocp`, `drive`, `faults`, `cases`, `request_set`,
 //! `integrity`,
 //! `samples` (leaf data); `step` (one step, holding the leaves); `judgement` (verdict
 //! records); `record` (the whole run and its JSON Schema); `lookup` (metric values).
@@ -20,6 +20,7 @@ pub mod identity;
 pub mod integrity;
 pub mod judgement;
 pub mod lookup;
+pub mod ocp;
 pub mod op;
 pub mod record;
 pub mod request_set;

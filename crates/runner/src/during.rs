@@ -133,6 +133,7 @@ fn run_once(e: &EventPlan, cx: &EventContext<'_>) -> EventRun {
     let window = cx.board.open(start);
     let outcome = match &e.action {
         EventAction::Command(c) => command(c, cx),
+        EventAction::Admin(a) => admin(a, cx),
     };
     let end = now_ns(cx.origin);
     cx.board.close(window, end);
@@ -171,6 +172,26 @@ fn command(c: &str, cx: &EventContext<'_>) -> EventOutcome {
         },
         Err(e) => EventOutcome::Failed {
             reason: format!("could not start `sh -c`: {e}"),
+        },
+    }
+}
+
+/// An admin command through the target's own device node (the namespace, whose
+/// controller answers).
+fn admin(a: &iogate_spec::AdminCommand, cx: &EventContext<'_>) -> EventOutcome {
+    let file = match std::fs::File::open(cx.target) {
+        Ok(f) => f,
+        Err(e) => {
+            return EventOutcome::Failed {
+                reason: format!("could not open {}: {e}", cx.target.display()),
+            }
+        }
+    };
+    match crate::nvme::admin_event(&file, a) {
+        Ok(()) => EventOutcome::Completed,
+        Err(crate::nvme::NvmeError::Status { sct, sc, .. }) => EventOutcome::NvmeStatus { sct, sc },
+        Err(e) => EventOutcome::Failed {
+            reason: e.to_string(),
         },
     }
 }

@@ -12,7 +12,7 @@ pub use serde_saphyr::Location;
 mod during;
 mod payload;
 mod spanned;
-pub use during::RawEvent;
+pub use during::{RawAdmin, RawEvent, RawFirmwareCommit};
 pub use payload::RawData;
 pub use spanned::{Spanned, SpannedPairs};
 

@@ -10,6 +10,8 @@ use super::{format_metric, noise_text, rule_outcome_str};
 #[derive(Serialize)]
 pub(super) struct RuleView {
     pub(super) mark: &'static str,
+    /// The mark as the HTML page draws it: `pass`, `fail`, `undecided` or `none`.
+    pub(super) state: &'static str,
     /// Why it decides nothing (empty: decided).
     pub(super) undecided: String,
     pub(super) metric: String,
@@ -32,6 +34,12 @@ pub(super) fn rule_view(r: &RuleResult) -> RuleView {
             RuleOutcome::NoBaseline => "➖",
             RuleOutcome::Inconclusive => "⚠️",
             _ => "✅",
+        },
+        state: match r.outcome {
+            RuleOutcome::Regressed => "fail",
+            RuleOutcome::NoBaseline => "none",
+            RuleOutcome::Inconclusive => "undecided",
+            _ => "pass",
         },
         metric: r.metric.clone(),
         undecided: r.undecided.clone().unwrap_or_default(),

@@ -76,6 +76,16 @@ pub enum EventOutcome {
         /// Signal number.
         signal: i32,
     },
+    /// The NVMe admin command completed successfully.
+    Completed,
+    /// The NVMe admin command completed with an error status (NVMe Base Specification
+    /// 2.0, Completion Queue Entry status field).
+    NvmeStatus {
+        /// Status Code Type.
+        sct: u8,
+        /// Status Code.
+        sc: u8,
+    },
     /// It could not be started, or failed in a way that has no code: why.
     Failed {
         /// What went wrong.
@@ -84,8 +94,11 @@ pub enum EventOutcome {
 }
 
 impl EventOutcome {
-    /// Whether the event did what it was asked (exit code 0).
+    /// Whether the event did what it was asked (exit code 0, or a successful completion).
     pub fn succeeded(&self) -> bool {
-        matches!(self, EventOutcome::Exited { code: 0 })
+        matches!(
+            self,
+            EventOutcome::Exited { code: 0 } | EventOutcome::Completed
+        )
     }
 }

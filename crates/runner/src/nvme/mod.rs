@@ -25,6 +25,8 @@ use iogate_result::drive::{
 /// Admin opcodes used here (NVMe Base Specification 2.0, figure 138).
 const OPC_GET_LOG_PAGE: u8 = 0x02;
 const OPC_IDENTIFY: u8 = 0x06;
+const OPC_GET_FEATURES: u8 = 0x0A;
+const OPC_FIRMWARE_COMMIT: u8 = 0x10;
 
 /// Log identifiers.
 const LID_SMART: u8 = 0x02;
@@ -153,17 +155,56 @@ pub fn smart_log(file: &File) -> Result<SmartLog, NvmeError> {
     Ok(SmartLog::parse(&data))
 }
 
-/// The SMART / Health log with the OCP C0h log's physical media units written, where
-/// the controller has that log (an error reading it means it has none).
+/// The SMART / Health log with the OCP C0h log's physical media units written and the
+/// OCP Latency Monitor log (C3h), where the controller has those logs (an error reading
+/// one means it has none: QEMU's controller, for one, has neither).
 ///
 /// Errors: [`NvmeError`] of the SMART log.
 pub fn smart_log_with_ocp(file: &File) -> Result<SmartLog, NvmeError> {
     let mut log = smart_log(file)?;
-    let mut c0 = [0u8; 512];
-    if log_page(file, "Get Log Page (OCP C0h)", LID_OCP_SMART, &mut c0).is_ok() {
-        log.ocp_physical_media_written_bytes = ocp_physical_media_written(&c0);
+    let mut page = [0u8; 512];
+    if log_page(file, "Get Log Page (OCP C0h)", LID_OCP_SMART, &mut page).is_ok() {
+        log.ocp_physical_media_written_bytes = ocp_physical_media_written(&page);
+    }
+    let mut page = [0u8; 512];
+    let c3 = iogate_result::ocp::LID_OCP_LATENCY_MONITOR;
+    if log_page(file, "Get Log Page (OCP C3h)", c3, &mut page).is_ok() {
+        log.ocp_latency_monitor = iogate_result::ocp::LatencyMonitor::parse(&page);
     }
     Ok(log)
+}
+
+/// Sends a `during:` event's admin command to the controller of `file` (a namespace's
+/// block or generic character device); the data it returns is discarded.
+///
+/// Errors: [`NvmeError::Status`] with the controller's status, [`NvmeError::Io`] when
+/// `file` is not an NVMe device (ENOTTY) or the ioctl is not permitted.
+pub fn admin_event(file: &File, cmd: &iogate_spec::AdminCommand) -> Result<(), NvmeError> {
+    use iogate_spec::AdminCommand as A;
+    let mut data = vec![0u8; 4096];
+    match *cmd {
+        A::GetLogPage { lid } => log_page(file, "Get Log Page", lid, &mut data[..512]),
+        A::Identify { cns } => {
+            let nsid = if cns == 0 { namespace_id(file)? } else { 0 };
+            identify(file, "Identify", cns, nsid).map(|_| ())
+        }
+        A::GetFeatures { fid } => {
+            let c = PassthruCmd {
+                opcode: OPC_GET_FEATURES,
+                cdw10: u32::from(fid),
+                ..PassthruCmd::default()
+            };
+            run(file, "Get Features", c, &mut data).map(|_| ())
+        }
+        A::FirmwareCommit { slot, action } => {
+            let c = PassthruCmd {
+                opcode: OPC_FIRMWARE_COMMIT,
+                cdw10: u32::from(slot & 0x7) | (u32::from(action & 0x7) << 3),
+                ..PassthruCmd::default()
+            };
+            run(file, "Firmware Commit", c, &mut []).map(|_| ())
+        }
+    }
 }
 
 /// Reads the identity of the NVMe namespace open as `file`.

@@ -83,8 +83,10 @@ fn log_schema() -> Schema {
 
 /// Writes every step's interval samples to `path` (`intervals.parquet`): columns `step`,
 /// `start_ns` (from the step's start), `iops`, `bandwidth_bytes_per_s`,
-/// `mean_latency_ns`, `max_latency_ns`, `read_ios`, `write_ios`; the same figures as
-/// `result.json`'s `steps[].intervals`, for tools that read Parquet.
+/// `mean_latency_ns`, `max_latency_ns`, `read_ios`, `write_ios`, `p99_latency_ns` and
+/// `p99_9_latency_ns` (total latency of all operations in the interval, 1% resolution;
+/// null in an interval without requests); the same figures as `result.json`'s
+/// `steps[].intervals`, for tools that read Parquet.
 ///
 /// Errors: the file cannot be created or written.
 pub fn write_intervals(path: &Path, result: &iogate_result::RunResult) -> std::io::Result<u64> {
@@ -107,6 +109,15 @@ pub fn write_intervals(path: &Path, result: &iogate_result::RunResult) -> std::i
             rows.iter().map(|r| f(r.1)).collect::<Vec<f64>>(),
         )
     };
+    // Null for an interval without requests (no percentile).
+    let percentile = |name: &str, f: fn(&iogate_result::step::LatencySummary) -> u64| -> Column {
+        Column::new(
+            name.into(),
+            rows.iter()
+                .map(|r| r.1.latency.as_ref().map(f))
+                .collect::<Vec<Option<u64>>>(),
+        )
+    };
     let mut df = DataFrame::new(
         n,
         vec![
@@ -121,6 +132,8 @@ pub fn write_intervals(path: &Path, result: &iogate_result::RunResult) -> std::i
             u64s("max_latency_ns", |i| i.max_latency_ns),
             u64s("read_ios", |i| i.read_ios),
             u64s("write_ios", |i| i.write_ios),
+            percentile("p99_latency_ns", |l| l.p99_ns),
+            percentile("p99_9_latency_ns", |l| l.p99_9_ns),
         ],
     )
     .map_err(io)?;

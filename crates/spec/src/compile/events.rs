@@ -4,8 +4,8 @@
 //! spec's seed (so the plan shows it and a rerun repeats it). Child of `compile`.
 
 use super::*;
-use crate::document::RawEvent;
-use crate::plan::{EventAction, EventPlan, EventSchedule};
+use crate::document::{RawAdmin, RawEvent};
+use crate::plan::{AdminCommand, EventAction, EventPlan, EventSchedule};
 
 /// The events of workload `w` (step `index`), whose run ends at `end_ns` when it is
 /// time-bounded (ramp included). None after a diagnostic.
@@ -63,9 +63,20 @@ fn event(
         }
         None => format!("event_{}", i + 1),
     };
-    let action = match &e.command {
-        Some(c) if !c.value.trim().is_empty() => Some(EventAction::Command(c.value.clone())),
-        Some(c) => {
+    let action = match (&e.command, &e.admin) {
+        (Some(_), Some(a)) => {
+            let span = cx.span(a);
+            cx.error(
+                span,
+                "an event runs one thing",
+                "expected `command:` or `admin:`, found both",
+            );
+            None
+        }
+        (Some(c), None) if !c.value.trim().is_empty() => {
+            Some(EventAction::Command(c.value.clone()))
+        }
+        (Some(c), None) => {
             let span = cx.span(c);
             cx.error(
                 span,
@@ -74,11 +85,15 @@ fn event(
             );
             None
         }
-        None => {
+        (None, Some(a)) => {
+            let span = cx.span(a);
+            admin(cx, &a.value, span).map(EventAction::Admin)
+        }
+        (None, None) => {
             cx.error(
                 span.clone(),
                 format!("event `{name}` runs nothing"),
-                "expected `command:` in each `during:` entry",
+                "expected `command:` or `admin:` in each `during:` entry",
             );
             None
         }
@@ -194,4 +209,54 @@ fn within(
         to_ns,
         at_ns,
     })
+}
+
+/// `admin:` exactly one command, its identifiers in range.
+fn admin(cx: &mut Ctx<'_>, a: &RawAdmin, span: std::ops::Range<usize>) -> Option<AdminCommand> {
+    let given = [
+        a.get_log_page.is_some(),
+        a.identify.is_some(),
+        a.get_features.is_some(),
+        a.firmware_commit.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        cx.error(
+            span,
+            "an admin event sends one command",
+            "expected one of `get_log_page`, `identify`, `get_features`, `firmware_commit`",
+        );
+        return None;
+    }
+    let byte = |cx: &mut Ctx<'_>, v: &Spanned<u64>, what: &str, max: u64| {
+        cx.count(v, what, 0, max).map(|x| x as u8)
+    };
+    if let Some(lid) = &a.get_log_page {
+        return byte(cx, lid, "log identifier", 255).map(|lid| AdminCommand::GetLogPage { lid });
+    }
+    if let Some(fid) = &a.get_features {
+        return byte(cx, fid, "feature identifier", 255)
+            .map(|fid| AdminCommand::GetFeatures { fid });
+    }
+    if let Some(f) = &a.firmware_commit {
+        let slot = byte(cx, &f.slot, "firmware slot", 7);
+        let action = byte(cx, &f.action, "commit action", 7);
+        return Some(AdminCommand::FirmwareCommit {
+            slot: slot?,
+            action: action?,
+        });
+    }
+    let id = a.identify.as_ref()?;
+    match id.value.as_str() {
+        "controller" => Some(AdminCommand::Identify { cns: 1 }),
+        "namespace" => Some(AdminCommand::Identify { cns: 0 }),
+        other => {
+            let span = cx.span(id);
+            cx.error(
+                span,
+                "unknown identify structure",
+                format!("expected `controller` or `namespace`, found `{other}`"),
+            );
+            None
+        }
+    }
 }

@@ -19,6 +19,10 @@ pub struct RawEvent {
     /// to the target's path.
     #[serde(default)]
     pub command: Option<Spanned<String>>,
+    /// An NVMe admin command sent to the target's controller through the admin
+    /// passthrough (NVMe targets only; its completion status is reported).
+    #[serde(default)]
+    pub admin: Option<Spanned<RawAdmin>>,
     /// When it starts, from the step's start (with `every:`, the first time; default one
     /// period).
     #[serde(default)]
@@ -33,4 +37,37 @@ pub struct RawEvent {
     #[serde(default)]
     #[schemars(with = "Option<[DurationText; 2]>")]
     pub within: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `admin:` one NVMe admin command (NVMe Base Specification 2.0, figure 138).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAdmin {
+    /// Get Log Page (02h) of this log identifier (`0x02`: SMART / Health), 512 bytes.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 255))]
+    pub get_log_page: Option<Spanned<u64>>,
+    /// Identify (06h): `controller` or `namespace`.
+    #[serde(default)]
+    pub identify: Option<Spanned<String>>,
+    /// Get Features (0Ah) of this feature identifier, current value.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 255))]
+    pub get_features: Option<Spanned<u64>>,
+    /// Firmware Commit (10h) of this slot (0–7) with this commit action (0–7).
+    #[serde(default)]
+    pub firmware_commit: Option<RawFirmwareCommit>,
+}
+
+/// `firmware_commit: { slot: 1, action: 1 }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFirmwareCommit {
+    /// Firmware slot, 0–7 (0: the controller chooses).
+    #[schemars(range(min = 0, max = 7))]
+    pub slot: Spanned<u64>,
+    /// Commit action, 0–7 (1: replace the image in the slot and activate it at the next
+    /// reset).
+    #[schemars(range(min = 0, max = 7))]
+    pub action: Spanned<u64>,
 }

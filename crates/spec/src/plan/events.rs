@@ -21,13 +21,59 @@ pub struct EventPlan {
 pub enum EventAction {
     /// A shell command (`sh -c`), in the spec's directory, with `IOGATE_TARGET` set.
     Command(String),
+    /// An NVMe admin command to the target's controller.
+    Admin(AdminCommand),
 }
 
 impl EventAction {
-    /// As the spec wrote it (`command: …`).
+    /// As the spec wrote it (`command: …`, `admin: get_log_page 0x02`).
     pub fn describe(&self) -> String {
         match self {
             EventAction::Command(c) => format!("command: {c}"),
+            EventAction::Admin(a) => format!("admin: {}", a.describe()),
+        }
+    }
+}
+
+/// An NVMe admin command an event sends (NVMe Base Specification 2.0, figure 138).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdminCommand {
+    /// Get Log Page (02h), 512 bytes of log `lid`, controller-wide.
+    GetLogPage {
+        /// Log identifier.
+        lid: u8,
+    },
+    /// Identify (06h) with this CNS (01h: controller, 00h: the target's namespace).
+    Identify {
+        /// Controller or Namespace Structure.
+        cns: u8,
+    },
+    /// Get Features (0Ah), current value of feature `fid`.
+    GetFeatures {
+        /// Feature identifier.
+        fid: u8,
+    },
+    /// Firmware Commit (10h).
+    FirmwareCommit {
+        /// Firmware slot (0: the controller chooses).
+        slot: u8,
+        /// Commit action.
+        action: u8,
+    },
+}
+
+impl AdminCommand {
+    /// `get_log_page 0x02`, `identify controller`, `firmware_commit slot 1 action 1`.
+    pub fn describe(&self) -> String {
+        match *self {
+            AdminCommand::GetLogPage { lid } => format!("get_log_page {lid:#04x}"),
+            AdminCommand::Identify { cns: 1 } => "identify controller".into(),
+            AdminCommand::Identify { .. } => "identify namespace".into(),
+            AdminCommand::GetFeatures { fid } => format!("get_features {fid:#04x}"),
+            AdminCommand::FirmwareCommit { slot, action } => {
+                format!("firmware_commit slot {slot} action {action}")
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ mod replay;
 mod sweep;
 mod table;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
-pub use events::{EventAction, EventPlan, EventSchedule};
+pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
 pub use power_cycle::PowerCyclePlan;
 pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
