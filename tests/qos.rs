@@ -359,7 +359,8 @@ fn admin_commands_under_load_on_a_real_controller() {
         .iter()
         .filter(|e| e["outcome"]["status"] == "completed")
         .count();
-    let figure = |s: &serde_json::Value, f: &str| s["metrics"]["latency"][f].as_f64().unwrap_or(0.0);
+    let figure =
+        |s: &serde_json::Value, f: &str| s["metrics"]["latency"][f].as_f64().unwrap_or(0.0);
     let iops = |s: &serde_json::Value| s["metrics"]["iops"].as_f64().unwrap_or(0.0);
     eprintln!(
         "quiet: {:.0} IOPS, p99 {} ns, stall {} ns; with get_log_page every 10 ms ({} reads, {completed} completed): {:.0} IOPS ({:.3}x), p99 {} ns ({:.3}x), stall {} ns",
@@ -373,8 +374,16 @@ fn admin_commands_under_load_on_a_real_controller() {
         figure(smart, "p99_ns") / figure(quiet, "p99_ns"),
         smart["metrics"]["stall"]["max_ns"],
     );
-    assert!(events.len() >= 50, "a 3 s step with an event every 10 ms ran {}", events.len());
-    assert_eq!(completed, events.len(), "every log read completed: {events:?}");
+    assert!(
+        events.len() >= 50,
+        "a 3 s step with an event every 10 ms ran {}",
+        events.len()
+    );
+    assert_eq!(
+        completed,
+        events.len(),
+        "every log read completed: {events:?}"
+    );
     assert!(iops(quiet) > 0.0 && iops(smart) > 0.0);
     let ios: u64 = events.iter().map(|e| e["ios"].as_u64().unwrap_or(0)).sum();
     assert!(ios > 0, "the windows saw the reads");

@@ -7,8 +7,20 @@ use iogate_spec::steady::Window;
 use iogate_spec::SteadyMetric;
 use serde::{Deserialize, Serialize};
 
+/// Requests slower than a threshold (`latency.over[10ms]`), counted exactly from the
+/// completions (not from a histogram bucket that straddles the threshold).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct OverCount {
+    /// The threshold, ns: requests with a total latency above it are counted.
+    pub threshold_ns: u64,
+    /// Successful measured requests above the threshold.
+    pub count: u64,
+    /// Their share of the successful measured requests, percent.
+    pub share_pct: f64,
+}
+
 /// One case's figures in one round (or averaged over the measurement window).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseFigures {
     /// Requests per second.
     pub iops: f64,
@@ -22,6 +34,14 @@ pub struct CaseFigures {
     pub p99_latency_ns: f64,
     /// Failed or short requests.
     pub errors: u64,
+    /// Successful measured requests (summed over the window).
+    #[serde(default)]
+    pub ios: u64,
+    /// Requests over each latency threshold the spec's assertions and rules name for
+    /// this case (`pts.latency.over[5ms][queue_depth=32]`): counts summed over the
+    /// window, shares of its requests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_over: Vec<OverCount>,
 }
 
 impl CaseFigures {
@@ -34,11 +54,12 @@ impl CaseFigures {
         }
     }
 
-    /// Averages (maximum latency: the largest) over `rounds`.
-    /// The figures averaged over `rounds` (max latency: the largest; errors: the sum).
+    /// The figures averaged over `rounds` (max latency: the largest; errors, requests and
+    /// counts over thresholds: the sums, shares of the summed requests).
     pub fn average(rounds: &[CaseFigures]) -> CaseFigures {
         let n = rounds.len().max(1) as f64;
         let sum = |f: fn(&CaseFigures) -> f64| rounds.iter().map(f).sum::<f64>() / n;
+        let ios = rounds.iter().map(|c| c.ios).sum();
         CaseFigures {
             iops: sum(|c| c.iops),
             bandwidth_bytes_per_s: sum(|c| c.bandwidth_bytes_per_s),
@@ -46,6 +67,25 @@ impl CaseFigures {
             max_latency_ns: rounds.iter().map(|c| c.max_latency_ns).fold(0.0, f64::max),
             p99_latency_ns: sum(|c| c.p99_latency_ns),
             errors: rounds.iter().map(|c| c.errors).sum(),
+            ios,
+            latency_over: rounds.first().map_or(Vec::new(), |r| {
+                r.latency_over
+                    .iter()
+                    .map(|o| {
+                        let count = rounds
+                            .iter()
+                            .flat_map(|r| &r.latency_over)
+                            .filter(|x| x.threshold_ns == o.threshold_ns)
+                            .map(|x| x.count)
+                            .sum::<u64>();
+                        OverCount {
+                            threshold_ns: o.threshold_ns,
+                            count,
+                            share_pct: count as f64 * 100.0 / ios.max(1) as f64,
+                        }
+                    })
+                    .collect()
+            }),
         }
     }
 }

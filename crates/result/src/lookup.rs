@@ -93,6 +93,15 @@ fn case_value(c: &CaseFigures, metric: Metric) -> Option<f64> {
         Metric::Latency(LatencyStat::Mean) => c.mean_latency_ns / 1e9,
         Metric::Latency(LatencyStat::Max) => c.max_latency_ns / 1e9,
         Metric::Latency(LatencyStat::P99) => c.p99_latency_ns / 1e9,
+        Metric::LatencyOver(t) => c.latency_over.iter().find(|o| o.threshold_ns == t)?.count as f64,
+        // Shares are fractions in expressions, as `1%` is 0.01.
+        Metric::LatencyOverPct(t) => {
+            c.latency_over
+                .iter()
+                .find(|o| o.threshold_ns == t)?
+                .share_pct
+                / 100.0
+        }
         _ => return None,
     })
 }

@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 use iogate_spec::{LatencyStat, StepKind};
 use serde::{Deserialize, Serialize};
 
+pub use crate::cases::OverCount;
 use crate::cases::SweepResult;
 use crate::drive::Health;
 use crate::faults::{DataRecord, ErrorRecord, VerifyRecord};
@@ -335,18 +336,6 @@ pub struct LatencySummary {
     /// 99.9999999th percentile; absent below 10⁹ requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_9999999_ns: Option<u64>,
-}
-
-/// Requests slower than a threshold (`latency.over[10ms]`), counted exactly from the
-/// completions (not from a histogram bucket that straddles the threshold).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct OverCount {
-    /// The threshold, ns: requests with a total latency above it are counted.
-    pub threshold_ns: u64,
-    /// Successful measured requests above the threshold.
-    pub count: u64,
-    /// Their share of the successful measured requests, percent.
-    pub share_pct: f64,
 }
 
 /// Requests whose total latency is in `[lower_ns, upper_ns)` (no upper bound for the last band).

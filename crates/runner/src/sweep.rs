@@ -23,6 +23,8 @@ fn case_figures(r: &StepResult) -> CaseFigures {
         max_latency_ns: a.latency.max_ns as f64,
         p99_latency_ns: a.latency.p99_ns as f64,
         errors: a.errors,
+        ios: a.ios,
+        latency_over: a.latency_over.clone(),
     }
 }
 

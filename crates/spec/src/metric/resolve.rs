@@ -53,11 +53,13 @@ impl MetricPath {
                     | Metric::Bandwidth
                     | Metric::Errors
                     | Metric::Latency(LatencyStat::Mean | LatencyStat::Max | LatencyStat::P99)
+                    | Metric::LatencyOver(_)
+                    | Metric::LatencyOverPct(_)
             );
             if !windowed || op != OpFilter::All {
                 return Err(path_error(
                     self.selector[0].2.clone(),
-                    "a case selector on iops, bandwidth, errors or latency.mean, latency.max, latency.p99 (a case's measurement-window figures)",
+                    "a case selector on iops, bandwidth, errors, latency.mean, latency.max, latency.p99, latency.over[…] or latency.over_pct[…] (a case's measurement-window figures)",
                     format!("a selector on `{self}`"),
                 ));
             }

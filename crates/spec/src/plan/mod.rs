@@ -582,7 +582,8 @@ impl Plan {
     }
 
     /// The latency thresholds the assertions and baseline rules count requests over
-    /// (`latency.over[10ms]`, `over_pct[…]`), by step name, ascending, ns: the runner
+    /// (`latency.over[10ms]`, `over_pct[…]`), by step name (a sweep case's by its case
+    /// step's, `pts/…`), ascending, ns: the runner
     /// counts each exactly as the step's requests complete.
     pub fn latency_thresholds(&self) -> std::collections::BTreeMap<String, Vec<u64>> {
         let metrics = self
@@ -591,9 +592,25 @@ impl Plan {
             .flat_map(|a| a.metrics.iter())
             .chain(self.baseline_rules.iter().map(|r| &r.metric));
         let mut out: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
-        for m in metrics.filter(|m| m.case.is_none()) {
-            if let Metric::LatencyOver(t) | Metric::LatencyOverPct(t) = m.metric {
+        for m in metrics {
+            let (Metric::LatencyOver(t) | Metric::LatencyOverPct(t)) = m.metric else {
+                continue;
+            };
+            let Some(sel) = &m.case else {
                 out.entry(m.step.clone()).or_default().push(t);
+                continue;
+            };
+            // A sweep case's counts: every case the selector matches counts it.
+            let cases = self
+                .steps
+                .iter()
+                .filter(|s| s.name == m.step)
+                .filter_map(|s| s.sweep())
+                .flat_map(|w| &w.cases);
+            for c in
+                cases.filter(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))
+            {
+                out.entry(c.step.name.clone()).or_default().push(t);
             }
         }
         for v in out.values_mut() {
