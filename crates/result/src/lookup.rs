@@ -90,6 +90,7 @@ fn case_value(c: &CaseFigures, metric: Metric) -> Option<f64> {
         Metric::Iops => c.iops,
         Metric::Bandwidth => c.bandwidth_bytes_per_s,
         Metric::Errors => c.errors as f64,
+        Metric::Ios => c.ios as f64,
         Metric::Latency(LatencyStat::Mean) => c.mean_latency_ns / 1e9,
         Metric::Latency(LatencyStat::Max) => c.max_latency_ns / 1e9,
         Metric::Latency(LatencyStat::P99) => c.p99_latency_ns / 1e9,
@@ -146,14 +147,24 @@ impl RunResult {
     }
 
     /// Every metric this result holds: each step's [`step_metric_refs`], and each sweep
-    /// case's [`CASE_METRICS`] with its full selector.
+    /// case's [`CASE_METRICS`] (and its counts over thresholds, with its requests) with its
+    /// full selector.
     pub fn metric_refs(&self) -> Vec<MetricRef> {
         let mut out = Vec::new();
         for step in &self.steps {
             out.extend(step_metric_refs(&step.name));
             out.extend(tail_metric_refs(step));
             for c in step.sweep().into_iter().flat_map(|s| &s.cases) {
-                for metric in CASE_METRICS {
+                // Counts over thresholds, and the requests they are counted in (the
+                // rare-event test of a baseline rule reads both), where the spec named any.
+                let over = c.window.latency_over.iter().flat_map(|o| {
+                    [
+                        Metric::LatencyOver(o.threshold_ns),
+                        Metric::LatencyOverPct(o.threshold_ns),
+                    ]
+                });
+                let ios = (!c.window.latency_over.is_empty()).then_some(Metric::Ios);
+                for metric in CASE_METRICS.into_iter().chain(over).chain(ios) {
                     out.push(MetricRef {
                         step: step.name.clone(),
                         case: Some(full_selector(c)),
