@@ -237,8 +237,9 @@ fn the_gate_judges_tail_counts_exactly() {
         r["baseline"].as_f64().expect("baseline count"),
         r["value"].as_f64().expect("count"),
     );
+    // 40 planted in each blessed run; a loaded host adds a few slow reads of its own.
     assert!(
-        (38.0..=42.0).contains(&base) && now >= 78.0,
+        (38.0..=50.0).contains(&base) && now >= 78.0 && now >= base * 1.5,
         "counts {base} → {now}"
     );
 }

@@ -324,17 +324,19 @@ pub(crate) fn run_io_step(
     // Ends the step in the file.
     drop(step_log);
     let mut r = finish_io_step(&setup, outcomes, runs, band_edges_ns);
-    if let Some(why) = watchdog.verdict {
-        r.error = Some(why);
-    }
-    if let Some(j) = opts.journal.filter(|j| j.failed()) {
-        r.error = Some(format!(
+    r.error = journal_error(opts).or(watchdog.verdict).or(r.error);
+    r
+}
+
+/// Why the step stopped when the run's journal could not be written.
+fn journal_error(opts: &RunOptions<'_>) -> Option<String> {
+    opts.journal.filter(|j| j.failed()).map(|j| {
+        format!(
             "the journal {} could not be written: the writes stopped, since what they \
              wrote would be in no journal",
             j.path().display()
-        ));
-    }
-    r
+        )
+    })
 }
 
 /// Tells a drive that is gone (removed, powered off, its link down) from one that fails
