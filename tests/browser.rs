@@ -9,7 +9,8 @@ use std::process::Command;
 
 /// Counts pixels of the screenshot that are near-black, badge green (pass) or orange
 /// (inconclusive), and chart blue.
-fn census(png_path: &Path) -> (u64, u64, u64, u64, u64) {
+/// The screenshot's pixels as (r, g, b).
+fn pixels(png_path: &Path) -> Vec<(i32, i32, i32)> {
     let decoder = png::Decoder::new(std::io::BufReader::new(
         std::fs::File::open(png_path).expect("screenshot"),
     ));
@@ -17,9 +18,15 @@ fn census(png_path: &Path) -> (u64, u64, u64, u64, u64) {
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).expect("a frame");
     let channels = info.color_type.samples();
+    buf[..info.buffer_size()]
+        .chunks(channels)
+        .map(|px| (i32::from(px[0]), i32::from(px[1]), i32::from(px[2])))
+        .collect()
+}
+
+fn census(png_path: &Path) -> (u64, u64, u64, u64, u64) {
     let (mut dark, mut green, mut blue, mut red, mut total) = (0, 0, 0, 0, 0);
-    for px in buf[..info.buffer_size()].chunks(channels) {
-        let (r, g, b) = (i32::from(px[0]), i32::from(px[1]), i32::from(px[2]));
+    for (r, g, b) in pixels(png_path) {
         total += 1;
         if r < 80 && g < 80 && b < 80 {
             dark += 1;
@@ -103,17 +110,9 @@ fn html_report_renders_in_headless_chromium() {
 
 /// Pixels of `png_path` within 12 of `rgb` in every channel.
 fn count_colour(png_path: &Path, rgb: (i32, i32, i32)) -> u64 {
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(png_path).expect("screenshot"),
-    ));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    let channels = info.color_type.samples();
-    buf[..info.buffer_size()]
-        .chunks(channels)
-        .filter(|px| {
-            let (r, g, b) = (i32::from(px[0]), i32::from(px[1]), i32::from(px[2]));
+    pixels(png_path)
+        .into_iter()
+        .filter(|&(r, g, b)| {
             (r - rgb.0).abs() <= 12 && (g - rgb.1).abs() <= 12 && (b - rgb.2).abs() <= 12
         })
         .count() as u64

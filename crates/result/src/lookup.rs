@@ -94,16 +94,22 @@ fn case_value(c: &CaseFigures, metric: Metric) -> Option<f64> {
         Metric::Latency(LatencyStat::Mean) => c.mean_latency_ns / 1e9,
         Metric::Latency(LatencyStat::Max) => c.max_latency_ns / 1e9,
         Metric::Latency(LatencyStat::P99) => c.p99_latency_ns / 1e9,
-        Metric::LatencyOver(t) => c.latency_over.iter().find(|o| o.threshold_ns == t)?.count as f64,
-        // Shares are fractions in expressions, as `1%` is 0.01.
-        Metric::LatencyOverPct(t) => {
-            c.latency_over
-                .iter()
-                .find(|o| o.threshold_ns == t)?
-                .share_pct
-                / 100.0
-        }
+        Metric::LatencyOver(_) | Metric::LatencyOverPct(_) => over(&c.latency_over, metric)?,
         _ => return None,
+    })
+}
+
+/// `latency.over[T]` (the count) or `latency.over_pct[T]` (the share, a fraction in
+/// expressions, as `1%` is 0.01) from counts over thresholds; None for a threshold not
+/// counted.
+fn over(counts: &[crate::step::OverCount], metric: Metric) -> Option<f64> {
+    let (Metric::LatencyOver(t) | Metric::LatencyOverPct(t)) = metric else {
+        return None;
+    };
+    let c = counts.iter().find(|c| c.threshold_ns == t)?;
+    Some(match metric {
+        Metric::LatencyOver(_) => c.count as f64,
+        _ => c.share_pct / 100.0,
     })
 }
 
@@ -321,16 +327,7 @@ impl RunResult {
             Metric::Bytes => bytes as f64,
             Metric::Errors => errors as f64,
             Metric::Latency(s) => lat.get(s) / 1e9,
-            Metric::LatencyOver(t) => {
-                o.latency_over.iter().find(|c| c.threshold_ns == t)?.count as f64
-            }
-            Metric::LatencyOverPct(t) => {
-                o.latency_over
-                    .iter()
-                    .find(|c| c.threshold_ns == t)?
-                    .share_pct
-                    / 100.0
-            }
+            Metric::LatencyOver(_) | Metric::LatencyOverPct(_) => over(&o.latency_over, m.metric)?,
             Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
             Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
