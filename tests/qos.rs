@@ -246,6 +246,9 @@ fn the_gate_judges_tail_counts_exactly() {
 
 /// A workload with a `during:` event that pauses the drive (nbdkit's pause filter) for
 /// `pause_s`, as `name`: its spec text.
+/// The event band's fill in the report's SVG (`chart::EVENT_FILL`, Tango butter).
+const EVENT_FILL: &str = "fill=\"#EDD400\"";
+
 fn paused_step(name: &str, rate: &str, sock: &Path, held: &Path, pause_s: f64) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/qos/pause.py");
     format!(
@@ -336,6 +339,18 @@ fn a_paused_drive_is_a_stall_and_due_time_shows_it() {
     assert!(
         issue < held * 0.1,
         "latency from issue hides it: p99 {issue} ns"
+    );
+    // The report shades each step's event on its IOPS and latency-over-time charts: per
+    // chart one band and one legend swatch (2 steps x 2 charts x 2), and names it.
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    assert_eq!(
+        html.matches(EVENT_FILL).count(),
+        8,
+        "event bands in report.html"
+    );
+    assert!(
+        html.contains("\npause\n</text>"),
+        "the event's name on its band"
     );
     drop(drive);
 }

@@ -28,6 +28,7 @@ pub mod rare;
 pub mod render;
 mod repeat_view;
 mod saturation_view;
+mod step_charts;
 mod sweep_view;
 mod tails_view;
 pub mod text;

@@ -6,8 +6,6 @@ use iogate_result::{AssertionResult, Outcome, RuleOutcome, RunResult, StepResult
 use iogate_spec::units::{format_bytes, format_ns, ByteSize};
 use serde::Serialize;
 
-use crate::chart;
-
 mod baseline;
 use baseline::{baseline_source, rule_view, RuleView};
 
@@ -200,7 +198,7 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
             .steps
             .iter()
             .filter(|s| s.metrics.all.ios > 0)
-            .flat_map(step_charts)
+            .flat_map(crate::step_charts::step_charts)
             .collect()
     } else {
         Vec::new()
@@ -589,74 +587,6 @@ fn properties(result: &RunResult) -> Vec<(String, String)> {
         properties.push(("run.repeats".into(), result.set_runs.len().to_string()));
     }
     properties
-}
-
-/// A step's charts: latency histogram, CDF by operation, IOPS and bandwidth over time,
-/// and p50, p99 and p99.9 per interval (an error drawing one is shown in its place).
-fn step_charts(s: &StepResult) -> Vec<String> {
-    let hist = chart::latency_histogram_svg(
-        &format!("{}: latency histogram", s.name),
-        &s.metrics.latency_histogram,
-    );
-    let cdf_series: Vec<(String, Vec<(f64, f64)>)> =
-        [("read", &s.metrics.read), ("write", &s.metrics.write)]
-            .into_iter()
-            .filter(|(_, o)| !o.latency_histogram.is_empty())
-            .map(|(n, o)| (n.to_string(), chart::cdf_points(&o.latency_histogram)))
-            .collect();
-    let cdf_series = if cdf_series.is_empty() {
-        vec![(
-            "all".to_string(),
-            chart::cdf_points(&s.metrics.latency_histogram),
-        )]
-    } else {
-        cdf_series
-    };
-    let cdf = chart::lines_svg(
-        &format!("{}: latency CDF by operation", s.name),
-        (chart::Axis::LatencyLog, "total latency"),
-        (chart::Axis::Percent, "requests at or below (%)"),
-        &cdf_series,
-    );
-    let iops = chart::iops_over_time_svg(&format!("{}: IOPS over time", s.name), &s.intervals);
-    let bandwidth = chart::lines_svg(
-        &format!("{}: bandwidth over time", s.name),
-        (chart::Axis::Seconds, "time (s)"),
-        (chart::Axis::Plain, "MiB/s"),
-        &[(
-            "bandwidth".to_string(),
-            s.intervals
-                .iter()
-                .map(|i| (i.start_ns as f64 / 1e9, i.bandwidth_bytes_per_s / 1048576.0))
-                .collect(),
-        )],
-    );
-    let percentile = |f: fn(&iogate_result::step::LatencySummary) -> u64| -> Vec<(f64, f64)> {
-        s.intervals
-            .iter()
-            .filter_map(|i| Some((i.start_ns as f64 / 1e9, f(i.latency.as_ref()?) as f64)))
-            .collect()
-    };
-    let tail = chart::lines_svg(
-        &format!(
-            "{}: latency over time (per interval, 1% resolution)",
-            s.name
-        ),
-        (chart::Axis::Seconds, "time (s)"),
-        (chart::Axis::Latency, "total latency"),
-        &[
-            ("p50".to_string(), percentile(|l| l.p50_ns)),
-            ("p99".to_string(), percentile(|l| l.p99_ns)),
-            ("p99.9".to_string(), percentile(|l| l.p99_9_ns)),
-        ],
-    );
-    [hist, cdf, iops, bandwidth, tail]
-        .into_iter()
-        .map(|c| match c {
-            Ok(svg) => svg,
-            Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
-        })
-        .collect()
 }
 
 /// A side's samples ("3 repeats"), or "exact" when it has none.

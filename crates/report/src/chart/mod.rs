@@ -6,11 +6,14 @@
 
 use std::sync::Once;
 
-use iogate_result::step::{HistogramBucket, IntervalSample};
+use iogate_result::step::HistogramBucket;
 use iogate_spec::units::format_ns;
 use plotters::prelude::*;
 
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+mod lines;
+pub use lines::{cdf_points, lines_svg, lines_with_events_svg, Axis, EventSpan};
+
+static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 pub(crate) const FAMILY: &str = "sans-serif";
 
@@ -85,50 +88,6 @@ pub fn latency_histogram_svg(
                 .map_err(err)?;
             root.present().map_err(err)?;
         }
-    }
-    Ok(svg)
-}
-
-/// IOPS over time, one point per interval sample.
-pub fn iops_over_time_svg(title: &str, samples: &[IntervalSample]) -> Result<String, ChartError> {
-    register_font();
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (720, 280)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let t_max = samples
-            .last()
-            .map_or(1.0, |s| s.start_ns as f64 / 1e9 + 1.0);
-        let y_max = samples.iter().map(|s| s.iops).fold(1.0, f64::max);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FAMILY, 18))
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..t_max, 0.0..y_max * 1.1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc("IOPS")
-            .x_label_formatter(&|v| {
-                if t_max < 10.0 {
-                    format!("{v:.1}")
-                } else {
-                    format!("{v:.0}")
-                }
-            })
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .label_style((FAMILY, 12))
-            .draw()
-            .map_err(err)?;
-        chart
-            .draw_series(LineSeries::new(
-                samples.iter().map(|s| (s.start_ns as f64 / 1e9, s.iops)),
-                RGBColor(204, 0, 0).stroke_width(2),
-            ))
-            .map_err(err)?;
-        root.present().map_err(err)?;
     }
     Ok(svg)
 }
@@ -232,7 +191,7 @@ pub fn access_sequence_svg(title: &str, points: &[(f64, f64, bool)]) -> Result<S
 }
 
 /// The series legend every multi-series chart uses: a framed, half-transparent box.
-fn draw_legend<'a, DB, CT>(
+pub(crate) fn draw_legend<'a, DB, CT>(
     chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
 ) -> Result<(), ChartError>
@@ -250,7 +209,7 @@ where
         .map_err(err)
 }
 
-const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(52, 101, 164),
     RGBColor(204, 0, 0),
     RGBColor(78, 154, 6),
@@ -404,138 +363,6 @@ pub fn steady_state_svg(
         root.present().map_err(err)?;
     }
     Ok(svg)
-}
-
-/// How an axis of [`lines_svg`] is scaled and labelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Axis {
-    /// Seconds, linear.
-    Seconds,
-    /// Nanoseconds, logarithmic (latency CDFs), labelled as durations.
-    LatencyLog,
-    /// Nanoseconds, linear, labelled as durations.
-    Latency,
-    /// Plain numbers (IOPS), linear.
-    Plain,
-    /// Percent, 0 to 100.
-    Percent,
-}
-
-impl Axis {
-    fn to_plot(self, v: f64) -> f64 {
-        match self {
-            Axis::LatencyLog => v.max(1.0).log10(),
-            _ => v,
-        }
-    }
-
-    fn label(self, v: f64) -> String {
-        match self {
-            Axis::LatencyLog => format_ns(10f64.powf(v)),
-            Axis::Latency => format_ns(v),
-            Axis::Seconds => format!("{v:.1}"),
-            Axis::Plain => format!("{v:.0}"),
-            Axis::Percent => format!("{v:.0}"),
-        }
-    }
-}
-
-/// Overlaid lines, one per series with a legend (revision A against B: IOPS or latency
-/// over time, latency CDFs). Points are (x, y) in the axes' units; a logarithmic axis is
-/// drawn as the log10 of its values on a linear scale.
-pub fn lines_svg(
-    title: &str,
-    (x_axis, x_desc): (Axis, &str),
-    (y_axis, y_desc): (Axis, &str),
-    series: &[(String, Vec<(f64, f64)>)],
-) -> Result<String, ChartError> {
-    register_font();
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (720, 300)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let points = || {
-            series
-                .iter()
-                .flat_map(|s| s.1.iter())
-                .map(|(x, y)| (x_axis.to_plot(*x), y_axis.to_plot(*y)))
-        };
-        let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-        for (x, y) in points() {
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-            y1 = y1.max(y);
-        }
-        if !x0.is_finite() || !x1.is_finite() {
-            (x0, x1) = (0.0, 1.0);
-        }
-        if x_axis == Axis::Seconds {
-            x0 = 0.0;
-        }
-        if x1 <= x0 {
-            x1 = x0 + 1.0;
-        }
-        let y1 = if y_axis == Axis::Percent {
-            100.0
-        } else {
-            y1.max(1e-9) * 1.1
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FAMILY, 18))
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, 0.0..y1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&|v| x_axis.label(*v))
-            .y_label_formatter(&|v| y_axis.label(*v))
-            .label_style((FAMILY, 12))
-            .draw()
-            .map_err(err)?;
-        for (i, (label, values)) in series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            chart
-                .draw_series(LineSeries::new(
-                    values
-                        .iter()
-                        .map(|(x, y)| (x_axis.to_plot(*x), y_axis.to_plot(*y))),
-                    color.stroke_width(2),
-                ))
-                .map_err(err)?
-                .label(label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
-            // Few points (short steps): mark them, so a one-interval series still shows.
-            if values.len() < 20 {
-                chart
-                    .draw_series(values.iter().map(|(x, y)| {
-                        Circle::new((x_axis.to_plot(*x), y_axis.to_plot(*y)), 3, color.filled())
-                    }))
-                    .map_err(err)?;
-            }
-        }
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
-}
-
-/// A latency CDF from histogram buckets: (upper bound ns, % of requests at or below).
-pub fn cdf_points(buckets: &[HistogramBucket]) -> Vec<(f64, f64)> {
-    let total: u64 = buckets.iter().map(|b| b.count).sum();
-    let mut seen = 0u64;
-    let mut out = Vec::with_capacity(buckets.len() + 1);
-    if let Some(first) = buckets.first() {
-        out.push((first.lower_ns.max(1) as f64, 0.0));
-    }
-    for b in buckets {
-        seen += b.count;
-        out.push((b.upper_ns as f64, seen as f64 * 100.0 / total.max(1) as f64));
-    }
-    out
 }
 
 /// One build of a trend chart: its place in build order, its median, its runs' samples.

@@ -1,0 +1,286 @@
+//! Line charts over a shared axis pair: [`lines_svg`] (IOPS, bandwidth or latency over
+//! time, CDFs, revision A against B) and [`lines_with_events_svg`], which shades the spans
+//! of a step's `during:` events behind the lines. Used by `view`, `diff` and the repeat and
+//! saturation sections; the font, palette and legend are the parent module's.
+
+use iogate_result::step::HistogramBucket;
+use iogate_spec::units::format_ns;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::{draw_legend, err, register_font, ChartError, FAMILY, PALETTE};
+
+/// How an axis of [`lines_svg`] is scaled and labelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Seconds, linear.
+    Seconds,
+    /// Nanoseconds, logarithmic (latency CDFs), labelled as durations.
+    LatencyLog,
+    /// Nanoseconds, linear, labelled as durations.
+    Latency,
+    /// Plain numbers (IOPS), linear.
+    Plain,
+    /// Percent, 0 to 100.
+    Percent,
+}
+
+impl Axis {
+    fn to_plot(self, v: f64) -> f64 {
+        match self {
+            Axis::LatencyLog => v.max(1.0).log10(),
+            _ => v,
+        }
+    }
+
+    fn label(self, v: f64) -> String {
+        match self {
+            Axis::LatencyLog => format_ns(10f64.powf(v)),
+            Axis::Latency => format_ns(v),
+            Axis::Seconds => format!("{v:.1}"),
+            Axis::Plain => format!("{v:.0}"),
+            Axis::Percent => format!("{v:.0}"),
+        }
+    }
+}
+
+/// Overlaid lines, one per series with a legend (revision A against B: IOPS or latency
+/// over time, latency CDFs). Points are (x, y) in the axes' units; a logarithmic axis is
+/// drawn as the log10 of its values on a linear scale.
+pub fn lines_svg(
+    title: &str,
+    x: (Axis, &str),
+    y: (Axis, &str),
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, ChartError> {
+    lines_with_events_svg(title, x, y, series, &[])
+}
+
+/// An event's span on a chart's time axis (seconds from the step's start), shaded behind
+/// the lines: a `during:` event of a workload, from its start to its end.
+#[derive(Debug, Clone, Copy)]
+pub struct EventSpan<'a> {
+    /// The event's name, written above its band when a chart has at most
+    /// [`MAX_EVENT_LABELS`] events.
+    pub label: &'a str,
+    /// Start, s.
+    pub start_s: f64,
+    /// End, s (a span shorter than 0.4% of the axis is drawn that wide, so it shows).
+    pub end_s: f64,
+}
+
+/// Events labelled by name on a chart; past this many (e.g. `every: 10ms`), only bands.
+pub const MAX_EVENT_LABELS: usize = 8;
+
+/// The shade of event bands (Tango butter), drawn at 35% opacity.
+pub const EVENT_FILL: RGBColor = RGBColor(237, 212, 0);
+
+/// [`lines_svg`] with `events` shaded behind the lines and one legend entry
+/// ("events (N)"); the x axis is time in seconds ([`Axis::Seconds`]) when there are any.
+pub fn lines_with_events_svg(
+    title: &str,
+    (x_axis, x_desc): (Axis, &str),
+    (y_axis, y_desc): (Axis, &str),
+    series: &[(String, Vec<(f64, f64)>)],
+    events: &[EventSpan<'_>],
+) -> Result<String, ChartError> {
+    register_font();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 300)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let ((x0, x1), y1) = ranges((x_axis, y_axis), series, events);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FAMILY, 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, 0.0..y1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| x_axis.label(*v))
+            .y_label_formatter(&|v| y_axis.label(*v))
+            .label_style((FAMILY, 12))
+            .draw()
+            .map_err(err)?;
+        draw_events(&mut chart, events, (x1 - x0) * 0.004, y1)?;
+        for (i, (label, values)) in series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let plot = |(x, y): &(f64, f64)| (x_axis.to_plot(*x), y_axis.to_plot(*y));
+            chart
+                .draw_series(LineSeries::new(
+                    values.iter().map(plot),
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?
+                .label(label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            // Few points (short steps): mark them, so a one-interval series still shows.
+            if values.len() < 20 {
+                chart
+                    .draw_series(
+                        values
+                            .iter()
+                            .map(|p| Circle::new(plot(p), 3, color.filled())),
+                    )
+                    .map_err(err)?;
+            }
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// The plotted ranges: x from the points (from 0 on a time axis, through the last
+/// event's end), y from 0 to 110% of the highest point (0 to 100 for percentages).
+fn ranges(
+    (x_axis, y_axis): (Axis, Axis),
+    series: &[(String, Vec<(f64, f64)>)],
+    events: &[EventSpan<'_>],
+) -> ((f64, f64), f64) {
+    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for (x, y) in series.iter().flat_map(|s| s.1.iter()) {
+        let (x, y) = (x_axis.to_plot(*x), y_axis.to_plot(*y));
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    for e in events {
+        x1 = x1.max(e.end_s);
+    }
+    if !x0.is_finite() || !x1.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x_axis == Axis::Seconds {
+        x0 = 0.0;
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let y1 = if y_axis == Axis::Percent {
+        100.0
+    } else {
+        y1.max(1e-9) * 1.1
+    };
+    ((x0, x1), y1)
+}
+
+/// Shades each event's span (at least `min_width` wide) over the whole height, adds one
+/// legend entry, and names the events when there are few.
+fn draw_events<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    events: &[EventSpan<'_>],
+    min_width: f64,
+    y1: f64,
+) -> Result<(), ChartError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let fill = EVENT_FILL.mix(0.35).filled();
+    chart
+        .draw_series(events.iter().map(|e| {
+            let end = e.end_s.max(e.start_s + min_width);
+            Rectangle::new([(e.start_s, 0.0), (end, y1)], fill)
+        }))
+        .map_err(err)?
+        .label(format!("events ({})", events.len()))
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], fill));
+    if events.len() <= MAX_EVENT_LABELS {
+        chart
+            .draw_series(
+                events
+                    .iter()
+                    .map(|e| Text::new(e.label.to_string(), (e.start_s, y1 * 0.97), (FAMILY, 10))),
+            )
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// A latency CDF from histogram buckets: (upper bound ns, % of requests at or below).
+pub fn cdf_points(buckets: &[HistogramBucket]) -> Vec<(f64, f64)> {
+    let total: u64 = buckets.iter().map(|b| b.count).sum();
+    let mut seen = 0u64;
+    let mut out = Vec::with_capacity(buckets.len() + 1);
+    if let Some(first) = buckets.first() {
+        out.push((first.lower_ns.max(1) as f64, 0.0));
+    }
+    for b in buckets {
+        seen += b.count;
+        out.push((b.upper_ns as f64, seen as f64 * 100.0 / total.max(1) as f64));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bands(svg: &str) -> usize {
+        svg.matches("fill=\"#EDD400\"").count()
+    }
+
+    fn chart(events: &[EventSpan<'_>]) -> String {
+        let series = [(
+            "IOPS".to_string(),
+            vec![(0.0, 10.0), (1.0, 12.0), (2.0, 11.0)],
+        )];
+        lines_with_events_svg(
+            "t",
+            (Axis::Seconds, "time (s)"),
+            (Axis::Plain, "IOPS"),
+            &series,
+            events,
+        )
+        .expect("chart")
+    }
+
+    #[test]
+    fn each_event_is_a_band_named_when_few() {
+        assert_eq!(bands(&chart(&[])), 0);
+        let few: Vec<EventSpan<'_>> = (0..3)
+            .map(|i| EventSpan {
+                label: "smart",
+                start_s: i as f64 * 0.5,
+                end_s: i as f64 * 0.5, // instantaneous: still drawn
+            })
+            .collect();
+        let svg = chart(&few);
+        assert_eq!(bands(&svg), 3 + 1, "three bands and a legend swatch");
+        assert_eq!(svg.matches("\nsmart\n</text>").count(), 3);
+        assert!(svg.contains("\nevents (3)\n</text>"));
+        let many: Vec<EventSpan<'_>> = (0..20)
+            .map(|i| EventSpan {
+                label: "smart",
+                start_s: i as f64 * 0.1,
+                end_s: i as f64 * 0.1 + 0.01,
+            })
+            .collect();
+        let svg = chart(&many);
+        assert_eq!(bands(&svg), 20 + 1);
+        assert_eq!(
+            svg.matches("\nsmart\n</text>").count(),
+            0,
+            "too many to name"
+        );
+    }
+
+    #[test]
+    fn the_time_axis_reaches_the_last_event() {
+        let late = [EventSpan {
+            label: "late",
+            start_s: 5.0,
+            end_s: 6.0,
+        }];
+        let ((x0, x1), _) = ranges(
+            (Axis::Seconds, Axis::Plain),
+            &[("a".to_string(), vec![(1.0, 1.0)])],
+            &late,
+        );
+        assert_eq!((x0, x1), (0.0, 6.0));
+    }
+}

@@ -1,0 +1,98 @@
+//! The charts of one step in the HTML report (latency histogram and CDF, IOPS, bandwidth
+//! and latency percentiles over time, with `during:` events shaded), drawn by `chart`
+//! from a [`StepResult`]; `view` puts them in the step's section.
+
+use iogate_result::step::StepResult;
+
+use crate::chart;
+
+/// A step's charts: latency histogram, CDF by operation, IOPS and bandwidth over time,
+/// and p50, p99 and p99.9 per interval; the step's `during:` events are shaded on the IOPS
+/// and latency-over-time charts. An error drawing one is shown in its place.
+pub(crate) fn step_charts(s: &StepResult) -> Vec<String> {
+    let hist = chart::latency_histogram_svg(
+        &format!("{}: latency histogram", s.name),
+        &s.metrics.latency_histogram,
+    );
+    let cdf_series: Vec<(String, Vec<(f64, f64)>)> =
+        [("read", &s.metrics.read), ("write", &s.metrics.write)]
+            .into_iter()
+            .filter(|(_, o)| !o.latency_histogram.is_empty())
+            .map(|(n, o)| (n.to_string(), chart::cdf_points(&o.latency_histogram)))
+            .collect();
+    let cdf_series = if cdf_series.is_empty() {
+        vec![(
+            "all".to_string(),
+            chart::cdf_points(&s.metrics.latency_histogram),
+        )]
+    } else {
+        cdf_series
+    };
+    let cdf = chart::lines_svg(
+        &format!("{}: latency CDF by operation", s.name),
+        (chart::Axis::LatencyLog, "total latency"),
+        (chart::Axis::Percent, "requests at or below (%)"),
+        &cdf_series,
+    );
+    let events: Vec<chart::EventSpan<'_>> = s
+        .events()
+        .iter()
+        .map(|e| chart::EventSpan {
+            label: &e.name,
+            start_s: e.start_ns as f64 / 1e9,
+            end_s: e.end_ns as f64 / 1e9,
+        })
+        .collect();
+    let iops = chart::lines_with_events_svg(
+        &format!("{}: IOPS over time", s.name),
+        (chart::Axis::Seconds, "time (s)"),
+        (chart::Axis::Plain, "IOPS"),
+        &[(
+            "IOPS".to_string(),
+            s.intervals
+                .iter()
+                .map(|i| (i.start_ns as f64 / 1e9, i.iops))
+                .collect(),
+        )],
+        &events,
+    );
+    let bandwidth = chart::lines_svg(
+        &format!("{}: bandwidth over time", s.name),
+        (chart::Axis::Seconds, "time (s)"),
+        (chart::Axis::Plain, "MiB/s"),
+        &[(
+            "bandwidth".to_string(),
+            s.intervals
+                .iter()
+                .map(|i| (i.start_ns as f64 / 1e9, i.bandwidth_bytes_per_s / 1048576.0))
+                .collect(),
+        )],
+    );
+    let percentile = |f: fn(&iogate_result::step::LatencySummary) -> u64| -> Vec<(f64, f64)> {
+        s.intervals
+            .iter()
+            .filter_map(|i| Some((i.start_ns as f64 / 1e9, f(i.latency.as_ref()?) as f64)))
+            .collect()
+    };
+    let tail = chart::lines_with_events_svg(
+        &format!(
+            "{}: latency over time (per interval, 1% resolution)",
+            s.name
+        ),
+        (chart::Axis::Seconds, "time (s)"),
+        (chart::Axis::Latency, "total latency"),
+        &[
+            ("p50".to_string(), percentile(|l| l.p50_ns)),
+            ("p99".to_string(), percentile(|l| l.p99_ns)),
+            ("p99.9".to_string(), percentile(|l| l.p99_9_ns)),
+        ],
+        &events,
+    );
+    [hist, cdf, iops, bandwidth, tail]
+        .into_iter()
+        .map(|c| match c {
+            Ok(svg) => svg,
+            Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
+        })
+        .collect()
+}
