@@ -1,0 +1,191 @@
+//! The simulated SSD (issue 39): tests/ftl/ftl.c, an nbdkit plugin built by nbdkit's cc
+//! plugin with a flash translation layer (tests/ftl/README.md), behind nbdfuse and a
+//! `--direct-io=on` loop device (`common::NbdDisk`). Each phase is one `iogate run`; the
+//! drive's own counters (its stats file) are read between runs.
+//!
+//! Checked, against the drive's ground truth and the model's physics: a sequential fill of
+//! a fresh drive copies nothing (write amplification exactly 1); random overwrites of the
+//! full drive make garbage collection copy (write amplification above 2) and drop IOPS
+//! off a cliff; iogate's IOPS never beat the bound the drive's own work sets (channels ×
+//! host pages / busy time); idle time lets background collection free blocks and the next
+//! burst runs faster; a discard purge unmaps every page, after which a fill copies nothing
+//! again (fresh-out-of-box).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{code, iogate, result, write_spec, NbdDisk};
+use serde_json::Value;
+
+/// Service times of the drive, µs, and its channels (tests/ftl/README.md).
+const READ_US: f64 = 20.0;
+const PROGRAM_US: f64 = 300.0;
+const ERASE_US: f64 = 1000.0;
+const CHANNELS: f64 = 2.0;
+/// Logical pages of the 16 MiB drive (4 KiB pages).
+const PAGES: u64 = 4096;
+
+fn ssd(dir: &Path, seed: u64) -> (NbdDisk, PathBuf) {
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ftl/ftl.c");
+    let stats = dir.join("stats");
+    let args = [
+        "cc".to_string(),
+        plugin.to_str().expect("utf-8 path").to_string(),
+        "size=16M".into(),
+        format!("stats={}", stats.display()),
+        format!("channels={CHANNELS}"),
+        format!("read_us={READ_US}"),
+        format!("program_us={PROGRAM_US}"),
+        format!("erase_us={ERASE_US}"),
+        "idle_ms=1000".into(),
+        "bg_free_pct=100".into(),
+        format!("seed={seed}"),
+    ];
+    (NbdDisk::start(&args, false), stats)
+}
+
+/// The drive's counters, after its next refresh (every 20 ms).
+fn stats(path: &Path) -> Value {
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    let text = std::fs::read_to_string(path).expect("the drive's stats file");
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("stats {text:?}: {e}"))
+}
+
+fn delta(before: &Value, after: &Value, key: &str) -> f64 {
+    let n = |v: &Value| {
+        v[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("stats lack {key}"))
+    };
+    (n(after) - n(before)) as f64
+}
+
+/// One run of `steps` (YAML list items); the IOPS of its last step, the drive's counters
+/// before and after.
+fn run(dir: &Path, dev: &str, name: &str, steps: &str) -> (f64, Value, Value) {
+    let spec = write_spec(
+        dir,
+        &format!("{name}.yaml"),
+        &format!("iogate: 1\nname: {name}\nsteps:\n{steps}"),
+    );
+    let out = dir.join(format!("out-{name}"));
+    let stats_path = dir.join("stats");
+    let before = stats(&stats_path);
+    let o = iogate(&[
+        "run",
+        spec.to_str().expect("utf-8"),
+        "--target",
+        dev,
+        "--out",
+        out.to_str().expect("utf-8"),
+        "-q",
+        "--allow-destructive",
+    ]);
+    assert_eq!(code(&o), 0, "{name}: {o:?}");
+    let after = stats(&stats_path);
+    let r = result(&out);
+    let steps = r["steps"].as_array().expect("steps");
+    let iops = steps.last().expect("a step")["metrics"]["iops"]
+        .as_f64()
+        .expect("iops");
+    eprintln!("{name}: {iops:.0} IOPS; drive {after}");
+    (iops, before, after)
+}
+
+fn writes(name: &str, random: u32, ios: u64) -> String {
+    format!("  - workload: {{ name: {name}, queue_depth: 16, ios: {ios}, mix: [ {{ block_size: 4KiB, read: 0%, random: {random}% }} ] }}\n")
+}
+
+/// The fastest the drive could have served `ios` host page writes, given the work its
+/// counters say it did: every channel busy all the time (IOPS).
+fn bound(before: &Value, after: &Value) -> (f64, f64) {
+    let (host, copied) = (
+        delta(before, after, "host_pages_written"),
+        delta(before, after, "pages_copied"),
+    );
+    let busy_us = host * PROGRAM_US
+        + copied * (READ_US + PROGRAM_US)
+        + delta(before, after, "erases") * ERASE_US
+        + delta(before, after, "host_pages_read") * READ_US;
+    (CHANNELS * host / (busy_us / 1e6), (host + copied) / host)
+}
+
+fn an_ssd_has_a_write_cliff_and_recovers() {
+    // The drive's choices (which free block opens next) follow a seed, printed to repeat.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.subsec_nanos() as u64 % 1000);
+    eprintln!("drive seed {seed}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (drive, _) = ssd(dir.path(), seed);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let d = dir.path();
+
+    let (fob, b, a) = run(d, &dev, "fill", &writes("fill", 0, PAGES));
+    assert_eq!(delta(&b, &a, "host_pages_written"), PAGES as f64);
+    assert_eq!(
+        delta(&b, &a, "pages_copied"),
+        0.0,
+        "a fresh drive's fill copies nothing"
+    );
+    let (max, _) = bound(&b, &a);
+    assert!(
+        fob <= max * 1.01,
+        "fill: {fob:.0} IOPS beyond the drive's {max:.0}"
+    );
+
+    let steps = format!("{}{}", writes("r1", 100, PAGES), writes("r2", 100, PAGES));
+    let (steady, b, a) = run(d, &dev, "random", &steps);
+    let (max, waf) = bound(&b, &a);
+    eprintln!("steady state: {steady:.0} IOPS (bound {max:.0}), write amplification {waf:.2}");
+    assert!(
+        waf > 2.0,
+        "random overwrites of a full drive copy: WA {waf:.2}"
+    );
+    assert!(
+        steady <= max * 1.01,
+        "{steady:.0} IOPS beyond the drive's {max:.0}"
+    );
+    assert!(
+        steady < fob * 0.5,
+        "the write cliff: {steady:.0} against {fob:.0} fresh"
+    );
+
+    let before_idle = stats(&d.join("stats"));
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let after_idle = stats(&d.join("stats"));
+    assert!(
+        delta(&before_idle, &after_idle, "background_gc") > 0.0
+            && after_idle["free_blocks"].as_u64() > before_idle["free_blocks"].as_u64(),
+        "idle time frees blocks: {before_idle} -> {after_idle}"
+    );
+    let (recovered, _, _) = run(d, &dev, "burst", &writes("burst", 100, 256));
+    assert!(
+        recovered > steady * 2.0,
+        "after idle, a burst runs at {recovered:.0} IOPS against {steady:.0} in steady state"
+    );
+
+    let steps = format!(
+        "  - purge: {{ method: discard }}\n{}",
+        writes("refill", 0, PAGES)
+    );
+    let (refill, b, a) = run(d, &dev, "purge", &steps);
+    assert_eq!(
+        delta(&b, &a, "trimmed_pages"),
+        PAGES as f64,
+        "the purge unmaps every page"
+    );
+    assert_eq!(
+        delta(&b, &a, "pages_copied"),
+        0.0,
+        "after a purge a fill copies nothing"
+    );
+    assert!(
+        refill > steady * 2.0,
+        "purged: {refill:.0} IOPS against {steady:.0}"
+    );
+    drop(drive);
+}
+
+tests_main![an_ssd_has_a_write_cliff_and_recovers: [Root, Nbdkit],];
