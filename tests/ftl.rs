@@ -26,10 +26,12 @@ const CHANNELS: f64 = 2.0;
 /// Logical pages of the 16 MiB drive (4 KiB pages).
 const PAGES: u64 = 4096;
 
-fn ssd(dir: &Path, seed: u64) -> (NbdDisk, PathBuf) {
+/// The drive, with `extra` plugin parameters (e.g. `op_pct=28`); its stats file in `dir`.
+fn ssd(dir: &Path, seed: u64, extra: &[&str]) -> (NbdDisk, PathBuf) {
     let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ftl/ftl.c");
+    std::fs::create_dir_all(dir).expect("drive dir");
     let stats = dir.join("stats");
-    let args = [
+    let mut args = vec![
         "cc".to_string(),
         plugin.to_str().expect("utf-8 path").to_string(),
         "size=16M".into(),
@@ -42,6 +44,7 @@ fn ssd(dir: &Path, seed: u64) -> (NbdDisk, PathBuf) {
         "bg_free_pct=100".into(),
         format!("seed={seed}"),
     ];
+    args.extend(extra.iter().map(|e| e.to_string()));
     (NbdDisk::start(&args, false), stats)
 }
 
@@ -93,6 +96,31 @@ fn run(dir: &Path, dev: &str, name: &str, steps: &str) -> (f64, Value, Value) {
     (iops, before, after)
 }
 
+/// `iogate run SPEC --target DEV --out OUT -q --allow-destructive EXTRA…`, with the
+/// drive's counters before and after.
+fn run_spec(
+    spec: &Path,
+    dev: &str,
+    out: &Path,
+    stats_path: &Path,
+    extra: &[&str],
+) -> (Value, std::process::Output, Value) {
+    let before = stats(stats_path);
+    let mut args = vec![
+        "run",
+        spec.to_str().expect("utf-8"),
+        "--target",
+        dev,
+        "--out",
+        out.to_str().expect("utf-8"),
+        "-q",
+        "--allow-destructive",
+    ];
+    args.extend_from_slice(extra);
+    let o = iogate(&args);
+    (before, o, stats(stats_path))
+}
+
 fn writes(name: &str, random: u32, ios: u64) -> String {
     format!("  - workload: {{ name: {name}, queue_depth: 16, ios: {ios}, mix: [ {{ block_size: 4KiB, read: 0%, random: {random}% }} ] }}\n")
 }
@@ -111,14 +139,19 @@ fn bound(before: &Value, after: &Value) -> (f64, f64) {
     (CHANNELS * host / (busy_us / 1e6), (host + copied) / host)
 }
 
-fn an_ssd_has_a_write_cliff_and_recovers() {
-    // The drive's choices (which free block opens next) follow a seed, printed to repeat.
+/// The drive's choices (which free block opens next) follow a seed, printed to repeat.
+fn seed() -> u64 {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.subsec_nanos() as u64 % 1000);
     eprintln!("drive seed {seed}");
+    seed
+}
+
+fn an_ssd_has_a_write_cliff_and_recovers() {
+    let seed = seed();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (drive, _) = ssd(dir.path(), seed);
+    let (drive, _) = ssd(dir.path(), seed, &[]);
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let d = dir.path();
 
@@ -188,4 +221,119 @@ fn an_ssd_has_a_write_cliff_and_recovers() {
     drop(drive);
 }
 
-tests_main![an_ssd_has_a_write_cliff_and_recovers: [Root, Nbdkit],];
+/// The shipped WSAT spec (its purge made a discard: the drive has no Sanitize) on the
+/// drive: every byte iogate says it wrote is a page the drive counts, the rounds start
+/// fresh-out-of-box and fall off the cliff, and the drive's write amplification over the
+/// run is above 1.
+fn wsat_sees_the_write_cliff() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (drive, stats_path) = ssd(&dir.path().join("drive"), seed(), &[]);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/specs/snia-pts-wsat.yaml"
+    ))
+    .expect("shipped spec");
+    assert!(text.contains("  - purge: {}\n"), "WSAT purges first");
+    let spec = write_spec(
+        dir.path(),
+        "wsat.yaml",
+        &text.replace("  - purge: {}\n", "  - purge: { method: discard }\n"),
+    );
+    let out = dir.path().join("wsat");
+    let extra = ["--case-duration", "500ms", "--max-rounds", "100"];
+    let (before, o, after) = run_spec(&spec, &dev, &out, &stats_path, &extra);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let r = result(&out);
+    let sweep = &r["steps"][1]["sweep"];
+    let written = sweep["written_bytes"].as_u64().expect("written_bytes") as f64;
+    assert!(
+        written >= 4.0 * 16.0 * 1048576.0,
+        "WSAT writes 4 x the drive"
+    );
+    assert_eq!(
+        written / 4096.0,
+        delta(&before, &after, "host_pages_written"),
+        "iogate's bytes written are the drive's host pages"
+    );
+    let rounds: Vec<f64> = sweep["cases"][0]["rounds"]
+        .as_array()
+        .expect("rounds")
+        .iter()
+        .map(|r| r["iops"].as_f64().expect("round iops"))
+        .collect();
+    let (first, last) = (rounds[0], rounds[rounds.len() - 1]);
+    let (_, waf) = bound(&before, &after);
+    eprintln!(
+        "wsat: {} rounds, IOPS {first:.0} first, {last:.0} last; WA {waf:.2}",
+        rounds.len()
+    );
+    assert!(
+        last < first * 0.5,
+        "fresh-out-of-box then the cliff: {rounds:?}"
+    );
+    assert!(waf > 1.5, "garbage collection copied: WA {waf:.2}");
+    drop(drive);
+}
+
+/// The regression gate on two firmware builds of the drive that differ in one FTL
+/// parameter (over-provisioning 28% blessed, then 12%): steady-state random writes are
+/// `regressed` on the 12% build and not on the blessed build run again.
+fn the_gate_sees_a_firmware_change_on_the_ssd() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let spec = write_spec(
+        d,
+        "steady.yaml",
+        &format!(
+            "iogate: 1\nname: steady\nsteps:\n  - purge: {{ method: discard }}\n{}{}{}baseline:\n  w.iops: -10%\n",
+            writes("fill", 0, PAGES),
+            writes("warm", 100, PAGES),
+            "  - workload: { name: w, queue_depth: 16, duration: 3s, mix: [ { block_size: 4KiB, read: 0%, random: 100% } ] }\n",
+        ),
+    );
+    let golden = d.join("golden");
+    let golden_s = golden.to_str().expect("utf-8").to_string();
+    let build = |name: &str, op: &str, extra: &[&str]| {
+        let (drive, stats_path) = ssd(&d.join(name), seed(), &[op]);
+        let dev = drive.dev.to_str().expect("utf-8").to_string();
+        let out = d.join(format!("out-{name}"));
+        let mut args = vec![
+            "--model",
+            "ftl-sim",
+            "--firmware-revision",
+            op,
+            "--baseline",
+            &golden_s,
+        ];
+        args.extend_from_slice(extra);
+        let (_, o, _) = run_spec(&spec, &dev, &out, &stats_path, &args);
+        drop(drive);
+        (o, out)
+    };
+    let (o, blessed) = build("a", "op_pct=28", &["--repeat", "3"]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let o = iogate(&[
+        "bless",
+        blessed.to_str().expect("utf-8"),
+        "--golden",
+        &golden_s,
+    ]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let (o, again) = build("a2", "op_pct=28", &[]);
+    let rule = &result(&again)["baseline"]["rules"][0];
+    eprintln!("same build: {rule}");
+    assert!(matches!(code(&o), 0 | 4), "{o:?}");
+    assert_ne!(rule["outcome"], "regressed", "{rule}");
+    let (o, changed) = build("b", "op_pct=12", &[]);
+    let rule = &result(&changed)["baseline"]["rules"][0];
+    eprintln!("12% over-provisioning: {rule}");
+    assert_eq!(code(&o), 1, "{o:?}");
+    assert_eq!(rule["outcome"], "regressed", "{rule}");
+}
+
+tests_main![
+    an_ssd_has_a_write_cliff_and_recovers: [Root, Nbdkit],
+    wsat_sees_the_write_cliff: [Root, Nbdkit],
+    the_gate_sees_a_firmware_change_on_the_ssd: [Root, Nbdkit],
+];

@@ -8,6 +8,7 @@
 //! (`<sweep>.steady_state.reached`, `<sweep>.steady_state.round`).
 
 use iogate_spec::steady::{self, Window};
+use iogate_spec::plan::derive_seed;
 use iogate_spec::{PlanStep, SteadyStatePlan, SweepPlan};
 
 use iogate_result::cases::{saturation, CaseFigures, CaseResult, SteadyStateResult, SweepResult};
@@ -28,6 +29,20 @@ fn case_figures(r: &StepResult) -> CaseFigures {
     }
 }
 
+/// The case's step for a later round: its jobs' seeds derived from the planned ones and
+/// the round (splitmix64, as the plan derives them), so each round draws new offsets. With
+/// the planned seeds every round would rewrite the same blocks in the same order: an SSD
+/// then invalidates whole erase blocks in order and never copies in garbage collection
+/// (WSAT on `tests/ftl` showed write amplification 1.0 and no write cliff), and a cache
+/// sees the same blocks again.
+fn reseeded(step: &PlanStep, round: u32) -> PlanStep {
+    let mut step = step.clone();
+    for (k, s) in step.job_seeds.iter_mut().enumerate() {
+        *s = derive_seed(*s, u64::from(round), k as u64);
+    }
+    step
+}
+
 /// Runs the sweep's rounds with `run_case` (a step runner) until steady state or the
 /// round limit, or until `stopped()` or a case fails. Returns the sweep result, the tracked
 /// (or first) case's last round as the step's own figures, and the first error.
@@ -43,12 +58,16 @@ pub fn run_sweep(
     let mut decision: Option<Window> = None;
     let mut rounds = 0;
     let mut written = 0u64;
-    'rounds: for _ in 0..sweep.rounds {
+    'rounds: for round in 0..sweep.rounds {
         for (i, case) in sweep.cases.iter().enumerate() {
             if stopped() {
                 break 'rounds;
             }
-            let r = run_case(&case.step);
+            let r = if round == 0 {
+                run_case(&case.step)
+            } else {
+                run_case(&reseeded(&case.step, round))
+            };
             written += r.metrics.write.bytes;
             figures[i].push(case_figures(&r));
             if let Some(e) = &r.error {
