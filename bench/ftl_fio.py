@@ -10,8 +10,9 @@ random writes give the write amplification and the bound on host write IOPS
 (channels × host pages / busy time, tests/ftl/README.md). A tool whose figure is near the
 bound measures the drive; one far below it measures itself. fio runs twice: by default
 (its random map: every block once per pass) and with --norandommap (uniform offsets with
-replacement, as iogate draws them); the access pattern, not the tool, sets the drive's
-write amplification.
+replacement, as iogate's default `uniform` draws them), and iogate twice too (`uniform`,
+and `permutation`: each block once per pass, as fio's map); the access pattern, not the
+tool, sets the drive's write amplification.
 
 Usage (root): python3 bench/ftl_fio.py [--pairs 3] [--passes 2]
 Needs: nbdkit (with its cc plugin and a C compiler), nbdfuse, fio, a release build.
@@ -62,11 +63,12 @@ def fio_writes(dev, rw, ios, extra=()):
     return json.loads(out[out.index("{"):])["jobs"][0]["write"]["iops"]
 
 
-def iogate_writes(dev, random, ios, work):
+def iogate_writes(dev, random, ios, work, dist="uniform"):
     spec = os.path.join(work, "w.yaml")
     with open(spec, "w") as f:
         f.write(f"iogate: 1\nname: w\nsteps:\n  - workload: {{ name: w, queue_depth: 16, "
-                f"ios: {ios}, mix: [ {{ block_size: 4KiB, read: 0%, random: {random}% }} ] }}\n")
+                f"ios: {ios}, distribution: {dist}, "
+                f"mix: [ {{ block_size: 4KiB, read: 0%, random: {random}% }} ] }}\n")
     out = os.path.join(work, "out")
     subprocess.run(["rm", "-rf", out], check=True)
     subprocess.run([IOGATE, "run", spec, "--target", dev, "--out", out, "-q",
@@ -96,16 +98,17 @@ def main():
             print("| run | random-write IOPS | drive bound | IOPS / bound | write amplification |")
             print("|---|---:|---:|---:|---:|")
             for i in range(a.pairs):
-                for tool in ("iogate", "fio", "fio --norandommap"):
+                for tool in ("iogate", "iogate permutation", "fio", "fio --norandommap"):
                     subprocess.run(["blkdiscard", dev], check=True)
-                    if tool == "iogate":
+                    if tool.startswith("iogate"):
                         iogate_writes(dev, 0, PAGES, work)
                     else:
                         fio_writes(dev, "write", PAGES)
                     before = stats(st)
                     ios = PAGES * a.passes
-                    if tool == "iogate":
-                        iops = iogate_writes(dev, 100, ios, work)
+                    if tool.startswith("iogate"):
+                        dist = "permutation" if "permutation" in tool else "uniform"
+                        iops = iogate_writes(dev, 100, ios, work, dist)
                     else:
                         iops = fio_writes(dev, "randwrite", ios, tool.split()[1:])
                     top, waf = bound(before, stats(st))

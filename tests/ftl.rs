@@ -125,6 +125,10 @@ fn writes(name: &str, random: u32, ios: u64) -> String {
     format!("  - workload: {{ name: {name}, queue_depth: 16, ios: {ios}, mix: [ {{ block_size: 4KiB, read: 0%, random: {random}% }} ] }}\n")
 }
 
+fn permuted_writes(name: &str, ios: u64) -> String {
+    format!("  - workload: {{ name: {name}, queue_depth: 16, ios: {ios}, distribution: permutation, mix: [ {{ block_size: 4KiB, read: 0%, random: 100% }} ] }}\n")
+}
+
 /// The fastest the drive could have served `ios` host page writes, given the work its
 /// counters say it did: every channel busy all the time (IOPS).
 fn bound(before: &Value, after: &Value) -> (f64, f64) {
@@ -332,7 +336,70 @@ fn the_gate_sees_a_firmware_change_on_the_ssd() {
     assert_eq!(rule["outcome"], "regressed", "{rule}");
 }
 
+/// `distribution: permutation` (fio's random map) against `uniform` on the drive: one pass
+/// of random writes over a purged drive maps every page exactly (uniform leaves about
+/// 1/e unwritten), and in steady state the drive copies less (bench/ftl_fio.py: fio's
+/// default 2.2 against 5.4 with norandommap).
+fn a_permutation_writes_every_page_once_per_pass() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (drive, _) = ssd(dir.path(), seed(), &[]);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let d = dir.path();
+    let purge = "  - purge: { method: discard }\n";
+    let (_, _, a) = run(
+        d,
+        &dev,
+        "perm",
+        &format!("{purge}{}", permuted_writes("p", PAGES)),
+    );
+    assert_eq!(
+        a["mapped_pages"].as_u64(),
+        Some(PAGES),
+        "one pass maps every page"
+    );
+    let (_, _, a) = run(
+        d,
+        &dev,
+        "uniform",
+        &format!("{purge}{}", writes("u", 100, PAGES)),
+    );
+    let mapped = a["mapped_pages"].as_f64().expect("mapped_pages") / PAGES as f64;
+    assert!(
+        (0.55..0.70).contains(&mapped),
+        "uniform with replacement maps about 1 - 1/e: {mapped:.3}"
+    );
+    let steady = |name: &str, step: fn(&str, u64) -> String| {
+        let steps = format!(
+            "{purge}{}{}",
+            writes("fill", 0, PAGES),
+            step("w", 2 * PAGES)
+        );
+        let spec = write_spec(
+            d,
+            &format!("{name}.yaml"),
+            &format!("iogate: 1\nname: {name}\nsteps:\n{steps}"),
+        );
+        let out = d.join(format!("out-{name}"));
+        // A fill after a purge copies nothing (checked above), so the run's copies are
+        // the random writes'.
+        let (b, o, a) = run_spec(&spec, &dev, &out, &d.join("stats"), &[]);
+        assert_eq!(code(&o), 0, "{o:?}");
+        assert_eq!(delta(&b, &a, "host_pages_written"), 3.0 * PAGES as f64);
+        let random = 2.0 * PAGES as f64;
+        (random + delta(&b, &a, "pages_copied")) / random
+    };
+    let perm = steady("perm-steady", permuted_writes);
+    let uniform = steady("uniform-steady", |n, ios| writes(n, 100, ios));
+    eprintln!("write amplification: permutation {perm:.2}, uniform {uniform:.2}");
+    assert!(
+        perm < uniform * 0.75,
+        "permutation {perm:.2} against uniform {uniform:.2}"
+    );
+    drop(drive);
+}
+
 tests_main![
+    a_permutation_writes_every_page_once_per_pass: [Root, Nbdkit],
     an_ssd_has_a_write_cliff_and_recovers: [Root, Nbdkit],
     wsat_sees_the_write_cliff: [Root, Nbdkit],
     the_gate_sees_a_firmware_change_on_the_ssd: [Root, Nbdkit],

@@ -26,7 +26,7 @@ tests_main![
 
 /// Options whose value the fio importer writes into the spec (everything else it reads
 /// must carry a note, a warning or an error on its line).
-const CONVERTED: [&str; 48] = [
+const CONVERTED: [&str; 49] = [
     "name",
     "description",
     "kb_base",
@@ -55,6 +55,7 @@ const CONVERTED: [&str; 48] = [
     "rate_process",
     "thinktime",
     "random_distribution",
+    "norandommap",
     "verify",
     "do_verify",
     "read_iolog",

@@ -53,7 +53,7 @@ static uint64_t active[MAX_CHANNELS]; /* each channel's open block */
 static uint64_t fill[MAX_CHANNELS];   /* pages programmed in it */
 static uint64_t busy_until[MAX_CHANNELS]; /* ns, CLOCK_MONOTONIC */
 static uint64_t next_channel, last_io_ns, start_ns, rng, inflight;
-static uint64_t host_written, host_read, copied, erases, trimmed, fg_gc, bg_gc;
+static uint64_t host_written, host_read, copied, erases, trimmed, fg_gc, bg_gc, mapped;
 static int stats_fd = -1, series_fd = -1;
 static pthread_t bg_thread;
 static volatile int stopping;
@@ -186,6 +186,8 @@ static int program (uint64_t c, uint64_t lp, uint64_t now, uint64_t *done, int i
     valid[old / ppb]--;
     p2l[old] = UNMAPPED;
   }
+  else
+    mapped++;
   uint64_t pp = active[c] * ppb + fill[c]++;
   l2p[lp] = pp;
   p2l[pp] = lp;
@@ -257,9 +259,9 @@ static void write_stats (uint64_t now, int series)
     ",\"pages_copied\":%" PRIu64 ",\"erases\":%" PRIu64 ",\"trimmed_pages\":%" PRIu64
     ",\"foreground_gc\":%" PRIu64 ",\"background_gc\":%" PRIu64 ",\"free_blocks\":%" PRIu64
     ",\"blocks\":%" PRIu64 ",\"pages_per_block\":%" PRIu64 ",\"logical_pages\":%" PRIu64
-    ",\"channels\":%" PRIu64 "}\n",
+    ",\"channels\":%" PRIu64 ",\"mapped_pages\":%" PRIu64 "}\n",
     (now - start_ns) / 1000000, host_written, host_read, copied, erases, trimmed, fg_gc,
-    bg_gc, free_total (), blocks, ppb, lpages, channels);
+    bg_gc, free_total (), blocks, ppb, lpages, channels, mapped);
   if (len <= 0 || (size_t) len >= sizeof text)
     return;
   /* Rewritten in place: a reader sees the old or the new line (both end in '\n'). */
@@ -447,6 +449,7 @@ static int ftl_trim (void *handle, uint32_t count, uint64_t offset, uint32_t fla
       p2l[l2p[lp]] = UNMAPPED;
       l2p[lp] = UNMAPPED;
       trimmed++;
+      mapped--;
     }
   pthread_mutex_unlock (&lock);
   return 0;

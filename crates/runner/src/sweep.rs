@@ -7,8 +7,8 @@
 //! `run` calls [`run_sweep`]; the result's [`SweepResult`] feeds reports and assertions
 //! (`<sweep>.steady_state.reached`, `<sweep>.steady_state.round`).
 
-use iogate_spec::steady::{self, Window};
 use iogate_spec::plan::derive_seed;
+use iogate_spec::steady::{self, Window};
 use iogate_spec::{PlanStep, SteadyStatePlan, SweepPlan};
 
 use iogate_result::cases::{saturation, CaseFigures, CaseResult, SteadyStateResult, SweepResult};

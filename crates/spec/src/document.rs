@@ -594,6 +594,8 @@ pub struct RawRate {
 pub enum RawDistribution {
     /// Every aligned offset equally likely.
     Uniform,
+    /// Each aligned offset once per pass, in a seeded order (fio's default random map).
+    Permutation,
     /// Zipf with exponent θ (> 0, ≠ 1 not required).
     Zipf(f64),
     /// Pareto with shape h (0 < h < 1), as fio defines it.

@@ -14,6 +14,7 @@ pub mod discard;
 pub mod job;
 pub mod kernel_threads;
 pub mod pacing;
+mod permutation;
 pub mod ring;
 pub mod sink;
 pub mod uring;
@@ -99,6 +100,8 @@ struct LineGen {
 /// How a random slot is drawn.
 enum SlotDist {
     Uniform,
+    /// Each line's walk without replacement (its slots once per pass).
+    Permutation(Vec<permutation::Walk>),
     Zipf,
     /// Exponent ln h / ln(1 − h).
     Pareto(f64),
@@ -151,7 +154,7 @@ impl Generator {
     ) -> Generator {
         let mut acc = 0.0;
         let mut cumulative = Vec::with_capacity(mix.len());
-        let lines = mix
+        let lines: Vec<LineGen> = mix
             .iter()
             .map(|m| {
                 acc += m.weight_pct;
@@ -181,6 +184,15 @@ impl Generator {
         let start = region.offset_bytes + (stride * u64::from(job)) / lbs.max(1) * lbs.max(1);
         let dist = match dist {
             Distribution::Uniform => SlotDist::Uniform,
+            Distribution::Permutation => SlotDist::Permutation(
+                lines
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l): (usize, &LineGen)| {
+                        permutation::Walk::new(l.slots, seed ^ ((i as u64) << 48))
+                    })
+                    .collect(),
+            ),
             Distribution::Zipf { .. } => SlotDist::Zipf,
             Distribution::Pareto { h } => SlotDist::Pareto(h.ln() / (1.0 - h).ln()),
             Distribution::Zones { zones } => {
@@ -232,8 +244,9 @@ impl Generator {
         };
         let random = l.random_threshold > 0 && u64::from(self.rng.next_u32()) < l.random_threshold;
         let offset = if random {
-            let slot = match &self.dist {
+            let slot = match &mut self.dist {
                 SlotDist::Uniform => below(&mut self.rng, l.slots),
+                SlotDist::Permutation(walks) => walks[line].next_slot(),
                 SlotDist::Zipf => match &l.zipf {
                     Some(z) => scatter(z.sample(&mut self.rng) as u64 - 1, l.slots),
                     None => below(&mut self.rng, l.slots),

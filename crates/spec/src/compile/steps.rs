@@ -494,6 +494,7 @@ pub(super) fn distribution(
     let span = cx.span(d);
     match &d.value {
         RawDistribution::Uniform => Some(Distribution::Uniform),
+        RawDistribution::Permutation => Some(Distribution::Permutation),
         RawDistribution::Zipf(theta) if *theta > 0.0 && theta.is_finite() => {
             Some(Distribution::Zipf { theta: *theta })
         }

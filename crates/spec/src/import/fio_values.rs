@@ -254,7 +254,6 @@ pub fn no_effect(key: &str) -> Option<&'static str> {
         "randrepeat" | "random_generator" | "allrandrepeat" => {
             "random generator; iogate's randomness is seeded by the spec's seed"
         }
-        "norandommap" => "iogate's random offsets are drawn without a map, as norandommap=1",
         "scramble_buffers" => "iogate's writes are unique by default",
         "invalidate" => "iogate bypasses the page cache (O_DIRECT), so there is nothing to invalidate",
         "verify_fatal" | "verify_dump" | "verify_async" | "verify_interval" | "verify_offset"

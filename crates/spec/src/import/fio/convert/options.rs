@@ -155,16 +155,26 @@ impl Job<'_> {
         }
     }
 
-    /// `random_distribution`: `random`, `zipf:θ`, `pareto:h`, `zoned:…`.
+    /// `random_distribution`: `random`, `zipf:θ`, `pareto:h`, `zoned:…`. fio's uniform
+    /// random offsets use its random map (each block once per pass) unless `norandommap`
+    /// is set: `distribution: permutation`, else iogate's default `uniform`.
     pub(super) fn distribution(&mut self, w: &mut WorkloadOut) {
+        let norandommap = self.flag("norandommap");
+        let random = w.mix.iter().any(|l| l.random != "0%");
+        let uniform = |w: &mut WorkloadOut| {
+            if random && !norandommap {
+                w.distribution = Some("permutation".into());
+            }
+        };
         let Some((v, o)) = self.value("random_distribution") else {
+            uniform(w);
             return;
         };
         let v = v.trim();
         let (kind, arg) = v.split_once(':').unwrap_or((v, ""));
         let arg = arg.split(',').next().unwrap_or("");
         match kind {
-            "random" => {}
+            "random" => uniform(w),
             "zipf" | "pareto" => match arg.trim().parse::<f64>() {
                 Ok(x) => w.distribution = Some(format!("{{ {kind}: {x} }}")),
                 Err(_) => self.bad_value(&o, "zipf:θ or pareto:h"),
