@@ -9,7 +9,7 @@
  *
  * The model, its parameters and the formulas the tests check are in tests/ftl/README.md.
  * Data lives in memory at its logical offset; the mapping decides only where time is
- * spent and what garbage collection costs. Every 20 ms a thread rewrites `stats` (one
+ * spent and what garbage collection costs. Every 20 ms a thread replaces `stats` (one
  * line of JSON, the drive's ground truth: pages written by the host and copied by GC,
  * erases, free blocks) and appends a line to `stats`.series (time series every 100 ms).
  * API: nbdkit-plugin(3), NBDKIT_API_VERSION 2. */
@@ -264,9 +264,16 @@ static void write_stats (uint64_t now, int series)
     bg_gc, free_total (), blocks, ppb, lpages, channels, mapped);
   if (len <= 0 || (size_t) len >= sizeof text)
     return;
-  /* Rewritten in place: a reader sees the old or the new line (both end in '\n'). */
-  if (pwrite (stats_fd, text, len, 0) == len)
-    (void) !ftruncate (stats_fd, len);
+  /* Written to a new file renamed over the old: a reader sees one whole line. */
+  char tmp[4096];
+  snprintf (tmp, sizeof tmp, "%s.tmp", stats_path);
+  int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    int ok = write (fd, text, len) == len;
+    close (fd);
+    if (ok)
+      rename (tmp, stats_path);
+  }
   if (series)
     (void) !write (series_fd, text, len);
 }
@@ -340,7 +347,7 @@ static int ftl_get_ready (void)
       return -1;
   char series_path[4096];
   snprintf (series_path, sizeof series_path, "%s.series", stats_path);
-  stats_fd = open (stats_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  stats_fd = open (stats_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);  /* can we write? */
   series_fd = open (series_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
   if (stats_fd < 0 || series_fd < 0) {
     nbdkit_error ("ftl: %s: %m", stats_path);
