@@ -25,18 +25,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qd1 import wait_for  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOGATE = os.environ.get("IOGATE", os.path.join(ROOT, "target", "release", "iogate"))
 PLUGIN = os.path.join(ROOT, "tests", "ftl", "ftl.c")
 PAGES, CHANNELS, READ_US, PROGRAM_US, ERASE_US = 4096, 2, 20, 300, 1000
-
-
-def wait_for(path):
-    for _ in range(200):
-        if os.path.exists(path):
-            return
-        time.sleep(0.05)
-    sys.exit(f"{path} did not appear")
 
 
 def stats(path):

@@ -73,20 +73,8 @@ fn run(dir: &Path, dev: &str, name: &str, steps: &str) -> (f64, Value, Value) {
         &format!("iogate: 1\nname: {name}\nsteps:\n{steps}"),
     );
     let out = dir.join(format!("out-{name}"));
-    let stats_path = dir.join("stats");
-    let before = stats(&stats_path);
-    let o = iogate(&[
-        "run",
-        spec.to_str().expect("utf-8"),
-        "--target",
-        dev,
-        "--out",
-        out.to_str().expect("utf-8"),
-        "-q",
-        "--allow-destructive",
-    ]);
+    let (before, o, after) = run_spec(&spec, dev, &out, &dir.join("stats"), &[]);
     assert_eq!(code(&o), 0, "{name}: {o:?}");
-    let after = stats(&stats_path);
     let r = result(&out);
     let steps = r["steps"].as_array().expect("steps");
     let iops = steps.last().expect("a step")["metrics"]["iops"]
