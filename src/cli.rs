@@ -41,12 +41,8 @@ pub enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Shorten sweeps: each case runs this long per round (more than 0).
-        #[arg(long = "case-duration", value_name = "DURATION", value_parser = positive_duration_ns)]
-        case_duration_ns: Option<u64>,
-        /// Shorten sweeps: at most this many rounds (at least the steady-state window).
-        #[arg(long)]
-        max_rounds: Option<u32>,
+        #[command(flatten)]
+        shorten: ShortenArgs,
     },
     /// Run a spec; write result.json and the reports
     ///
@@ -196,12 +192,8 @@ pub struct RunArgs {
     /// (on another device than the target), for `iogate verify` after a power cut.
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
-    /// Shorten sweeps (for CI): each case runs this long per round (more than 0).
-    #[arg(long = "case-duration", value_name = "DURATION", value_parser = positive_duration_ns)]
-    pub case_duration_ns: Option<u64>,
-    /// Shorten sweeps (for CI): at most this many rounds (at least the steady-state window).
-    #[arg(long)]
-    pub max_rounds: Option<u32>,
+    #[command(flatten)]
+    pub shorten: ShortenArgs,
     /// Record every request (issue and completion times, operation, offset, length,
     /// result) in ios.parquet in the output directory.
     #[arg(long)]
@@ -423,6 +415,41 @@ pub struct DiffArgs {
 /// `10m`, `1h`; `iogate_spec::syntax::parse_duration`): nanoseconds, with the same
 /// checked arithmetic (a value beyond 63 bits of nanoseconds is refused, never wrapped),
 /// and more than zero: a zero duration measures nothing.
+/// How a plan is shortened for CI (`plan` and `run`).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ShortenArgs {
+    /// Scale every duration of the plan (steps, idle, ramps, rounds, events) by F (0 < F).
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = positive_factor)]
+    pub time_scale: f64,
+    /// Shorten sweeps: each case runs this long per round (more than 0).
+    #[arg(long = "case-duration", value_name = "DURATION", value_parser = positive_duration_ns)]
+    pub case_duration_ns: Option<u64>,
+    /// Shorten sweeps: at most this many rounds (at least the steady-state window).
+    #[arg(long)]
+    pub max_rounds: Option<u32>,
+}
+
+impl From<ShortenArgs> for iogate_spec::plan::Shortening {
+    fn from(a: ShortenArgs) -> Self {
+        let (time_scale, case_duration_ns, max_rounds) =
+            (a.time_scale, a.case_duration_ns, a.max_rounds);
+        Self {
+            time_scale,
+            case_duration_ns,
+            max_rounds,
+        }
+    }
+}
+
+fn positive_factor(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
+        _ => Err(format!(
+            "expected a factor above 0 (0.01 runs a hundredth), found {text}"
+        )),
+    }
+}
+
 fn positive_duration_ns(text: &str) -> Result<u64, String> {
     match iogate_spec::syntax::parse_duration(text) {
         Ok(0) => Err("expected a duration above zero (a zero duration measures nothing)".into()),

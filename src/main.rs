@@ -47,9 +47,8 @@ fn main() -> ExitCode {
             spec,
             target,
             json,
-            case_duration_ns,
-            max_rounds,
-        } => plan(&spec, target.as_deref(), json, case_duration_ns, max_rounds),
+            shorten,
+        } => plan(&spec, target.as_deref(), json, shorten.into()),
         Command::Run(args) => run::run(&args),
         Command::Verify(args) => run::verify(&args),
         Command::Import {
@@ -100,10 +99,9 @@ fn plan(
     spec: &Path,
     target: Option<&Path>,
     json: bool,
-    case_duration_ns: Option<u64>,
-    max_rounds: Option<u32>,
+    shorten: iogate_spec::plan::Shortening,
 ) -> u8 {
-    let plan = match iogate_session::compile::plan(spec, target, case_duration_ns, max_rounds) {
+    let plan = match iogate_session::compile::plan(spec, target, &shorten) {
         Ok(p) => p,
         Err(f) => return report(f),
     };

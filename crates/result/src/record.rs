@@ -117,6 +117,10 @@ pub struct RunResult {
     /// The execution plan as a text table (shown in reports), when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_text: Option<String>,
+    /// The factor every duration of the spec was scaled by (`run --time-scale`); absent:
+    /// 1, the spec's own durations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_scale: Option<f64>,
     /// Every run of a repeated set (`iogate run --repeat N`), in order; empty for a single
     /// run. With repeats, [`RunResult::metric`] is the mean over them and `steps` hold
     /// the last repeat's detail (see `metrics`).

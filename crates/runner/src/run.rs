@@ -190,6 +190,7 @@ pub fn execute(
         unmeasured: Vec::new(),
         spec_text: None,
         plan_text: None,
+        time_scale: (plan.time_scale != 1.0).then_some(plan.time_scale),
         set_runs: Vec::new(),
         health: None,
         health_samples: Vec::new(),

@@ -30,8 +30,7 @@ pub fn check(path: &Path) -> Result<Plan, Failure> {
 pub fn plan(
     spec: &Path,
     target: Option<&Path>,
-    case_duration_ns: Option<u64>,
-    max_rounds: Option<u32>,
+    shorten: &iogate_spec::plan::Shortening,
 ) -> Result<Plan, Failure> {
     let src = crate::read_spec(spec)?;
     let first = match target {
@@ -44,6 +43,6 @@ pub fn plan(
         .map_or(Geometry::scratch(), Target::geometry);
     let mut plan =
         iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
-    plan.shorten(case_duration_ns, max_rounds);
+    plan.shorten(shorten);
     Ok(plan)
 }

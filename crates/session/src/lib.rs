@@ -65,10 +65,8 @@ pub struct RunConfig {
     pub verify_state: Option<PathBuf>,
     /// The power-cut journal.
     pub journal: Option<PathBuf>,
-    /// Sweeps shortened: each case this long per round, ns.
-    pub case_duration_ns: Option<u64>,
-    /// Sweeps shortened: at most this many rounds.
-    pub max_rounds: Option<u32>,
+    /// How the plan is shortened (`--time-scale`, `--case-duration`, `--max-rounds`).
+    pub shorten: iogate_spec::plan::Shortening,
     /// Every request written to `ios.parquet`.
     pub log_requests: bool,
     /// The history store (SQLite path or PostgreSQL URL).

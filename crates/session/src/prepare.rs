@@ -42,7 +42,7 @@ pub(crate) fn prepare(
         .map_or(Geometry::scratch(), Target::geometry);
     let mut plan =
         iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
-    plan.shorten(config.case_duration_ns, config.max_rounds);
+    plan.shorten(&config.shorten);
     // Without --target: a scratch file in a temporary directory, removed at the end.
     let (mut target, scratch) = match probed {
         Some(t) => (t, None),

@@ -119,6 +119,30 @@ pub enum RawStep {
     /// Journaled writes while the user's command cuts the drive's power and restores it,
     /// then every journaled block verified (DESIGN.md, "Power-cut integrity").
     PowerCycle(Box<RawPowerCycle>),
+    /// A list of steps run `times` times, or once per value of a variable (`over:`),
+    /// expanded into plain steps when the spec compiles.
+    Loop(Box<RawLoop>),
+}
+
+/// `loop:` a group of steps repeated: `times: N`, or `over: { NAME: [values] }` (once
+/// per value, each `${NAME}` in the inner steps' unit-language values replaced by it).
+/// Each iteration's steps are named `<loop>_<i>_<step>` (i from 1), so that results,
+/// assertions and reports see plain steps; SNIA PTS HIR's wait states are a loop over
+/// the idle time around a loop of bursts.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLoop {
+    /// Loop name, the prefix of its steps' names (default `loop`).
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// Iterations (1 to 100,000); exclusive with `over`.
+    #[serde(default)]
+    pub times: Option<Spanned<u64>>,
+    /// One variable and its values, one iteration each; exclusive with `times`.
+    #[serde(default)]
+    pub over: Option<Spanned<std::collections::BTreeMap<String, Vec<Spanned<String>>>>>,
+    /// The steps of one iteration.
+    pub steps: Spanned<Vec<Spanned<RawStep>>>,
 }
 
 /// `power_cycle:` for rigs where iogate survives the cut (the drive's power is switched,

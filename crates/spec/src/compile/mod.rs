@@ -23,6 +23,7 @@ use crate::syntax::{self, SizeOrPercent, ValueError};
 
 mod data;
 mod events;
+mod group;
 mod mix;
 mod power_cycle;
 mod repeat;
@@ -30,6 +31,7 @@ mod replay;
 mod rules;
 mod steps;
 mod sweep;
+pub use group::MAX_EXPANDED_STEPS;
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
 use steps::{latency_bands, precondition, workload};
 
@@ -55,6 +57,8 @@ pub(crate) const RESERVED_NAMES: [&str; 9] = [
 struct Ctx<'a> {
     src: &'a SourceFile,
     diags: Vec<Diagnostic>,
+    /// The enclosing `loop:`s of the step being compiled.
+    scope: group::Scope,
 }
 
 impl<'a> Ctx<'a> {
@@ -95,8 +99,20 @@ impl<'a> Ctx<'a> {
         self.diags.push(d);
     }
 
-    fn value_error(&mut self, s: &Spanned<String>, what: &str, e: ValueError) {
+    fn value_error(&mut self, s: &Spanned<String>, text: &str, what: &str, e: ValueError) {
         let span = self.span(s);
+        if text != s.value {
+            // A substituted loop variable: the caret cannot point inside the value.
+            self.error(
+                span,
+                format!("invalid {what}"),
+                format!(
+                    "expected {}, found `{text}` (from `{}`)",
+                    e.expected, s.value
+                ),
+            );
+            return;
+        }
         let value_start = self.value_start(&span);
         let value_end = value_start + s.value.len();
         let start = (value_start + e.offset).min(value_end);
@@ -110,39 +126,42 @@ impl<'a> Ctx<'a> {
     }
 
     fn byte_size(&mut self, s: &Spanned<String>, what: &str) -> Option<u64> {
-        match syntax::parse_byte_size(&s.value) {
+        let text = self.substituted(s)?;
+        match syntax::parse_byte_size(&text) {
             Ok(v) => Some(v),
             Err(e) => {
-                self.value_error(s, what, e);
+                self.value_error(s, &text, what, e);
                 None
             }
         }
     }
 
     fn duration(&mut self, s: &Spanned<String>, what: &str) -> Option<u64> {
-        match syntax::parse_duration(&s.value) {
+        let text = self.substituted(s)?;
+        match syntax::parse_duration(&text) {
             Ok(v) => Some(v),
             Err(e) => {
-                self.value_error(s, what, e);
+                self.value_error(s, &text, what, e);
                 None
             }
         }
     }
 
     fn percent(&mut self, s: &Spanned<String>, what: &str) -> Option<f64> {
-        match syntax::parse_percent(&s.value) {
+        let text = self.substituted(s)?;
+        match syntax::parse_percent(&text) {
             Ok(v) if v > 100.0 => {
                 let span = self.span(s);
                 self.error(
                     span,
                     format!("{what} is over 100%"),
-                    format!("expected a percentage from 0% to 100%, found {}", s.value),
+                    format!("expected a percentage from 0% to 100%, found {text}"),
                 );
                 None
             }
             Ok(v) => Some(v),
             Err(e) => {
-                self.value_error(s, what, e);
+                self.value_error(s, &text, what, e);
                 None
             }
         }
@@ -290,6 +309,7 @@ pub fn compile(src: &SourceFile, geometry: &Geometry) -> Result<Plan, Diagnostic
     let mut cx = Ctx {
         src,
         diags: Vec::new(),
+        scope: group::Scope::default(),
     };
     let plan = build(&mut cx, &raw, geometry);
     let mut diags = cx.diags;
@@ -309,8 +329,9 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
     let lbs = u64::from(geometry.logical_block_size.max(1));
     let size = resolve_target_size(cx, raw, geometry)?;
     let seed = raw.seed.as_ref().map_or(1, |s| s.value);
-    let steps = build_steps(cx, raw, size, lbs, seed);
-    let (assertions, baseline_rules, baseline_required) = build_rules(cx, raw, &steps);
+    let expansion = build_steps(cx, raw, group::Frame { size, lbs, seed });
+    let (assertions, baseline_rules, baseline_required) = build_rules(cx, raw, &expansion);
+    let steps = expansion.steps;
     let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
     // Estimates saturate: a spec of absurd sizes says u64::MAX, never a wrapped small number.
     let estimated_duration_ns = steps
@@ -345,6 +366,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         estimate_complete,
         targets: target_patterns(cx, raw),
         peers: peer_rule(cx, raw),
+        time_scale: 1.0,
     })
 }
 
@@ -380,7 +402,7 @@ fn check_header(cx: &mut Ctx<'_>, raw: &RawSpec) {
 
 /// Every step compiled by its kind; a step name used twice is a diagnostic pointing at
 /// the first.
-fn build_steps(cx: &mut Ctx<'_>, raw: &RawSpec, size: u64, lbs: u64, seed: u64) -> Vec<PlanStep> {
+fn build_steps(cx: &mut Ctx<'_>, raw: &RawSpec, frame: group::Frame) -> group::Expansion {
     if raw.steps.value.is_empty() {
         let span = cx.span(&raw.steps);
         cx.error(
@@ -389,39 +411,9 @@ fn build_steps(cx: &mut Ctx<'_>, raw: &RawSpec, size: u64, lbs: u64, seed: u64) 
             "expected a list of steps, found an empty list",
         );
     }
-    let mut steps = Vec::new();
-    let mut names: Vec<(String, Range<usize>)> = Vec::new();
-    for (index, step) in raw.steps.value.iter().enumerate() {
-        let built = match &step.value {
-            RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
-            RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
-            RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
-            RawStep::Purge(p) => replay::purge(cx, p, size, lbs),
-            RawStep::Idle(i) => replay::idle(cx, i, size),
-            RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
-            RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
-            RawStep::PowerCycle(p) => power_cycle::power_cycle(cx, p, index, size, lbs, seed),
-        };
-        let Some((s, name_span)) = built else {
-            continue;
-        };
-        if let Some((_, first)) = names.iter().find(|(n, _)| *n == s.name) {
-            let (line, _) = cx.src.line_col(first.start);
-            let span = name_span.clone().unwrap_or_else(|| cx.span(step));
-            cx.error_note(
-                span,
-                "duplicate step name",
-                format!("`{}` is already the name of another step", s.name),
-                &format!(
-                    "the first step named `{}` is on line {line}; give each step a `name:`",
-                    s.name
-                ),
-            );
-        }
-        names.push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
-        steps.push(s);
-    }
-    steps
+    let mut out = group::Expansion::default();
+    group::expand(cx, &raw.steps.value, frame, &mut out);
+    out
 }
 
 /// The assertions (written and implicit) and the baseline rules, with
@@ -429,32 +421,17 @@ fn build_steps(cx: &mut Ctx<'_>, raw: &RawSpec, size: u64, lbs: u64, seed: u64) 
 fn build_rules(
     cx: &mut Ctx<'_>,
     raw: &RawSpec,
-    steps: &[PlanStep],
+    expansion: &group::Expansion,
 ) -> (Vec<Assertion>, Vec<BaselineRule>, bool) {
     // Metric paths resolve against every step's name, including steps with mistakes of
     // their own (so one mistake does not cascade); without a step, the last workload.
-    let step_names: Vec<String> = raw
-        .steps
-        .value
-        .iter()
-        .map(|s| raw_step_name(&s.value).to_string())
-        .collect();
-    let default_step = raw
-        .steps
-        .value
-        .iter()
-        .rev()
-        .find(|s| {
-            matches!(
-                s.value,
-                RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_) | RawStep::Repeat(_)
-            )
-        })
-        .map(|s| raw_step_name(&s.value).to_string());
+    let step_names = &expansion.all_names;
+    let default_step = expansion.default_step.clone();
+    let steps = &expansion.steps;
     let mut assertions: Vec<Assertion> = raw
         .assertions
         .iter()
-        .filter_map(|a| rules::assertion(cx, a, &step_names, default_step.as_deref(), steps))
+        .filter_map(|a| rules::assertion(cx, a, step_names, default_step.as_deref(), steps))
         .collect();
     rules::implicit_assertions(cx, raw, steps, &mut assertions);
     let mut baseline_required = false;
@@ -475,7 +452,7 @@ fn build_rules(
                 }
                 return None;
             }
-            rules::baseline_rule(cx, k, v, &step_names, default_step.as_deref(), steps)
+            rules::baseline_rule(cx, k, v, step_names, default_step.as_deref(), steps)
         })
         .collect();
     (assertions, baseline_rules, baseline_required)
@@ -560,6 +537,7 @@ fn raw_step_name(s: &RawStep) -> &str {
         RawStep::Sweep(w) => w.name.as_ref().map_or("sweep", |n| n.value.as_str()),
         RawStep::Repeat(r) => r.name.as_ref().map_or("repeat", |n| n.value.as_str()),
         RawStep::PowerCycle(p) => p.name.as_ref().map_or("power_cycle", |n| n.value.as_str()),
+        RawStep::Loop(l) => l.name.as_ref().map_or("loop", |n| n.value.as_str()),
     }
 }
 

@@ -246,6 +246,7 @@ pub(super) fn bare(name: String, body: StepBody, region: Region, limit: Limit) -
             _ => None,
         },
         estimated_bytes: None,
+        loops: Vec::new(),
     }
 }
 

@@ -222,7 +222,7 @@ pub(super) fn assertion(
     let mut parsed = match syntax::parse_assertion(&a.value) {
         Ok(p) => p,
         Err(e) => {
-            cx.value_error(a, "assertion", e);
+            cx.value_error(a, &a.value, "assertion", e);
             return None;
         }
     };
@@ -308,14 +308,14 @@ pub(super) fn baseline_rule(
             }
         },
         Err(e) => {
-            cx.value_error(key, "baseline metric", e);
+            cx.value_error(key, &key.value, "baseline metric", e);
             None
         }
     };
     let tolerance = match syntax::parse_signed_percent(&value.value) {
         Ok(t) => Some(t),
         Err(e) => {
-            cx.value_error(value, "baseline tolerance", e);
+            cx.value_error(value, &value.value, "baseline tolerance", e);
             None
         }
     };

@@ -47,7 +47,7 @@ pub(super) fn region(
                 Some(b - b % lbs)
             }
             Err(e) => {
-                cx.value_error(s, &format!("region {what}"), e);
+                cx.value_error(s, &s.value, &format!("region {what}"), e);
                 None
             }
         }
@@ -87,9 +87,9 @@ pub(super) fn step_name(
     match name {
         Some(n) => {
             cx.check_name(n, "step name");
-            (n.value.clone(), Some(cx.span(n)))
+            (cx.scoped_name(&n.value), Some(cx.span(n)))
         }
-        None => (default.to_string(), None),
+        None => (cx.scoped_name(default), None),
     }
 }
 
@@ -162,6 +162,7 @@ pub(super) fn precondition(
             durability: crate::plan::Durability::default(),
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
+            loops: Vec::new(),
         },
         name_span,
     ))
@@ -406,6 +407,7 @@ pub(super) fn workload(
             durability,
             estimated_duration_ns,
             estimated_bytes,
+            loops: Vec::new(),
         },
         name_span,
     ))

@@ -347,7 +347,7 @@ fn write_limit(cx: &mut Ctx<'_>, w: &RawSweep, region: Region) -> Option<Option<
                 Some(Some((region.length_bytes as f64 * p / 100.0).round() as u64))
             }
             Err(e) => {
-                cx.value_error(l, "write limit", e);
+                cx.value_error(l, &l.value, "write limit", e);
                 None
             }
         },

@@ -45,6 +45,8 @@ struct FlatStep<'a> {
     power_cycle: Option<&'a PowerCyclePlan>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     during: &'a [EventPlan],
+    #[serde(rename = "loop", skip_serializing_if = "<[_]>::is_empty")]
+    loops: &'a [LoopIteration],
 }
 
 impl Serialize for PlanStep {
@@ -77,6 +79,7 @@ impl Serialize for PlanStep {
             repeat: self.repeat(),
             power_cycle: self.power_cycle(),
             during: self.events(),
+            loops: &self.loops,
         }
         .serialize(s)
     }

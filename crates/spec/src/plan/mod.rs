@@ -14,16 +14,20 @@ use crate::metric::Metric;
 mod data;
 mod events;
 mod flat;
+mod group;
 mod power_cycle;
 mod repeat;
 mod replay;
+mod shorten;
 mod sweep;
 mod table;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
+pub use group::{Binding, LoopIteration};
 pub use power_cycle::PowerCyclePlan;
 pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
+pub use shorten::Shortening;
 pub use sweep::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
 
 /// Plan format version, printed by `iogate plan --json`.
@@ -93,6 +97,9 @@ pub struct Plan {
     /// How drives of one model in one run are compared with each other.
     #[serde(skip_serializing_if = "PeerRule::is_default")]
     pub peers: PeerRule,
+    /// Factor every duration was scaled by (`--time-scale`; 1: as written).
+    #[serde(skip_serializing_if = "shorten::is_one")]
+    pub time_scale: f64,
 }
 
 /// The peer comparison of a run over several drives (`peers:`): per metric, each drive's
@@ -353,6 +360,8 @@ pub struct PlanStep {
     pub estimated_duration_ns: Option<u64>,
     /// Known bytes (byte-bounded steps; request-bounded steps at the mix's mean size).
     pub estimated_bytes: Option<u64>,
+    /// The `loop:` iterations the step belongs to, outermost first (empty: none).
+    pub loops: Vec<LoopIteration>,
 }
 
 /// What a step does, each kind with its own data: a sweep always has its cases, a
@@ -628,40 +637,6 @@ impl Plan {
 }
 
 impl Plan {
-    /// Shortens sweeps for CI: every case runs `case_duration_ns` per round and at most
-    /// `max_rounds` rounds (kept at least the steady-state window). `iogate run` and
-    /// `iogate plan` apply it with `--case-duration` and `--max-rounds`.
-    pub fn shorten(&mut self, case_duration_ns: Option<u64>, max_rounds: Option<u32>) {
-        let mut total = 0;
-        for step in &mut self.steps {
-            let StepBody::Sweep(sweep) = &mut step.body else {
-                total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
-                continue;
-            };
-            if let Some(d) = case_duration_ns {
-                for c in &mut sweep.cases {
-                    c.step.limit = Limit::Duration { duration_ns: d };
-                    c.step.estimated_duration_ns = Some(d);
-                }
-            }
-            if let Some(r) = max_rounds {
-                let window = sweep
-                    .steady_state
-                    .as_ref()
-                    .map_or(1, |s| s.criterion.window as u32);
-                sweep.rounds = sweep.rounds.min(r.max(window));
-            }
-            let per_round: u64 = sweep
-                .cases
-                .iter()
-                .map(|c| c.step.estimated_duration_ns.unwrap_or(0))
-                .fold(0u64, u64::saturating_add);
-            step.estimated_duration_ns = Some(per_round.saturating_mul(u64::from(sweep.rounds)));
-            total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
-        }
-        self.estimated_duration_ns = total;
-    }
-
     /// Whether any step verifies data (then every writing step stamps verification headers).
     pub fn verifies(&self) -> bool {
         self.steps.iter().any(|s| s.verify)

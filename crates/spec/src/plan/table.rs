@@ -25,7 +25,14 @@ impl Plan {
                 " (assumed: no --target)"
             }
         ));
-        out.push_str(&format!("seed: {}\n\n", self.seed));
+        out.push_str(&format!("seed: {}\n", self.seed));
+        if self.time_scale != 1.0 {
+            out.push_str(&format!(
+                "time scale: {} (every duration of the spec times {}: --time-scale)\n",
+                self.time_scale, self.time_scale
+            ));
+        }
+        out.push('\n');
         out.push_str(&format!(
             "{:<3} {:<14} {:<13} {:>4} {:>4} {:<22} {:<12} {:>10} {:>10}\n",
             "#", "step", "kind", "qd", "jobs", "region", "limit", "est. time", "est. bytes"

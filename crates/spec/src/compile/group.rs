@@ -1,0 +1,293 @@
+//! `loop:` groups expanded into plain steps, and the `${NAME}` substitution of loop
+//! variables in unit-language values. Child of `compile`: `build_steps` walks the spec's
+//! steps through [`expand`], which compiles each step with the enclosing loops' scope
+//! (name prefix, variables, [`LoopIteration`]s) and recurses into loops.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::*;
+use crate::document::RawLoop;
+use crate::plan::{Binding, LoopIteration};
+
+/// Most steps a spec may expand to (SNIA PTS HIR, the largest, has about 3,600).
+pub const MAX_EXPANDED_STEPS: usize = 100_000;
+
+/// The enclosing loops of the step being compiled.
+#[derive(Default)]
+pub(super) struct Scope {
+    /// `<loop>_<i>_` for each enclosing loop.
+    prefix: String,
+    /// Loop variables in scope, innermost last.
+    bindings: Vec<(String, String)>,
+    /// The iterations, outermost first.
+    loops: Vec<LoopIteration>,
+}
+
+/// What the expansion produced: the plan's steps and every step's name (also of steps
+/// with mistakes, so metric paths resolve and one mistake does not cascade).
+#[derive(Default)]
+pub(super) struct Expansion {
+    pub steps: Vec<PlanStep>,
+    /// Each compiled step's name and where it was written (for duplicate names).
+    names: Vec<(String, Range<usize>)>,
+    /// Every expanded step's name, in order.
+    pub all_names: Vec<String>,
+    /// The last workload, replay, sweep or repeat step: a metric path's default step.
+    pub default_step: Option<String>,
+    /// Steps expanded so far (the seed index of the next one).
+    count: usize,
+    /// Whether the [`MAX_EXPANDED_STEPS`] diagnostic was given.
+    over_limit: bool,
+}
+
+/// The target's size and block size and the spec seed, which every step needs.
+#[derive(Clone, Copy)]
+pub(super) struct Frame {
+    pub size: u64,
+    pub lbs: u64,
+    pub seed: u64,
+}
+
+impl Ctx<'_> {
+    /// A scalar's text with each `${NAME}` replaced by the loop variable's value; an
+    /// unknown name or an unclosed `${` is a diagnostic (None).
+    pub(super) fn substituted<'s>(&mut self, s: &'s Spanned<String>) -> Option<Cow<'s, str>> {
+        if !s.value.contains("${") {
+            return Some(Cow::Borrowed(&s.value));
+        }
+        let mut out = String::new();
+        let mut rest = s.value.as_str();
+        while let Some(at) = rest.find("${") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 2..];
+            let Some(end) = after.find('}') else {
+                let span = self.span(s);
+                self.error(span, "unclosed `${`", "expected `${NAME}`, found no `}`");
+                return None;
+            };
+            let name = &after[..end];
+            match self.scope.bindings.iter().rev().find(|(n, _)| n == name) {
+                Some((_, v)) => out.push_str(v),
+                None => {
+                    let known: Vec<String> = self
+                        .scope
+                        .bindings
+                        .iter()
+                        .map(|(n, _)| format!("`{n}`"))
+                        .collect();
+                    let span = self.span(s);
+                    let expected = if known.is_empty() {
+                        "no variable here (variables come from an enclosing `loop:`'s `over:`)"
+                            .to_string()
+                    } else {
+                        format!("one of {}", known.join(", "))
+                    };
+                    self.error(
+                        span,
+                        "unknown variable",
+                        format!("expected {expected}, found `{name}`"),
+                    );
+                    return None;
+                }
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Some(Cow::Owned(out))
+    }
+
+    /// A step's name inside the enclosing loops.
+    pub(super) fn scoped_name(&self, name: &str) -> String {
+        format!("{}{name}", self.scope.prefix)
+    }
+}
+
+/// Compiles `steps` in the current scope, appending to `out`; loops recurse.
+pub(super) fn expand(
+    cx: &mut Ctx<'_>,
+    steps: &[Spanned<RawStep>],
+    frame: Frame,
+    out: &mut Expansion,
+) {
+    for step in steps {
+        if let RawStep::Loop(l) = &step.value {
+            expand_loop(cx, l, step, frame, out);
+            continue;
+        }
+        if out.count >= MAX_EXPANDED_STEPS {
+            if !out.over_limit {
+                out.over_limit = true;
+                let span = cx.span(step);
+                cx.error(
+                    span,
+                    "too many steps",
+                    format!("expected at most {MAX_EXPANDED_STEPS} steps after loops expand"),
+                );
+            }
+            return;
+        }
+        one_step(cx, step, frame, out);
+    }
+}
+
+fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut Expansion) {
+    let Frame { size, lbs, seed } = frame;
+    let index = out.count;
+    out.count += 1;
+    let name = cx.scoped_name(raw_step_name(&step.value));
+    if matches!(
+        step.value,
+        RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_) | RawStep::Repeat(_)
+    ) {
+        out.default_step = Some(name.clone());
+    }
+    out.all_names.push(name);
+    let built = match &step.value {
+        RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
+        RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
+        RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
+        RawStep::Purge(p) => replay::purge(cx, p, size, lbs),
+        RawStep::Idle(i) => replay::idle(cx, i, size),
+        RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
+        RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
+        RawStep::PowerCycle(p) => power_cycle::power_cycle(cx, p, index, size, lbs, seed),
+        RawStep::Loop(_) => None,
+    };
+    let Some((mut s, name_span)) = built else {
+        return;
+    };
+    s.loops = cx.scope.loops.clone();
+    if let Some((_, first)) = out.names.iter().find(|(n, _)| *n == s.name) {
+        let (line, _) = cx.src.line_col(first.start);
+        let span = name_span.clone().unwrap_or_else(|| cx.span(step));
+        cx.error_note(
+            span,
+            "duplicate step name",
+            format!("`{}` is already the name of another step", s.name),
+            &format!(
+                "the first step named `{}` is on line {line}; give each step a `name:`",
+                s.name
+            ),
+        );
+    }
+    out.names
+        .push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
+    out.steps.push(s);
+}
+
+/// The loop's iterations: (index from 1, binding).
+fn iterations(cx: &mut Ctx<'_>, l: &RawLoop, at: &Spanned<RawStep>) -> Vec<Option<Binding>> {
+    match (&l.times, &l.over) {
+        (Some(t), None) => match cx.count(t, "loop iterations", 1, MAX_EXPANDED_STEPS as u64) {
+            Some(n) => vec![None; n as usize],
+            None => Vec::new(),
+        },
+        (None, Some(over)) if over.value.len() == 1 => {
+            let Some((variable, values)) = over.value.iter().next() else {
+                return Vec::new();
+            };
+            let name = Spanned {
+                value: variable.clone(),
+                referenced: over.referenced,
+                defined: over.defined,
+            };
+            cx.check_name(&name, "loop variable");
+            if values.is_empty() {
+                let span = cx.span(over);
+                cx.error(
+                    span,
+                    "empty loop",
+                    format!("expected values for `{variable}`, found none"),
+                );
+            }
+            values
+                .iter()
+                .map(|v| {
+                    Some(Binding {
+                        variable: variable.clone(),
+                        value: v.value.clone(),
+                    })
+                })
+                .collect()
+        }
+        (None, Some(over)) => {
+            let span = cx.span(over);
+            cx.error(
+                span,
+                "a loop has one variable",
+                format!("expected one `NAME: [values]`, found {}", over.value.len()),
+            );
+            Vec::new()
+        }
+        (Some(t), Some(_)) => {
+            let span = cx.span(t);
+            cx.error(
+                span,
+                "`times` and `over` together",
+                "expected one of them, found both",
+            );
+            Vec::new()
+        }
+        (None, None) => {
+            let span = cx.span(at);
+            cx.error(
+                span,
+                "a loop without iterations",
+                "expected `times:` or `over:`",
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn expand_loop(
+    cx: &mut Ctx<'_>,
+    l: &RawLoop,
+    at: &Spanned<RawStep>,
+    frame: Frame,
+    out: &mut Expansion,
+) {
+    let name = match &l.name {
+        Some(n) => {
+            cx.check_name(n, "loop name");
+            n.value.clone()
+        }
+        None => "loop".to_string(),
+    };
+    if l.steps.value.is_empty() {
+        let span = cx.span(&l.steps);
+        cx.error(
+            span,
+            "an empty loop",
+            "expected a list of steps, found an empty list",
+        );
+    }
+    for (i, binding) in iterations(cx, l, at).into_iter().enumerate() {
+        let index = i as u32 + 1;
+        let saved_prefix = cx.scope.prefix.clone();
+        cx.scope.prefix = format!("{saved_prefix}{name}_{index}_");
+        let bound = binding.is_some();
+        if let Some(b) = &binding {
+            cx.scope
+                .bindings
+                .push((b.variable.clone(), b.value.clone()));
+        }
+        cx.scope.loops.push(LoopIteration {
+            name: name.clone(),
+            index,
+            binding,
+        });
+        let before = cx.diags.len();
+        expand(cx, &l.steps.value, frame, out);
+        cx.scope.loops.pop();
+        if bound {
+            cx.scope.bindings.pop();
+        }
+        cx.scope.prefix = saved_prefix;
+        // The same mistake in every iteration is one diagnostic (compile dedups them).
+        if cx.diags.len() > before && i > 0 && out.over_limit {
+            return;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Plans shortened for CI: `--time-scale F` (every duration of the plan times F) and
+//! the sweep limits `--case-duration` and `--max-rounds`. Child of `plan`; applied by
+//! the session (`iogate plan` and `iogate run`) right after `compile`.
+
+use super::*;
+
+/// How a plan is shortened (all of them optional; the default changes nothing).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shortening {
+    /// Every duration of the plan times this factor: step run times, idle steps, ramps,
+    /// sweep rounds, `during:` event times and power-cycle cut windows (more than 0;
+    /// 1: unchanged). Think times, rate limits, latency bands and the time a drive is
+    /// given to return after a power cut are not durations of the test and stay.
+    pub time_scale: f64,
+    /// Every sweep case runs this long per round, ns (after the scale).
+    pub case_duration_ns: Option<u64>,
+    /// Sweeps run at most this many rounds (at least the steady-state window).
+    pub max_rounds: Option<u32>,
+}
+
+impl Default for Shortening {
+    fn default() -> Self {
+        Shortening {
+            time_scale: 1.0,
+            case_duration_ns: None,
+            max_rounds: None,
+        }
+    }
+}
+
+pub(super) fn is_one(f: &f64) -> bool {
+    *f == 1.0
+}
+
+/// `ns × f`, rounded to the nearest nanosecond, at least 1 when `ns` was not 0.
+fn scaled(ns: u64, f: f64) -> u64 {
+    if ns == 0 || f == 1.0 {
+        return ns;
+    }
+    ((ns as f64 * f).round() as u64).max(1)
+}
+
+impl PlanStep {
+    /// Scales the step's own durations (and those of its sweep cases and power-cycle
+    /// writes) by `f`.
+    fn scale_time(&mut self, f: f64) {
+        if let Limit::Duration { duration_ns } = &mut self.limit {
+            *duration_ns = scaled(*duration_ns, f);
+        }
+        self.ramp_ns = scaled(self.ramp_ns, f);
+        self.estimated_duration_ns = self.estimated_duration_ns.map(|d| scaled(d, f));
+        match &mut self.body {
+            StepBody::Workload(events) => {
+                for e in events {
+                    e.schedule = match e.schedule {
+                        EventSchedule::At { at_ns } => EventSchedule::At {
+                            at_ns: scaled(at_ns, f),
+                        },
+                        EventSchedule::Within {
+                            from_ns,
+                            to_ns,
+                            at_ns,
+                        } => EventSchedule::Within {
+                            from_ns: scaled(from_ns, f),
+                            to_ns: scaled(to_ns, f),
+                            at_ns: scaled(at_ns, f),
+                        },
+                        EventSchedule::Every {
+                            first_ns,
+                            period_ns,
+                        } => EventSchedule::Every {
+                            first_ns: scaled(first_ns, f),
+                            period_ns: scaled(period_ns, f),
+                        },
+                    }
+                }
+            }
+            StepBody::Sweep(sweep) => sweep.cases.iter_mut().for_each(|c| c.step.scale_time(f)),
+            StepBody::PowerCycle(p) => {
+                p.cut_after_ns = scaled(p.cut_after_ns, f);
+                p.cut_before_ns = scaled(p.cut_before_ns, f);
+                p.workload.scale_time(f);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Plan {
+    /// Shortens the plan for CI (`iogate run` and `iogate plan` apply the command
+    /// line's [`Shortening`]): durations scaled first, then every sweep case set to
+    /// `case_duration_ns` per round and at most `max_rounds` rounds (kept at least the
+    /// steady-state window); the estimates follow.
+    pub fn shorten(&mut self, how: &Shortening) {
+        self.time_scale = how.time_scale;
+        let mut total = 0;
+        for step in &mut self.steps {
+            step.scale_time(how.time_scale);
+            let StepBody::Sweep(sweep) = &mut step.body else {
+                total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
+                continue;
+            };
+            if let Some(d) = how.case_duration_ns {
+                for c in &mut sweep.cases {
+                    c.step.limit = Limit::Duration { duration_ns: d };
+                    c.step.estimated_duration_ns = Some(d);
+                }
+            }
+            if let Some(r) = how.max_rounds {
+                let window = sweep
+                    .steady_state
+                    .as_ref()
+                    .map_or(1, |s| s.criterion.window as u32);
+                sweep.rounds = sweep.rounds.min(r.max(window));
+            }
+            let per_round: u64 = sweep
+                .cases
+                .iter()
+                .map(|c| c.step.estimated_duration_ns.unwrap_or(0))
+                .fold(0u64, u64::saturating_add);
+            step.estimated_duration_ns = Some(per_round.saturating_mul(u64::from(sweep.rounds)));
+            total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
+        }
+        self.estimated_duration_ns = total;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scaled;
+
+    #[test]
+    fn a_scaled_duration_rounds_and_never_vanishes() {
+        assert_eq!(scaled(5_000_000_000, 0.01), 50_000_000);
+        assert_eq!(scaled(3, 0.1), 1);
+        assert_eq!(scaled(0, 0.1), 0);
+        assert_eq!(scaled(7, 1.0), 7);
+        assert_eq!(scaled(10, 2.5), 25);
+    }
+}
