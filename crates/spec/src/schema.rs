@@ -25,6 +25,8 @@ pub fn generator() -> SchemaGenerator {
 const NUMBER: &str = r"[0-9]+(\.[0-9]+)?";
 const BYTE_UNIT: &str = "(KiB|MiB|GiB|TiB|KB|MB|GB|TB|B)";
 const TIME_UNIT: &str = "(ns|us|µs|ms|s|m|h)";
+/// A loop variable standing for the whole value (`${wait}`).
+const VARIABLE: &str = r"|\$\{[A-Za-z_][A-Za-z0-9_]*\}";
 
 fn text(description: &str, pattern: String) -> Schema {
     json_schema!({ "type": "string", "pattern": pattern, "description": description })
@@ -59,15 +61,19 @@ macro_rules! text_type {
 
 text_type!(
     ByteSizeText,
-    "A byte size with its unit: `4KiB`, `1.5 GiB`, `512B` (KiB… binary, KB… decimal).",
-    format!("^{NUMBER} ?{BYTE_UNIT}$")
+    "A byte size with its unit: `4KiB`, `1.5 GiB`, `512B` (KiB… binary, KB… decimal), or a loop variable: `${size}`.",
+    format!("^({NUMBER} ?{BYTE_UNIT}{VARIABLE})$")
 );
 text_type!(
     DurationText,
-    "A duration with its unit: `500us`, `20s`, `2m`.",
-    format!("^{NUMBER} ?{TIME_UNIT}$")
+    "A duration with its unit: `500us`, `20s`, `2m`, or a loop variable: `${wait}`.",
+    format!("^({NUMBER} ?{TIME_UNIT}{VARIABLE})$")
 );
-text_type!(PercentText, "A percentage: `80%`.", format!("^{NUMBER}%$"));
+text_type!(
+    PercentText,
+    "A percentage: `80%`, or a loop variable: `${read}`.",
+    format!("^({NUMBER}%{VARIABLE})$")
+);
 text_type!(
     SignedPercentText,
     "A signed percentage (a baseline tolerance): `-5%`, `+50%`.",

@@ -50,51 +50,44 @@ pub(super) struct Frame {
 }
 
 impl Ctx<'_> {
-    /// A scalar's text with each `${NAME}` replaced by the loop variable's value; an
-    /// unknown name or an unclosed `${` is a diagnostic (None).
+    /// A scalar's text, or the loop variable's value when the scalar is `${NAME}` (the
+    /// whole value, as the JSON Schema says); an unknown name, or `${` inside other
+    /// text, is a diagnostic (None).
     pub(super) fn substituted<'s>(&mut self, s: &'s Spanned<String>) -> Option<Cow<'s, str>> {
         if !s.value.contains("${") {
             return Some(Cow::Borrowed(&s.value));
         }
-        let mut out = String::new();
-        let mut rest = s.value.as_str();
-        while let Some(at) = rest.find("${") {
-            out.push_str(&rest[..at]);
-            let after = &rest[at + 2..];
-            let Some(end) = after.find('}') else {
-                let span = self.span(s);
-                self.error(span, "unclosed `${`", "expected `${NAME}`, found no `}`");
-                return None;
-            };
-            let name = &after[..end];
-            match self.scope.bindings.iter().rev().find(|(n, _)| n == name) {
-                Some((_, v)) => out.push_str(v),
-                None => {
-                    let known: Vec<String> = self
-                        .scope
-                        .bindings
-                        .iter()
-                        .map(|(n, _)| format!("`{n}`"))
-                        .collect();
-                    let span = self.span(s);
-                    let expected = if known.is_empty() {
-                        "no variable here (variables come from an enclosing `loop:`'s `over:`)"
-                            .to_string()
-                    } else {
-                        format!("one of {}", known.join(", "))
-                    };
-                    self.error(
-                        span,
-                        "unknown variable",
-                        format!("expected {expected}, found `{name}`"),
-                    );
-                    return None;
-                }
-            }
-            rest = &after[end + 1..];
+        let name = s.value.strip_prefix("${").and_then(|r| r.strip_suffix('}'));
+        let Some(name) = name.filter(|n| !n.contains(['$', '{', '}'])) else {
+            let span = self.span(s);
+            self.error(
+                span,
+                "a variable is a whole value",
+                format!("expected `${{NAME}}` alone, found `{}`", s.value),
+            );
+            return None;
+        };
+        if let Some((_, v)) = self.scope.bindings.iter().rev().find(|(n, _)| n == name) {
+            return Some(Cow::Owned(v.clone()));
         }
-        out.push_str(rest);
-        Some(Cow::Owned(out))
+        let known: Vec<String> = self
+            .scope
+            .bindings
+            .iter()
+            .map(|(n, _)| format!("`{n}`"))
+            .collect();
+        let expected = if known.is_empty() {
+            "no variable here (variables come from an enclosing `loop:`'s `over:`)".to_string()
+        } else {
+            format!("one of {}", known.join(", "))
+        };
+        let span = self.span(s);
+        self.error(
+            span,
+            "unknown variable",
+            format!("expected {expected}, found `{name}`"),
+        );
+        None
     }
 
     /// A step's name inside the enclosing loops.
@@ -289,5 +282,75 @@ fn expand_loop(
         if cx.diags.len() > before && i > 0 && out.over_limit {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diag::SourceFile;
+    use crate::plan::{Geometry, Limit, Shortening};
+
+    const HIR_LIKE: &str = "iogate: 1\nname: l\ntarget: { size: 1MiB }\nsteps:\n  \
+        - purge: { method: discard }\n  \
+        - loop:\n      name: hir\n      over: { wait: [5s, 10s] }\n      steps:\n        \
+        - loop:\n            name: cycle\n            times: 3\n            steps:\n              \
+        - workload: { name: burst, duration: 5s, mix: [{ block_size: 4KiB, read: 0% }] }\n              \
+        - idle: { name: rest, duration: \"${wait}\" }\n        \
+        - workload: { name: back, duration: 30s, mix: [{ block_size: 4KiB, read: 0% }] }\n";
+
+    #[test]
+    fn a_loop_expands_to_named_steps_with_their_iterations() {
+        let src = SourceFile::new("l.yaml", HIR_LIKE);
+        let mut plan = crate::compile::compile(&src, &Geometry::for_check()).unwrap();
+        assert_eq!(plan.steps.len(), 1 + 2 * (3 * 2 + 1));
+        let names: Vec<&str> = plan.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names[1..4],
+            [
+                "hir_1_cycle_1_burst",
+                "hir_1_cycle_1_rest",
+                "hir_1_cycle_2_burst"
+            ]
+        );
+        assert_eq!(names[7], "hir_1_back");
+        assert_eq!(names[14], "hir_2_back");
+        let rest = |p: &crate::Plan, i: usize| match p.steps[i].limit {
+            Limit::Duration { duration_ns } => duration_ns,
+            _ => 0,
+        };
+        assert_eq!(
+            (rest(&plan, 2), rest(&plan, 9)),
+            (5_000_000_000, 10_000_000_000)
+        );
+        let it = &plan.steps[9].loops;
+        assert_eq!(
+            (it[0].name.as_str(), it[0].index, it[1].index),
+            ("hir", 2, 1)
+        );
+        assert_eq!(
+            it[0].binding.as_ref().map(|b| b.value.as_str()),
+            Some("10s")
+        );
+        assert!(it[1].binding.is_none());
+        assert!(plan.steps[0].loops.is_empty());
+        // Every iteration's burst has its own seed (no two rewrite the same blocks).
+        let mut seeds: Vec<u64> = plan
+            .steps
+            .iter()
+            .flat_map(|s| s.job_seeds.clone())
+            .collect();
+        let n = seeds.len();
+        seeds.sort_unstable();
+        seeds.dedup();
+        assert_eq!(seeds.len(), n);
+        plan.shorten(&Shortening {
+            time_scale: 0.01,
+            ..Shortening::default()
+        });
+        assert_eq!((rest(&plan, 2), rest(&plan, 9)), (50_000_000, 100_000_000));
+        assert_eq!(
+            plan.estimated_duration_ns,
+            (2 * (3 * 5 + 30) + 3 * 5 + 3 * 10) * 10_000_000
+        );
     }
 }
