@@ -21,6 +21,7 @@ pub mod evidence;
 mod fleet_view;
 pub mod history;
 mod identity_view;
+mod loop_view;
 pub mod noise;
 pub mod peers;
 mod power_cycle_view;

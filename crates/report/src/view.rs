@@ -148,8 +148,14 @@ pub(crate) fn format_metric(path: &str, v: f64) -> String {
 /// The run report's template context (Markdown, HTML and JUnit share it).
 pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
     let mut cx = header_view(result);
-    let steps: Vec<StepView> = result.steps.iter().map(step_view).collect();
+    // Steps a loop produced are summarized by its section, not listed one by one.
+    let plain = || result.steps.iter().filter(|s| s.loops.is_empty());
+    let steps: Vec<StepView> = plain().map(step_view).collect();
     cx.insert("steps", &steps);
+    cx.insert(
+        "loops",
+        &crate::loop_view::loop_sections(result, with_charts),
+    );
     let sweeps: Vec<crate::sweep_view::SweepView> = result
         .steps
         .iter()
@@ -194,9 +200,7 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
     cx.insert("properties", &properties(result));
     let charts: Vec<String> = if with_charts {
         // Steps without requests (purge, idle) have nothing to draw.
-        result
-            .steps
-            .iter()
+        plain()
             .filter(|s| s.metrics.all.ios > 0)
             .flat_map(crate::step_charts::step_charts)
             .collect()

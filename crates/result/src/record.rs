@@ -121,6 +121,10 @@ pub struct RunResult {
     /// 1, the spec's own durations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_scale: Option<f64>,
+    /// Figures across the steps of each outermost `loop:` iteration, per inner step
+    /// (SNIA PTS HIR's IOPS per wait state); empty without loops.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<crate::groups::LoopFigure>,
     /// Every run of a repeated set (`iogate run --repeat N`), in order; empty for a single
     /// run. With repeats, [`RunResult::metric`] is the mean over them and `steps` hold
     /// the last repeat's detail (see `metrics`).

@@ -102,6 +102,8 @@ pub struct StepResult {
     /// How the requests reached the device (I/O steps; absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<Submission>,
+    /// The `loop:` iterations the step belongs to, outermost first (empty: none).
+    pub loops: Vec<iogate_spec::plan::LoopIteration>,
 }
 
 /// What a `purge` step did (`steps[].purge`).

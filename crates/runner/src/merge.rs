@@ -226,6 +226,7 @@ pub(crate) fn merge(
         health: None,
         data: None,
         submission: submission(step, jobs),
+        loops: step.loops.clone(),
     }
 }
 

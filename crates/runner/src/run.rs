@@ -191,6 +191,7 @@ pub fn execute(
         spec_text: None,
         plan_text: None,
         time_scale: (plan.time_scale != 1.0).then_some(plan.time_scale),
+        loops: Vec::new(),
         set_runs: Vec::new(),
         health: None,
         health_samples: Vec::new(),
@@ -246,6 +247,7 @@ pub fn execute(
             errors: r.metrics.all.errors,
         });
         let failed = r.error.clone();
+        r.loops = step.loops.clone();
         result.steps.push(r);
         if let Some(e) = failed {
             result.outcome = Outcome::Error;
@@ -262,6 +264,7 @@ pub fn execute(
     if let Some(m) = monitor {
         result.health_samples = m.finish();
     }
+    result.loops = iogate_result::groups::loop_figures(&result.steps);
     result.finished_at = now_rfc3339();
     result
 }

@@ -86,6 +86,9 @@ pub struct FlatStepResult {
     /// has none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventResult>,
+    /// The `loop:` iterations the step belongs to, outermost first (absent: none).
+    #[serde(default, rename = "loop", skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<iogate_spec::plan::LoopIteration>,
 }
 
 impl From<StepResult> for FlatStepResult {
@@ -127,6 +130,7 @@ impl From<StepResult> for FlatStepResult {
             data: s.data,
             power_cycle,
             submission: s.submission,
+            loops: s.loops,
             events,
         }
     }
@@ -193,6 +197,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             health: f.health,
             data: f.data,
             submission: f.submission,
+            loops: f.loops,
         })
     }
 }
