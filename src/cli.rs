@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use iogate_report::history::edivisive;
+use iogate_spec::plan::shorten;
 
 /// Declarative storage tests: run a spec on a file or block device, gate it against a
 /// golden baseline. Exit codes: 0 pass, 1 assertion failed or regression, 2 spec or
@@ -349,7 +350,7 @@ pub struct AnalyzeArgs {
         long = "idle-threshold",
         value_name = "DURATION",
         default_value = "1ms",
-        value_parser = positive_duration_ns
+        value_parser = shorten::positive_duration_ns
     )]
     pub idle_threshold_ns: u64,
     /// Compare with this trace request by request (exit 1 when they differ).
@@ -411,50 +412,33 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
-/// A duration on the command line, read as the spec reads one (`250us`, `10ms`, `60s`,
-/// `10m`, `1h`; `iogate_spec::syntax::parse_duration`): nanoseconds, with the same
-/// checked arithmetic (a value beyond 63 bits of nanoseconds is refused, never wrapped),
-/// and more than zero: a zero duration measures nothing.
 /// How a plan is shortened for CI (`plan` and `run`).
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct ShortenArgs {
     /// Scale every duration of the plan (steps, idle, ramps, rounds, events) by F (0 < F).
-    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = positive_factor)]
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = shorten::time_scale)]
     pub time_scale: f64,
     /// Shorten sweeps: each case runs this long per round (more than 0).
-    #[arg(long = "case-duration", value_name = "DURATION", value_parser = positive_duration_ns)]
+    #[arg(long = "case-duration", value_name = "DURATION", value_parser = shorten::positive_duration_ns)]
     pub case_duration_ns: Option<u64>,
     /// Shorten sweeps: at most this many rounds (at least the steady-state window).
     #[arg(long)]
     pub max_rounds: Option<u32>,
+    /// Shorten `times:` loops: at most this many iterations.
+    #[arg(long)]
+    pub max_iterations: Option<u32>,
 }
 
-impl From<ShortenArgs> for iogate_spec::plan::Shortening {
-    fn from(a: ShortenArgs) -> Self {
-        let (time_scale, case_duration_ns, max_rounds) =
-            (a.time_scale, a.case_duration_ns, a.max_rounds);
-        Self {
-            time_scale,
-            case_duration_ns,
-            max_rounds,
-        }
-    }
-}
-
-fn positive_factor(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
-        _ => Err(format!(
-            "expected a factor above 0 (0.01 runs a hundredth), found {text}"
-        )),
-    }
-}
-
-fn positive_duration_ns(text: &str) -> Result<u64, String> {
-    match iogate_spec::syntax::parse_duration(text) {
-        Ok(0) => Err("expected a duration above zero (a zero duration measures nothing)".into()),
-        Ok(ns) => Ok(ns),
-        Err(e) => Err(format!("expected {}, found {}", e.expected, e.found)),
+impl ShortenArgs {
+    /// The plan's shortening.
+    pub fn plan(self) -> shorten::Shortening {
+        let a = self;
+        shorten::Shortening::new(
+            a.time_scale,
+            a.case_duration_ns,
+            a.max_rounds,
+            a.max_iterations,
+        )
     }
 }
 

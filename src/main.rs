@@ -38,6 +38,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 pub(crate) use iogate_session::exit;
+use iogate_spec::plan::shorten::Shortening;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
             target,
             json,
             shorten,
-        } => plan(&spec, target.as_deref(), json, shorten.into()),
+        } => plan(&spec, target.as_deref(), json, shorten.plan()),
         Command::Run(args) => run::run(&args),
         Command::Verify(args) => run::verify(&args),
         Command::Import {
@@ -95,25 +96,12 @@ fn check(specs: &[PathBuf]) -> u8 {
     code
 }
 
-fn plan(
-    spec: &Path,
-    target: Option<&Path>,
-    json: bool,
-    shorten: iogate_spec::plan::Shortening,
-) -> u8 {
-    let plan = match iogate_session::compile::plan(spec, target, &shorten) {
-        Ok(p) => p,
-        Err(f) => return report(f),
-    };
-    if !json {
-        out!("{}", plan.render_table());
-        return exit::PASS;
-    }
-    match serde_json::to_string_pretty(&plan) {
-        Ok(s) => {
-            outln!("{s}");
+fn plan(spec: &Path, target: Option<&Path>, json: bool, shorten: Shortening) -> u8 {
+    match iogate_session::compile::plan_text(spec, target, &shorten, json) {
+        Ok(text) => {
+            out!("{text}");
             exit::PASS
         }
-        Err(e) => report(iogate_session::Failure::target(e)),
+        Err(f) => report(f),
     }
 }

@@ -28,7 +28,7 @@ pub fn run(args: &RunArgs) -> u8 {
         allow_destructive: args.allow_destructive,
         verify_state: args.verify_state.clone(),
         journal: args.journal.clone(),
-        shorten: args.shorten.into(),
+        shorten: args.shorten.plan(),
         log_requests: args.log_requests,
         history: args.history.clone(),
         build: args.build.clone(),

@@ -46,3 +46,20 @@ pub fn plan(
     plan.shorten(shorten);
     Ok(plan)
 }
+
+/// `iogate plan`'s output: the plan as a table, or as JSON (`json`), with a final
+/// newline. Errors as [`plan`]'s.
+pub fn plan_text(
+    spec: &Path,
+    target: Option<&Path>,
+    shorten: &iogate_spec::plan::Shortening,
+    json: bool,
+) -> Result<String, Failure> {
+    let plan = plan(spec, target, shorten)?;
+    if !json {
+        return Ok(plan.render_table());
+    }
+    serde_json::to_string_pretty(&plan)
+        .map(|s| s + "\n")
+        .map_err(Failure::target)
+}

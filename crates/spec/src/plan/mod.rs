@@ -18,7 +18,7 @@ mod group;
 mod power_cycle;
 mod repeat;
 mod replay;
-mod shorten;
+pub mod shorten;
 mod sweep;
 mod table;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};

@@ -16,6 +16,26 @@ pub struct Shortening {
     pub case_duration_ns: Option<u64>,
     /// Sweeps run at most this many rounds (at least the steady-state window).
     pub max_rounds: Option<u32>,
+    /// `times:` loops run at most this many iterations (the steps of later iterations
+    /// are dropped; loops `over:` values keep every value).
+    pub max_iterations: Option<u32>,
+}
+
+impl Shortening {
+    /// A shortening from the command line's values.
+    pub fn new(
+        time_scale: f64,
+        case_duration_ns: Option<u64>,
+        max_rounds: Option<u32>,
+        max_iterations: Option<u32>,
+    ) -> Self {
+        Shortening {
+            time_scale,
+            case_duration_ns,
+            max_rounds,
+            max_iterations,
+        }
+    }
 }
 
 impl Default for Shortening {
@@ -24,7 +44,30 @@ impl Default for Shortening {
             time_scale: 1.0,
             case_duration_ns: None,
             max_rounds: None,
+            max_iterations: None,
         }
+    }
+}
+
+/// `--time-scale`'s value: a finite factor above 0.
+pub fn time_scale(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
+        _ => Err(format!(
+            "expected a factor above 0 (0.01 runs a hundredth), found {text}"
+        )),
+    }
+}
+
+/// A duration on the command line, read as the spec reads one (`250us`, `10ms`, `60s`,
+/// `10m`, `1h`; [`crate::syntax::parse_duration`]): nanoseconds, with the same checked
+/// arithmetic (a value beyond 63 bits of nanoseconds is refused, never wrapped), and
+/// more than zero: a zero duration measures nothing.
+pub fn positive_duration_ns(text: &str) -> Result<u64, String> {
+    match crate::syntax::parse_duration(text) {
+        Ok(0) => Err("expected a duration above zero (a zero duration measures nothing)".into()),
+        Ok(ns) => Ok(ns),
+        Err(e) => Err(format!("expected {}, found {}", e.expected, e.found)),
     }
 }
 
@@ -90,9 +133,17 @@ impl Plan {
     /// Shortens the plan for CI (`iogate run` and `iogate plan` apply the command
     /// line's [`Shortening`]): durations scaled first, then every sweep case set to
     /// `case_duration_ns` per round and at most `max_rounds` rounds (kept at least the
-    /// steady-state window); the estimates follow.
+    /// steady-state window), `times:` loops cut to `max_iterations`; the estimates follow.
     pub fn shorten(&mut self, how: &Shortening) {
         self.time_scale = how.time_scale;
+        if let Some(n) = how.max_iterations {
+            let kept = |s: &PlanStep| {
+                s.loops
+                    .iter()
+                    .all(|l| l.binding.is_some() || l.index <= n.max(1))
+            };
+            self.steps.retain(kept);
+        }
         let mut total = 0;
         for step in &mut self.steps {
             step.scale_time(how.time_scale);
