@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod ssd;
+
 /// Runs the binary with arguments; returns its output.
 pub fn iogate(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iogate"))

@@ -130,6 +130,27 @@ impl PlanStep {
 }
 
 impl Plan {
+    /// Drops the steps of `times:` loop iterations past `n`, with the assertions and
+    /// baseline rules that read only them (each step's implicit `errors == 0`).
+    fn cut_iterations(&mut self, n: u32) {
+        let kept = |s: &PlanStep| s.loops.iter().all(|l| l.binding.is_some() || l.index <= n);
+        let dropped: std::collections::HashSet<String> = self
+            .steps
+            .iter()
+            .filter(|s| !kept(s))
+            .map(|s| s.name.clone())
+            .collect();
+        if dropped.is_empty() {
+            return;
+        }
+        self.steps.retain(kept);
+        self.assertions.retain(|a| {
+            a.metrics.is_empty() || !a.metrics.iter().all(|m| dropped.contains(&m.step))
+        });
+        self.baseline_rules
+            .retain(|r| !dropped.contains(&r.metric.step));
+    }
+
     /// Shortens the plan for CI (`iogate run` and `iogate plan` apply the command
     /// line's [`Shortening`]): durations scaled first, then every sweep case set to
     /// `case_duration_ns` per round and at most `max_rounds` rounds (kept at least the
@@ -137,12 +158,7 @@ impl Plan {
     pub fn shorten(&mut self, how: &Shortening) {
         self.time_scale = how.time_scale;
         if let Some(n) = how.max_iterations {
-            let kept = |s: &PlanStep| {
-                s.loops
-                    .iter()
-                    .all(|l| l.binding.is_some() || l.index <= n.max(1))
-            };
-            self.steps.retain(kept);
+            self.cut_iterations(n.max(1));
         }
         let mut total = 0;
         for step in &mut self.steps {

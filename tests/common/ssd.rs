@@ -1,0 +1,81 @@
+//! The simulated SSD of tests/ftl/ (an nbdkit `cc` plugin with a flash translation
+//! layer, tests/ftl/README.md) behind nbdfuse and a `--direct-io=on` loop device, and
+//! runs of iogate on it with the drive's counters read before and after. Shared by
+//! tests/ftl.rs (the drive's physics) and tests/pts.rs (the SNIA PTS tests on it).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{iogate, NbdDisk};
+
+/// Service times of the drive, µs, and its channels (tests/ftl/README.md).
+pub const READ_US: f64 = 20.0;
+pub const PROGRAM_US: f64 = 300.0;
+pub const ERASE_US: f64 = 1000.0;
+pub const CHANNELS: f64 = 2.0;
+/// Logical pages of the 16 MiB drive (4 KiB pages).
+pub const PAGES: u64 = 4096;
+
+/// The drive, with `extra` plugin parameters (e.g. `op_pct=28`); its stats file in `dir`.
+pub fn ssd(dir: &Path, seed: u64, extra: &[&str]) -> (NbdDisk, PathBuf) {
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ftl/ftl.c");
+    std::fs::create_dir_all(dir).expect("drive dir");
+    let stats = dir.join("stats");
+    let mut args = vec![
+        "cc".to_string(),
+        plugin.to_str().expect("utf-8 path").to_string(),
+        "size=16M".into(),
+        format!("stats={}", stats.display()),
+        format!("channels={CHANNELS}"),
+        format!("read_us={READ_US}"),
+        format!("program_us={PROGRAM_US}"),
+        format!("erase_us={ERASE_US}"),
+        "idle_ms=1000".into(),
+        "bg_free_pct=100".into(),
+        format!("seed={seed}"),
+    ];
+    args.extend(extra.iter().map(|e| e.to_string()));
+    (NbdDisk::start(&args, false), stats)
+}
+
+/// The drive's counters, after its next refresh (every 20 ms).
+pub fn stats(path: &Path) -> Value {
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    let text = std::fs::read_to_string(path).expect("the drive's stats file");
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("stats {text:?}: {e}"))
+}
+
+pub fn delta(before: &Value, after: &Value, key: &str) -> f64 {
+    let n = |v: &Value| {
+        v[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("stats lack {key}"))
+    };
+    (n(after) - n(before)) as f64
+}
+
+/// `iogate run SPEC --target DEV --out OUT -q --allow-destructive EXTRA…`, with the
+/// drive's counters before and after.
+pub fn run_spec(
+    spec: &Path,
+    dev: &str,
+    out: &Path,
+    stats_path: &Path,
+    extra: &[&str],
+) -> (Value, std::process::Output, Value) {
+    let before = stats(stats_path);
+    let mut args = vec![
+        "run",
+        spec.to_str().expect("utf-8"),
+        "--target",
+        dev,
+        "--out",
+        out.to_str().expect("utf-8"),
+        "-q",
+        "--allow-destructive",
+    ];
+    args.extend_from_slice(extra);
+    let o = iogate(&args);
+    (before, o, stats(stats_path))
+}
