@@ -255,3 +255,59 @@ fn diff_snapshot() {
     assert!(!html.contains("<script"));
     assert!(!html.contains("href=\"http") && !html.contains("src=\"http"));
 }
+
+/// Loop figures sum the runs of each inner step per outermost iteration, and the report
+/// gives the loop one section instead of a row per step.
+#[test]
+fn a_loop_is_summed_per_iteration_and_reported_once() {
+    use iogate_spec::plan::{Binding, LoopIteration};
+    let mut r = fixture();
+    let base = r.steps[1].clone();
+    let iteration = |index: u32, inner: u32, wait: &str| {
+        let mut s = base.clone();
+        s.name = format!("hir_{index}_cycle_{inner}_burst");
+        let outer = Binding {
+            variable: "wait".into(),
+            value: wait.into(),
+        };
+        s.loops = vec![
+            LoopIteration {
+                name: "hir".into(),
+                index,
+                binding: Some(outer),
+            },
+            LoopIteration {
+                name: "cycle".into(),
+                index: inner,
+                binding: None,
+            },
+        ];
+        s
+    };
+    r.steps = vec![
+        r.steps[0].clone(),
+        iteration(1, 1, "5s"),
+        iteration(1, 2, "5s"),
+        iteration(2, 1, "10s"),
+    ];
+    r.loops = iogate_result::groups::loop_figures(&r.steps);
+    assert_eq!(r.loops.len(), 2);
+    let (one, two) = (&r.loops[0], &r.loops[1]);
+    assert_eq!((one.step.as_str(), one.runs, two.runs), ("burst", 2, 1));
+    assert_eq!(one.ios, 2 * base.metrics.all.ios);
+    assert_eq!(one.measured_ns, 2 * base.duration_ns);
+    let iops = base.metrics.all.ios as f64 / (base.duration_ns as f64 / 1e9);
+    assert!(
+        (one.iops - iops).abs() < 1e-6 * iops,
+        "{} against {iops}",
+        one.iops
+    );
+    assert_eq!(two.binding.as_ref().map(|b| b.value.as_str()), Some("10s"));
+    let md = render::markdown(&r).expect("markdown");
+    assert!(md.contains("## hir: loop"), "{md}");
+    assert!(md.contains("| 2 (wait = 10s) | burst | 1 |"), "{md}");
+    assert!(
+        !md.contains("| hir_1_cycle_1_burst |"),
+        "loop steps have no row of their own"
+    );
+}

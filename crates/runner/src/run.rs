@@ -163,21 +163,14 @@ fn check_engines(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
     Ok(())
 }
 
-/// Runs every step of `plan` on `target` (already prepared). Never panics on I/O
-/// failures: a failing step ends the run with `outcome: error` and the steps so far.
-pub fn execute(
-    plan: &Plan,
-    target: &Target,
-    opts: &RunOptions<'_>,
-    on_event: &mut dyn FnMut(RunEvent),
-) -> RunResult {
-    let started_at = now_rfc3339();
-    let mut result = RunResult {
+/// The result of `plan` on `target` before its first step: outcome `pass`, no steps.
+fn empty_result(plan: &Plan, target: &Target) -> RunResult {
+    RunResult {
         schema_version: SCHEMA_VERSION,
         iogate_version: env!("CARGO_PKG_VERSION").to_string(),
         spec_name: plan.spec_name.clone(),
         spec_digest: plan.spec_digest.clone(),
-        started_at,
+        started_at: now_rfc3339(),
         finished_at: String::new(),
         host: host(),
         target: target.identity(),
@@ -197,7 +190,18 @@ pub fn execute(
         health_samples: Vec::new(),
         build: None,
         journal: None,
-    };
+    }
+}
+
+/// Runs every step of `plan` on `target` (already prepared). Never panics on I/O
+/// failures: a failing step ends the run with `outcome: error` and the steps so far.
+pub fn execute(
+    plan: &Plan,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> RunResult {
+    let mut result = empty_result(plan, target);
     let monitor = crate::health::HealthMonitor::start(&target.path, &result.target);
     let read_health = |on_event: &mut dyn FnMut(RunEvent)| {
         let m = monitor.as_ref()?;
