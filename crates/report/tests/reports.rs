@@ -311,3 +311,38 @@ fn a_loop_is_summed_per_iteration_and_reported_once() {
         "loop steps have no row of their own"
     );
 }
+
+/// A recovery starts at the first full interval after which every full interval stays
+/// within the margin of the reference's bandwidth; the last, partial interval is left
+/// out; a step whose last full interval is outside never recovered.
+#[test]
+fn recovery_is_the_start_of_the_last_settled_run() {
+    use iogate_result::recovery::measure;
+    let r = fixture();
+    let mut reference = r.steps[1].clone();
+    reference.metrics.all.bandwidth_bytes_per_s = 100.0;
+    let step = |bw: &[f64]| {
+        let mut s = r.steps[1].clone();
+        let template = s.intervals[0].clone();
+        s.interval_ns = 1_000;
+        s.duration_ns = bw.len() as u64 * 1_000 - 500; // the last interval is partial
+        s.intervals = bw
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                let mut x = template.clone();
+                x.start_ns = i as u64 * 1_000;
+                x.bandwidth_bytes_per_s = b;
+                x
+            })
+            .collect();
+        s
+    };
+    let at = |bw: &[f64]| measure(&step(bw), &reference, 10.0).time_ns;
+    assert_eq!(
+        at(&[20.0, 50.0, 95.0, 40.0, 92.0, 108.0, 99.0, 5.0]),
+        Some(4_000)
+    );
+    assert_eq!(at(&[95.0, 105.0, 100.0, 0.0]), Some(0));
+    assert_eq!(at(&[95.0, 105.0, 80.0, 100.0]), None);
+}

@@ -24,6 +24,7 @@ pub mod lookup;
 pub mod ocp;
 pub mod op;
 pub mod record;
+pub mod recovery;
 pub mod request_set;
 pub mod samples;
 pub mod step;

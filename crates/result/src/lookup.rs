@@ -346,6 +346,9 @@ impl RunResult {
 /// step has none (no probe, no tiers, no knee).
 fn figure(step: &StepResult, x: iogate_spec::Figure) -> Option<f64> {
     use iogate_spec::Figure as F;
+    if x == F::RecoveryTime {
+        return Some(step.recovery.as_ref()?.time_ns? as f64 / 1e9);
+    }
     if x.of_sweep() {
         let knee = step.sweep()?.saturation.first()?.knee.as_ref()?;
         return Some(match x {
@@ -365,7 +368,7 @@ fn figure(step: &StepResult, x: iogate_spec::Figure) -> Option<f64> {
         // Shares are fractions in expressions, as `50%` is 0.5.
         F::HitPct => r.hit_pct / 100.0,
         F::SteadyRound => f64::from(r.steady_round.unwrap_or(0)),
-        F::KneeIops | F::KneeConcurrency => return None,
+        F::KneeIops | F::KneeConcurrency | F::RecoveryTime => return None,
     })
 }
 

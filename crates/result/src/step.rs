@@ -104,6 +104,8 @@ pub struct StepResult {
     pub submission: Option<Submission>,
     /// The `loop:` iterations the step belongs to, outermost first (empty: none).
     pub loops: Vec<iogate_spec::plan::LoopIteration>,
+    /// The step's recovery towards a reference step's bandwidth (`recovery:`).
+    pub recovery: Option<crate::recovery::Recovery>,
 }
 
 /// What a `purge` step did (`steps[].purge`).

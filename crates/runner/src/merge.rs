@@ -227,6 +227,7 @@ pub(crate) fn merge(
         data: None,
         submission: submission(step, jobs),
         loops: step.loops.clone(),
+        recovery: None,
     }
 }
 

@@ -12,6 +12,7 @@ use crate::event::RunEvent;
 use crate::merge::merge;
 use crate::options::RunOptions;
 use crate::target::Target;
+use iogate_result::recovery;
 use iogate_result::step::ReplayFigures;
 use iogate_result::{Host, Outcome, RunResult, StepDetail, StepResult, SCHEMA_VERSION};
 
@@ -163,6 +164,17 @@ fn check_engines(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
     Ok(())
 }
 
+/// The recovery of `step` (run as `r`) towards its reference among the `done` steps.
+fn measure_recovery(
+    step: &PlanStep,
+    r: &StepResult,
+    done: &[StepResult],
+) -> Option<recovery::Recovery> {
+    let rec = step.recovery.as_ref()?;
+    let reference = done.iter().find(|s| s.name == rec.reference)?;
+    Some(recovery::measure(r, reference, rec.within_pct))
+}
+
 /// The result of `plan` on `target` before its first step: outcome `pass`, no steps.
 fn empty_result(plan: &Plan, target: &Target) -> RunResult {
     RunResult {
@@ -252,6 +264,7 @@ pub fn execute(
         });
         let failed = r.error.clone();
         r.loops = step.loops.clone();
+        r.recovery = measure_recovery(step, &r, &result.steps);
         result.steps.push(r);
         if let Some(e) = failed {
             result.outcome = Outcome::Error;

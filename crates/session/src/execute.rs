@@ -32,7 +32,9 @@ pub(crate) fn execute_journaled(
         _ => None,
     };
     let opts = RunOptions {
-        interval_ns: 1_000_000_000,
+        // 1 s of the spec's time (a time-scaled run samples as often per step), at least
+        // 100 ms (an interval must hold enough requests to say something).
+        interval_ns: ((1e9 * p.plan.time_scale) as u64).max(100_000_000),
         stop,
         verify: p.verify_state.as_ref(),
         spec_dir: p.spec_dir.clone(),

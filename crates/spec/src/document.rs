@@ -11,9 +11,11 @@ pub use serde_saphyr::Location;
 
 mod during;
 mod payload;
+mod power_cycle;
 mod spanned;
 pub use during::{RawAdmin, RawEvent, RawFirmwareCommit};
 pub use payload::RawData;
+pub use power_cycle::{RawPowerCycle, RawRecovery};
 pub use spanned::{Spanned, SpannedPairs};
 
 #[allow(unused_imports)] // named in `#[schemars(with = …)]` attributes
@@ -143,40 +145,6 @@ pub struct RawLoop {
     pub over: Option<Spanned<std::collections::BTreeMap<String, Vec<Spanned<String>>>>>,
     /// The steps of one iteration.
     pub steps: Spanned<Vec<Spanned<RawStep>>>,
-}
-
-/// `power_cycle:` for rigs where iogate survives the cut (the drive's power is switched,
-/// not the host's). Each cycle writes with a journal, runs `command` at a seeded random
-/// time in `[cut_after, cut_before]` after the writes start (I/O goes on until the
-/// command ends), waits for the same drive (path, capacity, serial) to return, and
-/// verifies every block the cycle's journal names.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawPowerCycle {
-    /// Step name (default `power_cycle`).
-    #[serde(default)]
-    pub name: Option<Spanned<String>>,
-    /// Shell command (`sh -c`) that cuts the drive's power and restores it: a PDU, a BMC,
-    /// a PCIe slot's power control. It gets `IOGATE_TARGET` and `IOGATE_CYCLE`.
-    pub command: Spanned<String>,
-    /// How long to wait for the drive to return after the command ends (default 120s).
-    #[serde(default)]
-    #[schemars(with = "Option<DurationText>")]
-    pub wait: Option<Spanned<String>>,
-    /// Write → cut → verify cycles (default 1).
-    #[serde(default)]
-    pub cycles: Option<Spanned<u64>>,
-    /// Earliest cut after the writes start (default 1s).
-    #[serde(default)]
-    #[schemars(with = "Option<DurationText>")]
-    pub cut_after: Option<Spanned<String>>,
-    /// Latest cut after the writes start (default 5s).
-    #[serde(default)]
-    #[schemars(with = "Option<DurationText>")]
-    pub cut_before: Option<Spanned<String>>,
-    /// The writes: a workload (its `duration` is a cycle's longest write time; the cut
-    /// ends it earlier). Add `fsync:` or `sync: dsync` to make writes durable.
-    pub workload: Box<RawWorkload>,
 }
 
 /// `repeat:` a fixed, seeded set of `requests` requests issued `rounds` times at a queue
@@ -583,6 +551,9 @@ pub struct RawWorkload {
     /// time, at a seeded time within a window, or every period.
     #[serde(default)]
     pub during: Option<Spanned<Vec<Spanned<RawEvent>>>>,
+    /// The time until the step's bandwidth returns to a reference step's (SNIA PTS XSR).
+    #[serde(default)]
+    pub recovery: Option<Spanned<RawRecovery>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.

@@ -1,5 +1,5 @@
-//! Figures of `repeat` steps and of sweeps' saturation (`<step>.probe.cache_bytes`,
-//! `<sweep>.knee.iops`): their path names, dimensions and which steps have them. Child
+//! Figures of `repeat` steps, of sweeps' saturation and of recoveries
+//! (`<step>.probe.cache_bytes`, `<sweep>.knee.iops`, `<step>.recovery.time`): their path names, dimensions and which steps have them. Child
 //! of `metric`, which resolves paths to them; the runner's `metrics` looks them up.
 
 use serde::{Deserialize, Serialize};
@@ -33,11 +33,14 @@ pub enum Figure {
     KneeIops,
     /// Outstanding requests (queue depth × jobs) at the knee.
     KneeConcurrency,
+    /// A workload's recovery time (`recovery:`), s: from its start until its bandwidth
+    /// per interval stays near the reference step's (SNIA PTS XSR).
+    RecoveryTime,
 }
 
 impl Figure {
     /// Path names after the step, in order.
-    pub const NAMES: [(&'static str, Figure); 10] = [
+    pub const NAMES: [(&'static str, Figure); 11] = [
         ("probe.cache_bytes", Figure::CacheBytes),
         ("probe.cache_requests", Figure::CacheRequests),
         ("probe.segment_bytes", Figure::SegmentBytes),
@@ -48,6 +51,7 @@ impl Figure {
         ("rounds.steady", Figure::SteadyRound),
         ("knee.iops", Figure::KneeIops),
         ("knee.concurrency", Figure::KneeConcurrency),
+        ("recovery.time", Figure::RecoveryTime),
     ];
 
     /// The path name (`probe.cache_bytes`).
@@ -74,7 +78,7 @@ impl Figure {
     pub(crate) fn dim(self) -> Dim {
         match self {
             Figure::CacheBytes | Figure::SegmentBytes => Dim::BYTES,
-            Figure::FastTierLatency | Figure::SlowTierLatency => Dim::TIME,
+            Figure::FastTierLatency | Figure::SlowTierLatency | Figure::RecoveryTime => Dim::TIME,
             Figure::KneeIops => Dim::RATE,
             _ => Dim::NONE,
         }

@@ -89,6 +89,9 @@ pub struct FlatStepResult {
     /// The `loop:` iterations the step belongs to, outermost first (absent: none).
     #[serde(default, rename = "loop", skip_serializing_if = "Vec::is_empty")]
     pub loops: Vec<iogate_spec::plan::LoopIteration>,
+    /// The step's recovery towards a reference step's bandwidth (`recovery:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<crate::recovery::Recovery>,
 }
 
 impl From<StepResult> for FlatStepResult {
@@ -131,6 +134,7 @@ impl From<StepResult> for FlatStepResult {
             power_cycle,
             submission: s.submission,
             loops: s.loops,
+            recovery: s.recovery,
             events,
         }
     }
@@ -198,6 +202,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             data: f.data,
             submission: f.submission,
             loops: f.loops,
+            recovery: f.recovery,
         })
     }
 }

@@ -7,8 +7,9 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::*;
-use crate::document::RawLoop;
+use crate::document::{RawLoop, RawWorkload};
 use crate::plan::{Binding, LoopIteration};
+use crate::StepKind;
 
 /// Most steps a spec may expand to (SNIA PTS HIR, the largest, has about 3,600).
 pub const MAX_EXPANDED_STEPS: usize = 100_000;
@@ -151,6 +152,9 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
         return;
     };
     s.loops = cx.scope.loops.clone();
+    if let RawStep::Workload(w) = &step.value {
+        resolve_recovery(cx, w, &mut s, out);
+    }
     if let Some((_, first)) = out.names.iter().find(|(n, _)| *n == s.name) {
         let (line, _) = cx.src.line_col(first.start);
         let span = name_span.clone().unwrap_or_else(|| cx.span(step));
@@ -167,6 +171,35 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
     out.names
         .push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
     out.steps.push(s);
+}
+
+/// A `recovery:` reference names an earlier step with requests: inside a loop, the same
+/// iteration's step of that name first, then a step outside the loops.
+fn resolve_recovery(cx: &mut Ctx<'_>, w: &RawWorkload, s: &mut PlanStep, out: &Expansion) {
+    let (Some(r), Some(plan)) = (&w.recovery, s.recovery.as_mut()) else {
+        return;
+    };
+    let written = &r.value.reference;
+    let candidates = [cx.scoped_name(&written.value), written.value.clone()];
+    let found = candidates.into_iter().find(|n| {
+        out.steps
+            .iter()
+            .any(|e| e.name == *n && !matches!(e.kind(), StepKind::Purge | StepKind::Idle))
+    });
+    match found {
+        Some(name) => plan.reference = name,
+        None => {
+            let span = cx.span(written);
+            cx.error(
+                span,
+                "unknown recovery reference",
+                format!(
+                    "expected an earlier step with requests, found `{}`",
+                    written.value
+                ),
+            );
+        }
+    }
 }
 
 /// The loop's iterations: (index from 1, binding).

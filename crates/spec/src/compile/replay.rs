@@ -247,6 +247,7 @@ pub(super) fn bare(name: String, body: StepBody, region: Region, limit: Limit) -
         },
         estimated_bytes: None,
         loops: Vec::new(),
+        recovery: None,
     }
 }
 

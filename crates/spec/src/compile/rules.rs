@@ -137,6 +137,15 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
 fn figure_addressable(x: Figure, step: &PlanStep) -> Result<(), (String, String)> {
     let kind = step.kind().as_str();
     let name = &step.name;
+    if x == Figure::RecoveryTime {
+        return match step.recovery {
+            Some(_) => Ok(()),
+            None => Err((
+                "`recovery.time` only on a workload with `recovery:`".into(),
+                format!("{kind} step `{name}` without one"),
+            )),
+        };
+    }
     if x.of_sweep() {
         let Some(sweep) = step.sweep() else {
             return Err((

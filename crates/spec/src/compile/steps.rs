@@ -163,6 +163,7 @@ pub(super) fn precondition(
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
             loops: Vec::new(),
+            recovery: None,
         },
         name_span,
     ))
@@ -382,6 +383,7 @@ pub(super) fn workload(
     );
     let (estimated_duration_ns, estimated_bytes) = estimates(limit, ramp_ns, &mix);
     let during = super::events::events(cx, w, index, seed, estimated_duration_ns)?;
+    let recovery = recovery(cx, w)?;
     Some((
         PlanStep {
             name,
@@ -408,9 +410,26 @@ pub(super) fn workload(
             estimated_duration_ns,
             estimated_bytes,
             loops: Vec::new(),
+            recovery,
         },
         name_span,
     ))
+}
+
+/// `recovery:` with its margin (default 10%); the reference is resolved by
+/// `group::resolve_recovery` among the steps before. None: a mistake.
+fn recovery(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<Option<crate::plan::RecoveryPlan>> {
+    let Some(r) = &w.recovery else {
+        return Some(None);
+    };
+    let within_pct = match &r.value.within {
+        Some(p) => cx.percent(p, "recovery margin")?,
+        None => 10.0,
+    };
+    Some(Some(crate::plan::RecoveryPlan {
+        reference: r.value.reference.value.clone(),
+        within_pct,
+    }))
 }
 
 pub(super) fn rate(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<RateLimit> {

@@ -486,7 +486,7 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 19] = [
+pub const METRIC_NAMES: [&str; 20] = [
     "iops",
     "bandwidth",
     "ios",
@@ -506,6 +506,7 @@ pub const METRIC_NAMES: [&str; 19] = [
     "hit_pct",
     "rounds",
     "knee",
+    "recovery",
 ];
 
 /// Why a metric path does not resolve: the offending segment's span and a message.

@@ -134,7 +134,9 @@ impl MetricPath {
                 self.steady_state_fact(*i)?
             }
             "health" if op == OpFilter::All => self.health_figure(i)?,
-            first @ ("probe" | "tiers" | "hit_pct" | "rounds" | "knee") if op == OpFilter::All => {
+            first @ ("probe" | "tiers" | "hit_pct" | "rounds" | "knee" | "recovery")
+                if op == OpFilter::All =>
+            {
                 self.figure(i, first, span)?
             }
             "stall" if op == OpFilter::All => {

@@ -47,6 +47,8 @@ struct FlatStep<'a> {
     during: &'a [EventPlan],
     #[serde(rename = "loop", skip_serializing_if = "<[_]>::is_empty")]
     loops: &'a [LoopIteration],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recovery: Option<&'a RecoveryPlan>,
 }
 
 impl Serialize for PlanStep {
@@ -80,6 +82,7 @@ impl Serialize for PlanStep {
             power_cycle: self.power_cycle(),
             during: self.events(),
             loops: &self.loops,
+            recovery: self.recovery.as_ref(),
         }
         .serialize(s)
     }

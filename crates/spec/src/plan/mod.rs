@@ -16,6 +16,7 @@ mod events;
 mod flat;
 mod group;
 mod power_cycle;
+mod recovery;
 mod repeat;
 mod replay;
 pub mod shorten;
@@ -25,6 +26,7 @@ pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
 pub use group::{Binding, LoopIteration};
 pub use power_cycle::PowerCyclePlan;
+pub use recovery::RecoveryPlan;
 pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
 pub use shorten::Shortening;
@@ -362,6 +364,8 @@ pub struct PlanStep {
     pub estimated_bytes: Option<u64>,
     /// The `loop:` iterations the step belongs to, outermost first (empty: none).
     pub loops: Vec<LoopIteration>,
+    /// The recovery time to measure (workloads with `recovery:`).
+    pub recovery: Option<RecoveryPlan>,
 }
 
 /// What a step does, each kind with its own data: a sweep always has its cases, a
