@@ -8,6 +8,12 @@
 //! over the five wait states), the longest wait's bursts beat the shortest's by more than
 //! five times the spread of the five returns to baseline (the same workload measured five
 //! times in the run), and every page iogate says it wrote is a page the drive counts.
+//!
+//! XSR (specs/snia-pts-xsr.yaml): the random writes fragment the drive (bandwidth falls
+//! below a tenth of the sequential), and iogate's recovery time of the sequential writes
+//! after them is, within its own resolution (a 5-interval window of 100 ms and two of
+//! the drive's 100 ms samples), the time the drive's garbage collection stopped copying
+//! (pages copied at most 1% of host pages written: the sequential level, 0).
 
 mod common;
 
@@ -17,16 +23,35 @@ use common::ssd::{delta, run_spec, ssd};
 use common::{code, result, write_spec};
 use serde_json::Value;
 
-/// The drive's time series: (host pages written, background reclaims) every 100 ms.
-fn series(stats: &Path) -> Vec<(u64, u64)> {
+/// The drive's time series (every 100 ms): each line's values of `keys`.
+fn series_of<const N: usize>(stats: &Path, keys: [&str; N]) -> Vec<[u64; N]> {
     let text = std::fs::read_to_string(stats.with_extension("series")).expect("stats.series");
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| {
-            let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("series lacks {k}"));
-            (n("host_pages_written"), n("background_gc"))
-        })
+        .map(|v| keys.map(|k| v[k].as_u64().unwrap_or_else(|| panic!("series lacks {k}"))))
         .collect()
+}
+
+/// (host pages written, background reclaims) every 100 ms.
+fn series(stats: &Path) -> Vec<(u64, u64)> {
+    let rows = series_of(stats, ["host_pages_written", "background_gc"]);
+    rows.into_iter().map(|[p, b]| (p, b)).collect()
+}
+
+/// The pages a step wrote (a sweep's own metrics are its measurement window's; its
+/// writes are all rounds').
+fn pages(s: &Value) -> u64 {
+    let b = s["sweep"]["written_bytes"].as_u64();
+    b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096
+}
+
+/// A shipped spec with its purge made a discard (the drive has no Sanitize).
+fn shipped(dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = format!("{}/specs/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).expect("shipped spec");
+    assert!(text.contains("  - purge: {}\n"), "{name} purges first");
+    let text = text.replace("  - purge: {}\n", "  - purge: { method: discard }\n");
+    write_spec(dir, &format!("{name}.yaml"), &text)
 }
 
 /// Background reclaims between the drive having `from` and `to` host pages written.
@@ -58,17 +83,7 @@ fn hir_recovers_with_the_drives_background_collection() {
     let extra = ["idle_ms=10", "bg_blocks_per_s=50"];
     let (drive, stats_path) = ssd(&dir.path().join("drive"), 1, &extra);
     let dev = drive.dev.to_str().expect("utf-8").to_string();
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/specs/snia-pts-hir.yaml"
-    ))
-    .expect("shipped spec");
-    assert!(text.contains("  - purge: {}\n"), "HIR purges first");
-    let spec = write_spec(
-        dir.path(),
-        "hir.yaml",
-        &text.replace("  - purge: {}\n", "  - purge: { method: discard }\n"),
-    );
+    let spec = shipped(dir.path(), "snia-pts-hir");
     let out = dir.path().join("hir");
     let args = [
         "--time-scale",
@@ -85,11 +100,6 @@ fn hir_recovers_with_the_drives_background_collection() {
     // Pages written before each wait state's first step and after its last, from
     // iogate's own counts; the drive's series says what its collector did between.
     let steps = r["steps"].as_array().expect("steps");
-    // A sweep's own metrics are its measurement window's; its writes are all rounds'.
-    let pages = |s: &Value| {
-        let b = s["sweep"]["written_bytes"].as_u64();
-        b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096
-    };
     let start = before["host_pages_written"].as_u64().expect("pages");
     let total: u64 = steps.iter().map(pages).sum();
     assert_eq!(
@@ -147,4 +157,65 @@ fn hir_recovers_with_the_drives_background_collection() {
     drop(drive);
 }
 
-tests_main![hir_recovers_with_the_drives_background_collection: [Root, Nbdkit],];
+/// The shipped XSR spec at 1/1000 of its durations (14 s, 22 s, 14 s) on a larger, faster
+/// drive (64 MiB, 8 channels, 50 µs programs), so that 100 ms intervals hold enough
+/// 1 MiB writes.
+fn xsr_recovery_is_when_the_drive_stops_copying() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = ["size=64M", "channels=8", "program_us=50", "erase_us=500"];
+    let (drive, stats_path) = ssd(&dir.path().join("drive"), 1, &extra);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let spec = shipped(dir.path(), "snia-pts-xsr");
+    let out = dir.path().join("xsr");
+    let (before, o, _) = run_spec(&spec, &dev, &out, &stats_path, &["--time-scale", "0.001"]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let r = result(&out);
+    let steps = r["steps"].as_array().expect("steps");
+    let bw = |i: usize| {
+        steps[i]["metrics"]["bandwidth_bytes_per_s"]
+            .as_f64()
+            .expect("bw")
+    };
+    assert!(
+        bw(2) < bw(1) / 10.0,
+        "random writes fragment: {} against {}",
+        bw(2),
+        bw(1)
+    );
+    let rec = &steps[3]["recovery"];
+    let t_iogate = rec["time_ns"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("not recovered: {rec}"));
+    // The drive's clock: the sample before seq_after's first page, and the first sample
+    // from which its collector copies at most 1% of what the host writes.
+    let start = before["host_pages_written"].as_u64().expect("pages")
+        + steps[..3].iter().map(pages).sum::<u64>();
+    let rows = series_of(&stats_path, ["t_ms", "host_pages_written", "pages_copied"]);
+    let i0 = rows
+        .iter()
+        .rposition(|r| r[1] <= start)
+        .expect("seq_after in the series");
+    let copying = |w: &[[u64; 3]]| w[1][2] - w[0][2] > (w[1][1] - w[0][1]) / 100;
+    let last_copy = rows[i0..]
+        .windows(2)
+        .rposition(copying)
+        .expect("the collector copied");
+    let t_drive_ms = rows[i0 + last_copy + 1][0] - rows[i0][0];
+    let t_iogate_ms = t_iogate / 1_000_000;
+    eprintln!(
+        "xsr: seq {:.0} MB/s, random {:.1} MB/s, after {:.0} MB/s; recovery {t_iogate_ms} ms (iogate) against {t_drive_ms} ms (drive stops copying)",
+        bw(1) / 1e6,
+        bw(2) / 1e6,
+        bw(3) / 1e6
+    );
+    assert!(
+        t_iogate_ms.abs_diff(t_drive_ms) <= 700,
+        "recovery {t_iogate_ms} ms against the drive's {t_drive_ms} ms"
+    );
+    drop(drive);
+}
+
+tests_main![
+    hir_recovers_with_the_drives_background_collection: [Root, Nbdkit],
+    xsr_recovery_is_when_the_drive_stops_copying: [Root, Nbdkit],
+];

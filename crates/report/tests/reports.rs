@@ -312,9 +312,9 @@ fn a_loop_is_summed_per_iteration_and_reported_once() {
     );
 }
 
-/// A recovery starts at the first full interval after which every full interval stays
-/// within the margin of the reference's bandwidth; the last, partial interval is left
-/// out; a step whose last full interval is outside never recovered.
+/// A recovery starts at the first window of 5 full intervals from which every window's
+/// mean stays within the margin of the reference's bandwidth; the last, partial interval
+/// is left out; a step whose last window is outside never recovered.
 #[test]
 fn recovery_is_the_start_of_the_last_settled_run() {
     use iogate_result::recovery::measure;
@@ -339,10 +339,15 @@ fn recovery_is_the_start_of_the_last_settled_run() {
         s
     };
     let at = |bw: &[f64]| measure(&step(bw), &reference, 10.0).time_ns;
-    assert_eq!(
-        at(&[20.0, 50.0, 95.0, 40.0, 92.0, 108.0, 99.0, 5.0]),
-        Some(4_000)
-    );
+    // Window means from intervals 0..=6: 60, 84, 96.4, 91.4, 104, 105, 97 (the dip to 70
+    // at interval 7 is averaged away); the partial last interval (0) is not counted.
+    let bw = [
+        20.0, 50.0, 95.0, 40.0, 95.0, 140.0, 112.0, 70.0, 103.0, 100.0, 100.0, 0.0,
+    ];
+    assert_eq!(at(&bw), Some(2_000));
     assert_eq!(at(&[95.0, 105.0, 100.0, 0.0]), Some(0));
-    assert_eq!(at(&[95.0, 105.0, 80.0, 100.0]), None);
+    assert_eq!(
+        at(&[100.0, 100.0, 100.0, 100.0, 100.0, 50.0, 50.0, 50.0, 0.0]),
+        None
+    );
 }
