@@ -226,7 +226,7 @@ pub(crate) fn merge(
         health: None,
         data: None,
         submission: submission(step, jobs),
-        loops: step.loops.clone(),
+        loops: Vec::new(), // set by `run::execute` for every step kind
         recovery: None,
     }
 }

@@ -304,15 +304,14 @@ fn expand_loop(
             index,
             binding,
         });
-        let before = cx.diags.len();
         expand(cx, &l.steps.value, frame, out);
         cx.scope.loops.pop();
         if bound {
             cx.scope.bindings.pop();
         }
         cx.scope.prefix = saved_prefix;
-        // The same mistake in every iteration is one diagnostic (compile dedups them).
-        if cx.diags.len() > before && i > 0 && out.over_limit {
+        // Past the step limit, later iterations add nothing but the same diagnostic.
+        if out.over_limit {
             return;
         }
     }
