@@ -91,7 +91,7 @@ fn every_shipped_spec_names_and_meets_the_spec_schema() {
 /// without their unit, out-of-range counts and percentages, YAML errors. (The others are
 /// wrong in meaning: weights that do not sum to 100, unknown metrics, a region beyond the
 /// target; only iogate's compiler sees those.)
-const SCHEMA_INVALID: [&str; 19] = [
+const SCHEMA_INVALID: [&str; 20] = [
     "bad_baseline_required.yaml",
     "bad_data.yaml",
     "bad_during.yaml",
@@ -101,6 +101,7 @@ const SCHEMA_INVALID: [&str; 19] = [
     "bad_pacing.yaml",
     "bad_replay.yaml",
     "bad_sweep.yaml",
+    "bad_sweep_mix.yaml",
     "bad_tolerance.yaml",
     "bad_unit.yaml",
     "duplicate_key.yaml",
@@ -145,7 +146,7 @@ fn a_real_result_and_the_golden_baseline_meet_their_schemas() {
     let spec = write_spec(
         dir.path(),
         "schema",
-        "iogate: 1\nname: schema\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      verify: true\n      data: { buffer_compress_percentage: 50 }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n  - repeat: { name: r, requests: 16, rounds: 2 }\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1, 2] }\nassert:\n  - w.iops > 1\n",
+        "iogate: 1\nname: schema\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      verify: true\n      data: { buffer_compress_percentage: 50 }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n  - repeat: { name: r, requests: 16, rounds: 2 }\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1, 2] }\n  - sweep:\n      name: m\n      duration: 100ms\n      matrix: { mix: [ { name: hot, lines: [ { block_size: 4KiB, weight: 70%, read: 40%, random: 100% }, { block_size: 8KiB, weight: 30%, random: 100% } ] } ], queue_depth: [1, 2] }\n      distribution: { zones: [ { requests: 80%, region: 20% }, { requests: 20%, region: 80% } ] }\n      operating_points: { ceiling: 1s, mid_points: 1 }\nassert:\n  - w.iops > 1\n",
     );
     let out = dir.path().join("out");
     common::run_scratch_ok(&spec, &out);

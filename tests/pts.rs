@@ -19,7 +19,7 @@ mod common;
 
 use std::path::Path;
 
-use common::ssd::{delta, run_spec, ssd};
+use common::ssd::{delta, run_spec, ssd, ssd_with, CHANNELS, ERASE_US, PROGRAM_US, READ_US};
 use common::{code, result, write_spec};
 use serde_json::Value;
 
@@ -215,7 +215,147 @@ fn xsr_recovery_is_when_the_drive_stops_copying() {
     drop(drive);
 }
 
+/// A sweep's cases: (jobs, queue depth, window IOPS, window mean latency ns).
+fn cases(sweep: &Value) -> Vec<(u64, u64, f64, f64)> {
+    let cases = sweep["cases"].as_array().expect("cases");
+    cases
+        .iter()
+        .map(|c| {
+            let n = |k: &str| c[k].as_u64().expect("count");
+            let w = |k: &str| c["window"][k].as_f64().expect("figure");
+            (n("jobs"), n("queue_depth"), w("iops"), w("mean_latency_ns"))
+        })
+        .collect()
+}
+
+/// DIRTH's operating points, checked against the cases they were chosen from: the maximum
+/// stays under the ceiling and every case with more IOPS does not; the minimum has the
+/// fewest IOPS; mid points lie between, under the ceiling; each point's histogram holds
+/// its window's requests. Returns the points (maximum, minimum, mids).
+fn checked_points(sweep: &Value, ceiling_ns: f64) -> Vec<Value> {
+    let all = cases(sweep);
+    let op = &sweep["operating_points"];
+    let iops = |p: &Value| p["iops"].as_f64().expect("iops");
+    let mean = |p: &Value| p["mean_latency_ns"].as_f64().expect("mean");
+    let max = &op["maximum"];
+    assert!(mean(max) <= ceiling_ns, "maximum over the ceiling: {max}");
+    for (j, q, i, m) in &all {
+        if *i > iops(max) {
+            assert!(
+                *m > ceiling_ns,
+                "{j}J QD{q}: {i:.0} IOPS at {m:.0} ns beats {max}"
+            );
+        }
+    }
+    let min = &op["minimum"];
+    let lowest = all.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
+    assert_eq!(iops(min), lowest, "minimum: {min}");
+    let mids = op["mid"].as_array().expect("mid points").clone();
+    for p in &mids {
+        assert!(
+            iops(p) >= iops(min) && iops(p) <= iops(max),
+            "mid point {p}"
+        );
+        assert!(mean(p) <= ceiling_ns, "mid point over the ceiling: {p}");
+    }
+    let mut points = vec![max.clone(), min.clone()];
+    points.extend(mids);
+    for p in &points {
+        let h = p["latency"]["histogram"].as_array().expect("histogram");
+        let sum: u64 = h.iter().map(|b| b["count"].as_u64().expect("count")).sum();
+        assert_eq!(Some(sum), p["latency"]["ios"].as_u64(), "{p}");
+        assert!(sum > 0, "{p}");
+    }
+    points
+}
+
+/// The shipped DIRTH spec (4 KiB random writes) at 1/500 of its durations, then the same
+/// matrix of reads on a drive whose two channels take 1 ms per read: the channel limit,
+/// 2,000 IOPS, which no case may beat and the maximum operating point must reach within
+/// 10% (its 8 or so outstanding requests keep both channels busy), and Little's law for
+/// every operating point (mean latency = outstanding requests / IOPS).
+fn dirth_operating_points_meet_the_channel_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (drive, stats_path) = ssd(&dir.path().join("w"), 1, &[]);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let spec = shipped(dir.path(), "snia-pts-dirth");
+    let out = dir.path().join("dirth");
+    let (_, o, after) = run_spec(&spec, &dev, &out, &stats_path, &["--time-scale", "0.002"]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let r = result(&out);
+    let sweep = &r["steps"][2]["sweep"];
+    checked_points(sweep, 5e6);
+    // The drive's busy time over the sweep (from the sample after the precondition's
+    // 8,192 pages): host IOPS cannot beat channels x pages / busy time.
+    let rows = series_of(
+        &stats_path,
+        ["host_pages_written", "pages_copied", "erases"],
+    );
+    let from = rows
+        .iter()
+        .find(|r| r[0] >= 8192)
+        .expect("after the precondition");
+    let d = |k: usize, key: &str| after[key].as_u64().expect("counter") as f64 - from[k] as f64;
+    let (host, copied, erases) = (
+        d(0, "host_pages_written"),
+        d(1, "pages_copied"),
+        d(2, "erases"),
+    );
+    let busy_us = host * PROGRAM_US + copied * (READ_US + PROGRAM_US) + erases * ERASE_US;
+    let bound = CHANNELS * host / (busy_us / 1e6);
+    let best = cases(sweep).iter().map(|c| c.2).fold(0.0, f64::max);
+    eprintln!(
+        "dirth writes: best case {best:.0} IOPS, drive bound {bound:.0} (WA {:.2})",
+        (host + copied) / host
+    );
+    assert!(
+        best <= bound * 1.02,
+        "{best:.0} IOPS beyond the drive's {bound:.0}"
+    );
+    drop(drive);
+
+    let extra = ["channels=2", "read_us=1000"];
+    let (drive, stats_path) = ssd_with(&dir.path().join("r"), 1, &extra, &["-C", "16"]);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let text = std::fs::read_to_string(&spec).expect("spec");
+    assert!(text.contains("read: [0%]"), "DIRTH writes");
+    let reads = write_spec(
+        dir.path(),
+        "dirth-read.yaml",
+        &text.replace("read: [0%]", "read: [100%]"),
+    );
+    let out = dir.path().join("dirth-read");
+    let (_, o, _) = run_spec(&reads, &dev, &out, &stats_path, &["--time-scale", "0.002"]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let r = result(&out);
+    let sweep = &r["steps"][2]["sweep"];
+    let points = checked_points(sweep, 5e6);
+    let limit = 2.0 / 1e-3;
+    let best = cases(sweep).iter().map(|c| c.2).fold(0.0, f64::max);
+    let max = points[0]["iops"].as_f64().expect("iops");
+    eprintln!("dirth reads: maximum point {max:.0} IOPS ({}), best case {best:.0}, channel limit {limit:.0}", points[0]["case"]);
+    assert!(
+        best <= limit * 1.02,
+        "{best:.0} IOPS beyond the channels' {limit:.0}"
+    );
+    assert!(
+        max >= limit * 0.9,
+        "maximum point {max:.0} IOPS against the channels' {limit:.0}"
+    );
+    for p in &points {
+        let n = |k: &str| p[k].as_f64().expect("figure");
+        let little = n("queue_depth") * n("jobs") / n("iops") * 1e9;
+        let mean = n("mean_latency_ns");
+        assert!(
+            (mean - little).abs() <= mean * 0.1,
+            "Little's law at {p}: {little:.0} ns"
+        );
+    }
+    drop(drive);
+}
+
 tests_main![
     hir_recovers_with_the_drives_background_collection: [Root, Nbdkit],
     xsr_recovery_is_when_the_drive_stops_copying: [Root, Nbdkit],
+    dirth_operating_points_meet_the_channel_limit: [Root, Nbdkit],
 ];

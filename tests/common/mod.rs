@@ -612,6 +612,17 @@ impl NbdDisk {
         read_only: bool,
         sector_size: Option<u32>,
     ) -> NbdDisk {
+        NbdDisk::start_full(nbdkit_args, read_only, sector_size, &[])
+    }
+
+    /// As [`NbdDisk::start_with_blocks`], with nbdfuse's options (`-C 16`: more
+    /// connections, so more requests reach the plugin at once).
+    pub fn start_full<S: AsRef<std::ffi::OsStr>>(
+        nbdkit_args: &[S],
+        read_only: bool,
+        sector_size: Option<u32>,
+        fuse_args: &[&str],
+    ) -> NbdDisk {
         let dir = tempfile::tempdir().expect("tempdir");
         let sock = dir.path().join("nbd.sock");
         let nbdkit = Command::new("nbdkit")
@@ -624,6 +635,7 @@ impl NbdDisk {
         let mnt = dir.path().join("mnt");
         std::fs::create_dir_all(&mnt).expect("mountpoint");
         let fuse = Command::new("nbdfuse")
+            .args(fuse_args)
             .arg(mnt.join("disk"))
             .arg("--unix")
             .arg(&sock)

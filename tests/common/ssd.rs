@@ -19,6 +19,14 @@ pub const PAGES: u64 = 4096;
 
 /// The drive, with `extra` plugin parameters (e.g. `op_pct=28`); its stats file in `dir`.
 pub fn ssd(dir: &Path, seed: u64, extra: &[&str]) -> (NbdDisk, PathBuf) {
+    ssd_with(dir, seed, extra, &[])
+}
+
+/// As [`ssd`], with nbdfuse's options. By default nbdfuse opens 4 connections and each
+/// serves one request at a time, so at most 4 requests reach the drive at once; `-C 16`
+/// lifts that to libfuse's 10 worker threads (measured: 4 KiB random reads on 4 channels
+/// of 1 ms level off at 2,450 IOPS with 4 connections, 3,300 with 16).
+pub fn ssd_with(dir: &Path, seed: u64, extra: &[&str], fuse: &[&str]) -> (NbdDisk, PathBuf) {
     let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ftl/ftl.c");
     std::fs::create_dir_all(dir).expect("drive dir");
     let stats = dir.join("stats");
@@ -36,7 +44,7 @@ pub fn ssd(dir: &Path, seed: u64, extra: &[&str]) -> (NbdDisk, PathBuf) {
         format!("seed={seed}"),
     ];
     args.extend(extra.iter().map(|e| e.to_string()));
-    (NbdDisk::start(&args, false), stats)
+    (NbdDisk::start_full(&args, false, None, fuse), stats)
 }
 
 /// The drive's counters, after its next refresh (every 20 ms).

@@ -338,15 +338,19 @@ fn matrices(a: &RunResult, b: &RunResult, tolerance_pct: f64) -> Vec<MatrixDiff>
             let column = |c: &iogate_result::cases::CaseResult| {
                 format!(
                     "{}% read, QD {}, {} job{}",
-                    c.read_pct,
+                    c.access.read_pct().unwrap_or(f64::NAN),
                     c.queue_depth,
                     c.jobs,
                     if c.jobs == 1 { "" } else { "s" }
                 )
             };
+            // Named-mix cases have no block size row; their figures diff as rows below.
             for c in &sa.cases {
-                if !block_sizes.contains(&c.block_size_bytes) {
-                    block_sizes.push(c.block_size_bytes);
+                let Some(bs) = c.access.block_size_bytes() else {
+                    continue;
+                };
+                if !block_sizes.contains(&bs) {
+                    block_sizes.push(bs);
                 }
                 if !columns.contains(&column(c)) {
                     columns.push(column(c));
@@ -359,7 +363,9 @@ fn matrices(a: &RunResult, b: &RunResult, tolerance_pct: f64) -> Vec<MatrixDiff>
                     .filter(|m| m.step == step.name && m.case.is_some() && m.metric == metric),
             ) {
                 let (Some(r), Some(k)) = (
-                    block_sizes.iter().position(|b| *b == c.block_size_bytes),
+                    block_sizes
+                        .iter()
+                        .position(|b| Some(*b) == c.access.block_size_bytes()),
                     columns.iter().position(|k| *k == column(c)),
                 ) else {
                     continue;

@@ -100,7 +100,7 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
         let cases = s.sweep().map_or(&[][..], |w| &w.cases[..]);
         return cases
             .iter()
-            .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))
+            .find(|c| sel.matches(&c.access, c.queue_depth, c.jobs))
             .filter(|c| case_empty(c))
             .map(|c| {
                 format!(
@@ -162,8 +162,16 @@ fn case_empty(c: &CaseResult) -> bool {
 }
 
 fn case_label(c: &CaseResult) -> String {
-    format!(
-        "bs {} B, {}% read, QD {}, {} job(s)",
-        c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs
-    )
+    match &c.access {
+        iogate_spec::CaseAccess::Single {
+            block_size_bytes,
+            read_pct,
+        } => format!(
+            "bs {block_size_bytes} B, {read_pct}% read, QD {}, {} job(s)",
+            c.queue_depth, c.jobs
+        ),
+        iogate_spec::CaseAccess::Mix { mix } => {
+            format!("mix {mix}, QD {}, {} job(s)", c.queue_depth, c.jobs)
+        }
+    }
 }

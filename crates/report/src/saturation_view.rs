@@ -15,7 +15,13 @@ pub(crate) fn saturation_view(step: &StepResult, with_charts: bool) -> Option<Se
     if sat.is_empty() {
         return None;
     }
-    let label = |s: &Saturation| format!("{} {}% read", ByteSize(s.block_size_bytes), s.read_pct);
+    let label = |s: &Saturation| match &s.access {
+        iogate_spec::CaseAccess::Single {
+            block_size_bytes,
+            read_pct,
+        } => format!("{} {read_pct}% read", ByteSize(*block_size_bytes)),
+        iogate_spec::CaseAccess::Mix { mix } => mix.clone(),
+    };
     let summary = sat
         .iter()
         .map(|s| match &s.knee {

@@ -3,10 +3,10 @@
 //! window tables (block size × read share) and the IOPS heat map. Builds serializable views
 //! for `render`'s templates; charts come from `chart`.
 
-use iogate_result::cases::{CaseFigures, SteadyStateResult, SweepResult};
+use iogate_result::cases::{CaseFigures, CaseResult, SteadyStateResult, SweepResult};
 use iogate_result::StepResult;
 use iogate_spec::units::{format_ns, ByteSize};
-use iogate_spec::SteadyMetric;
+use iogate_spec::{CaseAccess, SteadyMetric};
 use serde::Serialize;
 
 use crate::chart;
@@ -60,6 +60,24 @@ fn format_value(m: SteadyMetric, v: f64) -> String {
     }
 }
 
+/// A case's row and column in the matrix tables: block size and read share, or for a
+/// named mix (SNIA PTS ECW, DIRTH) the mix with its jobs and the queue depth.
+fn cell_keys(c: &CaseResult) -> (String, String) {
+    match &c.access {
+        CaseAccess::Single {
+            block_size_bytes,
+            read_pct,
+        } => (
+            ByteSize(*block_size_bytes).to_string(),
+            format!("{read_pct}% read"),
+        ),
+        CaseAccess::Mix { mix } => (
+            format!("{mix}, {} jobs", c.jobs),
+            format!("QD {}", c.queue_depth),
+        ),
+    }
+}
+
 /// A table over the matrix (block sizes in rows, read shares in columns) of `figure`,
 /// with heat from the column-independent min–max of the values (`higher_hot`: larger is
 /// hotter).
@@ -69,14 +87,15 @@ fn table(
     figure: impl Fn(&CaseFigures) -> f64,
     text: impl Fn(f64) -> String,
 ) -> MatrixTable {
-    let mut sizes: Vec<u64> = Vec::new();
-    let mut reads: Vec<f64> = Vec::new();
+    let mut rows_keys: Vec<String> = Vec::new();
+    let mut columns: Vec<String> = Vec::new();
     for c in &sweep.cases {
-        if !sizes.contains(&c.block_size_bytes) {
-            sizes.push(c.block_size_bytes);
+        let (r, k) = cell_keys(c);
+        if !rows_keys.contains(&r) {
+            rows_keys.push(r);
         }
-        if !reads.iter().any(|r| (r - c.read_pct).abs() < 1e-9) {
-            reads.push(c.read_pct);
+        if !columns.contains(&k) {
+            columns.push(k);
         }
     }
     let values: Vec<f64> = sweep.cases.iter().map(|c| figure(&c.window)).collect();
@@ -85,17 +104,17 @@ fn table(
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
             (a.min(v), b.max(v))
         });
-    let rows = sizes
+    let rows = rows_keys
         .iter()
-        .map(|&bs| {
-            let cells = reads
+        .map(|row| {
+            let cells = columns
                 .iter()
-                .map(|&r| {
+                .map(|col| {
                     // Several queue depths or job counts: the first case of the pair.
                     match sweep
                         .cases
                         .iter()
-                        .find(|c| c.block_size_bytes == bs && (c.read_pct - r).abs() < 1e-9)
+                        .find(|c| cell_keys(c) == (row.clone(), col.clone()))
                     {
                         Some(c) => {
                             let v = figure(&c.window);
@@ -106,12 +125,12 @@ fn table(
                     }
                 })
                 .collect();
-            (ByteSize(bs).to_string(), cells)
+            (row.clone(), cells)
         })
         .collect();
     MatrixTable {
         title: title.to_string(),
-        columns: reads.iter().map(|r| format!("{r}% read")).collect(),
+        columns,
         rows,
     }
 }
@@ -223,7 +242,7 @@ fn sweep_charts(
         .iter()
         .map(|c| {
             (
-                format!("{} {}%R", ByteSize(c.block_size_bytes), c.read_pct),
+                c.access.label(),
                 c.rounds.iter().map(|f| value_of(metric, f)).collect(),
             )
         })
@@ -237,15 +256,7 @@ fn sweep_charts(
         let tracked = sweep
             .cases
             .iter()
-            .find(|c| {
-                format!(
-                    "{} {}%R QD{} {}J",
-                    ByteSize(c.block_size_bytes),
-                    c.read_pct,
-                    c.queue_depth,
-                    c.jobs
-                ) == ss.case
-            })
+            .find(|c| format!("{} QD{} {}J", c.access.label(), c.queue_depth, c.jobs) == ss.case)
             .map(|c| {
                 c.rounds
                     .iter()

@@ -4,7 +4,9 @@
 //! `lookup` reads cases by selector; reports draw it.
 
 use iogate_spec::steady::Window;
-use iogate_spec::SteadyMetric;
+use iogate_spec::{CaseAccess, SteadyMetric};
+
+pub use crate::points::{OperatingPoint, OperatingPoints, WindowLatency};
 use serde::{Deserialize, Serialize};
 
 /// Requests slower than a threshold (`latency.over[10ms]`), counted exactly from the
@@ -93,10 +95,9 @@ impl CaseFigures {
 /// One case of a sweep's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseResult {
-    /// Transfer size, bytes.
-    pub block_size_bytes: u64,
-    /// Read share, percent.
-    pub read_pct: f64,
+    /// Its access: one block size and read share, or a named mix.
+    #[serde(flatten)]
+    pub access: CaseAccess,
     /// Queue depth per job.
     pub queue_depth: u32,
     /// Jobs.
@@ -105,6 +106,10 @@ pub struct CaseResult {
     pub rounds: Vec<CaseFigures>,
     /// Averages over the measurement window (SNIA PTS's reported value).
     pub window: CaseFigures,
+    /// Total-latency histogram of the measurement window's requests (every round's
+    /// buckets summed; 4 log-spaced buckets per power of two) and percentiles read from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_latency: Option<WindowLatency>,
 }
 
 /// The steady-state decision of a sweep.
@@ -143,16 +148,18 @@ pub struct SweepResult {
     /// read share the sweep runs at three or more concurrencies (queue depth × jobs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub saturation: Vec<Saturation>,
+    /// SNIA PTS DIRTH's operating points, when the spec asks for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operating_points: Option<OperatingPoints>,
 }
 
 /// IOPS against concurrency for one block size and read share (SeekMark's and every
 /// hand-plotted queue-depth sweep's curve), with its knee.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Saturation {
-    /// Transfer size, bytes.
-    pub block_size_bytes: u64,
-    /// Read share, percent.
-    pub read_pct: f64,
+    /// The cases' access: one block size and read share, or a named mix.
+    #[serde(flatten)]
+    pub access: CaseAccess,
     /// The points, by concurrency.
     pub points: Vec<SaturationPoint>,
     /// The knee's growth limit, percent.
@@ -182,23 +189,17 @@ pub struct SaturationPoint {
 /// The saturation curves of `cases` (see [`Saturation`]). For equal concurrencies
 /// (QD 4 × 2 jobs and QD 8 × 1 job) the higher IOPS stands for the concurrency.
 pub fn saturation(cases: &[CaseResult], gain_pct: f64) -> Vec<Saturation> {
-    let mut groups: Vec<(u64, f64)> = Vec::new();
+    let mut groups: Vec<&CaseAccess> = Vec::new();
     for c in cases {
-        if !groups
-            .iter()
-            .any(|g| g.0 == c.block_size_bytes && g.1 == c.read_pct)
-        {
-            groups.push((c.block_size_bytes, c.read_pct));
+        if !groups.contains(&&c.access) {
+            groups.push(&c.access);
         }
     }
     groups
         .into_iter()
-        .filter_map(|(bs, read)| {
+        .filter_map(|access| {
             let mut points: Vec<SaturationPoint> = Vec::new();
-            for c in cases
-                .iter()
-                .filter(|c| c.block_size_bytes == bs && c.read_pct == read)
-            {
+            for c in cases.iter().filter(|c| c.access == *access) {
                 let p = SaturationPoint {
                     concurrency: c.queue_depth * c.jobs,
                     queue_depth: c.queue_depth,
@@ -215,8 +216,7 @@ pub fn saturation(cases: &[CaseResult], gain_pct: f64) -> Vec<Saturation> {
             }
             points.sort_by_key(|p| p.concurrency);
             (points.len() >= 3).then(|| Saturation {
-                block_size_bytes: bs,
-                read_pct: read,
+                access: access.clone(),
                 knee: knee(&points, gain_pct),
                 points,
                 gain_pct,

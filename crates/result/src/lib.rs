@@ -23,6 +23,7 @@ pub mod judgement;
 pub mod lookup;
 pub mod ocp;
 pub mod op;
+pub mod points;
 pub mod record;
 pub mod recovery;
 pub mod request_set;

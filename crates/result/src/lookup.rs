@@ -115,8 +115,8 @@ fn over(counts: &[crate::step::OverCount], metric: Metric) -> Option<f64> {
 
 fn full_selector(c: &CaseResult) -> CaseSelector {
     CaseSelector {
-        block_size_bytes: Some(c.block_size_bytes),
-        read_centi_pct: Some((c.read_pct * 100.0).round() as u32),
+        block_size_bytes: c.access.block_size_bytes(),
+        read_centi_pct: c.access.read_pct().map(|r| (r * 100.0).round() as u32),
         queue_depth: Some(c.queue_depth),
         jobs: Some(c.jobs),
     }
@@ -145,7 +145,7 @@ impl RunResult {
             .sweep()?
             .cases
             .iter()
-            .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
+            .find(|c| sel.matches(&c.access, c.queue_depth, c.jobs))?;
         Some(MetricRef {
             case: Some(full_selector(c)),
             ..m.clone()
@@ -219,7 +219,7 @@ impl RunResult {
                 let c = sweep
                     .cases
                     .iter()
-                    .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
+                    .find(|c| sel.matches(&c.access, c.queue_depth, c.jobs))?;
                 let [first, last] = sweep.window_rounds;
                 let window = c
                     .rounds
@@ -297,7 +297,7 @@ impl RunResult {
                 .sweep()?
                 .cases
                 .iter()
-                .find(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))?;
+                .find(|c| sel.matches(&c.access, c.queue_depth, c.jobs))?;
             return case_value(&c.window, m.metric);
         }
         match m.metric {

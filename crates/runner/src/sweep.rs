@@ -11,7 +11,11 @@ use iogate_spec::plan::derive_seed;
 use iogate_spec::steady::{self, Window};
 use iogate_spec::{PlanStep, SteadyStatePlan, SweepPlan};
 
+use std::collections::VecDeque;
+
 use iogate_result::cases::{saturation, CaseFigures, CaseResult, SteadyStateResult, SweepResult};
+use iogate_result::points::{operating_points, WindowLatency};
+use iogate_result::step::HistogramBucket;
 use iogate_result::StepResult;
 
 /// A case's figures in one round: its all-operations IOPS, bandwidth and latency.
@@ -58,6 +62,15 @@ pub fn run_sweep(
     let mut decision: Option<Window> = None;
     let mut rounds = 0;
     let mut written = 0u64;
+    // Each case's histograms of its last rounds (round, buckets): enough for the window
+    // plus a round a stop left incomplete, so memory does not grow with the rounds.
+    let keep = sweep
+        .steady_state
+        .as_ref()
+        .map_or(1, |s| s.criterion.window)
+        + 1;
+    let mut histograms: Vec<VecDeque<(usize, Vec<HistogramBucket>)>> =
+        vec![VecDeque::new(); sweep.cases.len()];
     'rounds: for round in 0..sweep.rounds {
         for (i, case) in sweep.cases.iter().enumerate() {
             if stopped() {
@@ -70,6 +83,10 @@ pub fn run_sweep(
             };
             written += r.metrics.write.bytes;
             figures[i].push(case_figures(&r));
+            if histograms[i].len() == keep {
+                histograms[i].pop_front();
+            }
+            histograms[i].push_back((round as usize, r.metrics.latency_histogram.clone()));
             if let Some(e) = &r.error {
                 error = Some(format!("{}: {e}", case.step.name));
             }
@@ -118,9 +135,14 @@ pub fn run_sweep(
         .cases
         .iter()
         .zip(&figures)
-        .map(|(c, f)| CaseResult {
-            block_size_bytes: c.block_size_bytes,
-            read_pct: c.read_pct,
+        .zip(&histograms)
+        .map(|((c, f), h)| CaseResult {
+            access: c.access.clone(),
+            window_latency: WindowLatency::merge(
+                h.iter()
+                    .filter(|(r, _)| (first..complete).contains(r))
+                    .map(|(_, b)| b.as_slice()),
+            ),
             queue_depth: c.queue_depth,
             jobs: c.jobs,
             rounds: f.clone(),
@@ -137,6 +159,10 @@ pub fn run_sweep(
             written_bytes: written,
             window_rounds: [first as u32 + 1, complete as u32],
             saturation: saturation(&cases, sweep.knee_gain_pct),
+            operating_points: sweep
+                .operating_points
+                .as_ref()
+                .and_then(|p| operating_points(&cases, p)),
             cases,
             steady_state,
         },

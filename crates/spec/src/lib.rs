@@ -29,11 +29,11 @@ pub use expr::{
     MAX_NINES,
 };
 pub use plan::{
-    AddressMapping, AdminCommand, BaselineRule, DataPattern, Distribution, Durability, EventAction,
-    EventPlan, EventSchedule, Geometry, IoEngine, Limit, MixLine, PeerRule, Plan, PlanStep,
-    PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan,
-    ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan,
-    TraceFilter, TraceFormat, Zone,
+    AddressMapping, AdminCommand, BaselineRule, CaseAccess, CeilingStatistic, DataPattern,
+    Distribution, Durability, EventAction, EventPlan, EventSchedule, Geometry, IoEngine, Limit,
+    MixLine, OperatingPointsPlan, PeerRule, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod,
+    RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan,
+    StepBody, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

@@ -160,7 +160,12 @@ keyword_type!(PreconditionPattern, "The fill pattern.", ["sequential"]);
 keyword_type!(
     MatrixDimension,
     "A dimension of a sweep's matrix.",
-    ["block_size", "read", "queue_depth", "jobs"]
+    ["mix", "block_size", "read", "queue_depth", "jobs"]
+);
+keyword_type!(
+    CeilingStatistic,
+    "The response-time statistic an operating point's ceiling holds.",
+    ["mean", "p99", "p99.9", "p99.99", "max"]
 );
 
 schema_type!(

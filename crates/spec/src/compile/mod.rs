@@ -31,6 +31,7 @@ mod replay;
 mod rules;
 mod steps;
 mod sweep;
+mod sweep_points;
 pub use group::MAX_EXPANDED_STEPS;
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
 use steps::{latency_bands, precondition, workload};

@@ -99,7 +99,7 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
         let any = sweep
             .cases
             .iter()
-            .any(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs));
+            .any(|c| sel.matches(&c.access, c.queue_depth, c.jobs));
         if !any {
             let mut cases: Vec<String> = sweep.cases.iter().take(6).map(|c| c.label()).collect();
             if sweep.cases.len() > cases.len() {
@@ -158,11 +158,8 @@ fn figure_addressable(x: Figure, step: &PlanStep) -> Result<(), (String, String)
             .iter()
             .map(|c| (c.queue_depth, c.jobs))
             .collect();
-        let groups: std::collections::BTreeSet<(u64, u64)> = sweep
-            .cases
-            .iter()
-            .map(|c| (c.block_size_bytes, c.read_pct.to_bits()))
-            .collect();
+        let groups: std::collections::BTreeSet<String> =
+            sweep.cases.iter().map(|c| c.access.label()).collect();
         if concurrency.len() < 3 || groups.len() != 1 {
             return Err((
                 format!(

@@ -7,19 +7,22 @@ use std::ops::Range;
 
 use super::mix::block_size;
 use super::replay::bare;
+use super::steps::distribution;
 use super::steps::{region, step_name};
+use super::sweep_points::{named_mixes, operating_points, NamedMixes};
 use super::*;
 use crate::document::{RawSteadyState, RawSweep};
-use crate::plan::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
+use crate::plan::{CaseAccess, SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
 use crate::steady::Criterion;
 
 /// Matrix parameters, in the default nesting order (outermost first).
-const PARAMETERS: [&str; 4] = ["block_size", "read", "queue_depth", "jobs"];
+const PARAMETERS: [&str; 5] = ["mix", "block_size", "read", "queue_depth", "jobs"];
 /// Most cases a sweep may expand to.
 const MAX_CASES: usize = 4096;
 
 #[derive(Clone, Copy)]
 enum Value {
+    Mix(usize),
     Bytes(u64),
     Pct(f64),
     Count(u64),
@@ -40,18 +43,24 @@ pub(super) fn sweep(
         .random
         .as_ref()
         .map_or(Some(100.0), |r| cx.percent(r, "random share"));
-    let values = matrix_values(cx, w, lbs, region.as_ref());
+    let mixes = named_mixes(cx, w, lbs, region.as_ref());
+    let values = matrix_values(cx, w, mixes.as_ref(), lbs, region.as_ref());
     let order = matrix_order(cx, w);
+    let distribution = distribution(cx, w.distribution.as_ref());
+    let points = match &w.operating_points {
+        None => Some(None),
+        Some(p) => operating_points(cx, p).map(Some),
+    };
     // The criterion's own fields are checked even when the matrix has mistakes.
     let fields = w.steady_state.as_ref().map(|s| steady_fields(cx, s));
-    let [bs, read, qd, jobs] = values;
-    let values = [bs?, read?, qd?, jobs?];
-    let order = order?;
+    let [mx, bs, read, qd, jobs] = values;
+    let values = [mx?, bs?, read?, qd?, jobs?];
+    let (order, mixes) = (order?, mixes?);
     // Each parameter's values in nesting order (outermost first).
     let axes: Vec<(&str, Vec<Value>)> = order
         .iter()
         .map(|p| {
-            let i = PARAMETERS.iter().position(|x| x == p).unwrap_or(3);
+            let i = PARAMETERS.iter().position(|x| x == p).unwrap_or(4);
             (PARAMETERS[i], values[i].clone())
         })
         .collect();
@@ -61,6 +70,7 @@ pub(super) fn sweep(
         return None;
     }
     let (region, duration_ns, random_pct) = (region?, duration_ns?, random_pct?);
+    let (distribution, operating_points) = (distribution?, points?);
     let shape = CaseShape {
         name: &name,
         index,
@@ -68,6 +78,8 @@ pub(super) fn sweep(
         region,
         duration_ns,
         random_pct,
+        mixes: &mixes,
+        distribution,
     };
     let cases: Vec<SweepCase> = (0..count).map(|n| shape.case(&axes, n)).collect();
     let steady_state = match &w.steady_state {
@@ -89,6 +101,7 @@ pub(super) fn sweep(
         steady_state,
         write_limit_bytes,
         knee_gain_pct,
+        operating_points,
     };
     let mut step = bare(name, StepBody::Sweep(plan), region, Limit::Trace);
     step.estimated_duration_ns = Some(
@@ -123,9 +136,10 @@ fn case_duration(cx: &mut Ctx<'_>, w: &RawSweep) -> Option<u64> {
 fn matrix_values(
     cx: &mut Ctx<'_>,
     w: &RawSweep,
+    mixes: Option<&NamedMixes>,
     lbs: u64,
     region: Option<&Region>,
-) -> [Option<Vec<Value>>; 4] {
+) -> [Option<Vec<Value>>; 5] {
     let qd = cx.queue_depth(w.queue_depth.as_ref());
     let jobs = cx.jobs(w.jobs.as_ref());
     let m = &w.matrix;
@@ -186,7 +200,12 @@ fn matrix_values(
             cx.error(span, "empty matrix list", "expected at least one value");
         }
     }
-    [bs_values, read_values, qd_values, jobs_values]
+    let mix_values = match (&m.mix, mixes) {
+        (None, _) => Some(vec![Value::Mix(usize::MAX)]),
+        (Some(_), Some(mixes)) => Some((0..mixes.len()).map(Value::Mix).collect()),
+        (Some(_), None) => None,
+    };
+    [mix_values, bs_values, read_values, qd_values, jobs_values]
 }
 
 /// The nesting order: `order`'s parameters (each at most once), then those not named in
@@ -231,6 +250,7 @@ fn too_large(cx: &mut Ctx<'_>, w: &RawSweep, count: usize) {
     let m = &w.matrix;
     // At least one list is given when there is more than one case.
     let span = [
+        m.mix.as_ref().map(|l| cx.span(l)),
         m.block_size.as_ref().map(|l| cx.span(l)),
         m.read.as_ref().map(|l| cx.span(l)),
         m.queue_depth.as_ref().map(|l| cx.span(l)),
@@ -255,6 +275,8 @@ struct CaseShape<'a> {
     region: Region,
     duration_ns: u64,
     random_pct: f64,
+    mixes: &'a NamedMixes,
+    distribution: Distribution,
 }
 
 impl CaseShape<'_> {
@@ -262,14 +284,15 @@ impl CaseShape<'_> {
     /// fastest): a complete workload step with its own seeds.
     fn case(&self, axes: &[(&str, Vec<Value>)], n: usize) -> SweepCase {
         let mut rest = n;
-        let mut pick = [Value::Count(0); 4];
+        let mut pick = [Value::Count(0); 5];
         for (ai, (_, values)) in axes.iter().enumerate().rev() {
             pick[ai] = values[rest % values.len()];
             rest /= values.len();
         }
-        let (mut bs, mut read, mut q, mut j) = (4096, 100.0, 1, 1);
+        let (mut bs, mut read, mut q, mut j, mut named) = (4096, 100.0, 1, 1, None);
         for (ai, (p, _)) in axes.iter().enumerate() {
             match (*p, pick[ai]) {
+                ("mix", Value::Mix(i)) => named = self.mixes.get(i),
                 ("block_size", Value::Bytes(b)) => bs = b,
                 ("read", Value::Pct(r)) => read = r,
                 ("queue_depth", Value::Count(c)) => q = c as u32,
@@ -288,21 +311,33 @@ impl CaseShape<'_> {
         );
         step.queue_depth = q;
         step.jobs = j;
-        step.mix = vec![MixLine {
-            block_size_bytes: bs,
-            weight_pct: 100.0,
-            read_pct: read,
-            random_pct: self.random_pct,
-            align_bytes: bs,
-            burst: 0,
-            delay_ns: 0,
-        }];
+        step.distribution = self.distribution.clone();
+        let access = match named {
+            Some((mix, lines)) => {
+                step.mix = lines.clone();
+                CaseAccess::Mix { mix: mix.clone() }
+            }
+            None => {
+                step.mix = vec![MixLine {
+                    block_size_bytes: bs,
+                    weight_pct: 100.0,
+                    read_pct: read,
+                    random_pct: self.random_pct,
+                    align_bytes: bs,
+                    burst: 0,
+                    delay_ns: 0,
+                }];
+                CaseAccess::Single {
+                    block_size_bytes: bs,
+                    read_pct: read,
+                }
+            }
+        };
         step.job_seeds = (0..u64::from(j))
             .map(|k| derive_seed(self.seed, case_seed_index, k))
             .collect();
         let mut case = SweepCase {
-            block_size_bytes: bs,
-            read_pct: read,
+            access,
             queue_depth: q,
             jobs: j,
             step,
@@ -429,8 +464,11 @@ fn steady_state(
         .iter()
         .enumerate()
         .filter(|(_, k)| {
-            bs.is_none_or(|b| b == k.block_size_bytes)
-                && read.is_none_or(|r| (r - k.read_pct).abs() < 1e-9)
+            bs.is_none_or(|b| k.access.block_size_bytes() == Some(b))
+                && read.is_none_or(|r| k.access.read_pct().is_some_and(|p| (r - p).abs() < 1e-9))
+                && c.mix
+                    .as_ref()
+                    .is_none_or(|m| k.access.mix() == Some(m.value.as_str()))
                 && c.queue_depth
                     .as_ref()
                     .is_none_or(|q| q.value == u64::from(k.queue_depth))
@@ -441,6 +479,7 @@ fn steady_state(
     let span = [
         c.block_size.as_ref().map(|x| cx.span(x)),
         c.read.as_ref().map(|x| cx.span(x)),
+        c.mix.as_ref().map(|x| cx.span(x)),
     ]
     .into_iter()
     .flatten()

@@ -399,17 +399,15 @@ pub struct CaseSelector {
 
 impl CaseSelector {
     /// Whether a case with these parameters matches.
-    pub fn matches(
-        &self,
-        block_size_bytes: u64,
-        read_pct: f64,
-        queue_depth: u32,
-        jobs: u32,
-    ) -> bool {
-        self.block_size_bytes.is_none_or(|b| b == block_size_bytes)
-            && self
-                .read_centi_pct
-                .is_none_or(|r| r == (read_pct * 100.0).round() as u32)
+    /// A block size or read share never matches a named-mix case.
+    pub fn matches(&self, access: &crate::plan::CaseAccess, queue_depth: u32, jobs: u32) -> bool {
+        self.block_size_bytes
+            .is_none_or(|b| access.block_size_bytes() == Some(b))
+            && self.read_centi_pct.is_none_or(|r| {
+                access
+                    .read_pct()
+                    .is_some_and(|p| r == (p * 100.0).round() as u32)
+            })
             && self.queue_depth.is_none_or(|q| q == queue_depth)
             && self.jobs.is_none_or(|j| j == jobs)
     }

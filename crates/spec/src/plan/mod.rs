@@ -30,7 +30,10 @@ pub use recovery::RecoveryPlan;
 pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
 pub use shorten::Shortening;
-pub use sweep::{SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
+pub use sweep::{
+    CaseAccess, CeilingStatistic, OperatingPointsPlan, SteadyMetric, SteadyStatePlan, SweepCase,
+    SweepPlan,
+};
 
 /// Plan format version, printed by `iogate plan --json`.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
@@ -626,9 +629,7 @@ impl Plan {
                 .filter(|s| s.name == m.step)
                 .filter_map(|s| s.sweep())
                 .flat_map(|w| &w.cases);
-            for c in
-                cases.filter(|c| sel.matches(c.block_size_bytes, c.read_pct, c.queue_depth, c.jobs))
-            {
+            for c in cases.filter(|c| sel.matches(&c.access, c.queue_depth, c.jobs)) {
                 out.entry(c.step.name.clone()).or_default().push(t);
             }
         }

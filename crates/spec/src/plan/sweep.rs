@@ -19,15 +19,120 @@ pub struct SweepPlan {
     pub write_limit_bytes: Option<u64>,
     /// The knee: the smallest concurrency beyond which IOPS grows by less than this, percent.
     pub knee_gain_pct: f64,
+    /// SNIA PTS DIRTH's operating points, when the spec asks for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operating_points: Option<OperatingPointsPlan>,
+}
+
+/// How the operating points are chosen among a sweep's cases (SNIA PTS DIRTH): the
+/// maximum is the case with the most measurement-window IOPS whose `statistic` stays at or
+/// under `ceiling_ns`, the minimum the case with the fewest IOPS, and `mid_points` cases
+/// whose IOPS lie nearest to evenly spaced levels between the two.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OperatingPointsPlan {
+    /// Response-time ceiling, ns.
+    pub ceiling_ns: u64,
+    /// The statistic held to it.
+    pub statistic: CeilingStatistic,
+    /// Mid points between minimum and maximum.
+    pub mid_points: u32,
+}
+
+/// A response-time statistic of a case's measurement window.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CeilingStatistic {
+    /// Mean total latency.
+    Mean,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    #[serde(rename = "p99.9")]
+    P99_9,
+    /// 99.99th percentile.
+    #[serde(rename = "p99.99")]
+    P99_99,
+    /// Largest.
+    Max,
+}
+
+impl CeilingStatistic {
+    /// The spec's names, in order.
+    pub const NAMES: [(&'static str, CeilingStatistic); 5] = [
+        ("mean", CeilingStatistic::Mean),
+        ("p99", CeilingStatistic::P99),
+        ("p99.9", CeilingStatistic::P99_9),
+        ("p99.99", CeilingStatistic::P99_99),
+        ("max", CeilingStatistic::Max),
+    ];
+}
+
+/// What a case runs: one block size and read share, or a named access specification.
+/// Serialized in place (`block_size_bytes` and `read_pct`, or `mix`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum CaseAccess {
+    /// One transfer size at one read share (the sweep's `random` share of random requests).
+    Single {
+        /// Transfer size, bytes.
+        block_size_bytes: u64,
+        /// Read share, percent.
+        read_pct: f64,
+    },
+    /// A named mix from `matrix.mix`.
+    Mix {
+        /// The mix's name.
+        mix: String,
+    },
+}
+
+impl CaseAccess {
+    /// The transfer size of a single-size case.
+    pub fn block_size_bytes(&self) -> Option<u64> {
+        match self {
+            CaseAccess::Single {
+                block_size_bytes, ..
+            } => Some(*block_size_bytes),
+            CaseAccess::Mix { .. } => None,
+        }
+    }
+
+    /// The read share of a single-size case, percent.
+    pub fn read_pct(&self) -> Option<f64> {
+        match self {
+            CaseAccess::Single { read_pct, .. } => Some(*read_pct),
+            CaseAccess::Mix { .. } => None,
+        }
+    }
+
+    /// The mix name of a mix case.
+    pub fn mix(&self) -> Option<&str> {
+        match self {
+            CaseAccess::Single { .. } => None,
+            CaseAccess::Mix { mix } => Some(mix),
+        }
+    }
+
+    /// `4KiB 65%R` or the mix's name.
+    pub fn label(&self) -> String {
+        match self {
+            CaseAccess::Single {
+                block_size_bytes,
+                read_pct,
+            } => format!("{} {}%R", ByteSize(*block_size_bytes), read_pct),
+            CaseAccess::Mix { mix } => mix.clone(),
+        }
+    }
 }
 
 /// One case of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepCase {
-    /// Transfer size.
-    pub block_size_bytes: u64,
-    /// Read share, percent.
-    pub read_pct: f64,
+    /// Its access: one block size and read share, or a named mix.
+    #[serde(flatten)]
+    pub access: CaseAccess,
     /// Queue depth per job.
     pub queue_depth: u32,
     /// Jobs.
@@ -37,12 +142,11 @@ pub struct SweepCase {
 }
 
 impl SweepCase {
-    /// `4KiB 65%R QD32 1J` style label.
+    /// `4KiB 65%R QD32 1J` (or `ecw QD32 1J`) style label.
     pub fn label(&self) -> String {
         format!(
-            "{} {}%R QD{} {}J",
-            ByteSize(self.block_size_bytes),
-            self.read_pct,
+            "{} QD{} {}J",
+            self.access.label(),
             self.queue_depth,
             self.jobs
         )
