@@ -14,12 +14,21 @@
 //! after them is, within its own resolution (a 5-interval window of 100 ms and two of
 //! the drive's 100 ms samples), the time the drive's garbage collection stopped copying
 //! (pages copied at most 1% of host pages written: the sequential level, 0).
+//!
+//! DIRTH (specs/snia-pts-dirth.yaml): the operating points are the cases the ceiling
+//! selects (every case with more IOPS than the maximum point is over it), no case beats
+//! the drive's bound from its own busy time, and on reads (the same matrix, 100% read,
+//! two channels of 1 ms) the maximum point reaches the channel limit within 10% while
+//! each point obeys Little's law.
+//!
+//! ECW (specs/snia-pts-ecw.yaml): from the request log (`ios.parquet`), the shares of the
+//! three LBA ranges, of the twelve block sizes and of reads lie within binomial bounds.
 
 mod common;
 
 use std::path::Path;
 
-use common::ssd::{delta, run_spec, ssd, ssd_with, CHANNELS, ERASE_US, PROGRAM_US, READ_US};
+use common::ssd::{delta, run_spec, ssd, ssd_with, CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US};
 use common::{code, result, write_spec};
 use serde_json::Value;
 
@@ -280,7 +289,13 @@ fn dirth_operating_points_meet_the_channel_limit() {
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let spec = shipped(dir.path(), "snia-pts-dirth");
     let out = dir.path().join("dirth");
-    let (_, o, after) = run_spec(&spec, &dev, &out, &stats_path, &["--time-scale", "0.002"]);
+    let (_, o, after) = run_spec(
+        &spec,
+        &dev,
+        &out,
+        &stats_path,
+        &["--time-scale", "0.002", "--max-rounds", "5"],
+    );
     assert_eq!(code(&o), 0, "{o:?}");
     let r = result(&out);
     let sweep = &r["steps"][2]["sweep"];
@@ -325,7 +340,13 @@ fn dirth_operating_points_meet_the_channel_limit() {
         &text.replace("read: [0%]", "read: [100%]"),
     );
     let out = dir.path().join("dirth-read");
-    let (_, o, _) = run_spec(&reads, &dev, &out, &stats_path, &["--time-scale", "0.002"]);
+    let (_, o, _) = run_spec(
+        &reads,
+        &dev,
+        &out,
+        &stats_path,
+        &["--time-scale", "0.002", "--max-rounds", "5"],
+    );
     assert_eq!(code(&o), 0, "{o:?}");
     let r = result(&out);
     let sweep = &r["steps"][2]["sweep"];
@@ -354,8 +375,100 @@ fn dirth_operating_points_meet_the_channel_limit() {
     drop(drive);
 }
 
+/// The request log's (step, op, offset, length) rows.
+fn logged(path: &Path) -> Vec<(String, String, u64, u32)> {
+    use polars::prelude::*;
+    let file = std::fs::File::open(path).expect("ios.parquet");
+    let cols = ["step", "op", "offset", "length"]
+        .map(|c| c.into())
+        .to_vec();
+    let df = ParquetReader::new(file)
+        .with_columns(Some(cols))
+        .finish()
+        .expect("ios.parquet is Parquet");
+    let col = |n: &str| df.column(n).expect(n).as_materialized_series().clone();
+    let (step, op, offset, length) = (col("step"), col("op"), col("offset"), col("length"));
+    let (step, op) = (step.str().expect("step"), op.str().expect("op"));
+    let (offset, length) = (offset.u64().expect("offset"), length.u32().expect("length"));
+    (0..df.height())
+        .map(|i| {
+            (
+                step.get(i).expect("step").to_string(),
+                op.get(i).expect("op").to_string(),
+                offset.get(i).expect("offset"),
+                length.get(i).expect("length"),
+            )
+        })
+        .collect()
+}
+
+/// `count` of `n` against a share `p`: within 5 standard deviations of the binomial.
+fn binomial(what: &str, count: usize, n: usize, p: f64) {
+    let (mean, sd) = (n as f64 * p, (n as f64 * p * (1.0 - p)).sqrt());
+    eprintln!(
+        "ecw: {what}: {:.2}% against {:.2}% (±{:.2}%)",
+        count as f64 * 100.0 / n as f64,
+        p * 100.0,
+        5.0 * sd * 100.0 / n as f64
+    );
+    assert!(
+        (count as f64 - mean).abs() <= 5.0 * sd,
+        "{what}: {count} of {n}, expected {mean:.0} ± {:.0}",
+        5.0 * sd
+    );
+}
+
+/// The shipped ECW spec at 1/500 of its durations with the request log: over every
+/// request its 36 cases issued, the shares of the three LBA ranges (50/30/20% of requests
+/// in the first 5%, the next 15%, the last 80%), of each of the 12 block sizes and of
+/// reads (40%) lie within 5 standard deviations of the binomial counts.
+fn ecw_access_shares_follow_the_mix_and_the_ranges() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (drive, stats_path) = ssd(&dir.path().join("drive"), 1, &[]);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let spec = shipped(dir.path(), "snia-pts-ecw");
+    let out = dir.path().join("ecw");
+    let extra = [
+        "--time-scale",
+        "0.002",
+        "--max-rounds",
+        "5",
+        "--log-requests",
+    ];
+    let (_, o, _) = run_spec(&spec, &dev, &out, &stats_path, &extra);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let size = PAGES * 4096;
+    let rows: Vec<_> = logged(&out.join("ios.parquet"))
+        .into_iter()
+        .filter(|r| r.0.starts_with("ecw/"))
+        .collect();
+    let n = rows.len();
+    assert!(n > 20_000, "{n} requests");
+    let zone = |o: u64| match o * 100 / size {
+        0..=4 => 0,
+        5..=19 => 1,
+        _ => 2,
+    };
+    for (z, p) in [(0, 0.5), (1, 0.3), (2, 0.2)] {
+        let count = rows.iter().filter(|r| zone(r.2) == z).count();
+        binomial(&format!("range {z}"), count, n, p);
+    }
+    let sizes = [
+        512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 8192, 16384, 32768, 65536,
+    ];
+    let weights = [4, 1, 1, 1, 1, 1, 1, 67, 10, 7, 3, 3];
+    for (bs, w) in sizes.iter().zip(weights) {
+        let count = rows.iter().filter(|r| r.3 == *bs).count();
+        binomial(&format!("{bs} B"), count, n, f64::from(w) / 100.0);
+    }
+    let reads = rows.iter().filter(|r| r.1 == "read").count();
+    binomial("reads", reads, n, 0.4);
+    drop(drive);
+}
+
 tests_main![
     hir_recovers_with_the_drives_background_collection: [Root, Nbdkit],
     xsr_recovery_is_when_the_drive_stops_copying: [Root, Nbdkit],
     dirth_operating_points_meet_the_channel_limit: [Root, Nbdkit],
+    ecw_access_shares_follow_the_mix_and_the_ranges: [Root, Nbdkit],
 ];

@@ -24,6 +24,7 @@ mod identity_view;
 mod loop_view;
 pub mod noise;
 pub mod peers;
+mod points_view;
 mod power_cycle_view;
 pub mod rare;
 pub mod render;

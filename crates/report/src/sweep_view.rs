@@ -16,6 +16,8 @@ use crate::chart;
 pub(crate) struct MatrixTable {
     /// What the cells hold.
     pub title: String,
+    /// What the rows are: `block size`, or `mix, jobs`.
+    pub corner: String,
     /// Column headers (read shares).
     pub columns: Vec<String>,
     /// Rows: block size, then cells as (text, heat 0–1 for the background).
@@ -34,6 +36,8 @@ pub(crate) struct SweepView {
     pub window_values: Vec<String>,
     pub tables: Vec<MatrixTable>,
     pub charts: Vec<String>,
+    /// SNIA PTS DIRTH's operating points, when the sweep has them.
+    pub points: Option<crate::points_view::PointsView>,
 }
 
 fn metric_name(m: SteadyMetric) -> &'static str {
@@ -128,8 +132,13 @@ fn table(
             (row.clone(), cells)
         })
         .collect();
+    let corner = match sweep.cases.first().map(|c| &c.access) {
+        Some(CaseAccess::Mix { .. }) => "mix, jobs",
+        _ => "block size",
+    };
     MatrixTable {
         title: title.to_string(),
+        corner: corner.to_string(),
         columns,
         rows,
     }
@@ -193,6 +202,10 @@ pub(crate) fn sweep_view(step: &StepResult, with_charts: bool) -> Option<SweepVi
         steady_state,
         window_values,
         tables,
+        points: sweep
+            .operating_points
+            .as_ref()
+            .map(|p| crate::points_view::points_view(&step.name, p, with_charts)),
         charts: charts
             .into_iter()
             .map(|c| match c {

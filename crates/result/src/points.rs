@@ -1,14 +1,23 @@
 //! Figures over a sweep's cases beyond each case's averages: the measurement window's
 //! response-time histogram of each case ([`WindowLatency`]) and SNIA PTS DIRTH's operating
 //! points ([`OperatingPoints`]: the most IOPS under a response-time ceiling, the fewest, and
-//! mid points between). Child of the result crate beside `cases`; the runner's `sweep`
-//! fills them after the rounds, reports draw them.
+//! mid points between), and the histogram bucket they share with steps. A leaf of the
+//! result crate: `cases` chooses the points, the runner's `sweep` fills them, reports
+//! draw them.
 
-use iogate_spec::{CaseAccess, CeilingStatistic, OperatingPointsPlan};
+use iogate_spec::{CaseAccess, CeilingStatistic};
 use serde::{Deserialize, Serialize};
 
-use crate::cases::CaseResult;
-use crate::step::HistogramBucket;
+/// One bucket of a latency distribution: requests with latency in `(lower_ns, upper_ns]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HistogramBucket {
+    /// Exclusive lower bound, ns.
+    pub lower_ns: u64,
+    /// Inclusive upper bound, ns.
+    pub upper_ns: u64,
+    /// Requests.
+    pub count: u64,
+}
 
 /// A case's measurement-window latency: every window round's histogram summed bucket by
 /// bucket (exact counts; buckets are 4 per power of two, so the percentiles read from them
@@ -106,74 +115,4 @@ pub struct OperatingPoint {
     pub mean_latency_ns: f64,
     /// The window's histogram and percentiles.
     pub latency: Option<WindowLatency>,
-}
-
-/// The statistic of a case's window, ns (percentiles from its window histogram; NaN when
-/// the window is too small for the percentile).
-fn statistic(c: &CaseResult, s: CeilingStatistic) -> f64 {
-    let w = c.window_latency.as_ref();
-    let pick = |f: fn(&WindowLatency) -> Option<u64>| w.and_then(f).map_or(f64::NAN, |v| v as f64);
-    match s {
-        CeilingStatistic::Mean => c.window.mean_latency_ns,
-        CeilingStatistic::Max => c.window.max_latency_ns,
-        CeilingStatistic::P99 => pick(|w| Some(w.p99_ns)),
-        CeilingStatistic::P99_9 => pick(|w| w.p99_9_ns),
-        CeilingStatistic::P99_99 => pick(|w| w.p99_99_ns),
-    }
-}
-
-fn point(c: &CaseResult, s: CeilingStatistic) -> OperatingPoint {
-    OperatingPoint {
-        case: format!("{} QD{} {}J", c.access.label(), c.queue_depth, c.jobs),
-        access: c.access.clone(),
-        queue_depth: c.queue_depth,
-        jobs: c.jobs,
-        iops: c.window.iops,
-        response_ns: statistic(c, s),
-        mean_latency_ns: c.window.mean_latency_ns,
-        latency: c.window_latency.clone(),
-    }
-}
-
-/// The operating points of `cases` (None without cases).
-pub fn operating_points(
-    cases: &[CaseResult],
-    plan: &OperatingPointsPlan,
-) -> Option<OperatingPoints> {
-    let by_iops = |a: &&CaseResult, b: &&CaseResult| a.window.iops.total_cmp(&b.window.iops);
-    let minimum = cases.iter().min_by(by_iops)?;
-    let under: Vec<&CaseResult> = cases
-        .iter()
-        .filter(|c| statistic(c, plan.statistic) <= plan.ceiling_ns as f64)
-        .collect();
-    let maximum = under.iter().copied().max_by(by_iops);
-    let mut mid: Vec<&CaseResult> = Vec::new();
-    if let Some(max) = maximum {
-        let (lo, hi) = (minimum.window.iops, max.window.iops);
-        for k in 1..=plan.mid_points {
-            let level = lo + (hi - lo) * f64::from(k) / f64::from(plan.mid_points + 1);
-            let nearest = under
-                .iter()
-                .copied()
-                .filter(|c| {
-                    !std::ptr::eq(*c, max)
-                        && !std::ptr::eq(*c, minimum)
-                        && !mid.iter().any(|m| std::ptr::eq(*m, *c))
-                })
-                .min_by(|a, b| {
-                    (a.window.iops - level)
-                        .abs()
-                        .total_cmp(&(b.window.iops - level).abs())
-                });
-            mid.extend(nearest);
-        }
-        mid.sort_by(by_iops);
-    }
-    Some(OperatingPoints {
-        ceiling_ns: plan.ceiling_ns,
-        statistic: plan.statistic,
-        maximum: maximum.map(|c| point(c, plan.statistic)),
-        minimum: point(minimum, plan.statistic),
-        mid: mid.into_iter().map(|c| point(c, plan.statistic)).collect(),
-    })
 }

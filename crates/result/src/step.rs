@@ -11,6 +11,7 @@ pub use crate::cases::OverCount;
 use crate::cases::SweepResult;
 use crate::drive::Health;
 use crate::faults::{DataRecord, ErrorRecord, VerifyRecord};
+pub use crate::points::HistogramBucket;
 use crate::request_set::RepeatResult;
 
 mod flat;
@@ -375,17 +376,6 @@ pub fn latency_bands(h: &Histogram<u64>, edges_ns: &[u64]) -> Vec<LatencyBand> {
             share_pct: count as f64 * 100.0 / total,
         })
         .collect()
-}
-
-/// One bucket of a latency distribution: requests with latency in `(lower_ns, upper_ns]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct HistogramBucket {
-    /// Exclusive lower bound, ns.
-    pub lower_ns: u64,
-    /// Inclusive upper bound, ns.
-    pub upper_ns: u64,
-    /// Requests.
-    pub count: u64,
 }
 
 /// Requests of one block size.

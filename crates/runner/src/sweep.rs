@@ -13,8 +13,9 @@ use iogate_spec::{PlanStep, SteadyStatePlan, SweepPlan};
 
 use std::collections::VecDeque;
 
+use iogate_result::cases::operating_points;
 use iogate_result::cases::{saturation, CaseFigures, CaseResult, SteadyStateResult, SweepResult};
-use iogate_result::points::{operating_points, WindowLatency};
+use iogate_result::points::WindowLatency;
 use iogate_result::step::HistogramBucket;
 use iogate_result::StepResult;
 
@@ -47,6 +48,78 @@ fn reseeded(step: &PlanStep, round: u32) -> PlanStep {
     step
 }
 
+/// Each case's latency histograms of its last rounds (round, buckets): enough for the
+/// measurement window plus a round a stop left incomplete, so memory does not grow with
+/// the rounds.
+struct Recent {
+    keep: usize,
+    cases: Vec<VecDeque<(usize, Vec<HistogramBucket>)>>,
+}
+
+impl Recent {
+    fn new(sweep: &SweepPlan) -> Recent {
+        let window = sweep
+            .steady_state
+            .as_ref()
+            .map_or(1, |s| s.criterion.window);
+        Recent {
+            keep: window + 1,
+            cases: vec![VecDeque::new(); sweep.cases.len()],
+        }
+    }
+
+    fn push(&mut self, case: usize, round: usize, buckets: &[HistogramBucket]) {
+        let q = &mut self.cases[case];
+        if q.len() == self.keep {
+            q.pop_front();
+        }
+        q.push_back((round, buckets.to_vec()));
+    }
+
+    /// A case's window histogram: its rounds in `window` (0-based) summed.
+    fn window(&self, case: usize, window: std::ops::Range<usize>) -> Option<WindowLatency> {
+        WindowLatency::merge(
+            self.cases[case]
+                .iter()
+                .filter(|(r, _)| window.contains(r))
+                .map(|(_, b)| b.as_slice()),
+        )
+    }
+}
+
+/// Each case's result over the measurement window (the last `window` complete rounds),
+/// with the window's first round and the complete rounds (0-based, exclusive end).
+fn case_results(
+    sweep: &SweepPlan,
+    figures: &[Vec<CaseFigures>],
+    histograms: &Recent,
+    rounds: u32,
+) -> (Vec<CaseResult>, usize, usize) {
+    let window_len = sweep
+        .steady_state
+        .as_ref()
+        .map_or(1, |s| s.criterion.window)
+        .min(rounds as usize)
+        .max(1);
+    let complete = figures.iter().map(Vec::len).min().unwrap_or(0);
+    let first = complete.saturating_sub(window_len);
+    let cases = sweep
+        .cases
+        .iter()
+        .zip(figures)
+        .enumerate()
+        .map(|(i, (c, f))| CaseResult {
+            access: c.access.clone(),
+            window_latency: histograms.window(i, first..complete),
+            queue_depth: c.queue_depth,
+            jobs: c.jobs,
+            rounds: f.clone(),
+            window: CaseFigures::average(&f[first.min(f.len())..complete.min(f.len())]),
+        })
+        .collect();
+    (cases, first, complete)
+}
+
 /// Runs the sweep's rounds with `run_case` (a step runner) until steady state or the
 /// round limit, or until `stopped()` or a case fails. Returns the sweep result, the tracked
 /// (or first) case's last round as the step's own figures, and the first error.
@@ -62,15 +135,7 @@ pub fn run_sweep(
     let mut decision: Option<Window> = None;
     let mut rounds = 0;
     let mut written = 0u64;
-    // Each case's histograms of its last rounds (round, buckets): enough for the window
-    // plus a round a stop left incomplete, so memory does not grow with the rounds.
-    let keep = sweep
-        .steady_state
-        .as_ref()
-        .map_or(1, |s| s.criterion.window)
-        + 1;
-    let mut histograms: Vec<VecDeque<(usize, Vec<HistogramBucket>)>> =
-        vec![VecDeque::new(); sweep.cases.len()];
+    let mut histograms = Recent::new(sweep);
     'rounds: for round in 0..sweep.rounds {
         for (i, case) in sweep.cases.iter().enumerate() {
             if stopped() {
@@ -83,10 +148,7 @@ pub fn run_sweep(
             };
             written += r.metrics.write.bytes;
             figures[i].push(case_figures(&r));
-            if histograms[i].len() == keep {
-                histograms[i].pop_front();
-            }
-            histograms[i].push_back((round as usize, r.metrics.latency_histogram.clone()));
+            histograms.push(i, round as usize, &r.metrics.latency_histogram);
             if let Some(e) = &r.error {
                 error = Some(format!("{}: {e}", case.step.name));
             }
@@ -123,32 +185,7 @@ pub fn run_sweep(
             }
         }
     }
-    let window_len = sweep
-        .steady_state
-        .as_ref()
-        .map_or(1, |s| s.criterion.window)
-        .min(rounds as usize)
-        .max(1);
-    let complete = figures.iter().map(Vec::len).min().unwrap_or(0);
-    let first = complete.saturating_sub(window_len);
-    let cases: Vec<CaseResult> = sweep
-        .cases
-        .iter()
-        .zip(&figures)
-        .zip(&histograms)
-        .map(|((c, f), h)| CaseResult {
-            access: c.access.clone(),
-            window_latency: WindowLatency::merge(
-                h.iter()
-                    .filter(|(r, _)| (first..complete).contains(r))
-                    .map(|(_, b)| b.as_slice()),
-            ),
-            queue_depth: c.queue_depth,
-            jobs: c.jobs,
-            rounds: f.clone(),
-            window: CaseFigures::average(&f[first.min(f.len())..complete.min(f.len())]),
-        })
-        .collect();
+    let (cases, first, complete) = case_results(sweep, &figures, &histograms, rounds);
     let steady_state = sweep
         .steady_state
         .as_ref()

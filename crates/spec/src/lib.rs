@@ -7,6 +7,7 @@
 //! [`Diagnostics`]. This crate reads files only and never touches a device: the runner
 //! probes the target and passes its [`Geometry`] in.
 
+pub mod case;
 pub mod compile;
 pub mod diag;
 pub mod dim;

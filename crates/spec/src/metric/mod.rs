@@ -400,7 +400,7 @@ pub struct CaseSelector {
 impl CaseSelector {
     /// Whether a case with these parameters matches.
     /// A block size or read share never matches a named-mix case.
-    pub fn matches(&self, access: &crate::plan::CaseAccess, queue_depth: u32, jobs: u32) -> bool {
+    pub fn matches(&self, access: &crate::case::CaseAccess, queue_depth: u32, jobs: u32) -> bool {
         self.block_size_bytes
             .is_none_or(|b| access.block_size_bytes() == Some(b))
             && self.read_centi_pct.is_none_or(|r| {
