@@ -334,11 +334,13 @@ fn dirth_operating_points_meet_the_channel_limit() {
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let text = std::fs::read_to_string(&spec).expect("spec");
     assert!(text.contains("read: [0%]"), "DIRTH writes");
-    let reads = write_spec(
-        dir.path(),
-        "dirth-read.yaml",
-        &text.replace("read: [0%]", "read: [100%]"),
+    // The gate reads the maximum point: 90% of the channel limit passes, more than the
+    // limit cannot.
+    let text = text.replace("read: [0%]", "read: [100%]").replace(
+        "  - dirth.errors == 0\n",
+        "  - dirth.errors == 0\n  - dirth.operating_points.maximum.iops >= 1800\n  - dirth.operating_points.maximum.iops >= 2100\n",
     );
+    let reads = write_spec(dir.path(), "dirth-read.yaml", &text);
     let out = dir.path().join("dirth-read");
     let (_, o, _) = run_spec(
         &reads,
@@ -347,8 +349,25 @@ fn dirth_operating_points_meet_the_channel_limit() {
         &stats_path,
         &["--time-scale", "0.002", "--max-rounds", "5"],
     );
-    assert_eq!(code(&o), 0, "{o:?}");
+    assert_eq!(code(&o), 1, "{o:?}");
     let r = result(&out);
+    let verdicts: Vec<(String, bool)> = r["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .map(|a| {
+            (
+                a["expr"].as_str().expect("expr").into(),
+                a["passed"] == true,
+            )
+        })
+        .collect();
+    let expected = |e: &str| !e.ends_with(">= 2100");
+    assert!(
+        verdicts.iter().all(|(e, p)| *p == expected(e)),
+        "{verdicts:?}"
+    );
+    assert_eq!(verdicts.len(), 4, "{verdicts:?}");
     let sweep = &r["steps"][2]["sweep"];
     let points = checked_points(sweep, 5e6);
     let limit = 2.0 / 1e-3;

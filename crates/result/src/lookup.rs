@@ -349,6 +349,14 @@ fn figure(step: &StepResult, x: iogate_spec::Figure) -> Option<f64> {
     if x == F::RecoveryTime {
         return Some(step.recovery.as_ref()?.time_ns? as f64 / 1e9);
     }
+    if x.of_operating_points() {
+        let points = step.sweep()?.operating_points.as_ref()?;
+        return match x {
+            F::MaximumPointIops => points.maximum.as_ref().map(|p| p.iops),
+            F::MaximumPointLatency => points.maximum.as_ref().map(|p| p.mean_latency_ns / 1e9),
+            _ => Some(points.minimum.iops),
+        };
+    }
     if x.of_sweep() {
         let knee = step.sweep()?.saturation.first()?.knee.as_ref()?;
         return Some(match x {
@@ -368,7 +376,12 @@ fn figure(step: &StepResult, x: iogate_spec::Figure) -> Option<f64> {
         // Shares are fractions in expressions, as `50%` is 0.5.
         F::HitPct => r.hit_pct / 100.0,
         F::SteadyRound => f64::from(r.steady_round.unwrap_or(0)),
-        F::KneeIops | F::KneeConcurrency | F::RecoveryTime => return None,
+        F::KneeIops
+        | F::KneeConcurrency
+        | F::RecoveryTime
+        | F::MaximumPointIops
+        | F::MaximumPointLatency
+        | F::MinimumPointIops => return None,
     })
 }
 

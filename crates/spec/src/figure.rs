@@ -1,5 +1,7 @@
 //! Figures of `repeat` steps, of sweeps' saturation and of recoveries
-//! (`<step>.probe.cache_bytes`, `<sweep>.knee.iops`, `<step>.recovery.time`): their path names, dimensions and which steps have them. Child
+//! (`<step>.probe.cache_bytes`, `<sweep>.knee.iops`, `<step>.recovery.time`,
+//! `<sweep>.operating_points.maximum.iops`): their path names, dimensions and which steps
+//! have them. Child
 //! of `metric`, which resolves paths to them; the runner's `metrics` looks them up.
 
 use serde::{Deserialize, Serialize};
@@ -36,11 +38,18 @@ pub enum Figure {
     /// A workload's recovery time (`recovery:`), s: from its start until its bandwidth
     /// per interval stays near the reference step's (SNIA PTS XSR).
     RecoveryTime,
+    /// IOPS of a sweep's maximum operating point (SNIA PTS DIRTH, `operating_points:`):
+    /// the most measurement-window IOPS under the response-time ceiling.
+    MaximumPointIops,
+    /// Mean total latency of the maximum operating point, s.
+    MaximumPointLatency,
+    /// IOPS of the minimum operating point (the case with the fewest IOPS).
+    MinimumPointIops,
 }
 
 impl Figure {
     /// Path names after the step, in order.
-    pub const NAMES: [(&'static str, Figure); 11] = [
+    pub const NAMES: [(&'static str, Figure); 14] = [
         ("probe.cache_bytes", Figure::CacheBytes),
         ("probe.cache_requests", Figure::CacheRequests),
         ("probe.segment_bytes", Figure::SegmentBytes),
@@ -52,6 +61,12 @@ impl Figure {
         ("knee.iops", Figure::KneeIops),
         ("knee.concurrency", Figure::KneeConcurrency),
         ("recovery.time", Figure::RecoveryTime),
+        ("operating_points.maximum.iops", Figure::MaximumPointIops),
+        (
+            "operating_points.maximum.latency_mean",
+            Figure::MaximumPointLatency,
+        ),
+        ("operating_points.minimum.iops", Figure::MinimumPointIops),
     ];
 
     /// The path name (`probe.cache_bytes`).
@@ -67,6 +82,14 @@ impl Figure {
         matches!(self, Figure::KneeIops | Figure::KneeConcurrency)
     }
 
+    /// Whether the figure is an operating point of a sweep with `operating_points:`.
+    pub fn of_operating_points(self) -> bool {
+        matches!(
+            self,
+            Figure::MaximumPointIops | Figure::MaximumPointLatency | Figure::MinimumPointIops
+        )
+    }
+
     /// Whether the figure exists only with a `probe:`.
     pub fn of_probe(self) -> bool {
         matches!(
@@ -78,8 +101,11 @@ impl Figure {
     pub(crate) fn dim(self) -> Dim {
         match self {
             Figure::CacheBytes | Figure::SegmentBytes => Dim::BYTES,
-            Figure::FastTierLatency | Figure::SlowTierLatency | Figure::RecoveryTime => Dim::TIME,
-            Figure::KneeIops => Dim::RATE,
+            Figure::FastTierLatency
+            | Figure::SlowTierLatency
+            | Figure::RecoveryTime
+            | Figure::MaximumPointLatency => Dim::TIME,
+            Figure::KneeIops | Figure::MaximumPointIops | Figure::MinimumPointIops => Dim::RATE,
             _ => Dim::NONE,
         }
     }

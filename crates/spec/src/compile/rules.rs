@@ -146,6 +146,15 @@ fn figure_addressable(x: Figure, step: &PlanStep) -> Result<(), (String, String)
             )),
         };
     }
+    if x.of_operating_points() {
+        return match step.sweep() {
+            Some(s) if s.operating_points.is_some() => Ok(()),
+            _ => Err((
+                format!("`{}` only on a sweep with `operating_points:`", x.name()),
+                format!("{kind} step `{name}` without them"),
+            )),
+        };
+    }
     if x.of_sweep() {
         let Some(sweep) = step.sweep() else {
             return Err((

@@ -484,7 +484,7 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 20] = [
+pub const METRIC_NAMES: [&str; 21] = [
     "iops",
     "bandwidth",
     "ios",
@@ -505,6 +505,7 @@ pub const METRIC_NAMES: [&str; 20] = [
     "rounds",
     "knee",
     "recovery",
+    "operating_points",
 ];
 
 /// Why a metric path does not resolve: the offending segment's span and a message.

@@ -134,7 +134,8 @@ impl MetricPath {
                 self.steady_state_fact(*i)?
             }
             "health" if op == OpFilter::All => self.health_figure(i)?,
-            first @ ("probe" | "tiers" | "hit_pct" | "rounds" | "knee" | "recovery")
+            first @ ("probe" | "tiers" | "hit_pct" | "rounds" | "knee" | "recovery"
+            | "operating_points")
                 if op == OpFilter::All =>
             {
                 self.figure(i, first, span)?
