@@ -5,7 +5,6 @@
 
 use iogate_result::cases::{OperatingPoint, OperatingPoints};
 use iogate_spec::units::format_ns;
-use iogate_spec::CeilingStatistic;
 use serde::Serialize;
 
 use crate::chart;
@@ -21,16 +20,6 @@ pub(crate) struct PointsView {
     pub rows: Vec<Vec<String>>,
     /// Histograms (SVG), in row order; empty without charts.
     pub charts: Vec<String>,
-}
-
-fn statistic_name(s: CeilingStatistic) -> &'static str {
-    match s {
-        CeilingStatistic::Mean => "mean",
-        CeilingStatistic::P99 => "p99",
-        CeilingStatistic::P99_9 => "p99.9",
-        CeilingStatistic::P99_99 => "p99.99",
-        CeilingStatistic::Max => "maximum",
-    }
 }
 
 fn row(role: &str, p: &OperatingPoint) -> Vec<String> {
@@ -54,7 +43,7 @@ fn row(role: &str, p: &OperatingPoint) -> Vec<String> {
 
 /// The view of `points` of sweep `step`.
 pub(crate) fn points_view(step: &str, points: &OperatingPoints, with_charts: bool) -> PointsView {
-    let stat = statistic_name(points.statistic);
+    let stat = points.statistic.name();
     let summary = match &points.maximum {
         Some(m) => format!(
             "Maximum IOPS with {stat} response time at most {}: {:.0} IOPS at {} ({stat} {}).",

@@ -67,6 +67,14 @@ impl CeilingStatistic {
         ("p99.99", CeilingStatistic::P99_99),
         ("max", CeilingStatistic::Max),
     ];
+
+    /// The spec's name (`p99.9`).
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|n| n.1 == self)
+            .map_or("?", |n| n.0)
+    }
 }
 
 /// One case of a sweep.
