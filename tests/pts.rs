@@ -9,7 +9,10 @@
 //! three times the spread of the five returns to baseline (the same workload measured
 //! five times in the run; the spread holds the drive's drift over the run as well as
 //! noise: 124-186 IOPS, against 710-1,070 between the longest and shortest waits), and
-//! every page iogate says it wrote is a page the drive counts.
+//! every page iogate says it wrote is a page the drive counts. Through the gate, a build
+//! whose background collector is 5× slower regresses the long wait states' bursts (loop
+//! figures `hir_<i>_burst.iops`) but not the steady state of continuous writes, and the
+//! blessed build run again regresses nothing.
 //!
 //! XSR (specs/snia-pts-xsr.yaml): the random writes fragment the drive (bandwidth falls
 //! below a tenth of the sequential), and iogate's recovery time of the sequential writes
@@ -167,6 +170,95 @@ fn hir_recovers_with_the_drives_background_collection() {
         "burst IOPS follow the drive's reclaims: {rho:.3}"
     );
     drop(drive);
+}
+
+/// The outcome of each baseline rule of a result, by metric path, with its change (%).
+fn outcomes(out: &Path) -> Vec<(String, String, f64)> {
+    let r = result(out);
+    let rules = r["baseline"]["rules"].as_array().expect("baseline rules");
+    rules
+        .iter()
+        .map(|x| {
+            let path = x["metric"].as_str().unwrap_or("?").to_string();
+            let change = x["change_pct"].as_f64().unwrap_or(f64::NAN);
+            (
+                path,
+                x["outcome"].as_str().unwrap_or("?").to_string(),
+                change,
+            )
+        })
+        .collect()
+}
+
+fn outcome<'a>(rules: &'a [(String, String, f64)], path: &str) -> &'a str {
+    let found = rules.iter().find(|(p, _, _)| p == path);
+    found.map_or_else(|| panic!("no rule on {path}: {rules:?}"), |(_, o, _)| o)
+}
+
+/// A firmware change, simulated, through the gate: the shipped HIR spec with baseline
+/// rules on the steady state of its workload-dependent preconditioning (continuous
+/// writes: no idle for the background collector to use) and on each wait state's bursts
+/// (loop figures `hir_<i>_burst`), blessed on the HIR test's drive (background
+/// collection 50 blocks/s), then run on a build whose collector reclaims 10 blocks/s and
+/// on the blessed build again. The longest wait's bursts are `regressed` on the slower
+/// collector and on no other build; the steady state is regressed on neither.
+fn a_slower_background_collector_regresses_the_long_wait_bursts_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let text = std::fs::read_to_string(shipped(d, "snia-pts-hir")).expect("spec");
+    let rules: String = (1..=5)
+        .map(|i| format!("  hir_{i}_burst.iops: -10%\n"))
+        .collect();
+    let steady = "wdpc.iops[block_size=4KiB, read=0%, queue_depth=32, jobs=1]";
+    let spec = write_spec(
+        d,
+        "hir-gated.yaml",
+        &format!("{text}baseline:\n  {steady}: -10%\n{rules}"),
+    );
+    let golden = d.join("golden");
+    let golden_s = golden.to_str().expect("utf-8").to_string();
+    let build = |name: &str, bg: &str| {
+        let (drive, stats_path) = ssd(&d.join(name), 1, &["idle_ms=10", bg]);
+        let dev = drive.dev.to_str().expect("utf-8").to_string();
+        let out = d.join(format!("out-{name}"));
+        let args = [
+            "--time-scale",
+            "0.01",
+            "--max-iterations",
+            "10",
+            "--max-rounds",
+            "5",
+            "--model",
+            "ftl-sim",
+            "--firmware-revision",
+            bg,
+            "--baseline",
+            &golden_s,
+        ];
+        let (_, o, _) = run_spec(&spec, &dev, &out, &stats_path, &args);
+        drop(drive);
+        (code(&o), out)
+    };
+    let (c, blessed) = build("a", "bg_blocks_per_s=50");
+    assert!(matches!(c, 0 | 4), "blessed build: exit {c}");
+    let o = common::iogate(&[
+        "bless",
+        blessed.to_str().expect("utf-8"),
+        "--golden",
+        &golden_s,
+    ]);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let (c_slow, slow) = build("b", "bg_blocks_per_s=10");
+    let (c_again, again) = build("a2", "bg_blocks_per_s=50");
+    let (slow, again) = (outcomes(&slow), outcomes(&again));
+    eprintln!("hir gate: slower collector {slow:.1?}; blessed build again {again:.1?}");
+    assert_eq!(outcome(&slow, "hir_5_burst.iops"), "regressed");
+    assert_eq!(c_slow, 1, "a regression fails the gate");
+    assert_ne!(outcome(&slow, steady), "regressed");
+    assert!(
+        again.iter().all(|(_, o, _)| o != "regressed"),
+        "the blessed build again (exit {c_again}): {again:?}"
+    );
 }
 
 /// The shipped XSR spec at 1/1000 of its durations (14 s, 22 s, 14 s) on a larger, faster
@@ -528,6 +620,7 @@ fn ecw_access_shares_follow_the_mix_and_the_ranges() {
 
 tests_main![
     hir_recovers_with_the_drives_background_collection: [Root, Nbdkit],
+    a_slower_background_collector_regresses_the_long_wait_bursts_only: [Root, Nbdkit],
     xsr_recovery_agrees_with_the_drive: [Root, Nbdkit],
     dirth_operating_points_meet_the_channel_limit: [Root, Nbdkit],
     ecw_access_shares_follow_the_mix_and_the_ranges: [Root, Nbdkit],

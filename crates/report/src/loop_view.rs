@@ -51,6 +51,7 @@ fn section(result: &RunResult, name: &str, with_charts: bool) -> SectionView {
             vec![
                 iteration(f),
                 f.step.clone(),
+                format!("`{}`", f.path_name()),
                 f.runs.to_string(),
                 format!("{:.0}", f.iops),
                 format!("{:.0}", f.min_run_iops),
@@ -63,6 +64,7 @@ fn section(result: &RunResult, name: &str, with_charts: bool) -> SectionView {
     let header = [
         "iteration",
         "step",
+        "path",
         "runs",
         "IOPS",
         "min run IOPS",

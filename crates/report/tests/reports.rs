@@ -305,7 +305,10 @@ fn a_loop_is_summed_per_iteration_and_reported_once() {
     assert_eq!(two.binding.as_ref().map(|b| b.value.as_str()), Some("10s"));
     let md = render::markdown(&r).expect("markdown");
     assert!(md.contains("## hir: loop"), "{md}");
-    assert!(md.contains("| 2 (wait = 10s) | burst | 1 |"), "{md}");
+    assert!(
+        md.contains("| 2 (wait = 10s) | burst | `hir_2_burst` | 1 |"),
+        "{md}"
+    );
     assert!(
         !md.contains("| hir_1_cycle_1_burst |"),
         "loop steps have no row of their own"

@@ -30,6 +30,9 @@ pub struct LoopFigure {
     pub ios: u64,
     /// Bytes transferred over the runs.
     pub bytes: u64,
+    /// Failed or short requests over the runs.
+    #[serde(default)]
+    pub errors: u64,
     /// Measured time of the runs together, ns (idle between them excluded).
     pub measured_ns: u64,
     /// `ios` / `measured_ns`: the IOPS of the runs taken together.
@@ -47,14 +50,25 @@ pub struct LoopFigure {
     pub max_run_iops: f64,
 }
 
+impl LoopFigure {
+    /// Its name in metric paths, `<loop>_<i>_<step>` (`hir_2_burst.iops`; see
+    /// [`iogate_spec::plan::loop_figure_name`]).
+    pub fn path_name(&self) -> String {
+        format!("{}_{}_{}", self.loop_name, self.index, self.step)
+    }
+
+    /// Whether a step's runs add to this figure.
+    pub fn holds(&self, s: &StepResult) -> bool {
+        s.loops
+            .first()
+            .is_some_and(|o| o.name == self.loop_name && o.index == self.index)
+            && inner_name(s) == self.step
+    }
+}
+
 /// A step's name with its loops' `<loop>_<i>_` prefixes removed.
 pub fn inner_name(s: &StepResult) -> &str {
-    let mut name = s.name.as_str();
-    for it in &s.loops {
-        let prefix = format!("{}_{}_", it.name, it.index);
-        name = name.strip_prefix(prefix.as_str()).unwrap_or(name);
-    }
-    name
+    iogate_spec::plan::inner_name(&s.name, &s.loops)
 }
 
 /// The figures of every (outermost iteration, inner step) with requests, in run order.
@@ -62,7 +76,10 @@ pub fn loop_figures(steps: &[StepResult]) -> Vec<LoopFigure> {
     let mut out: Vec<LoopFigure> = Vec::new();
     let mut latency_sums: Vec<f64> = Vec::new();
     for s in steps {
-        let (Some(outer), true) = (s.loops.first(), s.metrics.all.ios > 0) else {
+        let (Some(outer), true) = (
+            s.loops.first(),
+            s.metrics.all.ios > 0 || s.metrics.all.errors > 0,
+        ) else {
             continue;
         };
         let step = inner_name(s);
@@ -79,6 +96,7 @@ pub fn loop_figures(steps: &[StepResult]) -> Vec<LoopFigure> {
                 runs: 0,
                 ios: 0,
                 bytes: 0,
+                errors: 0,
                 measured_ns: 0,
                 iops: 0.0,
                 bandwidth_bytes_per_s: 0.0,
@@ -94,6 +112,7 @@ pub fn loop_figures(steps: &[StepResult]) -> Vec<LoopFigure> {
         f.runs += 1;
         f.ios += m.ios;
         f.bytes += m.bytes;
+        f.errors += m.errors;
         f.measured_ns += s.duration_ns;
         f.worst_run_p99_ns = f.worst_run_p99_ns.max(m.latency.p99_ns);
         f.min_run_iops = f.min_run_iops.min(m.iops);

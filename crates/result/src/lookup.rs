@@ -7,7 +7,8 @@
 //!
 //! A metric's samples, in order of preference: one value per repeat (at least
 //! [`MIN_SAMPLES`] repeats); a sweep case's rounds in the measurement window; a step's
-//! full one-second intervals (IOPS, bandwidth and mean latency). Samples from intervals
+//! full one-second intervals (IOPS, bandwidth and mean latency); a loop figure's runs
+//! (`hir_2_burst`: each burst of the wait state, `groups`). Samples from intervals
 //! and rounds measure the noise within one run, not between runs, so they understate it
 //! on drives whose figures move from run to run; repeats measure it.
 
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 use iogate_spec::{CaseSelector, LatencyStat, Metric, MetricRef, OpFilter};
 
 use crate::cases::{CaseFigures, CaseResult};
+use crate::groups::LoopFigure;
 use crate::record::RunResult;
 use crate::samples::{SampleSource, Samples, MIN_SAMPLES};
 use crate::step::{IntervalSample, StepResult};
@@ -180,6 +182,7 @@ impl RunResult {
                 }
             }
         }
+        out.extend(self.loop_metric_refs());
         out
     }
 
@@ -213,7 +216,13 @@ impl RunResult {
                 values,
             }
         } else {
-            let step = self.step(&m.step)?;
+            let Some(step) = self.step(&m.step) else {
+                let values = self.loop_samples(m)?;
+                return (values.len() >= MIN_SAMPLES).then_some(Samples {
+                    source: SampleSource::Runs,
+                    values,
+                });
+            };
             if let Some(sel) = &m.case {
                 let sweep = step.sweep()?;
                 let c = sweep
@@ -286,7 +295,9 @@ impl RunResult {
             };
             return health.and_then(|x| x.value(h));
         }
-        let step = self.step(&m.step)?;
+        let Some(step) = self.step(&m.step) else {
+            return self.loop_metric(m);
+        };
         if let Metric::Figure(x) = m.metric {
             return figure(step, x);
         }
@@ -392,5 +403,78 @@ fn interval_has(i: &IntervalSample, op: OpFilter) -> bool {
         OpFilter::All => i.ios() > 0,
         OpFilter::Read => i.read_ios > 0,
         OpFilter::Write => i.write_ios > 0,
+    }
+}
+
+impl RunResult {
+    /// The loop figure a metric path's step segment names (`hir_2_burst`), when no step
+    /// has that name.
+    pub fn loop_figure(&self, name: &str) -> Option<&LoopFigure> {
+        self.loops.iter().find(|f| f.path_name() == name)
+    }
+
+    /// A loop figure's value, SI base units: its runs taken together. None for a
+    /// quantity a loop figure does not have (see `iogate_spec`'s `LOOP_FIGURE_METRICS`).
+    pub(crate) fn loop_metric(&self, m: &MetricRef) -> Option<f64> {
+        let f = self.loop_figure(&m.step)?;
+        if m.op != OpFilter::All || m.case.is_some() {
+            return None;
+        }
+        Some(match m.metric {
+            Metric::Iops => f.iops,
+            Metric::Bandwidth => f.bandwidth_bytes_per_s,
+            Metric::Ios => f.ios as f64,
+            Metric::Bytes => f.bytes as f64,
+            Metric::Errors => f.errors as f64,
+            Metric::Latency(LatencyStat::Mean) => f.mean_latency_ns / 1e9,
+            _ => return None,
+        })
+    }
+
+    /// The noise of a loop figure's IOPS, bandwidth or mean latency: the value of each of
+    /// its runs (HIR: each burst of one wait state).
+    pub(crate) fn loop_samples(&self, m: &MetricRef) -> Option<Vec<f64>> {
+        let f = self.loop_figure(&m.step)?;
+        let runs = self.steps.iter().filter(|s| f.holds(s));
+        runs.map(|s| {
+            let a = &s.metrics.all;
+            match (m.op, m.case, m.metric) {
+                (OpFilter::All, None, Metric::Iops) => Some(a.iops),
+                (OpFilter::All, None, Metric::Bandwidth) => Some(a.bandwidth_bytes_per_s),
+                (OpFilter::All, None, Metric::Latency(LatencyStat::Mean)) => {
+                    Some(a.latency.mean_ns / 1e9)
+                }
+                _ => None,
+            }
+        })
+        .collect()
+    }
+
+    /// The quantities of every loop figure whose name is not a step's (a step inside
+    /// one loop is its own figure).
+    pub(crate) fn loop_metric_refs(&self) -> Vec<MetricRef> {
+        let mut out = Vec::new();
+        for f in &self.loops {
+            let name = f.path_name();
+            if self.step(&name).is_some() {
+                continue;
+            }
+            for metric in [
+                Metric::Iops,
+                Metric::Bandwidth,
+                Metric::Ios,
+                Metric::Bytes,
+                Metric::Errors,
+                Metric::Latency(LatencyStat::Mean),
+            ] {
+                out.push(MetricRef {
+                    step: name.clone(),
+                    case: None,
+                    op: OpFilter::All,
+                    metric,
+                });
+            }
+        }
+        out
     }
 }

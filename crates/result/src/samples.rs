@@ -33,15 +33,18 @@ pub enum SampleSource {
     Rounds,
     /// A step's full one-second intervals.
     Intervals,
+    /// A loop figure's runs (each step of one outer iteration that adds to it).
+    Runs,
 }
 
 impl SampleSource {
-    /// Plural noun for reports: "repeats", "rounds", "intervals".
+    /// Plural noun for reports: "repeats", "rounds", "intervals", "runs".
     pub fn noun(self) -> &'static str {
         match self {
             SampleSource::SetRuns => "repeats",
             SampleSource::Rounds => "rounds",
             SampleSource::Intervals => "intervals",
+            SampleSource::Runs => "runs",
         }
     }
 }

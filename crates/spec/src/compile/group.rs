@@ -34,6 +34,9 @@ pub(super) struct Expansion {
     names: Vec<(String, Range<usize>)>,
     /// Every expanded step's name, in order.
     pub all_names: Vec<String>,
+    /// The loop figures of steps inside two or more loops (`hir_2_burst`), in order of
+    /// first appearance: step names of metric paths as well.
+    pub loop_figures: Vec<String>,
     /// The last workload, replay, sweep or repeat step: a metric path's default step.
     pub default_step: Option<String>,
     /// Steps expanded so far (the seed index of the next one).
@@ -135,6 +138,15 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
         RawStep::Workload(_) | RawStep::Replay(_) | RawStep::Sweep(_) | RawStep::Repeat(_)
     ) {
         out.default_step = Some(name.clone());
+    }
+    let with_requests = !matches!(
+        step.value,
+        RawStep::Idle(_) | RawStep::Purge(_) | RawStep::PowerCycle(_)
+    );
+    if let Some(f) = crate::plan::loop_figure_name(&name, &cx.scope.loops) {
+        if with_requests && out.loop_figures.last() != Some(&f) && !out.loop_figures.contains(&f) {
+            out.loop_figures.push(f);
+        }
     }
     out.all_names.push(name);
     let built = match &step.value {
@@ -384,5 +396,39 @@ mod tests {
             plan.estimated_duration_ns,
             (2 * (3 * 5 + 30) + 3 * 5 + 3 * 10) * 10_000_000
         );
+    }
+
+    #[test]
+    fn loop_figures_are_metric_paths_and_carry_the_errors_assertion() {
+        let with = |extra: &str| format!("{HIR_LIKE}{extra}");
+        let src = SourceFile::new("l.yaml", with("assert:\n  - hir_2_burst.iops > 10\n"));
+        let plan = crate::compile::compile(&src, &Geometry::for_check()).unwrap();
+        let exprs: Vec<&str> = plan.assertions.iter().map(|a| a.expr.as_str()).collect();
+        // One errors assertion per loop figure (2 × 3 bursts), one per step in a single
+        // loop (`back`), none per run.
+        for e in [
+            "hir_2_burst.iops > 10",
+            "hir_1_burst.errors == 0",
+            "hir_2_burst.errors == 0",
+            "hir_1_back.errors == 0",
+            "hir_2_back.errors == 0",
+        ] {
+            assert!(exprs.contains(&e), "{e} in {exprs:?}");
+        }
+        assert!(!exprs.iter().any(|e| e.contains("cycle_")), "{exprs:?}");
+        for (bad, expected) in [
+            ("hir_2_burst.read.iops > 10", "of loop figure `hir_2_burst`"),
+            (
+                "hir_2_burst.latency.p99 < 1s",
+                "of loop figure `hir_2_burst`",
+            ),
+            ("hir_3_burst.iops > 10", "a step name"),
+        ] {
+            let text = with(&format!("assert:\n  - {bad}\n"));
+            let src = SourceFile::new("l.yaml", &text);
+            let err = crate::compile::compile(&src, &Geometry::for_check()).unwrap_err();
+            let shown = format!("{err:?}");
+            assert!(shown.contains(expected), "{bad}: {shown}");
+        }
     }
 }

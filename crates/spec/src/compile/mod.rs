@@ -426,13 +426,20 @@ fn build_rules(
 ) -> (Vec<Assertion>, Vec<BaselineRule>, bool) {
     // Metric paths resolve against every step's name, including steps with mistakes of
     // their own (so one mistake does not cascade); without a step, the last workload.
-    let step_names = &expansion.all_names;
-    let default_step = expansion.default_step.clone();
+    // Loop figures (`hir_2_burst`) are step names of paths too.
+    let mut all = expansion.all_names.clone();
+    all.extend(expansion.loop_figures.iter().cloned());
     let steps = &expansion.steps;
+    let names = rules::Names {
+        all,
+        default_step: expansion.default_step.as_deref(),
+        compiled: steps,
+        loop_figures: &expansion.loop_figures,
+    };
     let mut assertions: Vec<Assertion> = raw
         .assertions
         .iter()
-        .filter_map(|a| rules::assertion(cx, a, step_names, default_step.as_deref(), steps))
+        .filter_map(|a| rules::assertion(cx, a, &names))
         .collect();
     rules::implicit_assertions(cx, raw, steps, &mut assertions);
     let mut baseline_required = false;
@@ -453,7 +460,7 @@ fn build_rules(
                 }
                 return None;
             }
-            rules::baseline_rule(cx, k, v, step_names, default_step.as_deref(), steps)
+            rules::baseline_rule(cx, k, v, &names)
         })
         .collect();
     (assertions, baseline_rules, baseline_required)

@@ -14,7 +14,8 @@ use crate::syntax;
 
 /// Adds the assertions a spec implies: `<step>.verify_errors == 0` for verifying steps;
 /// under `io_errors: fail` (default; fio stops at the first error by default, and a run
-/// with failed writes is not a pass) `<step>.errors == 0` for steps with requests; under
+/// with failed writes is not a pass) `<step>.errors == 0` for steps with requests (for
+/// a step inside two or more loops, once per loop figure: `hir_2_burst.errors == 0`); under
 /// `health_errors: fail` (default) `health.media_errors == 0` and
 /// `health.critical_warning == 0`, judged only where the target has a health log.
 pub(super) fn implicit_assertions(
@@ -36,14 +37,19 @@ pub(super) fn implicit_assertions(
         // 10,000 steps made this scan quadratic).
         let written: std::collections::HashSet<String> =
             assertions.iter().map(|a| a.expr.replace(' ', "")).collect();
+        // A step inside two or more loops is judged by its loop figure (`hir_2_burst`:
+        // all its runs in one outer iteration), once, not run by run (HIR has 3,600).
+        let mut judged = std::collections::HashSet::new();
         for s in steps.iter().filter(|s| {
             !matches!(
                 s.kind(),
                 StepKind::Purge | StepKind::Idle | StepKind::PowerCycle
             )
         }) {
-            if !written.contains(&format!("{}.errors==0", s.name)) {
-                assertions.extend(implicit_assertion(&s.name, "errors"));
+            let name =
+                crate::plan::loop_figure_name(&s.name, &s.loops).unwrap_or_else(|| s.name.clone());
+            if !written.contains(&format!("{name}.errors==0")) && judged.insert(name.clone()) {
+                assertions.extend(implicit_assertion(&name, "errors"));
             }
         }
     }
@@ -79,8 +85,15 @@ fn records(cx: &mut Ctx<'_>, value: Option<&Spanned<String>>, key: &str) -> bool
 /// a sweep step with a matching case, and `steady_state.*` a sweep with a steady-state
 /// criterion. Steps that failed to compile are not judged (their own errors are said).
 /// Errors: a [`PathError`] over `span`, the metric path in the assertion or rule.
-fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Result<(), PathError> {
-    let Some(step) = compiled.iter().find(|s| s.name == m.step) else {
+fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(), PathError> {
+    let Some(step) = names.compiled.iter().find(|s| s.name == m.step) else {
+        if names.loop_figures.contains(&m.step) {
+            return loop_figure_addressable(m).map_err(|expected| PathError {
+                span,
+                expected,
+                found: format!("`{m}`"),
+            });
+        }
         return Ok(());
     };
     let kind = step.kind().as_str();
@@ -129,6 +142,44 @@ fn addressable(m: &MetricRef, compiled: &[PlanStep], span: Range<usize>) -> Resu
         ));
     }
     Ok(())
+}
+
+/// The quantities of a loop figure (`hir_2_burst`: every run of `burst` in one
+/// iteration of the outermost loop, `result::groups::LoopFigure`).
+pub const LOOP_FIGURE_METRICS: [Metric; 6] = [
+    Metric::Iops,
+    Metric::Bandwidth,
+    Metric::Ios,
+    Metric::Bytes,
+    Metric::Errors,
+    Metric::Latency(crate::metric::LatencyStat::Mean),
+];
+
+/// A loop figure has its runs' requests together, reads and writes as one, and their
+/// mean latency. Err: what was expected.
+fn loop_figure_addressable(m: &MetricRef) -> Result<(), String> {
+    if m.op == crate::metric::OpFilter::All
+        && m.case.is_none()
+        && LOOP_FIGURE_METRICS.contains(&m.metric)
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "iops, bandwidth, ios, bytes, errors or latency.mean of loop figure `{}` (its runs taken together)",
+        m.step
+    ))
+}
+
+/// What metric paths resolve against: the compiled steps and the loop figures.
+pub(super) struct Names<'a> {
+    /// Every expanded step's name (also of steps with mistakes) and the loop figures.
+    pub all: Vec<String>,
+    /// The last workload: a path's default step.
+    pub default_step: Option<&'a str>,
+    /// The compiled steps.
+    pub compiled: &'a [PlanStep],
+    /// The loop figures' names (`hir_2_burst`).
+    pub loop_figures: &'a [String],
 }
 
 /// Repeat figures only on `repeat` steps (probe figures only with a `probe:`); knee
@@ -228,9 +279,7 @@ fn implicit_assertion(step: &str, metric: &str) -> Option<Assertion> {
 pub(super) fn assertion(
     cx: &mut Ctx<'_>,
     a: &Spanned<String>,
-    steps: &[String],
-    default_step: Option<&str>,
-    compiled: &[PlanStep],
+    names: &Names<'_>,
 ) -> Option<Assertion> {
     let span = cx.span(a);
     let base = cx.value_start(&span);
@@ -243,8 +292,8 @@ pub(super) fn assertion(
     };
     let mut errors = Vec::new();
     let mut visit = |p: &crate::expr::MetricPath, slot: &mut Option<MetricRef>| match p
-        .resolve(steps, default_step)
-        .and_then(|m| addressable(&m, compiled, p.span.clone()).map(|()| m))
+        .resolve(&names.all, names.default_step)
+        .and_then(|m| addressable(&m, names, p.span.clone()).map(|()| m))
     {
         Ok(m) => *slot = Some(m),
         Err(e) => errors.push(e),
@@ -301,16 +350,14 @@ pub(super) fn baseline_rule(
     cx: &mut Ctx<'_>,
     key: &Spanned<String>,
     value: &Spanned<String>,
-    steps: &[String],
-    default_step: Option<&str>,
-    compiled: &[PlanStep],
+    names: &Names<'_>,
 ) -> Option<BaselineRule> {
     let kspan = cx.span(key);
     let base = cx.value_start(&kspan);
     let metric = match syntax::parse_metric_path(&key.value) {
         Ok(p) => match p
-            .resolve(steps, default_step)
-            .and_then(|m| addressable(&m, compiled, p.span.clone()).map(|()| m))
+            .resolve(&names.all, names.default_step)
+            .and_then(|m| addressable(&m, names, p.span.clone()).map(|()| m))
         {
             Ok(m) => Some(m),
             Err(e) => {

@@ -24,3 +24,30 @@ pub struct Binding {
     /// Its value's text.
     pub value: String,
 }
+
+/// A step's name with its loops' `<loop>_<i>_` prefixes removed (`burst` for
+/// `hir_2_cycle_7_burst`): its name inside the loops.
+pub fn inner_name<'a>(name: &'a str, loops: &[LoopIteration]) -> &'a str {
+    let mut name = name;
+    for it in loops {
+        let prefix = format!("{}_{}_", it.name, it.index);
+        name = name.strip_prefix(prefix.as_str()).unwrap_or(name);
+    }
+    name
+}
+
+/// The name of the loop figure a step's runs add to, `<loop>_<i>_<step>` (`hir_2_burst`:
+/// every `burst` of the outermost loop `hir`'s 2nd iteration, whatever inner loops
+/// repeat it), a metric path's step segment (`hir_2_burst.iops`). Only for steps inside
+/// two or more loops: inside one loop, the figure is the step itself and has its name.
+pub fn loop_figure_name(name: &str, loops: &[LoopIteration]) -> Option<String> {
+    let [outer, _, ..] = loops else {
+        return None;
+    };
+    Some(format!(
+        "{}_{}_{}",
+        outer.name,
+        outer.index,
+        inner_name(name, loops)
+    ))
+}

@@ -24,7 +24,7 @@ mod sweep;
 mod table;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
-pub use group::{Binding, LoopIteration};
+pub use group::{inner_name, loop_figure_name, Binding, LoopIteration};
 pub use power_cycle::PowerCyclePlan;
 pub use recovery::RecoveryPlan;
 pub use repeat::{ProbePlan, RepeatPlan};
