@@ -34,7 +34,9 @@ mod common;
 
 use std::path::Path;
 
-use common::ssd::{delta, run_spec, ssd, ssd_with, CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US};
+use common::ssd::{
+    delta, logged, run_spec, shipped, ssd, ssd_with, CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US,
+};
 use common::{code, result, write_spec};
 use serde_json::Value;
 
@@ -58,15 +60,6 @@ fn series(stats: &Path) -> Vec<(u64, u64)> {
 fn pages(s: &Value) -> u64 {
     let b = s["sweep"]["written_bytes"].as_u64();
     b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096
-}
-
-/// A shipped spec with its purge made a discard (the drive has no Sanitize).
-fn shipped(dir: &Path, name: &str) -> std::path::PathBuf {
-    let path = format!("{}/specs/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path).expect("shipped spec");
-    assert!(text.contains("  - purge: {}\n"), "{name} purges first");
-    let text = text.replace("  - purge: {}\n", "  - purge: { method: discard }\n");
-    write_spec(dir, &format!("{name}.yaml"), &text)
 }
 
 /// Background reclaims between the drive having `from` and `to` host pages written.
@@ -525,33 +518,6 @@ fn dirth_operating_points_meet_the_channel_limit() {
         );
     }
     drop(drive);
-}
-
-/// The request log's (step, op, offset, length) rows.
-fn logged(path: &Path) -> Vec<(String, String, u64, u32)> {
-    use polars::prelude::*;
-    let file = std::fs::File::open(path).expect("ios.parquet");
-    let cols = ["step", "op", "offset", "length"]
-        .map(|c| c.into())
-        .to_vec();
-    let df = ParquetReader::new(file)
-        .with_columns(Some(cols))
-        .finish()
-        .expect("ios.parquet is Parquet");
-    let col = |n: &str| df.column(n).expect(n).as_materialized_series().clone();
-    let (step, op, offset, length) = (col("step"), col("op"), col("offset"), col("length"));
-    let (step, op) = (step.str().expect("step"), op.str().expect("op"));
-    let (offset, length) = (offset.u64().expect("offset"), length.u32().expect("length"));
-    (0..df.height())
-        .map(|i| {
-            (
-                step.get(i).expect("step").to_string(),
-                op.get(i).expect("op").to_string(),
-                offset.get(i).expect("offset"),
-                length.get(i).expect("length"),
-            )
-        })
-        .collect()
 }
 
 /// `count` of `n` against a share `p`: within 5 standard deviations of the binomial.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{iogate, NbdDisk};
+use super::{iogate, write_spec, NbdDisk};
 
 /// Service times of the drive, µs, and its channels (tests/ftl/README.md).
 pub const READ_US: f64 = 20.0;
@@ -86,4 +86,40 @@ pub fn run_spec(
     args.extend_from_slice(extra);
     let o = iogate(&args);
     (before, o, stats(stats_path))
+}
+
+/// A shipped spec with its purge made a discard (the drive has no Sanitize).
+pub fn shipped(dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = format!("{}/specs/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).expect("shipped spec");
+    assert!(text.contains("  - purge: {}\n"), "{name} purges first");
+    let text = text.replace("  - purge: {}\n", "  - purge: { method: discard }\n");
+    write_spec(dir, &format!("{name}.yaml"), &text)
+}
+
+/// The request log of a run (`--log-requests`): (step, op, offset, length) per request.
+pub fn logged(path: &Path) -> Vec<(String, String, u64, u32)> {
+    use polars::prelude::*;
+    let file = std::fs::File::open(path).expect("ios.parquet");
+    let cols = ["step", "op", "offset", "length"]
+        .map(|c| c.into())
+        .to_vec();
+    let df = ParquetReader::new(file)
+        .with_columns(Some(cols))
+        .finish()
+        .expect("ios.parquet is Parquet");
+    let col = |n: &str| df.column(n).expect(n).as_materialized_series().clone();
+    let (step, op, offset, length) = (col("step"), col("op"), col("offset"), col("length"));
+    let (step, op) = (step.str().expect("step"), op.str().expect("op"));
+    let (offset, length) = (offset.u64().expect("offset"), length.u32().expect("length"));
+    (0..df.height())
+        .map(|i| {
+            (
+                step.get(i).expect("step").to_string(),
+                op.get(i).expect("op").to_string(),
+                offset.get(i).expect("offset"),
+                length.get(i).expect("length"),
+            )
+        })
+        .collect()
 }
