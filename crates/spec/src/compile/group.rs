@@ -431,4 +431,27 @@ mod tests {
             assert!(shown.contains(expected), "{bad}: {shown}");
         }
     }
+
+    #[test]
+    fn cutting_iterations_drops_a_loop_figure_only_with_all_its_steps() {
+        let text = "iogate: 1\nname: l\ntarget: { size: 1MiB }\nsteps:\n  \
+            - loop:\n      name: l\n      times: 3\n      steps:\n        \
+            - loop:\n            name: c\n            times: 2\n            steps:\n              \
+            - workload: { name: w, duration: 1s, mix: [{ block_size: 4KiB, read: 0% }] }\n\
+            assert:\n  - l_1_w.iops > 1\n  - l_3_w.iops > 1\nbaseline:\n  l_3_w.iops: -5%\n";
+        let src = SourceFile::new("l.yaml", text);
+        let mut plan = crate::compile::compile(&src, &Geometry::for_check()).unwrap();
+        plan.shorten(&Shortening {
+            max_iterations: Some(1),
+            ..Shortening::default()
+        });
+        let exprs: Vec<&str> = plan.assertions.iter().map(|a| a.expr.as_str()).collect();
+        assert_eq!(plan.steps.len(), 1);
+        assert!(exprs.contains(&"l_1_w.iops > 1"), "{exprs:?}");
+        assert!(exprs.contains(&"l_1_w.errors == 0"), "{exprs:?}");
+        assert!(!exprs
+            .iter()
+            .any(|e| e.contains("l_3_w") || e.contains("l_2_w")));
+        assert!(plan.baseline_rules.is_empty());
+    }
 }

@@ -131,17 +131,25 @@ impl PlanStep {
 
 impl Plan {
     /// Drops the steps of `times:` loop iterations past `n`, with the assertions and
-    /// baseline rules that read only them (each step's implicit `errors == 0`).
+    /// baseline rules that read only them (each step's implicit `errors == 0`, and a loop
+    /// figure's when every step of it is dropped).
     fn cut_iterations(&mut self, n: u32) {
         let kept = |s: &PlanStep| s.loops.iter().all(|l| l.binding.is_some() || l.index <= n);
-        let dropped: std::collections::HashSet<String> = self
+        let figure = |s: &PlanStep| super::loop_figure_name(&s.name, &s.loops);
+        let mut dropped: std::collections::HashSet<String> = self
             .steps
             .iter()
             .filter(|s| !kept(s))
-            .map(|s| s.name.clone())
+            .flat_map(|s| [Some(s.name.clone()), figure(s)].into_iter().flatten())
             .collect();
         if dropped.is_empty() {
             return;
+        }
+        // A loop figure stays while any of its steps does.
+        for s in self.steps.iter().filter(|s| kept(s)) {
+            if let Some(f) = figure(s) {
+                dropped.remove(&f);
+            }
         }
         self.steps.retain(kept);
         self.assertions.retain(|a| {
