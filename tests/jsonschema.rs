@@ -146,10 +146,36 @@ fn a_real_result_and_the_golden_baseline_meet_their_schemas() {
     let spec = write_spec(
         dir.path(),
         "schema",
-        "iogate: 1\nname: schema\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      verify: true\n      data: { buffer_compress_percentage: 50 }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n  - repeat: { name: r, requests: 16, rounds: 2 }\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1, 2] }\n  - sweep:\n      name: m\n      duration: 100ms\n      matrix: { mix: [ { name: hot, lines: [ { block_size: 4KiB, weight: 70%, read: 40%, random: 100% }, { block_size: 8KiB, weight: 30%, random: 100% } ] } ], queue_depth: [1, 2] }\n      distribution: { zones: [ { requests: 80%, region: 20% }, { requests: 20%, region: 80% } ] }\n      operating_points: { ceiling: 1s, mid_points: 1 }\nassert:\n  - w.iops > 1\n",
+        "iogate: 1\nname: schema\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - workload:\n      name: w\n      ios: 2000\n      queue_depth: 4\n      verify: true\n      data: { buffer_compress_percentage: 50 }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n  - repeat: { name: r, requests: 16, rounds: 2 }\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1, 2] }\n  - sweep:\n      name: m\n      duration: 100ms\n      matrix: { mix: [ { name: hot, lines: [ { block_size: 4KiB, weight: 70%, read: 40%, random: 100% }, { block_size: 8KiB, weight: 30%, random: 100% } ] }, { name: cold, lines: [ { block_size: 64KiB, read: 100%, random: 0% } ] } ], queue_depth: [1, 2] }\n      distribution: { zones: [ { requests: 80%, region: 20% }, { requests: 20%, region: 80% } ] }\n      operating_points: { ceiling: 1s, mid_points: 1 }\nassert:\n  - w.iops > 1\n  - m.iops[mix=hot, queue_depth=2] > 1\n  - m.bandwidth[mix=cold, queue_depth=1] > 1MiB/s\n",
     );
     let out = dir.path().join("out");
     common::run_scratch_ok(&spec, &out);
+    // A `[mix=NAME]` selector reads that mix's case, not the other's at the same depth.
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let cases = r["steps"][4]["sweep"]["cases"].as_array().unwrap();
+    let window = |mix: &str, qd: u64| {
+        let c = cases
+            .iter()
+            .find(|c| c["mix"] == mix && c["queue_depth"] == qd);
+        c.unwrap()["window"].clone()
+    };
+    let judged = |prefix: &str| {
+        let a = r["assertions"].as_array().unwrap();
+        a.iter()
+            .find(|x| x["expr"].as_str().unwrap().starts_with(prefix))
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(
+        judged("m.iops[mix=hot"),
+        window("hot", 2)["iops"].as_f64().unwrap()
+    );
+    assert_eq!(
+        judged("m.bandwidth[mix=cold"),
+        window("cold", 1)["bandwidth_bytes_per_s"].as_f64().unwrap()
+    );
     let o = check(
         &["--schemafile", &schema_file("result")],
         &[out.join("result.json")],

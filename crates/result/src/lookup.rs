@@ -117,6 +117,7 @@ fn over(counts: &[crate::step::OverCount], metric: Metric) -> Option<f64> {
 
 fn full_selector(c: &CaseResult) -> CaseSelector {
     CaseSelector {
+        mix: c.access.mix().map(str::to_string),
         block_size_bytes: c.access.block_size_bytes(),
         read_centi_pct: c.access.read_pct().map(|r| (r * 100.0).round() as u32),
         queue_depth: Some(c.queue_depth),
@@ -438,7 +439,7 @@ impl RunResult {
         let runs = self.steps.iter().filter(|s| f.holds(s));
         runs.map(|s| {
             let a = &s.metrics.all;
-            match (m.op, m.case, m.metric) {
+            match (m.op, &m.case, m.metric) {
                 (OpFilter::All, None, Metric::Iops) => Some(a.iops),
                 (OpFilter::All, None, Metric::Bandwidth) => Some(a.bandwidth_bytes_per_s),
                 (OpFilter::All, None, Metric::Latency(LatencyStat::Mean)) => {

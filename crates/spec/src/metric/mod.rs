@@ -383,10 +383,11 @@ pub struct MetricRef {
 }
 
 /// Which case of a sweep a metric addresses; absent fields match any case.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseSelector {
+    /// A named mix of `matrix.mix` (`[mix=jesd219]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<String>,
     /// Transfer size, bytes.
     pub block_size_bytes: Option<u64>,
     /// Read share in hundredths of a percent (7000 = 70%), so selectors compare exactly.
@@ -399,10 +400,13 @@ pub struct CaseSelector {
 
 impl CaseSelector {
     /// Whether a case with these parameters matches.
-    /// A block size or read share never matches a named-mix case.
+    /// A block size or read share never matches a named-mix case, nor a mix name a
+    /// single-size case.
     pub fn matches(&self, access: &crate::case::CaseAccess, queue_depth: u32, jobs: u32) -> bool {
-        self.block_size_bytes
-            .is_none_or(|b| access.block_size_bytes() == Some(b))
+        self.mix.as_deref().is_none_or(|m| access.mix() == Some(m))
+            && self
+                .block_size_bytes
+                .is_none_or(|b| access.block_size_bytes() == Some(b))
             && self.read_centi_pct.is_none_or(|r| {
                 access
                     .read_pct()
@@ -416,6 +420,9 @@ impl CaseSelector {
 impl fmt::Display for CaseSelector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
+        if let Some(m) = &self.mix {
+            parts.push(format!("mix={m}"));
+        }
         if let Some(b) = self.block_size_bytes {
             parts.push(format!("block_size={}", crate::units::ByteSize(b)));
         }

@@ -368,7 +368,12 @@ impl MetricPath {
                     c.queue_depth = Some(value.parse().map_err(|_| bad("queue_depth=<number>"))?)
                 }
                 "jobs" => c.jobs = Some(value.parse().map_err(|_| bad("jobs=<number>"))?),
-                _ => return Err(bad("a selector key: block_size, read, queue_depth or jobs")),
+                "mix" => c.mix = Some(value.clone()),
+                _ => {
+                    return Err(bad(
+                        "a selector key: mix, block_size, read, queue_depth or jobs",
+                    ))
+                }
             }
         }
         Ok(Some(c))
