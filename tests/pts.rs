@@ -83,6 +83,17 @@ fn pearson(x: &[f64], y: &[f64]) -> f64 {
     cov / (vx * vy).sqrt()
 }
 
+/// HIR shortened for CI: 1/100 of its durations, 10 cycles per wait state, 5 rounds of
+/// preconditioning.
+const HIR_SHORTENED: [&str; 6] = [
+    "--time-scale",
+    "0.01",
+    "--max-iterations",
+    "10",
+    "--max-rounds",
+    "5",
+];
+
 /// The shipped HIR spec (purge made a discard) at 1/100 of its durations and 10 cycles
 /// per wait state, on a drive whose background collector reclaims 50 blocks/s after
 /// 10 ms of idle.
@@ -93,15 +104,7 @@ fn hir_recovers_with_the_drives_background_collection() {
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let spec = shipped(dir.path(), "snia-pts-hir");
     let out = dir.path().join("hir");
-    let args = [
-        "--time-scale",
-        "0.01",
-        "--max-iterations",
-        "10",
-        "--max-rounds",
-        "5",
-    ];
-    let (before, o, after) = run_spec(&spec, &dev, &out, &stats_path, &args);
+    let (before, o, after) = run_spec(&spec, &dev, &out, &stats_path, &HIR_SHORTENED);
     assert_eq!(code(&o), 0, "{o:?}");
     let r = result(&out);
     assert_eq!(r["time_scale"].as_f64(), Some(0.01));
@@ -214,20 +217,15 @@ fn a_slower_background_collector_regresses_the_long_wait_bursts_only() {
         let (drive, stats_path) = ssd(&d.join(name), 1, &["idle_ms=10", bg]);
         let dev = drive.dev.to_str().expect("utf-8").to_string();
         let out = d.join(format!("out-{name}"));
-        let args = [
-            "--time-scale",
-            "0.01",
-            "--max-iterations",
-            "10",
-            "--max-rounds",
-            "5",
+        let mut args = HIR_SHORTENED.to_vec();
+        args.extend([
             "--model",
             "ftl-sim",
             "--firmware-revision",
             bg,
             "--baseline",
             &golden_s,
-        ];
+        ]);
         let (_, o, _) = run_spec(&spec, &dev, &out, &stats_path, &args);
         drop(drive);
         (code(&o), out)
