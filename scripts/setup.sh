@@ -40,8 +40,15 @@ command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 # A real NVMe controller for tests/nvme.rs: QEMU's emulated one in a TCG VM booted by
 # scripts/qemu-nvme.sh (Debian's kernel, a busybox initramfs packed with cpio).
 # Installed without their recommendations (QEMU's recommend graphical front ends).
+# QEMU 10 from Debian's bookworm-backports suite, not bookworm's 7.2: the NVMe features
+# the drive tests reach (Flexible Data Placement, the OCP extended SMART log C0h with
+# `ocp=on`, atomic write units, 64-bit protection-information guards) arrived after 7.2.
 vm=()
-command -v qemu-system-x86_64 >/dev/null 2>&1 || vm+=(qemu-system-x86)
+backports=()
+qemu_major=$(qemu-system-x86_64 --version 2>/dev/null | awk 'NR == 1 {split($4, v, "."); print v[1]}')
+if [ "${qemu_major:-0}" -lt 10 ]; then
+  backports+=(qemu-system-x86)
+fi
 compgen -G "/boot/vmlinuz-*" >/dev/null || vm+=(linux-image-amd64)
 [ -x /bin/busybox ] || vm+=(busybox-static)
 command -v cpio >/dev/null 2>&1 || vm+=(cpio)
@@ -51,18 +58,30 @@ command -v cpio >/dev/null 2>&1 || vm+=(cpio)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 python3 -c 'import venv' >/dev/null 2>&1 || need+=(python3-venv)
 
-if ((${#need[@]} + ${#vm[@]})); then
+if ((${#need[@]} + ${#vm[@]} + ${#backports[@]})); then
   if [ "$(id -u)" != 0 ]; then
-    echo "setup: missing ${need[*]} ${vm[*]}; run as root (or: sudo bash scripts/setup.sh) to install them" >&2
+    echo "setup: missing ${need[*]} ${vm[*]} ${backports[*]}; run as root (or: sudo bash scripts/setup.sh) to install them" >&2
     exit 0
   fi
   export DEBIAN_FRONTEND=noninteractive
+  if ((${#backports[@]})) && ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    cat > /etc/apt/sources.list.d/iogate-bookworm-backports.sources <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  fi
   apt-get update -qq
   if ((${#need[@]})); then
     apt-get install -y -qq "${need[@]}" >/dev/null
   fi
   if ((${#vm[@]})); then
     apt-get install -y -qq --no-install-recommends "${vm[@]}" >/dev/null
+  fi
+  if ((${#backports[@]})); then
+    apt-get install -y -qq --no-install-recommends -t bookworm-backports "${backports[@]}" >/dev/null
   fi
 fi
 # Apache Otava from PyPI, in its own venv (its pinned numpy and scipy stay out of the

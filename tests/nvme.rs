@@ -113,8 +113,118 @@ fn identity_and_health_come_from_the_controller() {
     );
     assert!(md.contains("data units written +24"), "{md}");
     assert!(md.contains("not throttled"), "{md}");
-    // QEMU 7.2 has no OCP C0h log: no write amplification, and it says so.
+    // Without `ocp=on` the controller has no OCP C0h log: no write amplification and
+    // no C0h fields, and the report says so.
     assert!(md.contains("write amplification not reported"), "{md}");
+    assert!(
+        md.contains("| OCP extended SMART (C0h) | not available"),
+        "{md}"
+    );
+    assert!(h["after"].get("ocp_smart").is_none(), "{h}");
+}
+
+const OCP: &str = "iogate: 1\nname: ocp\nsteps:\n  - workload: { name: w, ios: 256, queue_depth: 4, mix: [{ block_size: 128KiB, read: 0%, random: 0% }] }\n  - workload: { name: r, ios: 128, queue_depth: 4, mix: [{ block_size: 64KiB, read: 100%, random: 0% }] }\nassert:\n  - w.health.ocp.media_written_bytes == 32MiB\n  - r.health.ocp.media_read_bytes == 8MiB\n  - w.health.ocp.media_read_bytes == 0B\n  - w.health.write_amplification <= 1.02\n  - w.health.ocp.bad_user_blocks == 0\n  - w.health.ocp.plp_starts == 0\n";
+
+/// The OCP SMART / Health Information Extended log (C0h) on QEMU 10 with `ocp=on`,
+/// read before and after each step: every field the layout defines is in result.json;
+/// the media counters move by exactly the bytes each step wrote and read (QEMU counts
+/// them from its block layer), the rest stay 0 and read as 0; `health.ocp.*` and the
+/// write amplification they give are assertable; the report lists every field with
+/// the change of the moved ones.
+fn the_ocp_extended_smart_log_is_read_around_each_step() {
+    let script = format!(
+        "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
+        put(OCP, "/tmp/s.yaml")
+    );
+    let (rc, out) = in_vm("IOGATE-SN-10", "ocp=on", "", &script);
+    let r = json(&out.path().join("run/result.json"));
+    assert_eq!(rc, 0, "{}", r["assertions"]);
+    let fields = [
+        "media_written_bytes",
+        "media_read_bytes",
+        "bad_user_blocks",
+        "bad_user_blocks_normalized",
+        "bad_system_blocks",
+        "bad_system_blocks_normalized",
+        "xor_recoveries",
+        "uncorrectable_reads",
+        "soft_ecc_errors",
+        "end_to_end_detected",
+        "end_to_end_corrected",
+        "system_data_used_pct",
+        "refreshes",
+        "user_data_erases_max",
+        "user_data_erases_min",
+        "thermal_throttling_events",
+        "thermal_throttling_status",
+        "dssd_version",
+        "pcie_correctable_errors",
+        "incomplete_shutdowns",
+        "free_blocks_pct",
+        "capacitor_health_pct",
+        "unaligned_ios",
+        "security_version",
+        "namespace_utilization_blocks",
+        "plp_starts",
+        "endurance_estimate",
+        "pcie_link_retrainings",
+        "power_state_changes",
+        "version",
+    ];
+    let delta = |step: usize, f: &str| {
+        let h = &r["steps"][step]["health"];
+        h["after"]["ocp_smart"][f].as_u64().unwrap() - h["before"]["ocp_smart"][f].as_u64().unwrap()
+    };
+    for step in 0..2 {
+        let c0 = &r["steps"][step]["health"]["after"]["ocp_smart"];
+        let keys: Vec<&String> = c0.as_object().expect("ocp_smart").keys().collect();
+        assert_eq!(keys.len(), fields.len(), "{keys:?}");
+        for f in fields {
+            assert!(c0.get(f).is_some(), "{f} missing: {c0}");
+        }
+    }
+    assert_eq!(delta(0, "media_written_bytes"), 32 << 20);
+    assert_eq!(delta(1, "media_read_bytes"), 8 << 20);
+    assert_eq!(delta(1, "media_written_bytes"), 0);
+    let passed: Vec<(&str, bool)> = r["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .map(|a| (a["expr"].as_str().unwrap(), a["passed"] == true))
+        .collect();
+    assert!(
+        passed.len() >= 6 && passed.iter().all(|p| p.1),
+        "{passed:?}"
+    );
+    let wa = r["steps"][0]["health"]["after"]["data_units_written"]
+        .as_u64()
+        .unwrap()
+        - r["steps"][0]["health"]["before"]["data_units_written"]
+            .as_u64()
+            .unwrap();
+    assert!(
+        (wa as f64 - 33_554_432.0 / 512_000.0).abs() < 1.0,
+        "data units +{wa}"
+    );
+    let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("| OCP extended SMART (C0h) |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        line.contains("media_written_bytes") && line.contains("(+"),
+        "{line}"
+    );
+    assert!(
+        line.contains("plp_starts 0,") && line.contains("bad_user_blocks 0,"),
+        "{line}"
+    );
+    // Host bytes come from the SMART log's data units (512,000 bytes, rounded up), so
+    // 32 MiB is 65 or 66 units: write amplification 0.99 or 1.01.
+    assert!(
+        md.contains("write amplification 0.99") || md.contains("write amplification 1.01"),
+        "{md}"
+    );
 }
 
 /// A critical warning raised while a run is going on (QEMU's `smart_critical_warning`
@@ -248,4 +358,5 @@ tests_main![
     identity_and_health_come_from_the_controller: [Root, Qemu],
     a_critical_warning_fails_the_run_unless_recorded: [Root, Qemu],
     a_purge_formats_and_sanitize_is_refused: [Root, Qemu],
+    the_ocp_extended_smart_log_is_read_around_each_step: [Root, Qemu],
 ];

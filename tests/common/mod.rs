@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub mod ssd;
+pub mod vm;
+
+#[allow(unused_imports)]
+pub use vm::{guest_put, qemu_nvme, VM_TIME_LIMIT_S};
 
 /// Runs the binary with arguments; returns its output.
 pub fn iogate(args: &[&str]) -> Output {
@@ -119,7 +123,7 @@ impl Need {
             Need::Xmllint => on_path("xmllint", "--version"),
             Need::Mkfs => on_path("mkfs.ext4", "-V") && on_path("e2fsck", "-V"),
             Need::Qemu => {
-                on_path("qemu-system-x86_64", "--version")
+                vm::qemu_major().is_some_and(|v| v >= vm::QEMU_MAJOR)
                     && std::fs::read_dir("/boot").is_ok_and(|d| {
                         d.flatten()
                             .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"))
@@ -161,7 +165,7 @@ impl Need {
             }
             Need::Otava => "needs Apache Otava (scripts/setup.sh installs it in /opt/iogate-otava)",
             Need::Qemu => {
-                "needs qemu-system-x86_64, a kernel in /boot and busybox (scripts/setup.sh installs qemu-system-x86, linux-image-amd64, busybox-static)"
+                "needs qemu-system-x86_64 10 or later, a kernel in /boot and busybox (scripts/setup.sh installs qemu-system-x86 from bookworm-backports, linux-image-amd64, busybox-static)"
             }
         })
     }
@@ -308,52 +312,6 @@ impl LoopDevice {
         let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
         LoopDevice { path, backing }
     }
-}
-
-/// Runs `script` (sh) in scripts/qemu-nvme.sh's VM with the test build of iogate and
-/// the script's `options`; returns the exit code and the directory holding what the
-/// guest wrote under /out. Panics when the VM did not run the command (exit 3).
-///
-/// The command is bounded by [`VM_TIME_LIMIT_S`] (`--time-limit`): the test commands take
-/// under a minute even on a loaded 2-core machine. A command that runs past it is killed
-/// by the guest, which dumps every task's kernel stack; the dump is printed and the
-/// command run once more in a new VM (one CI run hung in the guest for 30 minutes, once
-/// in hundreds of runs, with no output to tell where). A second hang fails the test.
-pub fn qemu_nvme(options: &[&str], script: &str) -> (i32, tempfile::TempDir) {
-    for attempt in 1..=2 {
-        let out = tempfile::tempdir().expect("tempdir");
-        let o = Command::new("bash")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/qemu-nvme.sh"))
-            .args(options)
-            .args(["--time-limit", VM_TIME_LIMIT_S, "--iogate"])
-            .arg(env!("CARGO_BIN_EXE_iogate"))
-            .arg("--out")
-            .arg(out.path())
-            .args(["--", "sh", "-c", script])
-            .output()
-            .expect("qemu-nvme.sh");
-        let rc = o.status.code().unwrap_or(-1);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_ne!(rc, 3, "the VM did not run the command: {stderr}");
-        if rc == 124 && attempt == 1 {
-            eprintln!("WARNING: the VM's command hung and was killed; running it once more. The guest's dump:\n{stderr}");
-            continue;
-        }
-        assert_ne!(rc, 124, "the VM's command hung twice: {stderr}");
-        return (rc, out);
-    }
-    unreachable!("the loop returns or panics on its second attempt")
-}
-
-/// The VM's time limit for a test command, seconds (scripts/qemu-nvme.sh `--time-limit`).
-pub const VM_TIME_LIMIT_S: &str = "300";
-
-/// A shell line that writes `spec` to `path` in the VM's guest (`qemu_nvme` scripts).
-pub fn guest_put(spec: &str, path: &str) -> String {
-    format!(
-        "printf '{}' > {path}",
-        spec.replace('%', "%%").replace('\n', "\\n")
-    )
 }
 
 /// A JSON file, parsed; panics naming the file.

@@ -39,7 +39,39 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
         identity.push(("identity from", source));
     }
     identity.push(("drive health", health_summary(result.health.as_ref())));
+    if let Some(h) = &result.health {
+        identity.push(("OCP extended SMART (C0h)", ocp_summary(h)));
+    }
     identity
+}
+
+/// Every field of the OCP C0h log over the run: the value at the end, with its change
+/// where it moved; fields the drive leaves at zero read as 0, not as missing.
+fn ocp_summary(h: &iogate_result::drive::Health) -> String {
+    use iogate_spec::metric::OcpMetric;
+    let (Some(b), Some(a)) = (&h.before.ocp_smart, &h.after.ocp_smart) else {
+        return "not available (the controller has no OCP C0h log)".into();
+    };
+    let fields: Vec<String> = OcpMetric::NAMES
+        .iter()
+        .map(|(name, m)| {
+            let name = name.trim_start_matches("ocp.");
+            let (before, after) = (b.field(*m), a.field(*m));
+            let shown = |v: u64| {
+                if m.is_bytes() {
+                    format_bytes(v as f64)
+                } else {
+                    v.to_string()
+                }
+            };
+            match after.checked_sub(before) {
+                Some(d) if d > 0 => format!("{name} {} (+{})", shown(after), shown(d)),
+                None => format!("{name} {} (−{})", shown(after), shown(before - after)),
+                _ => format!("{name} {}", shown(after)),
+            }
+        })
+        .collect();
+    fields.join(", ")
 }
 
 /// The run's SMART / Health figures in one line, or why there are none.

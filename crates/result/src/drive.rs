@@ -138,22 +138,15 @@ pub struct SmartLog {
     pub thermal_transitions: [u32; 2],
     /// Total Time For Thermal Management Temperature 1 and 2 (bytes 227:224, 231:228), s.
     pub thermal_time_s: [u32; 2],
-    /// Physical Media Units Written (bytes) from the OCP Datacenter NVMe SSD
-    /// specification's SMART / Health Information Extended log (C0h), where the
-    /// controller has it (its GUID checked); read around steps, not in the samples.
+    /// The OCP Datacenter NVMe SSD specification's SMART / Health Information
+    /// Extended log (C0h), where the controller has it (its GUID checked); read around
+    /// steps, not in the samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ocp_physical_media_written_bytes: Option<u64>,
+    pub ocp_smart: Option<crate::ocp::SmartExtended>,
     /// The OCP Latency Monitor log (C3h), where the controller has it (its GUID
     /// checked): the drive's own counts of commands per latency bucket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ocp_latency_monitor: Option<crate::ocp::LatencyMonitor>,
-}
-
-/// Physical Media Units Written (bytes 15:0, in bytes) of an OCP C0h log page, when its
-/// GUID is OCP's (OCP Datacenter NVMe SSD Specification 2.0, figure "SMART / Health
-/// Information Extended"; nvme-cli's ocp plugin reads the same).
-pub fn ocp_physical_media_written(b: &[u8; 512]) -> Option<u64> {
-    (b[496..512] == OCP_C0_GUID).then(|| le128(b, 0))
 }
 
 fn le16(b: &[u8], at: usize) -> u16 {
@@ -260,7 +253,7 @@ impl SmartLog {
             critical_temperature_time_min: le32(b, 196),
             thermal_transitions: [le32(b, 216), le32(b, 220)],
             thermal_time_s: [le32(b, 224), le32(b, 228)],
-            ocp_physical_media_written_bytes: None,
+            ocp_smart: None,
             ocp_latency_monitor: None,
         }
     }
@@ -327,11 +320,16 @@ impl Health {
             HealthMetric::AvailableSpare => f64::from(a.available_spare_pct),
             HealthMetric::PercentageUsed => f64::from(a.percentage_used_pct),
             HealthMetric::Throttled => f64::from(u8::from(self.throttled)),
+            HealthMetric::Ocp(o) => {
+                crate::ocp::SmartExtended::span(b.ocp_smart.as_ref()?, a.ocp_smart.as_ref()?, o)
+                    as f64
+            }
             HealthMetric::WriteAmplification => {
                 // Media bytes written (OCP C0h) per host byte written (data units).
-                let media = a
-                    .ocp_physical_media_written_bytes?
-                    .saturating_sub(b.ocp_physical_media_written_bytes?);
+                let (ob, oa) = (b.ocp_smart.as_ref()?, a.ocp_smart.as_ref()?);
+                let media = oa
+                    .media_written_bytes
+                    .saturating_sub(ob.media_written_bytes);
                 let host = delta(|s| s.data_units_written) * DATA_UNIT_BYTES as f64;
                 if host == 0.0 {
                     return None;
@@ -354,12 +352,6 @@ pub struct HealthSample {
     /// Thermal management transitions so far (both levels).
     pub thermal_transitions: u64,
 }
-
-/// The OCP C0h log's GUID (bytes 511:496, as stored): C0h is in the vendor-specific
-/// range, so only a log carrying it is read as OCP's.
-const OCP_C0_GUID: [u8; 16] = [
-    0xC5, 0xAF, 0x10, 0x28, 0xEA, 0xBF, 0xF2, 0xA4, 0x9C, 0x4F, 0x6F, 0x7C, 0xC9, 0x14, 0xD5, 0xAF,
-];
 
 #[cfg(test)]
 mod tests {
@@ -412,19 +404,13 @@ mod tests {
     }
 
     #[test]
-    fn ocp_c0_is_read_only_with_its_guid() {
-        let mut b = [0u8; 512];
-        put(&mut b, 0, &(3u128 << 30).to_le_bytes());
-        assert_eq!(
-            ocp_physical_media_written(&b),
-            None,
-            "a vendor's C0h, not OCP's"
-        );
-        put(&mut b, 496, &OCP_C0_GUID);
-        assert_eq!(ocp_physical_media_written(&b), Some(3 << 30));
+    fn write_amplification_is_media_per_host_bytes() {
         let log = |units, media| SmartLog {
             data_units_written: units,
-            ocp_physical_media_written_bytes: Some(media),
+            ocp_smart: Some(crate::ocp::SmartExtended {
+                media_written_bytes: media,
+                ..Default::default()
+            }),
             ..SmartLog::default()
         };
         let h = Health {

@@ -68,13 +68,34 @@ pub fn current_cpus() -> Vec<u32> {
 }
 
 /// The NUMA node of a block device: `device/numa_node` of its sysfs disk, else of the
-/// device's parent (an NVMe namespace's controller → its PCI function).
+/// device's parent (an NVMe namespace's controller → its PCI function), else, for a
+/// namespace of a multipath-capable NVMe subsystem (its disk's device is the virtual
+/// `nvme-subsys<N>`, as with QEMU 10's controller), that of the subsystem's first
+/// controller (`device/nvme<M>/device/numa_node`).
 fn numa_node(path: &Path) -> Option<u32> {
     let name = std::fs::canonicalize(path).ok()?.file_name()?.to_owned();
     let disk = PathBuf::from("/sys/class/block").join(name);
-    ["device/numa_node", "device/device/numa_node"]
+    let mut candidates: Vec<PathBuf> = ["device/numa_node", "device/device/numa_node"]
         .iter()
-        .filter_map(|rel| std::fs::read_to_string(disk.join(rel)).ok())
+        .map(|rel| disk.join(rel))
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(disk.join("device")) {
+        let mut controllers: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n.strip_prefix("nvme")
+                    .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .map(|e| e.path().join("device/numa_node"))
+            .collect();
+        controllers.sort();
+        candidates.extend(controllers);
+    }
+    candidates
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
         .find_map(|s| s.trim().parse::<i64>().ok())
         .and_then(|n| u32::try_from(n).ok())
 }

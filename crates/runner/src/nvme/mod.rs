@@ -18,9 +18,7 @@ use std::fs::File;
 
 pub use erase::{format_nvm, sanitize, SanitizeAction, SecureErase};
 use ioctl::{Completion, PassthruCmd};
-use iogate_result::drive::{
-    ocp_physical_media_written, NvmeController, NvmeIdentity, NvmeNamespace, SmartLog,
-};
+use iogate_result::drive::{NvmeController, NvmeIdentity, NvmeNamespace, SmartLog};
 
 /// Admin opcodes used here (NVMe Base Specification 2.0, figure 138).
 const OPC_GET_LOG_PAGE: u8 = 0x02;
@@ -59,7 +57,7 @@ pub enum NvmeError {
 }
 
 /// OCP SMART / Health Information Extended log identifier.
-const LID_OCP_SMART: u8 = 0xC0;
+const LID_OCP_SMART: u8 = iogate_result::ocp::LID_OCP_SMART_EXTENDED;
 
 fn run(
     file: &File,
@@ -155,7 +153,7 @@ pub fn smart_log(file: &File) -> Result<SmartLog, NvmeError> {
     Ok(SmartLog::parse(&data))
 }
 
-/// The SMART / Health log with the OCP C0h log's physical media units written and the
+/// The SMART / Health log with the OCP SMART / Health Information Extended log (C0h) and the
 /// OCP Latency Monitor log (C3h), where the controller has those logs (an error reading
 /// one means it has none: QEMU's controller, for one, has neither).
 ///
@@ -164,7 +162,7 @@ pub fn smart_log_with_ocp(file: &File) -> Result<SmartLog, NvmeError> {
     let mut log = smart_log(file)?;
     let mut page = [0u8; 512];
     if log_page(file, "Get Log Page (OCP C0h)", LID_OCP_SMART, &mut page).is_ok() {
-        log.ocp_physical_media_written_bytes = ocp_physical_media_written(&page);
+        log.ocp_smart = iogate_result::ocp::SmartExtended::parse(&page);
     }
     let mut page = [0u8; 512];
     let c3 = iogate_result::ocp::LID_OCP_LATENCY_MONITOR;

@@ -12,7 +12,10 @@ use serde::{Deserialize, Serialize};
 use crate::dim::Dim;
 pub use crate::figure::Figure;
 
+mod ocp;
 mod resolve;
+
+pub use ocp::OcpMetric;
 
 /// A dotted metric path as written, each segment with its byte span (relative to the
 /// scalar it was parsed from).
@@ -292,6 +295,9 @@ pub enum HealthMetric {
     /// Bytes written to the media (OCP C0h Physical Media Units Written) per byte the
     /// host wrote (Data Units Written): only where the controller has the OCP log.
     WriteAmplification,
+    /// A field of the OCP SMART / Health Information Extended log (C0h),
+    /// `health.ocp.<name>`: only where the controller has that log.
+    Ocp(OcpMetric),
 }
 
 impl HealthMetric {
@@ -312,12 +318,37 @@ impl HealthMetric {
         ("write_amplification", HealthMetric::WriteAmplification),
     ];
 
-    /// The path name (`media_errors`, `temperature.max`).
+    /// The path name (`media_errors`, `temperature.max`, `ocp.media_written_bytes`).
     pub fn name(self) -> &'static str {
+        if let HealthMetric::Ocp(o) = self {
+            return o.name();
+        }
         Self::NAMES
             .iter()
             .find(|n| n.1 == self)
             .map_or("?", |n| n.0)
+    }
+
+    /// The metric named `name` after `health.`, the C0h fields included.
+    pub fn from_name(name: &str) -> Option<HealthMetric> {
+        Self::NAMES
+            .iter()
+            .find(|n| n.0 == name)
+            .map(|n| n.1)
+            .or_else(|| {
+                OcpMetric::NAMES
+                    .iter()
+                    .find(|n| n.0 == name)
+                    .map(|n| HealthMetric::Ocp(n.1))
+            })
+    }
+
+    /// The figure's dimension: bytes for the C0h media counters, else a plain number.
+    pub fn dim(self) -> Dim {
+        match self {
+            HealthMetric::Ocp(o) if o.is_bytes() => Dim::BYTES,
+            _ => Dim::NONE,
+        }
     }
 }
 
@@ -333,10 +364,10 @@ impl Metric {
             | Metric::Integrity(_)
             | Metric::SteadyStateReached
             | Metric::SteadyStateRound
-            | Metric::Health(_)
             | Metric::LatencyOver(_)
             | Metric::LatencyOverPct(_) => Dim::NONE,
             Metric::Figure(x) => x.dim(),
+            Metric::Health(h) => h.dim(),
             Metric::Bytes => Dim::BYTES,
             Metric::Latency(_)
             | Metric::SubmissionLatency(_)
@@ -348,6 +379,9 @@ impl Metric {
 
     /// Whether a larger value is better (IOPS, bandwidth) or worse (latency, errors).
     pub fn higher_is_better(self) -> bool {
+        if let Metric::Health(HealthMetric::Ocp(o)) = self {
+            return o.higher_is_better();
+        }
         matches!(
             self,
             Metric::Iops

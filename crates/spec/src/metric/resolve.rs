@@ -210,11 +210,12 @@ impl MetricPath {
         let segs = &self.segments;
         let rest: Vec<&str> = segs[*i + 1..].iter().map(|(n, _)| n.as_str()).collect();
         let joined = rest.join(".");
-        if let Some((_, h)) = HealthMetric::NAMES.iter().find(|n| n.0 == joined) {
+        if let Some(h) = HealthMetric::from_name(&joined) {
             *i = segs.len() - 1;
-            return Ok(Metric::Health(*h));
+            return Ok(Metric::Health(h));
         }
-        let names: Vec<&str> = HealthMetric::NAMES.iter().map(|n| n.0).collect();
+        let mut names: Vec<&str> = HealthMetric::NAMES.iter().map(|n| n.0).collect();
+        names.push("ocp.<field of the OCP C0h log>");
         Err(path_error(
             segs.get(*i + 1).map_or(self.end_span(), |s| s.1.clone()),
             format!(
