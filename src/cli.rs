@@ -193,6 +193,12 @@ pub struct RunArgs {
     /// (on another device than the target), for `iogate verify` after a power cut.
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+    /// The drive's atomic write unit across a power failure (e.g. 16KiB), for a drive
+    /// that does not report one (NVMe AWUPF): verification then judges whole units, and
+    /// a unit found half old, half new after a cut is torn. Every write must be a whole
+    /// number of units at a multiple of one.
+    #[arg(long, value_name = "SIZE", value_parser = atomic_unit)]
+    pub atomic_unit: Option<u64>,
     #[command(flatten)]
     pub shorten: ShortenArgs,
     /// Record every request (issue and completion times, operation, offset, length,
@@ -454,4 +460,13 @@ pub struct VerifyArgs {
     /// Write integrity.json and integrity.md here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// `--atomic-unit`: a byte size above zero (`16KiB`).
+fn atomic_unit(text: &str) -> Result<u64, String> {
+    match iogate_spec::syntax::parse_byte_size(text) {
+        Ok(0) => Err("expected a size above zero".into()),
+        Ok(b) => Ok(b),
+        Err(e) => Err(format!("expected {}, found {}", e.expected, e.found)),
+    }
 }

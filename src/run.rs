@@ -28,6 +28,7 @@ pub fn run(args: &RunArgs) -> u8 {
         allow_destructive: args.allow_destructive,
         verify_state: args.verify_state.clone(),
         journal: args.journal.clone(),
+        atomic_unit: args.atomic_unit,
         shorten: args.shorten.plan(),
         log_requests: args.log_requests,
         history: args.history.clone(),

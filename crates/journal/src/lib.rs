@@ -147,8 +147,11 @@ pub struct JournalHeader {
     pub target: String,
     /// The target's capacity, bytes.
     pub capacity_bytes: u64,
-    /// Verification unit, bytes (the target's logical block).
+    /// Verification unit, bytes (the target's logical block, or an atomic write unit).
     pub unit_bytes: u32,
+    /// Where the unit came from (journals written before this field: the logical block).
+    #[serde(default)]
+    pub unit_source: UnitSource,
     /// Seed stamped into every header of the run (`engine::verify`).
     pub seed: u64,
     /// The drive's model and serial, when it reports them (checked by `verify`).
@@ -157,6 +160,39 @@ pub struct JournalHeader {
     pub serial: Option<String>,
     /// Blocks read before the first write.
     pub sample: Vec<SampleBlock>,
+}
+
+/// Where a journal's verification unit came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitSource {
+    /// The target's logical block: the drive promises no larger atomic unit, or some
+    /// write of the plan is smaller than it.
+    #[default]
+    LogicalBlock,
+    /// The drive's atomic write unit across power failure (NVMe Identify: the
+    /// namespace's NAWUPF, else the controller's AWUPF), in logical blocks.
+    DrivePowerFailUnit {
+        /// Logical blocks per unit.
+        blocks: u32,
+    },
+    /// `iogate run --atomic-unit`: what the operator states the drive guarantees.
+    AtomicUnitOption,
+}
+
+impl std::fmt::Display for UnitSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnitSource::LogicalBlock => f.write_str("the logical block"),
+            UnitSource::DrivePowerFailUnit { blocks } => {
+                write!(
+                    f,
+                    "the drive's power-fail atomic write unit (AWUPF: {blocks} blocks)"
+                )
+            }
+            UnitSource::AtomicUnitOption => f.write_str("--atomic-unit"),
+        }
+    }
 }
 
 /// Errors writing or reading a journal.

@@ -184,6 +184,7 @@ mod tests {
             target: "/dev/x".into(),
             capacity_bytes: 1 << 20,
             unit_bytes: 4096,
+            unit_source: crate::UnitSource::LogicalBlock,
             seed: 7,
             model: None,
             serial: None,

@@ -47,6 +47,37 @@ pub struct NvmeController {
     pub critical_temperature_k: Option<u16>,
     /// Number of namespaces (NN, bytes 519:516).
     pub namespaces: u32,
+    /// Atomic Write Unit Normal (AWUN, bytes 527:526, 0's based), logical blocks: the
+    /// largest write the controller performs atomically with respect to other commands.
+    #[serde(default = "one")]
+    pub atomic_write_unit_normal_blocks: u32,
+    /// Atomic Write Unit Power Fail (AWUPF, bytes 529:528, 0's based), logical blocks:
+    /// the largest write that is either wholly old or wholly new after a power failure.
+    #[serde(default = "one")]
+    pub atomic_write_unit_power_fail_blocks: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A namespace's own atomic write parameters (Identify Namespace, valid when NSFEAT
+/// bit 1, NSABP, is set; NVM Command Set spec 1.0, figure 97). Sizes are logical
+/// blocks (the 0's based fields plus one); a boundary size of 0 means no boundary.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct NamespaceAtomic {
+    /// Namespace Atomic Write Unit Normal (NAWUN, bytes 35:34).
+    pub write_unit_normal_blocks: u32,
+    /// Namespace Atomic Write Unit Power Fail (NAWUPF, bytes 37:36).
+    pub write_unit_power_fail_blocks: u32,
+    /// Namespace Atomic Boundary Size Normal (NABSN, bytes 41:40).
+    pub boundary_size_normal_blocks: u32,
+    /// Namespace Atomic Boundary Offset (NABO, bytes 43:42), the first boundary's LBA.
+    pub boundary_offset_blocks: u32,
+    /// Namespace Atomic Boundary Size Power Fail (NABSPF, bytes 45:44).
+    pub boundary_size_power_fail_blocks: u32,
 }
 
 /// SANICAP bits 2:0: which Sanitize actions the controller supports.
@@ -90,6 +121,23 @@ pub struct NvmeNamespace {
     pub lba_data_size_bytes: u32,
     /// Its metadata bytes per block (MS).
     pub metadata_bytes: u16,
+    /// The namespace's own atomic write parameters, when it reports them (NSABP);
+    /// otherwise the controller's AWUN and AWUPF apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic: Option<NamespaceAtomic>,
+}
+
+impl NvmeIdentity {
+    /// The atomic write unit across a power failure, bytes: the namespace's NAWUPF
+    /// when it reports one, else the controller's AWUPF, times the logical block size
+    /// (one block when the drive promises nothing more).
+    pub fn power_fail_atomic_bytes(&self) -> u64 {
+        let blocks = match self.namespace.atomic {
+            Some(a) => a.write_unit_power_fail_blocks,
+            None => self.controller.atomic_write_unit_power_fail_blocks,
+        };
+        u64::from(blocks.max(1)) * u64::from(self.namespace.lba_data_size_bytes)
+    }
 }
 
 /// The SMART / Health Information log (log page 02h), controller-wide. Data units are
@@ -204,6 +252,8 @@ impl NvmeController {
             warning_temperature_k: temp(266),
             critical_temperature_k: temp(268),
             namespaces: le32(b, 516),
+            atomic_write_unit_normal_blocks: u32::from(le16(b, 526)) + 1,
+            atomic_write_unit_power_fail_blocks: u32::from(le16(b, 528)) + 1,
         }
     }
 }
@@ -226,6 +276,16 @@ impl NvmeNamespace {
                 0
             },
             metadata_bytes: (lbaf & 0xffff) as u16,
+            atomic: (b[24] & 0x2 != 0).then(|| {
+                let blocks = |at| u32::from(le16(b, at)) + 1;
+                NamespaceAtomic {
+                    write_unit_normal_blocks: blocks(34),
+                    write_unit_power_fail_blocks: blocks(36),
+                    boundary_size_normal_blocks: u32::from(le16(b, 40)),
+                    boundary_offset_blocks: u32::from(le16(b, 42)),
+                    boundary_size_power_fail_blocks: u32::from(le16(b, 44)),
+                }
+            }),
         }
     }
 }
@@ -375,7 +435,11 @@ mod tests {
         put(&mut b, 328, &0u32.to_le_bytes());
         b[524] = 0b101;
         put(&mut b, 516, &256u32.to_le_bytes());
+        put(&mut b, 526, &7u16.to_le_bytes());
+        put(&mut b, 528, &3u16.to_le_bytes());
         let c = NvmeController::parse(&b);
+        assert_eq!(c.atomic_write_unit_normal_blocks, 8, "AWUN is 0's based");
+        assert_eq!(c.atomic_write_unit_power_fail_blocks, 4);
         assert_eq!(c.vendor_id, 0x1b36);
         assert_eq!(c.serial, "deadbeef");
         assert_eq!(c.model, "QEMU NVMe Ctrl");
@@ -398,9 +462,43 @@ mod tests {
         b[26] = 1; // LBA format 1
         put(&mut b, 128, &(9u32 << 16).to_le_bytes()); // format 0: 512 B
         put(&mut b, 132, &((12u32 << 16) | 8).to_le_bytes()); // format 1: 4 KiB + 8 B
+        put(&mut b, 36, &1u16.to_le_bytes());
         let n = NvmeNamespace::parse(1, &b);
         assert_eq!((n.size_blocks, n.lba_format), (2048, 1));
         assert_eq!((n.lba_data_size_bytes, n.metadata_bytes), (4096, 8));
+        assert_eq!(
+            n.atomic, None,
+            "NSABP clear: the namespace fields are not valid"
+        );
+        let mut controller = NvmeController::parse(&[0u8; 4096]);
+        controller.atomic_write_unit_power_fail_blocks = 4;
+        let id = |namespace| NvmeIdentity {
+            controller: controller.clone(),
+            namespace,
+        };
+        assert_eq!(
+            id(n).power_fail_atomic_bytes(),
+            16384,
+            "the controller's AWUPF"
+        );
+        b[24] = 0x2;
+        put(&mut b, 34, &15u16.to_le_bytes());
+        put(&mut b, 44, &64u16.to_le_bytes());
+        let n = NvmeNamespace::parse(1, &b);
+        let a = n.atomic.expect("NSABP set");
+        assert_eq!(
+            (a.write_unit_normal_blocks, a.write_unit_power_fail_blocks),
+            (16, 2)
+        );
+        assert_eq!(
+            (a.boundary_size_power_fail_blocks, a.boundary_offset_blocks),
+            (64, 0)
+        );
+        assert_eq!(
+            id(n).power_fail_atomic_bytes(),
+            8192,
+            "the namespace's NAWUPF wins"
+        );
     }
 
     #[test]

@@ -19,8 +19,12 @@ pub const MAX_INTEGRITY_FAILURES: usize = 1000;
 /// Counts of one verification after a power cut, in blocks of `unit_bytes`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Integrity {
-    /// Verification unit, bytes (the target's logical block).
+    /// Verification unit, bytes (the target's logical block, or an atomic write unit).
     pub unit_bytes: u32,
+    /// Where the unit came from, as the journal records it ("the logical block", "the
+    /// drive's power-fail atomic write unit (AWUPF: 4 blocks)", "--atomic-unit").
+    #[serde(default)]
+    pub unit_source: String,
     /// Blocks the journal names, each read back and classified.
     pub checked: u64,
     /// Blocks whose latest write was durable and that hold it.
@@ -146,6 +150,7 @@ impl Integrity {
     /// Adds another verification's counts (failures kept while there is room).
     pub fn add(&mut self, o: &Integrity) {
         self.unit_bytes = o.unit_bytes;
+        self.unit_source.clone_from(&o.unit_source);
         for (a, b) in [
             (&mut self.checked, o.checked),
             (&mut self.intact, o.intact),

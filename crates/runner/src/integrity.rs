@@ -211,6 +211,7 @@ pub fn verify_journal(
     let blocks = block_writes(journal);
     let mut out = Integrity {
         unit_bytes: h.unit_bytes,
+        unit_source: h.unit_source.to_string(),
         last_flush_ns: flushes.last_ns(),
         journal_tail_discarded_bytes: journal.tail_discarded_bytes,
         ..Integrity::default()
@@ -454,6 +455,7 @@ pub fn open_journal(
         target: target.path.display().to_string(),
         capacity_bytes: target.capacity_bytes,
         unit_bytes: state.unit(),
+        unit_source: state.unit_source(),
         seed: state.seed(),
         model: id.model,
         serial: id.serial,

@@ -215,6 +215,7 @@ mod tests {
             target: "/dev/x".into(),
             capacity_bytes: 1 << 20,
             unit_bytes: 4096,
+            unit_source: UnitSource::AtomicUnitOption,
             seed: 7,
             model: None,
             serial: Some("S1".into()),

@@ -10,6 +10,7 @@
 //! [`event`] is what the binary displays. The spec crate
 //! provides the plan, the result crate the types it fills; the report crate reads them.
 
+pub mod atomic;
 mod during;
 pub mod engine;
 pub mod event;

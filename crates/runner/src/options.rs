@@ -31,4 +31,7 @@ pub struct RunOptions<'a> {
     /// Latency thresholds counted exactly, by step name, ascending, ns
     /// (`Plan::latency_thresholds`).
     pub latency_thresholds: std::collections::BTreeMap<String, Vec<u64>>,
+    /// `--atomic-unit`, bytes: the verification unit of power-cycle steps' journals
+    /// (`atomic::verification_unit`); None: the drive's AWUPF or the logical block.
+    pub atomic_unit: Option<u64>,
 }

@@ -105,8 +105,11 @@ fn cycle_steps(
     let cycle = record.cycle;
     let size = w.region.offset_bytes + w.region.length_bytes;
     let seed = plan.seed ^ u64::from(cycle).rotate_left(32) ^ journal::seed_nonce();
-    let state =
-        VerifyState::new(size, target.logical_block_size, seed).map_err(|e| e.to_string())?;
+    let unit = crate::atomic::verification_unit([w], target, opts.atomic_unit)
+        .map_err(|e| e.to_string())?;
+    let state = VerifyState::new(size, unit.bytes, seed)
+        .map_err(|e| e.to_string())?
+        .with_unit_source(unit.source);
     // A private directory (mode 0700, a random name): no other user can plant a link
     // at the journal's name.
     let dir = tempfile::Builder::new()
@@ -124,6 +127,7 @@ fn cycle_steps(
         replays: Vec::new(),
         request_log: None,
         latency_thresholds: Default::default(),
+        atomic_unit: opts.atomic_unit,
         journal: Some(&journal),
     };
     let (writes, command) = std::thread::scope(|scope| {

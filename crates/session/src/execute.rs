@@ -42,6 +42,7 @@ pub(crate) fn execute_journaled(
         request_log,
         journal: journal.as_ref(),
         latency_thresholds: p.plan.latency_thresholds(),
+        atomic_unit: config.atomic_unit,
     };
     let mut result =
         iogate_runner::execute_set(&p.plan, &p.target, &opts, config.repeat, &mut |e| {

@@ -65,6 +65,9 @@ pub struct RunConfig {
     pub verify_state: Option<PathBuf>,
     /// The power-cut journal.
     pub journal: Option<PathBuf>,
+    /// `--atomic-unit`, bytes: the verification unit a drive without AWUPF is said to
+    /// guarantee (`atomic::verification_unit`).
+    pub atomic_unit: Option<u64>,
     /// How the plan is shortened (`--time-scale`, `--case-duration`, `--max-rounds`).
     pub shorten: iogate_spec::plan::Shortening,
     /// Every request written to `ios.parquet`.

@@ -120,14 +120,19 @@ pub fn markdown(i: &Integrity, target: &str) -> String {
     };
     let mut s = format!(
         "# Power-cut integrity: {verdict}\n\n\
-         {target}: {} blocks of {} B checked from a journal of {} writes ({} durable) and \
-         {} flushes.\n\n\
+         {target}: {} blocks of {} B ({}) checked from a journal of {} writes ({} durable) \
+         and {} flushes.\n\n\
          | class | blocks |\n|---|---:|\n\
          | intact | {} |\n| lost | {} |\n| stale | {} |\n| torn | {} |\n\
          | unflushed_old | {} |\n| unflushed_new | {} |\n\
          | unwritten_checked | {} |\n| unwritten_changed | {} |\n",
         i.checked,
         i.unit_bytes,
+        if i.unit_source.is_empty() {
+            "the logical block"
+        } else {
+            &i.unit_source
+        },
         i.journal_writes,
         i.durable_writes,
         i.journal_flushes,

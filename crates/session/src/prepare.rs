@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use iogate_runner::atomic::VerifyUnit;
 use iogate_runner::engine::verify::VerifyState;
 use iogate_runner::Target;
 use iogate_spec::Geometry;
@@ -67,6 +68,7 @@ pub(crate) fn prepare(
         .unwrap_or_default();
     let replays = iogate_runner::scan_replays(&plan, &spec_dir, target.logical_block_size)
         .map_err(Failure::usage)?;
+    let unit = verify_unit(config, &plan, &target)?;
     let writes = plan.writes();
     if grow || scratch.is_some() {
         target
@@ -77,7 +79,10 @@ pub(crate) fn prepare(
             .check(writes, config.allow_destructive)
             .map_err(Failure::target)?;
     }
-    let verify_state = verify_state(config, &plan, &target)?;
+    let verify_state = match unit {
+        Some(unit) => verify_state(config, &plan, unit)?,
+        None => None,
+    };
     Ok(Prepared {
         src,
         plan,
@@ -89,18 +94,33 @@ pub(crate) fn prepare(
     })
 }
 
-/// Verification: a state over the whole used size, in logical blocks, when the plan
-/// verifies, `--verify-state` names a file or `--journal` records the writes; loaded
-/// from `--verify-state` when that file exists (a verify pass after a write pass).
-fn verify_state(
+/// The verification unit, when the run verifies (the plan, `--verify-state` or
+/// `--journal`) or `--atomic-unit` is given (checked against the plan's writes before
+/// any file is created: its power-cycle steps use it too). Errors: an `--atomic-unit`
+/// the plan's writes do not fit, or that is not whole logical blocks (exit 2).
+fn verify_unit(
     config: &RunConfig,
     plan: &iogate_spec::Plan,
     target: &Target,
-) -> Result<Option<VerifyState>, Failure> {
-    if !(plan.verifies() || config.verify_state.is_some() || config.journal.is_some()) {
+) -> Result<Option<VerifyUnit>, Failure> {
+    let verifies = plan.verifies() || config.verify_state.is_some() || config.journal.is_some();
+    if !verifies && config.atomic_unit.is_none() {
         return Ok(None);
     }
-    let unit = target.logical_block_size;
+    let unit = iogate_runner::atomic::verification_unit(&plan.steps, target, config.atomic_unit)
+        .map_err(Failure::usage)?;
+    Ok(verifies.then_some(unit))
+}
+
+/// Verification: a state over the whole used size, in units of `unit` (logical blocks
+/// or atomic write units), loaded from `--verify-state` when that file exists (a verify
+/// pass after a write pass).
+fn verify_state(
+    config: &RunConfig,
+    plan: &iogate_spec::Plan,
+    unit: VerifyUnit,
+) -> Result<Option<VerifyState>, Failure> {
+    let (source, unit) = (unit.source, unit.bytes);
     let loaded = match &config.verify_state {
         Some(p) if p.exists() => Some(VerifyState::load(p, plan.target.size_bytes, unit)),
         _ => None,
@@ -113,7 +133,7 @@ fn verify_state(
     };
     loaded
         .unwrap_or_else(|| VerifyState::new(plan.target.size_bytes, unit, seed))
-        .map(Some)
+        .map(|state| Some(state.with_unit_source(source)))
         .map_err(Failure::target)
 }
 
