@@ -56,6 +56,11 @@ fn identity_and_health_come_from_the_controller() {
         .as_str()
         .is_some_and(|f| !f.is_empty()));
     assert_eq!(t["nvme"]["controller"]["format_supported"], true);
+    // No atomic write unit beyond one block unless QEMU is told one (`atomic.awupf`).
+    assert_eq!(
+        t["nvme"]["controller"]["atomic_write_unit_power_fail_blocks"],
+        1
+    );
     let ns = &t["nvme"]["namespace"];
     assert_eq!(
         ns["size_blocks"].as_u64().unwrap() * ns["lba_data_size_bytes"].as_u64().unwrap(),
@@ -227,6 +232,46 @@ fn the_ocp_extended_smart_log_is_read_around_each_step() {
     );
 }
 
+const ATOMIC: &str = "iogate: 1\nname: aw\ntarget: { size: 4MiB }\nsteps:\n  - workload: { name: w, ios: 64, queue_depth: 4, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n";
+
+/// QEMU 10's `atomic.awun`/`atomic.awupf` (0's based): Identify reports AWUN 8 and
+/// AWUPF 4 blocks, result.json records them, and a journaled run's verification unit is
+/// AWUPF × the 512-byte LBA, recorded in the journal with its source. One KiB zeroed
+/// inside the first 2 KiB unit through the kernel's NVMe driver is then a torn unit.
+fn the_drives_atomic_write_unit_is_the_verification_unit() {
+    let script = format!(
+        "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --journal /tmp/j --out /out/run -q
+iogate verify --journal /tmp/j --target /dev/nvme0n1 --out /out/whole; echo $? > /out/whole.rc
+dd if=/dev/zero of=/dev/nvme0n1 bs=1024 seek=1 count=1 conv=notrunc,fsync 2>/dev/null
+blockdev --flushbufs /dev/nvme0n1; echo 3 > /proc/sys/vm/drop_caches
+iogate verify --journal /tmp/j --target /dev/nvme0n1 --out /out/torn; echo $? > /out/torn.rc",
+        put(ATOMIC, "/tmp/s.yaml")
+    );
+    let (rc, out) = in_vm(
+        "IOGATE-SN-11",
+        "atomic.dn=off,atomic.awun=7,atomic.awupf=3",
+        "",
+        &script,
+    );
+    let r = json(&out.path().join("run/result.json"));
+    assert_eq!(rc, 0, "{}", r["error"]);
+    let c = &r["target"]["nvme"]["controller"];
+    assert_eq!(c["atomic_write_unit_normal_blocks"], 8, "{c}");
+    assert_eq!(c["atomic_write_unit_power_fail_blocks"], 4, "{c}");
+    let rc = |name: &str| std::fs::read_to_string(out.path().join(name)).expect(name);
+    let whole = json(&out.path().join("whole/integrity.json"));
+    assert_eq!(rc("whole.rc").trim(), "0", "{whole}");
+    assert_eq!(whole["unit_bytes"], 2048, "{whole}");
+    assert_eq!(
+        whole["unit_source"],
+        "the drive's power-fail atomic write unit (AWUPF: 4 blocks)"
+    );
+    assert_eq!(whole["checked"], 512, "64 writes of 16 KiB: 8 units each");
+    let torn = json(&out.path().join("torn/integrity.json"));
+    assert_eq!(rc("torn.rc").trim(), "1", "{torn}");
+    assert_eq!(torn["torn"], 1, "{torn}");
+}
+
 /// A critical warning raised while a run is going on (QEMU's `smart_critical_warning`
 /// set through its monitor about 2 s into a 6 s step): the sampler sees it, the run is marked
 /// throttled (bit 1 is the temperature warning) and fails naming the warning; under
@@ -359,4 +404,5 @@ tests_main![
     a_critical_warning_fails_the_run_unless_recorded: [Root, Qemu],
     a_purge_formats_and_sanitize_is_refused: [Root, Qemu],
     the_ocp_extended_smart_log_is_read_around_each_step: [Root, Qemu],
+    the_drives_atomic_write_unit_is_the_verification_unit: [Root, Qemu],
 ];
