@@ -2,6 +2,7 @@
 # Boots a small VM with QEMU's emulated NVMe controller and runs one command in it.
 #
 #   scripts/qemu-nvme.sh [--size 256M] [--serial SERIAL] [--nvme-props 'k=v,…'] [--ns-props 'k=v,…']
+#                        [--subsys-props 'k=v,…']
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
 #                        [--numa] [--time-limit SECONDS]
@@ -16,6 +17,9 @@
 # (zeros), on `-device nvme,serial=SERIAL,drive=…,<nvme-props>`; it is /dev/nvme0n1 (and
 # /dev/ng0n1, its generic character device). With --ns-props the image is a namespace
 # device of its own, `-device nvme-ns,drive=…,nsid=1,<ns-props>` (e.g. `zoned=true`).
+# With --subsys-props the controller belongs to an NVMe subsystem device,
+# `-device nvme-subsys,id=subsys0,<subsys-props>` (e.g. `fdp=on,fdp.nruh=8` for Flexible
+# Data Placement, with `--ns-props fdp.ruhs=0-7`), and the namespace is an nvme-ns.
 # COMMAND runs with /out as its working directory; what it writes under /out is copied
 # back to --out DIR (tar + base64 over a second serial port), and the script exits with
 # COMMAND's exit code (3 if the guest never reported one). The guest's console log is
@@ -44,7 +48,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras=()
-size=256M serial="" props="" nsprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
+size=256M serial="" props="" nsprops="" subsysprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
 controllers=1
 throttles=()
 numa=0
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
     --serial) serial=$2; shift 2 ;;
     --nvme-props) props=$2; shift 2 ;;
     --ns-props) nsprops=$2; shift 2 ;;
+    --subsys-props) subsysprops=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --iogate) iogate=$2; shift 2 ;;
     --extra) extras+=("$2"); shift 2 ;;
@@ -190,7 +195,11 @@ for ((c = 0; c < controllers; c++)); do
   done
   truncate -s "$size" "$work/nvme$c.img"
   drives+=(-drive "file=$work/nvme$c.img,if=none,id=$drive,format=raw$throttle")
-  if [ -n "$nsprops" ]; then
+  if [ -n "$subsysprops" ]; then
+    [ "$c" -eq 0 ] && drives+=(-device "nvme-subsys,id=subsys0,nqn=iogate-subsys,$subsysprops")
+    drives+=(-device "nvme,id=nvme$c,serial=$sn,subsys=subsys0${props:+,$props}")
+    drives+=(-device "nvme-ns,drive=$drive,nsid=$((c + 1))${nsprops:+,$nsprops}")
+  elif [ -n "$nsprops" ]; then
     drives+=(-device "nvme,id=nvme$c,serial=$sn${props:+,$props}")
     drives+=(-device "nvme-ns,drive=$drive,nsid=1,$nsprops")
   else

@@ -42,7 +42,45 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
     if let Some(h) = &result.health {
         identity.push(("OCP extended SMART (C0h)", ocp_summary(h)));
     }
+    if let Some(fdp) = t.nvme.as_ref().and_then(|n| n.fdp.as_ref()) {
+        identity.push((
+            "flexible data placement",
+            fdp_summary(fdp, result.health.as_ref()),
+        ));
+    }
     identity
+}
+
+/// The FDP configuration, and the run's FDP statistics with the write amplification
+/// they give.
+fn fdp_summary(
+    c: &iogate_result::fdp::FdpConfiguration,
+    h: Option<&iogate_result::drive::Health>,
+) -> String {
+    use iogate_spec::metric::{FdpMetric as F, HealthMetric as M};
+    let config = format!(
+        "{} reclaim unit handles, {} reclaim groups, {} reclaim units{}",
+        c.reclaim_unit_handles,
+        c.reclaim_groups,
+        format_bytes(c.reclaim_unit_bytes as f64),
+        if c.valid {
+            ""
+        } else {
+            " (configuration not valid)"
+        }
+    );
+    let Some(h) = h.filter(|h| h.before.fdp.is_some() && h.after.fdp.is_some()) else {
+        return format!("{config}; statistics not read");
+    };
+    let v = |m| format_bytes(h.value(M::Fdp(m)).unwrap_or(0.0));
+    format!(
+        "{config}; host bytes written +{}, media bytes written +{}, media bytes erased +{}, write amplification {}",
+        v(F::HostWritten),
+        v(F::MediaWritten),
+        v(F::MediaErased),
+        h.value(M::WriteAmplification)
+            .map_or("— (nothing written)".to_string(), |w| format!("{w:.3}"))
+    )
 }
 
 /// Every field of the OCP C0h log over the run: the value at the end, with its change
@@ -102,6 +140,6 @@ fn health_summary(h: Option<&iogate_result::drive::Health>) -> String {
         v(M::HostWriteCommands),
         v(M::ThermalTransitions),
         h.value(M::WriteAmplification)
-            .map_or("not reported (no OCP C0h log)".to_string(), |w| format!("{w:.2}"))
+            .map_or("not reported (no FDP statistics or OCP C0h log)".to_string(), |w| format!("{w:.2}"))
     )
 }

@@ -9,7 +9,7 @@
 //! SMART / Health Information log page 02h (figure 207). Multi-byte fields are
 //! little-endian.
 
-use iogate_spec::metric::HealthMetric;
+use iogate_spec::metric::{FdpMetric, HealthMetric};
 use serde::{Deserialize, Serialize};
 
 /// The SMART log's data unit: 1000 units of 512 bytes (NVMe Base 2.0, figure 207,
@@ -55,6 +55,9 @@ pub struct NvmeController {
     /// the largest write that is either wholly old or wholly new after a power failure.
     #[serde(default = "one")]
     pub atomic_write_unit_power_fail_blocks: u32,
+    /// Flexible Data Placement supported (CTRATT bit 19, FDPS).
+    #[serde(default)]
+    pub fdp_supported: bool,
 }
 
 fn one() -> u32 {
@@ -125,6 +128,10 @@ pub struct NvmeNamespace {
     /// otherwise the controller's AWUN and AWUPF apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic: Option<NamespaceAtomic>,
+    /// Endurance group identifier (ENDGID, bytes 103:102): what FDP's log pages are
+    /// scoped to; 0 when the controller reports none.
+    #[serde(default)]
+    pub endurance_group: u16,
 }
 
 impl NvmeIdentity {
@@ -195,6 +202,9 @@ pub struct SmartLog {
     /// checked): the drive's own counts of commands per latency bucket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ocp_latency_monitor: Option<crate::ocp::LatencyMonitor>,
+    /// The endurance group's FDP Statistics (log page 22h), where the controller has FDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<crate::fdp::FdpStatistics>,
 }
 
 fn le16(b: &[u8], at: usize) -> u16 {
@@ -254,6 +264,7 @@ impl NvmeController {
             namespaces: le32(b, 516),
             atomic_write_unit_normal_blocks: u32::from(le16(b, 526)) + 1,
             atomic_write_unit_power_fail_blocks: u32::from(le16(b, 528)) + 1,
+            fdp_supported: le32(b, 96) & (1 << 19) != 0,
         }
     }
 }
@@ -286,6 +297,7 @@ impl NvmeNamespace {
                     boundary_size_power_fail_blocks: u32::from(le16(b, 44)),
                 }
             }),
+            endurance_group: le16(b, 102),
         }
     }
 }
@@ -315,6 +327,7 @@ impl SmartLog {
             thermal_time_s: [le32(b, 224), le32(b, 228)],
             ocp_smart: None,
             ocp_latency_monitor: None,
+            fdp: None,
         }
     }
 
@@ -331,6 +344,10 @@ pub struct NvmeIdentity {
     pub controller: NvmeController,
     /// Identify Namespace of the target's namespace.
     pub namespace: NvmeNamespace,
+    /// The namespace's endurance group's FDP configuration (log page 20h), where the
+    /// controller supports FDP and the log answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<crate::fdp::FdpConfiguration>,
 }
 
 /// The SMART / Health log before and after a step or a run (`result.json` → `health` of
@@ -383,6 +400,24 @@ impl Health {
             HealthMetric::Ocp(o) => {
                 crate::ocp::SmartExtended::span(b.ocp_smart.as_ref()?, a.ocp_smart.as_ref()?, o)
                     as f64
+            }
+            HealthMetric::Fdp(f) => {
+                let (fb, fa) = (b.fdp.as_ref()?, a.fdp.as_ref()?);
+                let v = |s: &crate::fdp::FdpStatistics| match f {
+                    FdpMetric::HostWritten => s.host_written_bytes,
+                    FdpMetric::MediaWritten => s.media_written_bytes,
+                    FdpMetric::MediaErased => s.media_erased_bytes,
+                };
+                v(fa).saturating_sub(v(fb)) as f64
+            }
+            HealthMetric::WriteAmplification if b.fdp.is_some() && a.fdp.is_some() => {
+                // Both counted by the drive (FDP statistics): exact.
+                let host = self.value(HealthMetric::Fdp(FdpMetric::HostWritten))?;
+                let media = self.value(HealthMetric::Fdp(FdpMetric::MediaWritten))?;
+                if host == 0.0 {
+                    return None;
+                }
+                media / host
             }
             HealthMetric::WriteAmplification => {
                 // Media bytes written (OCP C0h) per host byte written (data units).
@@ -475,6 +510,7 @@ mod tests {
         let id = |namespace| NvmeIdentity {
             controller: controller.clone(),
             namespace,
+            fdp: None,
         };
         assert_eq!(
             id(n).power_fail_atomic_bytes(),

@@ -15,6 +15,7 @@
 pub mod cases;
 pub mod drive;
 pub mod faults;
+pub mod fdp;
 pub mod fleet;
 pub mod groups;
 pub mod identity;

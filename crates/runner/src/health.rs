@@ -29,6 +29,9 @@ fn sample_of(log: &SmartLog, time_ns: u64) -> HealthSample {
 /// Reads the log around steps and samples it in a background thread.
 pub struct HealthMonitor {
     file: std::fs::File,
+    /// The endurance group whose FDP statistics are read with the log, when the
+    /// controller has an FDP configuration.
+    fdp_group: Option<u16>,
     started: Instant,
     samples: Arc<Mutex<Vec<HealthSample>>>,
     stop: Arc<AtomicBool>,
@@ -42,7 +45,8 @@ impl HealthMonitor {
         path: &std::path::Path,
         identity: &iogate_result::TargetIdentity,
     ) -> Option<HealthMonitor> {
-        identity.nvme.as_ref()?;
+        let nvme = identity.nvme.as_ref()?;
+        let fdp_group = nvme.fdp.as_ref().map(|_| nvme.namespace.endurance_group);
         let file = std::fs::File::open(path).ok()?;
         smart_log(&file).ok()?;
         let sampler_file = file.try_clone().ok()?;
@@ -56,6 +60,7 @@ impl HealthMonitor {
             .ok()?;
         Some(HealthMonitor {
             file,
+            fdp_group,
             started,
             samples,
             stop,
@@ -63,11 +68,12 @@ impl HealthMonitor {
         })
     }
 
-    /// The log now, with the OCP C0h figures where the controller has them.
+    /// The log now, with the FDP statistics and OCP C0h figures where the controller has
+    /// them.
     ///
     /// Errors: [`NvmeError`].
     pub fn read(&self) -> Result<SmartLog, NvmeError> {
-        smart_log_with_ocp(&self.file)
+        smart_log_with_ocp(&self.file, self.fdp_group)
     }
 
     /// Nanoseconds since the run started.

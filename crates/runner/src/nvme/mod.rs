@@ -94,16 +94,61 @@ fn identify(
 }
 
 fn log_page(file: &File, command: &'static str, lid: u8, data: &mut [u8]) -> Result<(), NvmeError> {
-    // NUMDL (cdw10 bits 31:16): dwords to transfer, 0-based.
+    scoped_log_page(file, command, lid, 0, data)
+}
+
+/// Get Log Page with a Log Specific Identifier (CDW11 bits 31:16): the endurance group
+/// of the FDP log pages.
+fn scoped_log_page(
+    file: &File,
+    command: &'static str,
+    lid: u8,
+    lsi: u16,
+    data: &mut [u8],
+) -> Result<(), NvmeError> {
+    // NUMDL (cdw10 bits 31:16), NUMDU (cdw11 bits 15:0): dwords to transfer, 0-based.
     let numd = (data.len() / 4 - 1) as u32;
     let cmd = PassthruCmd {
         opcode: OPC_GET_LOG_PAGE,
         nsid: NSID_ALL,
         cdw10: u32::from(lid) | ((numd & 0xffff) << 16),
-        cdw11: numd >> 16,
+        cdw11: (numd >> 16) | (u32::from(lsi) << 16),
         ..PassthruCmd::default()
     };
     run(file, command, cmd, data).map(|_| ())
+}
+
+/// The FDP configuration of endurance group `group` (log page 20h; 4 KiB holds a
+/// descriptor with up to 1,000 handles).
+///
+/// Errors: [`NvmeError`].
+pub fn fdp_configuration(
+    file: &File,
+    group: u16,
+) -> Result<Option<iogate_result::fdp::FdpConfiguration>, NvmeError> {
+    let mut data = vec![0u8; 4096];
+    let lid = iogate_result::fdp::LID_FDP_CONFIGURATIONS;
+    scoped_log_page(
+        file,
+        "Get Log Page (FDP Configurations)",
+        lid,
+        group,
+        &mut data,
+    )?;
+    Ok(iogate_result::fdp::FdpConfiguration::parse(&data))
+}
+
+/// The FDP Statistics of endurance group `group` (log page 22h).
+///
+/// Errors: [`NvmeError`].
+pub fn fdp_statistics(
+    file: &File,
+    group: u16,
+) -> Result<iogate_result::fdp::FdpStatistics, NvmeError> {
+    let mut data = [0u8; 64];
+    let lid = iogate_result::fdp::LID_FDP_STATISTICS;
+    scoped_log_page(file, "Get Log Page (FDP Statistics)", lid, group, &mut data)?;
+    Ok(iogate_result::fdp::FdpStatistics::parse(&data))
 }
 
 /// Identify Controller, with the active firmware slot when log page 03h answers.
@@ -153,13 +198,17 @@ pub fn smart_log(file: &File) -> Result<SmartLog, NvmeError> {
     Ok(SmartLog::parse(&data))
 }
 
-/// The SMART / Health log with the OCP SMART / Health Information Extended log (C0h) and the
+/// The SMART / Health log with the FDP Statistics of endurance group `fdp_group` (where
+/// the controller has FDP), the OCP SMART / Health Information Extended log (C0h) and the
 /// OCP Latency Monitor log (C3h), where the controller has those logs (an error reading
 /// one means it has none: QEMU's controller, for one, has neither).
 ///
 /// Errors: [`NvmeError`] of the SMART log.
-pub fn smart_log_with_ocp(file: &File) -> Result<SmartLog, NvmeError> {
+pub fn smart_log_with_ocp(file: &File, fdp_group: Option<u16>) -> Result<SmartLog, NvmeError> {
     let mut log = smart_log(file)?;
+    if let Some(group) = fdp_group {
+        log.fdp = fdp_statistics(file, group).ok();
+    }
     let mut page = [0u8; 512];
     if log_page(file, "Get Log Page (OCP C0h)", LID_OCP_SMART, &mut page).is_ok() {
         log.ocp_smart = iogate_result::ocp::SmartExtended::parse(&page);
@@ -210,8 +259,17 @@ pub fn admin_event(file: &File, cmd: &iogate_spec::AdminCommand) -> Result<(), N
 /// Errors: [`NvmeError`] (ENOTTY: not an NVMe namespace).
 pub fn identity(file: &File) -> Result<NvmeIdentity, NvmeError> {
     let nsid = namespace_id(file)?;
+    let controller = identify_controller(file)?;
+    let namespace = identify_namespace(file, nsid)?;
+    let fdp = match controller.fdp_supported {
+        true => fdp_configuration(file, namespace.endurance_group)
+            .ok()
+            .flatten(),
+        false => None,
+    };
     Ok(NvmeIdentity {
-        controller: identify_controller(file)?,
-        namespace: identify_namespace(file, nsid)?,
+        controller,
+        namespace,
+        fdp,
     })
 }

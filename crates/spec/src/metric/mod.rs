@@ -292,17 +292,35 @@ pub enum HealthMetric {
     /// 1 when the drive throttled during the span (thermal-management transitions rose,
     /// or the temperature warning appeared), else 0.
     Throttled,
-    /// Bytes written to the media (OCP C0h Physical Media Units Written) per byte the
-    /// host wrote (Data Units Written): only where the controller has the OCP log.
+    /// Bytes written to the media per byte the host wrote: from the FDP Statistics
+    /// log (exact: both counted by the drive) where the controller has FDP, else from
+    /// the OCP C0h log (Physical Media Units Written per Data Units Written, the latter
+    /// rounded up to 512,000 bytes); absent without either.
     WriteAmplification,
+    /// A counter of the endurance group's FDP Statistics (log page 22h), its change
+    /// over the span: only where the controller has Flexible Data Placement.
+    Fdp(FdpMetric),
     /// A field of the OCP SMART / Health Information Extended log (C0h),
     /// `health.ocp.<name>`: only where the controller has that log.
     Ocp(OcpMetric),
 }
 
+/// A counter of the FDP Statistics log page (22h; NVMe Base 2.1, figure "FDP
+/// Statistics Log Page").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FdpMetric {
+    /// Host Bytes with Metadata Written.
+    HostWritten,
+    /// Media Bytes with Metadata Written.
+    MediaWritten,
+    /// Media Bytes Erased.
+    MediaErased,
+}
+
 impl HealthMetric {
     /// Path names after `health.`, in order.
-    pub const NAMES: [(&'static str, HealthMetric); 13] = [
+    pub const NAMES: [(&'static str, HealthMetric); 16] = [
         ("media_errors", HealthMetric::MediaErrors),
         ("critical_warning", HealthMetric::CriticalWarning),
         ("temperature.max", HealthMetric::TemperatureMax),
@@ -316,6 +334,18 @@ impl HealthMetric {
         ("percentage_used", HealthMetric::PercentageUsed),
         ("throttled", HealthMetric::Throttled),
         ("write_amplification", HealthMetric::WriteAmplification),
+        (
+            "fdp.host_written_bytes",
+            HealthMetric::Fdp(FdpMetric::HostWritten),
+        ),
+        (
+            "fdp.media_written_bytes",
+            HealthMetric::Fdp(FdpMetric::MediaWritten),
+        ),
+        (
+            "fdp.media_erased_bytes",
+            HealthMetric::Fdp(FdpMetric::MediaErased),
+        ),
     ];
 
     /// The path name (`media_errors`, `temperature.max`, `ocp.media_written_bytes`).
@@ -347,6 +377,7 @@ impl HealthMetric {
     pub fn dim(self) -> Dim {
         match self {
             HealthMetric::Ocp(o) if o.is_bytes() => Dim::BYTES,
+            HealthMetric::Fdp(_) => Dim::BYTES,
             _ => Dim::NONE,
         }
     }
