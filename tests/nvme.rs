@@ -126,6 +126,10 @@ fn identity_and_health_come_from_the_controller() {
         "{md}"
     );
     assert!(h["after"].get("ocp_smart").is_none(), "{h}");
+    assert!(
+        md.contains("| protection information | none (0 metadata bytes per block) |"),
+        "{md}"
+    );
 }
 
 const OCP: &str = "iogate: 1\nname: ocp\nsteps:\n  - workload: { name: w, ios: 256, queue_depth: 4, mix: [{ block_size: 128KiB, read: 0%, random: 0% }] }\n  - workload: { name: r, ios: 128, queue_depth: 4, mix: [{ block_size: 64KiB, read: 100%, random: 0% }] }\nassert:\n  - w.health.ocp.media_written_bytes == 32MiB\n  - r.health.ocp.media_read_bytes == 8MiB\n  - w.health.ocp.media_read_bytes == 0B\n  - w.health.write_amplification <= 1.02\n  - w.health.ocp.bad_user_blocks == 0\n  - w.health.ocp.plp_starts == 0\n";
@@ -272,6 +276,34 @@ iogate verify --journal /tmp/j --target /dev/nvme0n1 --out /out/torn; echo $? > 
     assert_eq!(torn["torn"], 1, "{torn}");
 }
 
+const PI: &str = "iogate: 1\nname: pi\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, ios: 2000, queue_depth: 4, verify: true, mix: [{ block_size: 4KiB, read: 50%, random: 100% }] }\n";
+
+/// Namespaces formatted with protection information (QEMU's `ms=8,pi=N`) run through
+/// the block path, where the kernel generates and checks the PI: verified requests pass,
+/// and the identity and the report say which PI the namespace carries (type 1 as an
+/// extended LBA, DIF; type 3 in a separate buffer, DIX).
+fn a_namespace_with_protection_information_runs_and_says_so() {
+    for (props, pi_type, metadata, words) in [
+        ("ms=8,mset=1,pi=1", 1, "extended_lba", "type 1, in the last bytes of 8 metadata bytes per block, interleaved with the data (extended LBA, DIF)"),
+        ("ms=8,mset=0,pi=3", 3, "separate", "type 3, in the last bytes of 8 metadata bytes per block, in a separate buffer (DIX)"),
+    ] {
+        let script = format!(
+            "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
+            put(PI, "/tmp/s.yaml")
+        );
+        let (rc, out) = common::qemu_nvme(&["--size", "64M", "--ns-props", props], &script);
+        let r = json(&out.path().join("run/result.json"));
+        assert_eq!(rc, 0, "{props}: {}", r["error"]);
+        assert_eq!(r["steps"][0]["metrics"]["ios"], 2000, "{props}");
+        let ns = &r["target"]["nvme"]["namespace"];
+        assert_eq!(ns["metadata_bytes"], 8, "{props}: {ns}");
+        assert_eq!(ns["protection"]["pi_type"], pi_type, "{props}: {ns}");
+        assert_eq!(ns["protection"]["metadata"], metadata, "{props}: {ns}");
+        let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
+        assert!(md.contains(&format!("| protection information | {words} |")), "{md}");
+    }
+}
+
 /// A critical warning raised while a run is going on (QEMU's `smart_critical_warning`
 /// set through its monitor about 2 s into a 6 s step): the sampler sees it, the run is marked
 /// throttled (bit 1 is the temperature warning) and fails naming the warning; under
@@ -405,4 +437,5 @@ tests_main![
     a_purge_formats_and_sanitize_is_refused: [Root, Qemu],
     the_ocp_extended_smart_log_is_read_around_each_step: [Root, Qemu],
     the_drives_atomic_write_unit_is_the_verification_unit: [Root, Qemu],
+    a_namespace_with_protection_information_runs_and_says_so: [Root, Qemu],
 ];

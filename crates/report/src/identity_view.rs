@@ -42,6 +42,9 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
     if let Some(h) = &result.health {
         identity.push(("OCP extended SMART (C0h)", ocp_summary(h)));
     }
+    if let Some(n) = &t.nvme {
+        identity.push(("protection information", protection(&n.namespace)));
+    }
     if let Some(fdp) = t.nvme.as_ref().and_then(|n| n.fdp.as_ref()) {
         identity.push((
             "flexible data placement",
@@ -141,5 +144,26 @@ fn health_summary(h: Option<&iogate_result::drive::Health>) -> String {
         v(M::ThermalTransitions),
         h.value(M::WriteAmplification)
             .map_or("not reported (no FDP statistics or OCP C0h log)".to_string(), |w| format!("{w:.2}"))
+    )
+}
+
+/// The namespace's protection information in words.
+fn protection(ns: &iogate_result::drive::NvmeNamespace) -> String {
+    use iogate_result::protection::{MetadataTransfer, PiLocation};
+    let Some(p) = ns.protection else {
+        return format!("none ({} metadata bytes per block)", ns.metadata_bytes);
+    };
+    format!(
+        "type {}, in the {} bytes of {} metadata bytes per block, {}",
+        p.pi_type,
+        match p.location {
+            PiLocation::First => "first",
+            PiLocation::Last => "last",
+        },
+        ns.metadata_bytes,
+        match p.metadata {
+            MetadataTransfer::ExtendedLba => "interleaved with the data (extended LBA, DIF)",
+            MetadataTransfer::Separate => "in a separate buffer (DIX)",
+        }
     )
 }

@@ -132,6 +132,9 @@ pub struct NvmeNamespace {
     /// scoped to; 0 when the controller reports none.
     #[serde(default)]
     pub endurance_group: u16,
+    /// End-to-end protection information, when the namespace is formatted with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<crate::protection::ProtectionInfo>,
 }
 
 impl NvmeIdentity {
@@ -298,6 +301,7 @@ impl NvmeNamespace {
                 }
             }),
             endurance_group: le16(b, 102),
+            protection: crate::protection::ProtectionInfo::parse(b[29], flbas),
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod lookup;
 pub mod ocp;
 pub mod op;
 pub mod points;
+pub mod protection;
 pub mod record;
 pub mod recovery;
 pub mod request_set;
