@@ -197,7 +197,7 @@ pub struct RunArgs {
     /// that does not report one (NVMe AWUPF): verification then judges whole units, and
     /// a unit found half old, half new after a cut is torn. Every write must be a whole
     /// number of units at a multiple of one.
-    #[arg(long, value_name = "SIZE", value_parser = atomic_unit)]
+    #[arg(long, value_name = "SIZE", value_parser = shorten::positive_byte_size)]
     pub atomic_unit: Option<u64>,
     #[command(flatten)]
     pub shorten: ShortenArgs,
@@ -460,13 +460,4 @@ pub struct VerifyArgs {
     /// Write integrity.json and integrity.md here.
     #[arg(long)]
     pub out: Option<PathBuf>,
-}
-
-/// `--atomic-unit`: a byte size above zero (`16KiB`).
-fn atomic_unit(text: &str) -> Result<u64, String> {
-    match iogate_spec::syntax::parse_byte_size(text) {
-        Ok(0) => Err("expected a size above zero".into()),
-        Ok(b) => Ok(b),
-        Err(e) => Err(format!("expected {}, found {}", e.expected, e.found)),
-    }
 }

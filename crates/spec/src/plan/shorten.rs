@@ -71,6 +71,15 @@ pub fn positive_duration_ns(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A command-line byte size above zero (`--atomic-unit 16KiB`).
+pub fn positive_byte_size(text: &str) -> Result<u64, String> {
+    match crate::syntax::parse_byte_size(text) {
+        Ok(0) => Err("expected a size above zero".into()),
+        Ok(b) => Ok(b),
+        Err(e) => Err(format!("expected {}, found {}", e.expected, e.found)),
+    }
+}
+
 pub(super) fn is_one(f: &f64) -> bool {
     *f == 1.0
 }
