@@ -45,7 +45,7 @@ command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 # `ocp=on`, atomic write units, 64-bit protection-information guards) arrived after 7.2.
 vm=()
 backports=()
-qemu_major=$(qemu-system-x86_64 --version 2>/dev/null | awk 'NR == 1 {split($4, v, "."); print v[1]}')
+qemu_major=$({ qemu-system-x86_64 --version 2>/dev/null || true; } | awk 'NR == 1 {split($4, v, "."); print v[1]}')
 if [ "${qemu_major:-0}" -lt 10 ]; then
   backports+=(qemu-system-x86)
 fi
