@@ -226,9 +226,7 @@ fn le64(b: &[u8], at: usize) -> u64 {
 
 /// A 128-bit counter, saturated to u64 (2^64 data units is 9.4 ZB).
 fn le128(b: &[u8], at: usize) -> u64 {
-    let mut x = [0u8; 16];
-    x.copy_from_slice(&b[at..at + 16]);
-    u64::try_from(u128::from_le_bytes(x)).unwrap_or(u64::MAX)
+    crate::le::saturated(b, at, 16)
 }
 
 /// An ASCII field, space-padded (and sometimes NUL-padded), trimmed.

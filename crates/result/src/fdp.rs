@@ -99,11 +99,7 @@ pub struct FdpStatistics {
 impl FdpStatistics {
     /// Decodes log page 22h.
     pub fn parse(b: &[u8; 64]) -> FdpStatistics {
-        let n = |at: usize| {
-            let mut x = [0u8; 16];
-            x.copy_from_slice(&b[at..at + 16]);
-            u64::try_from(u128::from_le_bytes(x)).unwrap_or(u64::MAX)
-        };
+        let n = |at: usize| crate::le::saturated(b, at, 16);
         FdpStatistics {
             host_written_bytes: n(0),
             media_written_bytes: n(16),

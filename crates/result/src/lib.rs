@@ -21,6 +21,7 @@ pub mod groups;
 pub mod identity;
 pub mod integrity;
 pub mod judgement;
+mod le;
 pub mod lookup;
 pub mod ocp;
 pub mod op;

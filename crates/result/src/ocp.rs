@@ -93,19 +93,13 @@ pub struct SmartExtended {
     pub version: u16,
 }
 
-fn le_bytes(b: &[u8], at: usize, n: usize) -> u64 {
-    let mut x = [0u8; 16];
-    x[..n].copy_from_slice(&b[at..at + n]);
-    u64::try_from(u128::from_le_bytes(x)).unwrap_or(u64::MAX)
-}
-
 impl SmartExtended {
     /// Decodes a C0h page; None when its GUID is not OCP's (a vendor's own C0h).
     pub fn parse(b: &[u8; 512]) -> Option<SmartExtended> {
         if b[496..512] != SMART_GUID {
             return None;
         }
-        let n = |at, len| le_bytes(b, at, len);
+        let n = |at, len| crate::le::saturated(b, at, len);
         let n16 = |at| n(at, 2) as u16;
         let n32 = |at| n(at, 4) as u32;
         Some(SmartExtended {
