@@ -5,6 +5,14 @@
 //! step's write amplification is the drive's own media/host ratio, assertable. A
 //! controller without FDP has no configuration and no statistics, and an assertion on
 //! them fails as not available.
+//!
+//! Placement: one step writes hot data (4 KiB random) with placement handle 1 and cold
+//! data (128 KiB sequential) with handle 2, the next both with handle 3, through
+//! passthrough on /dev/ng0n1. What iogate counts per handle equals what the drive's
+//! Reclaim Unit Handle Status says each handle's reclaim unit took (its available media
+//! writes fell by exactly those bytes), and the handles a step did not name did not
+//! move. Placement on the block device, a handle past the namespace's eight, and
+//! placement on a drive without FDP are refused before any I/O.
 
 mod common;
 
@@ -12,11 +20,26 @@ use common::{guest_put as put, json_file as json};
 
 const SPEC: &str = "iogate: 1\nname: fdp\nsteps:\n  - workload: { name: w, ios: 256, queue_depth: 4, mix: [{ block_size: 128KiB, read: 0%, random: 0% }] }\n  - workload: { name: r, ios: 64, queue_depth: 4, mix: [{ block_size: 64KiB, read: 100%, random: 0% }] }\nassert:\n  - w.health.fdp.host_written_bytes == 32MiB\n  - r.health.fdp.host_written_bytes == 0B\n  - w.health.write_amplification >= 1\n";
 
+const PLACE: &str = "iogate: 1\nname: placement\nsteps:\n  - workload:\n      name: hot_cold\n      bytes: 6MiB\n      queue_depth: 4\n      mix:\n        - { block_size: 4KiB, weight: 90%, read: 0%, random: 100%, placement: 1 }\n        - { block_size: 128KiB, weight: 10%, read: 0%, random: 0%, placement: 2 }\n  - workload:\n      name: mixed\n      bytes: 6MiB\n      queue_depth: 4\n      placement: 3\n      mix:\n        - { block_size: 4KiB, weight: 90%, read: 0%, random: 100% }\n        - { block_size: 128KiB, weight: 10%, read: 0%, random: 0% }\n";
+
+/// Runs the statistics spec on the block device, then the placement spec on the
+/// generic device, on the block device, and with handle 9; each run's exit code is in
+/// `/out/<name>.rc`, its stderr in `/out/<name>.err`.
 fn run_in_vm(fdp: bool) -> (i32, tempfile::TempDir) {
-    let script = format!(
-        "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
-        put(SPEC, "/tmp/s.yaml")
-    );
+    let nine = PLACE.replace("placement: 3", "placement: 9");
+    let run = |spec: &str, target: &str, name: &str| {
+        format!("iogate run {spec} --target {target} --out /out/{name} -q 2> /out/{name}.err; echo $? > /out/{name}.rc")
+    };
+    let script = [
+        put(SPEC, "/tmp/s.yaml"),
+        put(PLACE, "/tmp/p.yaml"),
+        put(&nine, "/tmp/n.yaml"),
+        run("/tmp/s.yaml", "/dev/nvme0n1", "run"),
+        run("/tmp/p.yaml", "/dev/ng0n1", "place"),
+        run("/tmp/p.yaml", "/dev/nvme0n1", "block"),
+        run("/tmp/n.yaml", "/dev/ng0n1", "nine"),
+    ]
+    .join("; ");
     let subsys = if fdp {
         "fdp=on,fdp.nruh=8,fdp.runs=8M"
     } else {
@@ -30,8 +53,17 @@ fn run_in_vm(fdp: bool) -> (i32, tempfile::TempDir) {
     common::qemu_nvme(&options, &script)
 }
 
+/// The exit code and stderr of run `name` in the VM.
+fn outcome(out: &std::path::Path, name: &str) -> (i32, String) {
+    let rc = std::fs::read_to_string(out.join(format!("{name}.rc"))).expect("rc");
+    let err = std::fs::read_to_string(out.join(format!("{name}.err"))).unwrap_or_default();
+    (rc.trim().parse().expect("exit code"), err)
+}
+
 fn fdp_statistics_give_each_steps_write_amplification() {
-    let (rc, out) = run_in_vm(true);
+    let (vm_rc, out) = run_in_vm(true);
+    assert_eq!(vm_rc, 0);
+    let (rc, _) = outcome(out.path(), "run");
     let r = json(&out.path().join("run/result.json"));
     assert_eq!(rc, 0, "{}", r["assertions"]);
     let nvme = &r["target"]["nvme"];
@@ -80,10 +112,97 @@ fn fdp_statistics_give_each_steps_write_amplification() {
         "{line}"
     );
     eprintln!("fdp: host +{written} B, media +{media} B, WA {want:.4}");
+    placement_lands_in_the_named_handles(out.path());
+}
+
+/// The placement run: per handle, iogate's bytes equal the drive's; handles a step did
+/// not name did not move; refusals come before any I/O.
+fn placement_lands_in_the_named_handles(out: &std::path::Path) {
+    let (rc, err) = outcome(out, "place");
+    assert_eq!(rc, 0, "{err}");
+    let r = json(&out.join("place/result.json"));
+    let lba = r["target"]["logical_block_size"]
+        .as_u64()
+        .expect("lba size");
+    for (i, named) in [(0usize, vec![1u64, 2]), (1, vec![3])] {
+        let s = &r["steps"][i];
+        let written = s["metrics"]["write"]["bytes"].as_u64().unwrap();
+        let p = s["placement"].as_array().unwrap_or_else(|| panic!("{s}"));
+        let handles: Vec<u64> = p.iter().map(|h| h["handle"].as_u64().unwrap()).collect();
+        assert_eq!(handles, named, "{}", s["placement"]);
+        let mut sum = 0;
+        for h in p {
+            let host = h["host_written_bytes"].as_u64().unwrap();
+            assert!(host > 0, "{h}");
+            assert_eq!(
+                h["reclaim_unit"]["written_bytes"].as_u64(),
+                Some(host),
+                "{h}"
+            );
+            assert_eq!(h["reclaim_unit"]["reclaim_unit_handle"], h["handle"], "{h}");
+            sum += host;
+            eprintln!(
+                "placement: step {} handle {} host {host} B = drive",
+                s["name"], h["handle"]
+            );
+        }
+        assert_eq!(sum, written, "every write of the step carried a handle");
+        let fdp = |at: &str, f: &str| s["health"][at]["fdp"][f].as_u64().unwrap();
+        assert_eq!(
+            fdp("after", "host_written_bytes") - fdp("before", "host_written_bytes"),
+            written
+        );
+        // The other handles' reclaim units did not fill.
+        let ruamw = |at: &str, h: usize| {
+            s["health"][at]["placement"]["handles"][h]["available_media_writes_blocks"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{}", s["health"][at]))
+        };
+        for h in (0..8).filter(|h| !named.contains(&(*h as u64))) {
+            assert_eq!(
+                ruamw("before", h),
+                ruamw("after", h),
+                "handle {h} moved in step {i}"
+            );
+        }
+        for &h in &named {
+            let fell = (ruamw("before", h as usize) - ruamw("after", h as usize)) * lba;
+            assert!(fell > 0);
+        }
+    }
+    let md = std::fs::read_to_string(out.join("place/report.md")).expect("report.md");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("| flexible data placement |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(line.contains("per step"), "{line}");
+    assert!(
+        line.contains("hot_cold ") && line.contains("handle 2: "),
+        "{line}"
+    );
+    // The block device cannot carry a placement directive; handle 9 is past the
+    // namespace's 8. Both refused before a step ran.
+    let (rc, err) = outcome(out, "block");
+    assert_eq!(rc, 3, "{err}");
+    assert!(
+        err.contains("not an NVMe generic character device"),
+        "{err}"
+    );
+    let (rc, err) = outcome(out, "nine");
+    assert_eq!(rc, 3, "{err}");
+    assert!(
+        err.contains("handle 9") && err.contains("has 8 placement handles"),
+        "{err}"
+    );
+    for name in ["block", "nine"] {
+        assert!(!out.join(name).join("result.json").exists(), "{name} ran");
+    }
 }
 
 fn a_controller_without_fdp_has_no_statistics() {
-    let (rc, out) = run_in_vm(false);
+    let (vm_rc, out) = run_in_vm(false);
+    assert_eq!(vm_rc, 0);
+    let (rc, _) = outcome(out.path(), "run");
     let r = json(&out.path().join("run/result.json"));
     let nvme = &r["target"]["nvme"];
     assert_eq!(nvme["controller"]["fdp_supported"], false);
@@ -101,6 +220,13 @@ fn a_controller_without_fdp_has_no_statistics() {
             assert_eq!(a["value_display"], "n/a", "{a}");
         }
     }
+    let (rc, err) = outcome(out.path(), "place");
+    assert_eq!(rc, 3, "{err}");
+    assert!(
+        err.contains("does not support Flexible Data Placement"),
+        "{err}"
+    );
+    assert!(!out.path().join("place/result.json").exists());
 }
 
 tests_main![

@@ -48,7 +48,11 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
     if let Some(fdp) = t.nvme.as_ref().and_then(|n| n.fdp.as_ref()) {
         identity.push((
             "flexible data placement",
-            fdp_summary(fdp, result.health.as_ref()),
+            format!(
+                "{}{}",
+                fdp_summary(fdp, result.health.as_ref()),
+                fdp_steps(&result.steps)
+            ),
         ));
     }
     identity
@@ -84,6 +88,50 @@ fn fdp_summary(
         h.value(M::WriteAmplification)
             .map_or("— (nothing written)".to_string(), |w| format!("{w:.3}"))
     )
+}
+
+/// Each step's write amplification from the drive's FDP statistics, and the bytes it
+/// wrote per placement handle (iogate's count / the drive's reclaim unit count).
+fn fdp_steps(steps: &[iogate_result::StepResult]) -> String {
+    use iogate_spec::metric::HealthMetric as M;
+    let parts: Vec<String> = steps
+        .iter()
+        .filter_map(|s| {
+            let h = s.health.as_ref().filter(|h| h.after.fdp.is_some())?;
+            let wa = h
+                .value(M::WriteAmplification)
+                .map_or("—".to_string(), |w| format!("{w:.3}"));
+            let handles: Vec<String> = s
+                .placement
+                .iter()
+                .map(|p| {
+                    let drive = match p.reclaim_unit {
+                        Some(r) => match r.written_bytes {
+                            Some(b) => format_bytes(b as f64),
+                            None => "new reclaim unit".into(),
+                        },
+                        None => "not read".into(),
+                    };
+                    format!(
+                        "handle {}: {} / {drive}",
+                        p.handle,
+                        format_bytes(p.host_written_bytes as f64)
+                    )
+                })
+                .collect();
+            Some(match handles.is_empty() {
+                true => format!("{} {wa}", s.name),
+                false => format!("{} {wa} ({})", s.name, handles.join(", ")),
+            })
+        })
+        .collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; per step (write amplification; bytes per placement handle, iogate / drive): {}",
+            parts.join("; ")
+        ),
+    }
 }
 
 /// Every field of the OCP C0h log over the run: the value at the end, with its change

@@ -152,9 +152,7 @@ impl NvmeIdentity {
 
 /// The SMART / Health Information log (log page 02h), controller-wide. Data units are
 /// thousands of 512-byte units ([`DATA_UNIT_BYTES`]); temperatures in kelvin.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SmartLog {
     /// Critical Warning (byte 0): bit 0 spare below threshold, 1 temperature, 2
     /// reliability degraded, 3 read-only, 4 volatile backup failed, 5 persistent memory
@@ -208,6 +206,10 @@ pub struct SmartLog {
     /// The endurance group's FDP Statistics (log page 22h), where the controller has FDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fdp: Option<crate::fdp::FdpStatistics>,
+    /// The namespace's placement handles, reclaim unit handle usage and FDP event
+    /// counts, where the controller has FDP and the namespace placement handles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::fdp::PlacementLog>,
 }
 
 fn le16(b: &[u8], at: usize) -> u16 {
@@ -330,6 +332,7 @@ impl SmartLog {
             ocp_smart: None,
             ocp_latency_monitor: None,
             fdp: None,
+            placement: None,
         }
     }
 
@@ -354,7 +357,7 @@ pub struct NvmeIdentity {
 
 /// The SMART / Health log before and after a step or a run (`result.json` → `health` of
 /// the run and of each step), and the figures assertions read from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Health {
     /// The log before the first request.
     pub before: SmartLog,

@@ -11,6 +11,141 @@ use serde::{Deserialize, Serialize};
 pub const LID_FDP_CONFIGURATIONS: u8 = 0x20;
 /// Log identifier of the FDP Statistics log page (endurance-group scoped).
 pub const LID_FDP_STATISTICS: u8 = 0x22;
+/// Log identifier of the Reclaim Unit Handle Usage log page (endurance-group scoped).
+pub const LID_RUH_USAGE: u8 = 0x21;
+/// Log identifier of the FDP Events log page (endurance-group scoped; LSP bit 0 selects
+/// host events).
+pub const LID_FDP_EVENTS: u8 = 0x23;
+
+/// One placement handle of a namespace as the drive reports it (I/O Management Receive,
+/// management operation 1h "Reclaim Unit Handle Status", NVMe Base 2.1 §7.6: a 16-byte
+/// header with the descriptor count at bytes 15:14, then 32-byte descriptors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlacementHandleStatus {
+    /// The placement identifier (PID, bytes 1:0): reclaim group in the high bits, the
+    /// placement handle below.
+    pub placement_id: u16,
+    /// The reclaim unit handle it maps to (RUHID, bytes 3:2).
+    pub reclaim_unit_handle: u16,
+    /// Estimated active reclaim unit time remaining (EARUTR, bytes 7:4), seconds.
+    pub time_remaining_s: u32,
+    /// Reclaim unit available media writes (RUAMW, bytes 15:8): logical blocks that can
+    /// still be written to the handle's current reclaim unit.
+    pub available_media_writes_blocks: u64,
+}
+
+impl PlacementHandleStatus {
+    /// Decodes a Reclaim Unit Handle Status buffer; descriptors past the buffer's end
+    /// are not invented.
+    pub fn parse_all(b: &[u8]) -> Vec<PlacementHandleStatus> {
+        let n = b
+            .get(14..16)
+            .map_or(0, |x| u16::from_le_bytes([x[0], x[1]]));
+        (0..usize::from(n))
+            .map_while(|i| b.get(16 + 32 * i..16 + 32 * (i + 1)))
+            .map(|d| PlacementHandleStatus {
+                placement_id: u16::from_le_bytes([d[0], d[1]]),
+                reclaim_unit_handle: u16::from_le_bytes([d[2], d[3]]),
+                time_remaining_s: u32::from_le_bytes([d[4], d[5], d[6], d[7]]),
+                available_media_writes_blocks: crate::le::saturated(d, 8, 8),
+            })
+            .collect()
+    }
+}
+
+/// Who has written through a reclaim unit handle (Reclaim Unit Handle Usage log 21h:
+/// an 8-byte header with the count at bytes 1:0, then 8-byte descriptors whose byte 0
+/// is RUHA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HandleUsage {
+    /// Not in use by any namespace (0h).
+    Unused,
+    /// Host specified (bit 0): a namespace's placement handle maps to it.
+    HostSpecified,
+    /// Controller specified (bit 1): writes without a placement directive land in it.
+    ControllerSpecified,
+    /// Both bits.
+    HostAndControllerSpecified,
+}
+
+impl HandleUsage {
+    /// Decodes log page 21h.
+    pub fn parse_all(b: &[u8]) -> Vec<HandleUsage> {
+        let n = b.get(0..2).map_or(0, |x| u16::from_le_bytes([x[0], x[1]]));
+        (0..usize::from(n))
+            .map_while(|i| b.get(8 + 8 * i))
+            .map(|ruha| match ruha & 0x3 {
+                0 => HandleUsage::Unused,
+                1 => HandleUsage::HostSpecified,
+                2 => HandleUsage::ControllerSpecified,
+                _ => HandleUsage::HostAndControllerSpecified,
+            })
+            .collect()
+    }
+}
+
+/// What the drive says about placement at one moment: read before and after every
+/// step with the FDP statistics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlacementLog {
+    /// The namespace's placement handles in handle order (index = the handle a spec's
+    /// `placement:` names).
+    pub handles: Vec<PlacementHandleStatus>,
+    /// Each reclaim unit handle's usage (log 21h), in reclaim unit handle order.
+    pub handle_usage: Vec<HandleUsage>,
+    /// Host events the FDP Events log holds (log 23h with LSP 1: NLE, bytes 3:0); the
+    /// drive records only the event types enabled for each handle.
+    pub host_events: u32,
+    /// Controller events the log holds (LSP 0).
+    pub controller_events: u32,
+}
+
+/// Bytes a step wrote with one placement handle: iogate's count (completed writes of
+/// the mix lines that carry it) and the drive's (how far the handle's reclaim unit
+/// filled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlacementWrites {
+    /// The placement handle (index into the namespace's list).
+    pub handle: u16,
+    /// Bytes of completed writes the step sent with the handle.
+    pub host_written_bytes: u64,
+    /// The drive's side, when its placement log was read before and after the step.
+    pub reclaim_unit: Option<ReclaimUnitWrites>,
+}
+
+/// What the drive's Reclaim Unit Handle Status says a placement handle took in a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReclaimUnitWrites {
+    /// The reclaim unit handle the placement handle maps to.
+    pub reclaim_unit_handle: u16,
+    /// Reclaim unit available media writes before minus after, bytes; None when the
+    /// handle moved to a new reclaim unit during the step (RUAMW rose), where the
+    /// difference no longer counts the writes.
+    pub written_bytes: Option<u64>,
+}
+
+impl ReclaimUnitWrites {
+    /// Handle `handle`'s figures from the logs around a step, with `lba_bytes` per
+    /// logical block; None when either log lacks the handle.
+    pub fn between(
+        before: &PlacementLog,
+        after: &PlacementLog,
+        handle: u16,
+        lba_bytes: u64,
+    ) -> Option<ReclaimUnitWrites> {
+        let b = before.handles.get(usize::from(handle))?;
+        let a = after.handles.get(usize::from(handle))?;
+        let (was, is) = (
+            b.available_media_writes_blocks,
+            a.available_media_writes_blocks,
+        );
+        Some(ReclaimUnitWrites {
+            reclaim_unit_handle: a.reclaim_unit_handle,
+            written_bytes: (is <= was).then(|| (was - is).saturating_mul(lba_bytes)),
+        })
+    }
+}
 
 /// The kind of a reclaim unit handle (RUHT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -111,6 +246,46 @@ impl FdpStatistics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Buffers built from NVMe Base 2.1's figures "Reclaim Unit Handle Status" and
+    /// "Reclaim Unit Handle Usage Log Page".
+    #[test]
+    fn handle_status_and_usage_decode() {
+        let mut b = vec![0u8; 16 + 64];
+        b[14] = 2;
+        let d = &mut b[48..80];
+        d[0..2].copy_from_slice(&3u16.to_le_bytes());
+        d[2..4].copy_from_slice(&5u16.to_le_bytes());
+        d[4..8].copy_from_slice(&7u32.to_le_bytes());
+        d[8..16].copy_from_slice(&16384u64.to_le_bytes());
+        let h = PlacementHandleStatus::parse_all(&b);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[0].available_media_writes_blocks, 0);
+        assert_eq!(
+            h[1],
+            PlacementHandleStatus {
+                placement_id: 3,
+                reclaim_unit_handle: 5,
+                time_remaining_s: 7,
+                available_media_writes_blocks: 16384,
+            }
+        );
+        // A count larger than the buffer stops at the buffer.
+        b[14] = 9;
+        assert_eq!(PlacementHandleStatus::parse_all(&b).len(), 2);
+        let mut u = vec![0u8; 8 + 8 * 4];
+        u[0] = 4;
+        (u[8], u[16], u[24], u[32]) = (0, 1, 2, 3);
+        assert_eq!(
+            HandleUsage::parse_all(&u),
+            [
+                HandleUsage::Unused,
+                HandleUsage::HostSpecified,
+                HandleUsage::ControllerSpecified,
+                HandleUsage::HostAndControllerSpecified
+            ]
+        );
+    }
 
     /// Pages built from the layouts of NVMe Base 2.1 (figures "FDP Configurations Log
     /// Page", "FDP Configuration Descriptor", "FDP Statistics Log Page").

@@ -96,6 +96,10 @@ pub struct StepResult {
     /// The drive's SMART / Health log before and after the step: NVMe targets only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// Bytes the step wrote per FDP placement handle, by iogate's count and the drive's
+    /// (steps whose mix lines carry `placement:` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::fdp::PlacementWrites>,
     /// What the step wrote (the pattern), and what a sample read back holds (steps with
     /// writes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]

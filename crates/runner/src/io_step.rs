@@ -149,7 +149,7 @@ impl<'a> JobSetup<'a> {
             data: &step.data,
             step_seed: step.job_seeds.first().copied().unwrap_or(0),
             job_seed: seed,
-            passthrough: self.target.passthrough(),
+            passthrough: self.target.passthrough().map(|p| p.placing(&step.mix)),
             durability: step.durability,
             journal: self.opts.journal,
             latency_thresholds_ns: self

@@ -11,6 +11,7 @@
 //! provides the plan, the result crate the types it fills; the report crate reads them.
 
 pub mod atomic;
+pub mod data_placement;
 mod during;
 pub mod engine;
 pub mod event;

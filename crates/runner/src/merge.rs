@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use iogate_result::faults::ErrorRecord;
+use iogate_result::fdp::PlacementWrites;
 use iogate_spec::PlanStep;
 
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
@@ -224,6 +225,7 @@ pub(crate) fn merge(
         verify_records: t.verify.records,
         error: None,
         health: None,
+        placement: placement_writes(step, &t.lines),
         data: None,
         submission: submission(step, jobs),
         loops: Vec::new(), // set by `run::execute` for every step kind
@@ -314,6 +316,28 @@ fn per_job(jobs: &[JobStats], secs: f64) -> Vec<JobFigures> {
 
 /// Requests by block size: the mix lines' sizes (lines of one size together), then the
 /// sizes of requests without a line (replays), ascending.
+/// Bytes of completed writes per placement handle, from the lines that carry one (the
+/// drive's side is added by `run` once the logs after the step are read).
+fn placement_writes(step: &PlanStep, lines: &[(u64, u64)]) -> Vec<PlacementWrites> {
+    let mut out: Vec<PlacementWrites> = Vec::new();
+    for (m, (_, w)) in step.mix.iter().zip(lines) {
+        let Some(handle) = m.placement_handle else {
+            continue;
+        };
+        let bytes = w.saturating_mul(m.block_size_bytes);
+        match out.iter_mut().find(|p| p.handle == handle) {
+            Some(p) => p.host_written_bytes += bytes,
+            None => out.push(PlacementWrites {
+                handle,
+                host_written_bytes: bytes,
+                reclaim_unit: None,
+            }),
+        }
+    }
+    out.sort_by_key(|p| p.handle);
+    out
+}
+
 fn block_sizes(
     step: &PlanStep,
     lines: &[(u64, u64)],

@@ -99,6 +99,7 @@ pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
 /// Errors: [`crate::RunError::Unsupported`] naming the step and the missing capability.
 pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
     check_engines(plan, target)?;
+    crate::data_placement::check(plan, target)?;
     // A SNIA purge (Sanitize, Format NVM) needs an NVMe namespace: said before any I/O.
     let erasing = plan
         .steps
@@ -253,6 +254,7 @@ pub fn execute(
         );
         if let (Some(m), Some(b), Some(a)) = (&monitor, before, read_health(on_event)) {
             r.health = Some(m.span(b.0, a.0, b.1, a.1));
+            crate::data_placement::fill(&mut r, u64::from(target.logical_block_size));
         }
         on_event(RunEvent::StepFinished {
             index,

@@ -451,7 +451,11 @@ impl Target {
     /// generic character device target; None for files and block devices.
     pub fn passthrough(&self) -> Option<crate::engine::job::Passthrough> {
         self.nvme_namespace
-            .map(|(nsid, lba_shift)| crate::engine::job::Passthrough { nsid, lba_shift })
+            .map(|(nsid, lba_shift)| crate::engine::job::Passthrough {
+                nsid,
+                lba_shift,
+                placement: Vec::new(),
+            })
     }
 }
 

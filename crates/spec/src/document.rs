@@ -437,6 +437,12 @@ pub struct RawWorkload {
     /// The time until the step's bandwidth returns to a reference step's (SNIA PTS XSR).
     #[serde(default)]
     pub recovery: Option<Spanned<RawRecovery>>,
+    /// NVMe Flexible Data Placement: the placement handle (an index into the namespace's
+    /// placement handle list, reclaim group 0) every write of the step carries, unless
+    /// its mix line names its own. Needs the passthrough engine on a drive with FDP.
+    #[serde(default)]
+    #[schemars(range(max = 65535))]
+    pub placement: Option<Spanned<u64>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.
@@ -538,6 +544,11 @@ pub struct RawMixLine {
     #[serde(default)]
     #[schemars(with = "Option<DurationText>")]
     pub delay: Option<Spanned<String>>,
+    /// NVMe Flexible Data Placement: the placement handle this line's writes carry
+    /// (default: the step's `placement`, else none).
+    #[serde(default)]
+    #[schemars(range(max = 65535))]
+    pub placement: Option<Spanned<u64>>,
 }
 
 /// The spec file's schema (`schema/spec.schema.json`), with its `$id` and title.

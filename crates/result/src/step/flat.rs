@@ -66,6 +66,9 @@ pub struct FlatStepResult {
     /// The drive's SMART / Health log before and after the step: NVMe targets only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// Bytes written per FDP placement handle (iogate's count and the drive's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::fdp::PlacementWrites>,
     /// What a purge step did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purge: Option<PurgeRecord>,
@@ -128,6 +131,7 @@ impl From<StepResult> for FlatStepResult {
             sweep,
             error: s.error,
             health: s.health,
+            placement: s.placement,
             purge,
             repeat,
             data: s.data,
@@ -199,6 +203,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             verify_records: f.verify_records,
             error: f.error,
             health: f.health,
+            placement: f.placement,
             data: f.data,
             submission: f.submission,
             loops: f.loops,

@@ -128,6 +128,10 @@ const NVME_CMD_WRITE: u8 = 0x01;
 /// CDW12 bit 30 of Read and Write: Force Unit Access.
 const NVME_FUA: u32 = 1 << 30;
 const NVME_CMD_READ: u8 = 0x02;
+/// Directive Type "Data Placement" (2h), in Write's CDW12 bits 23:20; the Directive
+/// Specific value (the placement identifier) goes in CDW13 bits 31:16 (NVMe Base 2.1,
+/// "Flexible Data Placement"; NVM Command Set 1.1, Write command).
+const DTYPE_DATA_PLACEMENT: u32 = 0x2;
 
 /// NVMe Read/Write through io_uring passthrough on a namespace's generic char device.
 pub struct NvmeCommands {
@@ -137,6 +141,9 @@ pub struct NvmeCommands {
     pub nsid: u32,
     /// log2 of the logical block size (offsets and lengths are multiples of it).
     pub lba_shift: u32,
+    /// The FDP placement identifier of each mix line's writes (`Request::line`); a line
+    /// past the end, or None, writes without a directive.
+    pub placement: Vec<Option<u16>>,
 }
 
 impl NvmeCommands {
@@ -157,7 +164,12 @@ impl NvmeCommands {
         if self.reg.fua && req.op == Op::Write {
             cdw12 |= NVME_FUA;
         }
-        c[48..52].copy_from_slice(&cdw12.to_le_bytes()); // cdw12: NLB, 0-based; FUA
+        let placement = self.placement.get(usize::from(req.line)).copied().flatten();
+        if let (Op::Write, Some(pid)) = (req.op, placement) {
+            cdw12 |= DTYPE_DATA_PLACEMENT << 20;
+            c[52..56].copy_from_slice(&(u32::from(pid) << 16).to_le_bytes()); // cdw13: DSPEC
+        }
+        c[48..52].copy_from_slice(&cdw12.to_le_bytes()); // cdw12: NLB, 0-based; FUA; DTYPE
         c
     }
 
@@ -234,6 +246,7 @@ mod tests {
             },
             nsid: 1,
             lba_shift: 9,
+            placement: vec![None, Some(5)],
         };
         let req = Request {
             line: 0,
@@ -251,6 +264,23 @@ mod tests {
         assert_eq!(u32::from_le_bytes(cmd[40..44].try_into().unwrap()), 5);
         assert_eq!(u32::from_le_bytes(cmd[48..52].try_into().unwrap()), 7);
         assert_eq!(NVME_URING_CMD_IO, 0xC048_4E80);
+        assert_eq!(&cmd[52..56], &[0; 4], "no directive on line 0");
+        // Line 1's writes carry placement identifier 5 (DTYPE 2h, DSPEC 5); its reads
+        // carry nothing.
+        let write = Request {
+            line: 1,
+            op: Op::Write,
+            ..req
+        };
+        let cmd = c.command(&write, 0x1000 as *mut u8);
+        let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
+        assert_eq!((cdw12 >> 20) & 0xf, 2);
+        assert_eq!(cdw12 & 0xffff, 7);
+        assert_eq!(u32::from_le_bytes(cmd[52..56].try_into().unwrap()) >> 16, 5);
+        let read = Request { line: 1, ..req };
+        let cmd = c.command(&read, 0x1000 as *mut u8);
+        assert_eq!(u32::from_le_bytes(cmd[48..52].try_into().unwrap()) >> 20, 0);
+        assert_eq!(&cmd[52..56], &[0; 4]);
     }
 
     #[test]

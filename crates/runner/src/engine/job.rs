@@ -113,12 +113,25 @@ pub struct JobParams<'a> {
 }
 
 /// The namespace an NVMe passthrough job addresses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Passthrough {
     /// Namespace ID (`NVME_IOCTL_ID` of the character device).
     pub nsid: u32,
     /// log2 of its logical block size.
     pub lba_shift: u32,
+    /// The FDP placement identifier each mix line's writes carry (index = line; empty or
+    /// None: no placement directive).
+    pub placement: Vec<Option<u16>>,
+}
+
+impl Passthrough {
+    /// The same namespace with the placement handles of `mix`'s lines.
+    pub fn placing(self, mix: &[iogate_spec::MixLine]) -> Passthrough {
+        Passthrough {
+            placement: mix.iter().map(|m| m.placement_handle).collect(),
+            ..self
+        }
+    }
 }
 
 /// Verification settings of a job.

@@ -531,6 +531,7 @@ mod tests {
             align_bytes: align,
             burst: 0,
             delay_ns: 0,
+            placement_handle: None,
         }
     }
 

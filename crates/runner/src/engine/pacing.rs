@@ -198,6 +198,7 @@ mod tests {
             align_bytes: 4096,
             burst: 0,
             delay_ns: 0,
+            placement_handle: None,
         }
     }
 

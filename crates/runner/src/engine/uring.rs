@@ -101,12 +101,13 @@ pub fn run_job<R: RequestSource>(
     pacer: &mut Pacer,
     stats: &mut JobStats,
 ) -> Result<(), EngineError> {
-    match p.passthrough {
+    match &p.passthrough {
         None => JobLoop::start(file, p, src, pacer, stats, BlockCommands)?.run(),
         Some(ns) => JobLoop::start(file, p, src, pacer, stats, |reg| NvmeCommands {
             reg,
             nsid: ns.nsid,
             lba_shift: ns.lba_shift,
+            placement: ns.placement.clone(),
         })?
         .run(),
     }

@@ -43,6 +43,10 @@ const _: () = assert!(std::mem::offset_of!(PassthruCmd, result) == 68);
 const NVME_IOCTL_ADMIN_CMD: libc::c_ulong =
     (3 << 30) | (72 << 16) | ((b'N' as libc::c_ulong) << 8) | 0x41;
 
+/// `_IOWR('N', 0x43, struct nvme_passthru_cmd)`: an I/O command on the namespace.
+const NVME_IOCTL_IO_CMD: libc::c_ulong =
+    (3 << 30) | (72 << 16) | ((b'N' as libc::c_ulong) << 8) | 0x43;
+
 /// What an admin command returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Completion {
@@ -59,6 +63,27 @@ pub(crate) enum Completion {
 /// Errors: the system call's error (ENOTTY: not an NVMe device; EACCES/EPERM: not root).
 pub(crate) fn admin(
     file: &std::fs::File,
+    cmd: PassthruCmd,
+    data: &mut [u8],
+) -> std::io::Result<Completion> {
+    passthru(file, NVME_IOCTL_ADMIN_CMD, cmd, data)
+}
+
+/// Issues one I/O command (on the namespace open as `file`, which `cmd.nsid` names)
+/// with `data` as its data buffer.
+///
+/// Errors: as [`admin`].
+pub(crate) fn io(
+    file: &std::fs::File,
+    cmd: PassthruCmd,
+    data: &mut [u8],
+) -> std::io::Result<Completion> {
+    passthru(file, NVME_IOCTL_IO_CMD, cmd, data)
+}
+
+fn passthru(
+    file: &std::fs::File,
+    request: libc::c_ulong,
     mut cmd: PassthruCmd,
     data: &mut [u8],
 ) -> std::io::Result<Completion> {
@@ -71,7 +96,8 @@ pub(crate) fn admin(
     // mutably for the whole call, so the kernel may read or write exactly those bytes;
     // no metadata buffer is given (metadata_len 0). The kernel copies the command in
     // and the result out before returning.
-    let rc = unsafe { libc::ioctl(file.as_raw_fd(), NVME_IOCTL_ADMIN_CMD, &mut cmd) };
+    // `request` is one of the two passthrough requests, both taking this structure.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), request, &mut cmd) };
     match rc {
         0 => Ok(Completion::Success(cmd.result)),
         n if n > 0 => Ok(Completion::Status((n & 0x7fff) as u16)),

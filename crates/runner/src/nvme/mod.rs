@@ -13,10 +13,13 @@
 
 mod erase;
 mod ioctl;
+mod placement;
 
 use std::fs::File;
 
 pub use erase::{format_nvm, sanitize, SanitizeAction, SecureErase};
+pub use placement::{handle_status, placement_log};
+
 use ioctl::{Completion, PassthruCmd};
 use iogate_result::drive::{NvmeController, NvmeIdentity, NvmeNamespace, SmartLog};
 
@@ -198,8 +201,8 @@ pub fn smart_log(file: &File) -> Result<SmartLog, NvmeError> {
     Ok(SmartLog::parse(&data))
 }
 
-/// The SMART / Health log with the FDP Statistics of endurance group `fdp_group` (where
-/// the controller has FDP), the OCP SMART / Health Information Extended log (C0h) and the
+/// The SMART / Health log with the FDP Statistics and the namespace's placement state
+/// ([`placement_log`]) of endurance group `fdp_group` (where the controller has FDP), the OCP SMART / Health Information Extended log (C0h) and the
 /// OCP Latency Monitor log (C3h), where the controller has those logs (an error reading
 /// one means it has none: QEMU's controller, for one, has neither).
 ///
@@ -208,6 +211,9 @@ pub fn smart_log_with_ocp(file: &File, fdp_group: Option<u16>) -> Result<SmartLo
     let mut log = smart_log(file)?;
     if let Some(group) = fdp_group {
         log.fdp = fdp_statistics(file, group).ok();
+        log.placement = namespace_id(file)
+            .and_then(|nsid| placement_log(file, nsid, group))
+            .ok();
     }
     let mut page = [0u8; 512];
     if log_page(file, "Get Log Page (OCP C0h)", LID_OCP_SMART, &mut page).is_ok() {

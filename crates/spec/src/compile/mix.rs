@@ -10,7 +10,11 @@ pub(super) fn mix(
     lines: &Spanned<Vec<Spanned<RawMixLine>>>,
     lbs: u64,
     region: Option<&Region>,
+    placement: Option<&Spanned<u64>>,
 ) -> Option<Vec<MixLine>> {
+    let default_handle = placement.map(|p| placement_handle(cx, p));
+    let default_ok = !matches!(default_handle, Some(None));
+    let default_handle = default_handle.flatten().flatten();
     if lines.value.is_empty() {
         let span = cx.span(lines);
         cx.error(
@@ -22,13 +26,20 @@ pub(super) fn mix(
     }
     let single = lines.value.len() == 1;
     let mut out = Vec::new();
-    let mut ok = true;
+    let mut ok = default_ok;
     let mut weights_known = true;
     for line in &lines.value {
         let mut known = true;
-        match mix_line(cx, line, single, lbs, region, &mut known) {
-            Some(l) => out.push(l),
-            None => ok = false,
+        let handle = match &line.value.placement {
+            Some(p) => placement_handle(cx, p),
+            None => Some(default_handle),
+        };
+        match (mix_line(cx, line, single, lbs, region, &mut known), handle) {
+            (Some(l), Some(h)) => out.push(MixLine {
+                placement_handle: h,
+                ..l
+            }),
+            _ => ok = false,
         }
         weights_known &= known;
     }
@@ -144,9 +155,17 @@ fn mix_line(
             align_bytes: align,
             burst,
             delay_ns,
+            placement_handle: None,
         }),
         _ => None,
     }
+}
+
+/// A `placement:` handle: 0..=65535 (the placement handle field of a placement
+/// identifier is 16 bits wide; the drive's own count is checked before the run).
+fn placement_handle(cx: &mut Ctx<'_>, p: &Spanned<u64>) -> Option<Option<u16>> {
+    cx.count(p, "placement handle", 0, u64::from(u16::MAX))
+        .map(|h| Some(h as u16))
 }
 
 pub(super) fn block_size(

@@ -74,6 +74,7 @@ pub(super) fn repeat(
         align_bytes: bs,
         burst: 0,
         delay_ns: 0,
+        placement_handle: None,
     }];
     step.job_seeds = vec![derive_seed(seed, index as u64, 0)];
     step.estimated_bytes = Some((requests * rounds).saturating_mul(bs));

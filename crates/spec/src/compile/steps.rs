@@ -147,6 +147,7 @@ pub(super) fn precondition(
                 align_bytes: bs,
                 burst: 0,
                 delay_ns: 0,
+                placement_handle: None,
             }],
             job_seeds: vec![derive_seed(seed, index as u64, 0)],
             verify: false,
@@ -366,7 +367,7 @@ pub(super) fn workload(
     };
     let cpus = cpus(cx, w);
     let durability = durability(cx, w);
-    let mix = mix(cx, &w.mix, lbs, region.as_ref());
+    let mix = mix(cx, &w.mix, lbs, region.as_ref(), w.placement.as_ref());
     let verify = w.verify.as_ref().is_some_and(|v| v.value);
     if let Some(mix) = &mix {
         no_effect_on_mix(cx, w, mix);
@@ -636,6 +637,25 @@ fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
                  this mix never writes",
                 f.value
             ),
+        );
+    }
+    if let Some(p) = w.placement.as_ref().filter(|_| !writes) {
+        let span = cx.span(p);
+        cx.error(
+            span,
+            "`placement:` has no effect on a workload that only reads",
+            "expected a mix with writes: a placement handle tags writes",
+        );
+    }
+    let placed = mix.iter().any(|m| m.placement_handle.is_some());
+    if let Some(e) = w.engine.as_ref().filter(|e| placed && e.value == "block") {
+        let span = cx.span(e);
+        cx.error_note(
+            span,
+            "`placement:` needs the passthrough engine",
+            "expected `engine: passthrough` (or no `engine:`) with a placement handle",
+            "placement handles travel in NVMe Write commands (DTYPE 2h, DSPEC), which iogate \
+             sends through io_uring passthrough on the namespace's /dev/ngXnY",
         );
     }
     let fua = |v: &str| v == "dsync" || v == "sync";

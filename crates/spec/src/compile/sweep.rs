@@ -326,6 +326,7 @@ impl CaseShape<'_> {
                     align_bytes: bs,
                     burst: 0,
                     delay_ns: 0,
+                    placement_handle: None,
                 }];
                 CaseAccess::Single {
                     block_size_bytes: bs,

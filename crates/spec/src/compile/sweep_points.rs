@@ -52,7 +52,7 @@ pub(super) fn named_mixes(
             continue;
         }
         seen.push(&n.name.value);
-        match mix(cx, &n.lines, lbs, region) {
+        match mix(cx, &n.lines, lbs, region, None) {
             Some(lines) => out.push((n.name.value.clone(), lines)),
             None => ok = false,
         }

@@ -278,6 +278,10 @@ pub struct MixLine {
     pub burst: u64,
     /// IOMeter transfer delay between bursts, ns.
     pub delay_ns: u64,
+    /// The FDP placement handle its writes carry (NVMe Base 2.1, "Flexible Data
+    /// Placement": DTYPE 2h, DSPEC = placement identifier, reclaim group 0); None: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_handle: Option<u16>,
 }
 
 /// Rate limits of a step, over all its jobs; absent limits are unlimited.
