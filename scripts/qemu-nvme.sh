@@ -5,7 +5,7 @@
 #                        [--subsys-props 'k=v,…']
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
-#                        [--numa] [--time-limit SECONDS]
+#                        [--numa] [--time-limit SECONDS] [--image PATH]
 #                        -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
@@ -25,6 +25,9 @@
 # COMMAND's exit code (3 if the guest never reported one). The guest's console log is
 # in DIR/console.log (or a temporary file, printed when the guest fails).
 #
+# --image PATH backs the (first) namespace with PATH instead of a fresh image, created
+# at --size when missing and kept: a second boot sees what the first wrote (with
+# metadata formats QEMU keeps each block's metadata after all the data).
 # --time-limit bounds COMMAND (default 1200 s): past it, the guest writes every busy
 # task's state, wait channel and kernel stack and the kernel log's tail to the console, kills
 # COMMAND and reports exit code 124 ("qemu-nvme: COMMAND ran past …" on stderr, with that
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
     --throttle) throttles+=("$2"); shift 2 ;;
     --numa) numa=1; shift ;;
     --time-limit) limit=$2; shift 2 ;;
+    --image) image=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
@@ -193,8 +197,14 @@ for ((c = 0; c < controllers; c++)); do
   for t in "${throttles[@]}"; do
     [ "${t%%:*}" = "$c" ] && throttle=",throttling.iops-total=${t#*:}"
   done
-  truncate -s "$size" "$work/nvme$c.img"
-  drives+=(-drive "file=$work/nvme$c.img,if=none,id=$drive,format=raw$throttle")
+  img=$work/nvme$c.img
+  if [ "$c" -eq 0 ] && [ -n "${image:-}" ]; then
+    img=$image  # kept across boots: created at --size when missing
+    [ -e "$img" ] || truncate -s "$size" "$img"
+  else
+    truncate -s "$size" "$img"
+  fi
+  drives+=(-drive "file=$img,if=none,id=$drive,format=raw$throttle")
   if [ -n "$subsysprops" ]; then
     [ "$c" -eq 0 ] && drives+=(-device "nvme-subsys,id=subsys0,nqn=iogate-subsys,$subsysprops")
     drives+=(-device "nvme,id=nvme$c,serial=$sn,subsys=subsys0${props:+,$props}")

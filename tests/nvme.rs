@@ -284,8 +284,8 @@ const PI: &str = "iogate: 1\nname: pi\ntarget: { size: 16MiB }\nsteps:\n  - work
 /// extended LBA, DIF; type 3 in a separate buffer, DIX).
 fn a_namespace_with_protection_information_runs_and_says_so() {
     for (props, pi_type, metadata, words) in [
-        ("ms=8,mset=1,pi=1", 1, "extended_lba", "type 1, in the last bytes of 8 metadata bytes per block, interleaved with the data (extended LBA, DIF)"),
-        ("ms=8,mset=0,pi=3", 3, "separate", "type 3, in the last bytes of 8 metadata bytes per block, in a separate buffer (DIX)"),
+        ("ms=8,mset=1,pi=1", 1, "extended_lba", "type 1, 16-bit (CRC-16 T10-DIF) guard, in the last bytes of 8 metadata bytes per block, interleaved with the data (extended LBA, DIF)"),
+        ("ms=8,mset=0,pi=3", 3, "separate", "type 3, 16-bit (CRC-16 T10-DIF) guard, in the last bytes of 8 metadata bytes per block, in a separate buffer (DIX)"),
     ] {
         let script = format!(
             "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",

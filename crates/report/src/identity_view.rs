@@ -43,7 +43,14 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
         identity.push(("OCP extended SMART (C0h)", ocp_summary(h)));
     }
     if let Some(n) = &t.nvme {
-        identity.push(("protection information", protection(&n.namespace)));
+        identity.push((
+            "protection information",
+            format!(
+                "{}{}",
+                protection(&n.namespace),
+                protection_errors(&result.steps)
+            ),
+        ));
     }
     if let Some(fdp) = t.nvme.as_ref().and_then(|n| n.fdp.as_ref()) {
         identity.push((
@@ -196,14 +203,36 @@ fn health_summary(h: Option<&iogate_result::drive::Health>) -> String {
 }
 
 /// The namespace's protection information in words.
+/// The end-to-end check errors of the steps the controller checked PI for (passthrough),
+/// summed; empty when none was checked.
+fn protection_errors(steps: &[iogate_result::StepResult]) -> String {
+    let Some(e) = steps
+        .iter()
+        .filter_map(|s| s.protection_errors)
+        .reduce(|a, b| a.plus(b))
+    else {
+        return String::new();
+    };
+    format!(
+        "; checked by the controller (PRACT 1): guard errors {}, application tag errors {}, reference tag errors {}",
+        e.guard, e.application_tag, e.reference_tag
+    )
+}
+
 fn protection(ns: &iogate_result::drive::NvmeNamespace) -> String {
     use iogate_result::protection::{MetadataTransfer, PiLocation};
     let Some(p) = ns.protection else {
         return format!("none ({} metadata bytes per block)", ns.metadata_bytes);
     };
+    use iogate_result::protection::GuardFormat;
     format!(
-        "type {}, in the {} bytes of {} metadata bytes per block, {}",
+        "type {}, {} guard, in the {} bytes of {} metadata bytes per block, {}",
         p.pi_type,
+        match p.guard {
+            GuardFormat::Crc16 => "16-bit (CRC-16 T10-DIF)",
+            GuardFormat::Crc32c => "32-bit (CRC-32C)",
+            GuardFormat::Crc64 => "64-bit (CRC-64 NVMe)",
+        },
         match p.location {
             PiLocation::First => "first",
             PiLocation::Last => "last",

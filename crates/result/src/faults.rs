@@ -79,6 +79,9 @@ fn status_name(sct: u8, sc: u8) -> Option<&'static str> {
         (1, 0xbc) => "Zone Invalid Write",
         (2, 0x81) => "Unrecovered Read Error",
         (2, 0x80) => "Write Fault",
+        (2, 0x82) => "End-to-end Guard Check Error",
+        (2, 0x83) => "End-to-end Application Tag Check Error",
+        (2, 0x84) => "End-to-end Reference Tag Check Error",
         _ => return None,
     })
 }

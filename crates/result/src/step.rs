@@ -100,6 +100,10 @@ pub struct StepResult {
     /// (steps whose mix lines carry `placement:` only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<crate::fdp::PlacementWrites>,
+    /// End-to-end check errors the controller returned, per request (passthrough on a
+    /// namespace with protection information, which the controller then checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection_errors: Option<crate::protection::ProtectionErrors>,
     /// What the step wrote (the pattern), and what a sample read back holds (steps with
     /// writes only).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -226,6 +226,10 @@ pub(crate) fn merge(
         error: None,
         health: None,
         placement: placement_writes(step, &t.lines),
+        protection_errors: jobs
+            .iter()
+            .filter_map(|j| j.protection_errors)
+            .reduce(|a, b| a.plus(b)),
         data: None,
         submission: submission(step, jobs),
         loops: Vec::new(), // set by `run::execute` for every step kind

@@ -58,8 +58,8 @@ pub struct Target {
     pub logical_block_size: u32,
     /// Whether O_DIRECT works on it (checked by `prepare`).
     pub direct_io: bool,
-    /// The namespace of an NVMe generic character device (nsid, log2 of the LBA size).
-    pub nvme_namespace: Option<(u32, u32)>,
+    /// The namespace of an NVMe generic character device, as passthrough addresses it.
+    pub nvme_namespace: Option<crate::engine::job::Passthrough>,
 }
 
 fn sysfs_read(path: &Path) -> Option<String> {
@@ -157,10 +157,19 @@ impl Target {
         })?;
         let ns = crate::nvme::identify_namespace(&f, nsid)
             .map_err(|e| err(format!("Identify Namespace {nsid}: {e}")))?;
-        if ns.metadata_bytes > 0 {
+        // With PI whose tuple fills the metadata, the controller inserts and strips it
+        // (PRACT 1): the transfer is the data alone. Other metadata needs a buffer of
+        // its own, which passthrough does not send yet.
+        let tuple = ns.protection.map(|p| p.guard.tuple_bytes());
+        if ns.metadata_bytes > 0 && tuple != Some(ns.metadata_bytes) {
             return Err(err(format!(
-                "its LBA format {} has {} metadata bytes per block; passthrough supports formats without metadata",
-                ns.lba_format, ns.metadata_bytes
+                "its LBA format {} has {} metadata bytes per block{}; passthrough supports formats without metadata, or whose metadata is exactly the protection information tuple (the controller then inserts and checks it, PRACT 1)",
+                ns.lba_format,
+                ns.metadata_bytes,
+                match tuple {
+                    Some(t) => format!(" of which {t} are protection information"),
+                    None => " and no protection information".into(),
+                }
             )));
         }
         let lbs = ns.lba_data_size_bytes;
@@ -173,7 +182,12 @@ impl Target {
             capacity_bytes: ns.size_blocks.saturating_mul(u64::from(lbs)),
             logical_block_size: lbs,
             direct_io: true,
-            nvme_namespace: Some((nsid, lbs.trailing_zeros())),
+            nvme_namespace: Some(crate::engine::job::Passthrough {
+                nsid,
+                lba_shift: lbs.trailing_zeros(),
+                placement: Vec::new(),
+                protection: ns.protection,
+            }),
         })
     }
 
@@ -445,20 +459,15 @@ impl Target {
     }
 }
 
-/// Direct-I/O offset alignment of a file or directory (statx STATX_DIOALIGN, Linux 6.1+).
 impl Target {
     /// The NVMe namespace the engine addresses through io_uring passthrough, for a
     /// generic character device target; None for files and block devices.
     pub fn passthrough(&self) -> Option<crate::engine::job::Passthrough> {
-        self.nvme_namespace
-            .map(|(nsid, lba_shift)| crate::engine::job::Passthrough {
-                nsid,
-                lba_shift,
-                placement: Vec::new(),
-            })
+        self.nvme_namespace.clone()
     }
 }
 
+/// Direct-I/O offset alignment of a file or directory (statx STATX_DIOALIGN, Linux 6.1+).
 fn dio_align(path: &Path) -> Option<u32> {
     let st = rustix::fs::statx(
         rustix::fs::CWD,

@@ -69,6 +69,10 @@ pub struct FlatStepResult {
     /// Bytes written per FDP placement handle (iogate's count and the drive's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<crate::fdp::PlacementWrites>,
+    /// End-to-end check errors the controller returned, per request (passthrough on a
+    /// namespace with protection information, which the controller then checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection_errors: Option<crate::protection::ProtectionErrors>,
     /// What a purge step did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purge: Option<PurgeRecord>,
@@ -132,6 +136,7 @@ impl From<StepResult> for FlatStepResult {
             error: s.error,
             health: s.health,
             placement: s.placement,
+            protection_errors: s.protection_errors,
             purge,
             repeat,
             data: s.data,
@@ -204,6 +209,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             error: f.error,
             health: f.health,
             placement: f.placement,
+            protection_errors: f.protection_errors,
             data: f.data,
             submission: f.submission,
             loops: f.loops,

@@ -14,6 +14,7 @@ use io_uring::{cqueue, opcode, squeue, types};
 
 use super::{Op, Request};
 use iogate_result::faults::NvmeStatus;
+use iogate_result::protection::{GuardFormat, ProtectionInfo};
 
 /// How a failed request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +133,12 @@ const NVME_CMD_READ: u8 = 0x02;
 /// Specific value (the placement identifier) goes in CDW13 bits 31:16 (NVMe Base 2.1,
 /// "Flexible Data Placement"; NVM Command Set 1.1, Write command).
 const DTYPE_DATA_PLACEMENT: u32 = 0x2;
+/// Read and Write CDW12 bits 29:26, PRINFO (NVM Command Set 1.0, §5.2.2): bit 29 PRACT
+/// (the controller inserts and strips the PI), bits 28:26 PRCHK (check the guard, the
+/// application tag, the reference tag).
+const PRINFO_PRACT: u32 = 1 << 29;
+const PRINFO_PRCHK_ALL: u32 = 0b111 << 26;
+const PRINFO_PRCHK_REF: u32 = 1 << 26;
 
 /// NVMe Read/Write through io_uring passthrough on a namespace's generic char device.
 pub struct NvmeCommands {
@@ -144,6 +151,9 @@ pub struct NvmeCommands {
     /// The FDP placement identifier of each mix line's writes (`Request::line`); a line
     /// past the end, or None, writes without a directive.
     pub placement: Vec<Option<u16>>,
+    /// The namespace's protection information: the controller inserts, checks and
+    /// strips it (PRACT 1, PRCHK guard, application and reference tag).
+    pub protection: Option<ProtectionInfo>,
 }
 
 impl NvmeCommands {
@@ -169,7 +179,23 @@ impl NvmeCommands {
             cdw12 |= DTYPE_DATA_PLACEMENT << 20;
             c[52..56].copy_from_slice(&(u32::from(pid) << 16).to_le_bytes()); // cdw13: DSPEC
         }
-        c[48..52].copy_from_slice(&cdw12.to_le_bytes()); // cdw12: NLB, 0-based; FUA; DTYPE
+        if let Some(p) = self.protection {
+            // Type 3 defines no reference tag: asking to check it is Invalid Protection
+            // Information (SCT 1h, SC 81h), so only the guard and application tag are.
+            let prchk = match p.pi_type {
+                3 => PRINFO_PRCHK_ALL & !PRINFO_PRCHK_REF,
+                _ => PRINFO_PRCHK_ALL,
+            };
+            cdw12 |= PRINFO_PRACT | prchk;
+            // The initial logical block reference tag: the LBA's low 32 bits in CDW14, and
+            // with a 48-bit reference tag (64-bit guard) bits 47:32 in CDW3 (no storage
+            // tag). Type 3 does not check it; types 1 and 2 must see the LBA.
+            c[56..60].copy_from_slice(&(slba as u32).to_le_bytes());
+            if p.guard == GuardFormat::Crc64 {
+                c[12..16].copy_from_slice(&(((slba >> 32) & 0xffff) as u32).to_le_bytes());
+            }
+        }
+        c[48..52].copy_from_slice(&cdw12.to_le_bytes()); // cdw12: NLB, 0-based; FUA; DTYPE; PRINFO
         c
     }
 
@@ -247,6 +273,7 @@ mod tests {
             nsid: 1,
             lba_shift: 9,
             placement: vec![None, Some(5)],
+            protection: None,
         };
         let req = Request {
             line: 0,
@@ -281,6 +308,35 @@ mod tests {
         let cmd = c.command(&read, 0x1000 as *mut u8);
         assert_eq!(u32::from_le_bytes(cmd[48..52].try_into().unwrap()) >> 20, 0);
         assert_eq!(&cmd[52..56], &[0; 4]);
+        assert_eq!(&cmd[56..60], &[0; 4], "no reference tag without PI");
+        // With PI: PRACT and every check, the LBA as the initial reference tag (its
+        // bits 47:32 in CDW3 with a 64-bit guard).
+        let pi = |guard| NvmeCommands {
+            protection: Some(ProtectionInfo {
+                pi_type: 1,
+                location: iogate_result::protection::PiLocation::Last,
+                metadata: iogate_result::protection::MetadataTransfer::ExtendedLba,
+                guard,
+            }),
+            placement: Vec::new(),
+            ..c
+        };
+        let far = Request {
+            offset: ((7u64 << 32) | 9) << 9,
+            ..req
+        };
+        let cmd = pi(GuardFormat::Crc64).command(&far, 0x1000 as *mut u8);
+        let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
+        assert_eq!(cdw12 >> 26, 0b1111);
+        assert_eq!(u32::from_le_bytes(cmd[56..60].try_into().unwrap()), 9);
+        assert_eq!(u32::from_le_bytes(cmd[12..16].try_into().unwrap()), 7);
+        let cmd = pi(GuardFormat::Crc16).command(&far, 0x1000 as *mut u8);
+        assert_eq!(u32::from_le_bytes(cmd[12..16].try_into().unwrap()), 0);
+        let mut t3 = pi(GuardFormat::Crc16);
+        t3.protection = t3.protection.map(|p| ProtectionInfo { pi_type: 3, ..p });
+        let cmd = t3.command(&far, 0x1000 as *mut u8);
+        let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
+        assert_eq!(cdw12 >> 26, 0b1110, "type 3: no reference tag check");
     }
 
     #[test]

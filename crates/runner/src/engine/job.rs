@@ -122,6 +122,10 @@ pub struct Passthrough {
     /// The FDP placement identifier each mix line's writes carry (index = line; empty or
     /// None: no placement directive).
     pub placement: Vec<Option<u16>>,
+    /// The namespace's end-to-end protection information: every command then asks the
+    /// controller to insert (writes) and check and strip (reads) it, PRACT 1, with the
+    /// guard, application and reference tag checks on (PRCHK 111b).
+    pub protection: Option<iogate_result::protection::ProtectionInfo>,
 }
 
 impl Passthrough {

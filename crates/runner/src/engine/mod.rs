@@ -376,6 +376,9 @@ pub struct JobStats {
     pub written_sample: Vec<(u64, u32)>,
     /// Flushes of the device's write cache (`fsync:`).
     pub flushes: FlushStats,
+    /// End-to-end check errors, when the controller checks protection information for
+    /// the job (passthrough on a namespace with PI); None otherwise.
+    pub protection_errors: Option<iogate_result::protection::ProtectionErrors>,
 }
 
 /// Flushes a job (or a step, once merged) issued: counts and latency.
@@ -492,6 +495,7 @@ impl JobStats {
             request_log: None,
             sizes: Default::default(),
             written_sample: Vec::new(),
+            protection_errors: None,
         }
     }
 

@@ -103,13 +103,19 @@ pub fn run_job<R: RequestSource>(
 ) -> Result<(), EngineError> {
     match &p.passthrough {
         None => JobLoop::start(file, p, src, pacer, stats, BlockCommands)?.run(),
-        Some(ns) => JobLoop::start(file, p, src, pacer, stats, |reg| NvmeCommands {
-            reg,
-            nsid: ns.nsid,
-            lba_shift: ns.lba_shift,
-            placement: ns.placement.clone(),
-        })?
-        .run(),
+        Some(ns) => {
+            if ns.protection.is_some() {
+                stats.protection_errors = Some(Default::default());
+            }
+            JobLoop::start(file, p, src, pacer, stats, |reg| NvmeCommands {
+                reg,
+                nsid: ns.nsid,
+                lba_shift: ns.lba_shift,
+                placement: ns.placement.clone(),
+                protection: ns.protection,
+            })?
+            .run()
+        }
     }
 }
 

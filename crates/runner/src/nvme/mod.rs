@@ -179,7 +179,19 @@ pub fn identify_controller(file: &File) -> Result<NvmeController, NvmeError> {
 /// Errors: [`NvmeError`].
 pub fn identify_namespace(file: &File, nsid: u32) -> Result<NvmeNamespace, NvmeError> {
     let data = identify(file, "Identify Namespace", 0x00, nsid)?;
-    Ok(NvmeNamespace::parse(nsid, &data))
+    let mut ns = NvmeNamespace::parse(nsid, &data);
+    if let Some(p) = ns.protection.as_mut() {
+        // The NVM command set's Identify Namespace (CNS 05h, CSI 00h): Extended LBA
+        // Format n at bytes 12 + 4n, PIF in bits 8:7.
+        let command = "Identify Namespace (NVM command set)";
+        if let Ok(nvm) = identify(file, command, 0x05, nsid) {
+            let at = 12 + 4 * usize::from(ns.lba_format);
+            let elbaf = u32::from_le_bytes([nvm[at], nvm[at + 1], nvm[at + 2], nvm[at + 3]]);
+            let pif = ((elbaf >> 7) & 0x3) as u8;
+            p.guard = iogate_result::protection::GuardFormat::from_pif(pif).unwrap_or_default();
+        }
+    }
+    Ok(ns)
 }
 
 /// The namespace ID of an NVMe namespace block device (`NVME_IOCTL_ID`).

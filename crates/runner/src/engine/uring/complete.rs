@@ -211,6 +211,9 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             Op::Read => self.stats.read_errors += 1,
             Op::Write => self.stats.write_errors += 1,
         }
+        if let (Some(st), Some(e)) = (&f.nvme_status, self.stats.protection_errors.as_mut()) {
+            e.count(st.sct, st.sc);
+        }
         if let Some(e) = f.errno {
             self.reap.last_errno = e;
         } else if f.nvme_status.is_some() {
