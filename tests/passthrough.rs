@@ -95,9 +95,14 @@ iogate run /tmp/c.yaml --target /dev/nvme0n1 --out /out/check --verify-state /ou
 /// answers Zone Invalid Write (SCT 1h, SC BCh, Do Not Retry), recorded as such.
 fn passthrough_records_nvme_status_codes() {
     let spec = "iogate: 1\nname: zns\nsteps:\n  - workload:\n      name: mixed\n      engine: passthrough\n      queue_depth: 4\n      ios: 400\n      region: { offset: 0B, length: 64MiB }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n";
+    // Random writes alone: every one fails, and the step's error says with what status.
+    let writes = spec
+        .replace("read: 50%", "read: 0%")
+        .replace("ios: 400", "ios: 300");
     let script = format!(
-        "{}\niogate run /tmp/z.yaml --target /dev/ng0n1 --out /out/z --allow-destructive -q; echo $? > /out/z.rc\n",
-        put(spec, "/tmp/z.yaml")
+        "{}\niogate run /tmp/z.yaml --target /dev/ng0n1 --out /out/z --allow-destructive -q; echo $? > /out/z.rc\n{}\niogate run /tmp/w.yaml --target /dev/ng0n1 --out /out/w --allow-destructive -q 2> /out/w.err; echo $? > /out/w.rc\n",
+        put(spec, "/tmp/z.yaml"),
+        put(&writes, "/tmp/w.yaml")
     );
     let (_, out) = qemu_nvme(&["--size", "256M", "--ns-props", "zoned=true"], &script);
     let rc = std::fs::read_to_string(out.path().join("z.rc")).expect("z.rc");
@@ -123,6 +128,13 @@ fn passthrough_records_nvme_status_codes() {
         assert_eq!(st["dnr"], true, "{e}");
         assert_eq!(st["name"], "Zone Invalid Write", "{e}");
     }
+    let err = std::fs::read_to_string(out.path().join("w.err")).expect("w.err");
+    let rc = std::fs::read_to_string(out.path().join("w.rc")).expect("w.rc");
+    assert_eq!(rc.trim(), "3", "a step whose requests all fail is a runtime failure");
+    assert!(
+        err.contains("requests all failed") && err.contains("SCT 1h SC bch \"Zone Invalid Write\""),
+        "{err}"
+    );
 }
 
 /// A file is no NVMe generic device: refused before any I/O, saying why.

@@ -75,6 +75,7 @@ fn status_name(sct: u8, sc: u8) -> Option<&'static str> {
         (0, 0x80) => "LBA Out of Range",
         (0, 0x81) => "Capacity Exceeded",
         (0, 0x82) => "Namespace Not Ready",
+        (1, 0x81) => "Invalid Protection Information",
         (1, 0xb9) => "Zone Boundary Error",
         (1, 0xbc) => "Zone Invalid Write",
         (2, 0x81) => "Unrecovered Read Error",

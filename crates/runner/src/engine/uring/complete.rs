@@ -247,10 +247,26 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
 
     fn all_failed(&self) -> EngineError {
         let errno = self.reap.last_errno;
+        let mut message = std::io::Error::from_raw_os_error(errno).to_string();
+        // Passthrough: the controller's own word, which the errno (EIO) hides.
+        if let Some(st) = self
+            .stats
+            .error_records
+            .last()
+            .and_then(|e| e.nvme_status.as_ref())
+        {
+            message.push_str(&format!(
+                "; NVMe status SCT {:x}h SC {:02x}h",
+                st.sct, st.sc
+            ));
+            if let Some(name) = &st.name {
+                message.push_str(&format!(" \"{name}\""));
+            }
+        }
         EngineError::AllFailed {
             count: self.reap.failures_in_a_row,
             errno,
-            message: std::io::Error::from_raw_os_error(errno).to_string(),
+            message,
         }
     }
 
