@@ -130,7 +130,11 @@ fn passthrough_records_nvme_status_codes() {
     }
     let err = std::fs::read_to_string(out.path().join("w.err")).expect("w.err");
     let rc = std::fs::read_to_string(out.path().join("w.rc")).expect("w.rc");
-    assert_eq!(rc.trim(), "3", "a step whose requests all fail is a runtime failure");
+    assert_eq!(
+        rc.trim(),
+        "3",
+        "a step whose requests all fail is a runtime failure"
+    );
     assert!(
         err.contains("requests all failed") && err.contains("SCT 1h SC bch \"Zone Invalid Write\""),
         "{err}"
