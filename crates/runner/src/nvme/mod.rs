@@ -68,7 +68,13 @@ fn run(
     cmd: PassthruCmd,
     data: &mut [u8],
 ) -> Result<u32, NvmeError> {
-    match ioctl::admin(file, cmd, data) {
+    completion(command, ioctl::admin(file, cmd, data))
+}
+
+/// A passthrough command's outcome: its dword 0, or the controller's status or the
+/// system call's error as an [`NvmeError`] naming `command`.
+fn completion(command: &'static str, done: std::io::Result<Completion>) -> Result<u32, NvmeError> {
+    match done {
         Ok(Completion::Success(dw0)) => Ok(dw0),
         Ok(Completion::Status(s)) => Err(NvmeError::Status {
             command,
@@ -109,12 +115,25 @@ fn scoped_log_page(
     lsi: u16,
     data: &mut [u8],
 ) -> Result<(), NvmeError> {
+    specific_log_page(file, command, lid, 0, lsi, data)
+}
+
+/// Get Log Page with a Log Specific Parameter (CDW10 bits 11:8) and a Log Specific
+/// Identifier (CDW11 bits 31:16).
+fn specific_log_page(
+    file: &File,
+    command: &'static str,
+    lid: u8,
+    lsp: u8,
+    lsi: u16,
+    data: &mut [u8],
+) -> Result<(), NvmeError> {
     // NUMDL (cdw10 bits 31:16), NUMDU (cdw11 bits 15:0): dwords to transfer, 0-based.
     let numd = (data.len() / 4 - 1) as u32;
     let cmd = PassthruCmd {
         opcode: OPC_GET_LOG_PAGE,
         nsid: NSID_ALL,
-        cdw10: u32::from(lid) | ((numd & 0xffff) << 16),
+        cdw10: u32::from(lid) | (u32::from(lsp & 0xf) << 8) | ((numd & 0xffff) << 16),
         cdw11: (numd >> 16) | (u32::from(lsi) << 16),
         ..PassthruCmd::default()
     };

@@ -13,7 +13,7 @@ use std::fs::File;
 
 use iogate_result::fdp::{HandleUsage, PlacementHandleStatus, PlacementLog};
 
-use super::ioctl::{self, Completion, PassthruCmd};
+use super::ioctl::{self, PassthruCmd};
 use super::NvmeError;
 
 /// I/O Management Receive.
@@ -36,36 +36,8 @@ pub fn handle_status(file: &File, nsid: u32) -> Result<Vec<PlacementHandleStatus
         cdw11: (data.len() / 4 - 1) as u32,
         ..PassthruCmd::default()
     };
-    match ioctl::io(file, cmd, &mut data) {
-        Ok(Completion::Success(_)) => Ok(PlacementHandleStatus::parse_all(&data)),
-        Ok(Completion::Status(s)) => Err(NvmeError::Status {
-            command,
-            sct: ((s >> 8) & 0x7) as u8,
-            sc: (s & 0xff) as u8,
-        }),
-        Err(source) => Err(NvmeError::Io { command, source }),
-    }
-}
-
-/// Get Log Page `lid` scoped to endurance group `group` with log specific parameter
-/// `lsp`.
-fn group_log(
-    file: &File,
-    command: &'static str,
-    lid: u8,
-    lsp: u8,
-    group: u16,
-    data: &mut [u8],
-) -> Result<(), NvmeError> {
-    let numd = (data.len() / 4 - 1) as u32;
-    let cmd = PassthruCmd {
-        opcode: super::OPC_GET_LOG_PAGE,
-        nsid: super::NSID_ALL,
-        cdw10: u32::from(lid) | (u32::from(lsp & 0xf) << 8) | ((numd & 0xffff) << 16),
-        cdw11: (numd >> 16) | (u32::from(group) << 16),
-        ..PassthruCmd::default()
-    };
-    super::run(file, command, cmd, data).map(|_| ())
+    super::completion(command, ioctl::io(file, cmd, &mut data))?;
+    Ok(PlacementHandleStatus::parse_all(&data))
 }
 
 /// The placement state of namespace `nsid` in endurance group `group`.
@@ -75,18 +47,12 @@ pub fn placement_log(file: &File, nsid: u32, group: u16) -> Result<PlacementLog,
     let handles = handle_status(file, nsid)?;
     let mut usage = vec![0u8; 4096];
     let lid = iogate_result::fdp::LID_RUH_USAGE;
-    group_log(file, "Get Log Page (RUH Usage)", lid, 0, group, &mut usage)?;
+    super::scoped_log_page(file, "Get Log Page (RUH Usage)", lid, group, &mut usage)?;
     let events = |lsp: u8| -> Result<u32, NvmeError> {
         let mut head = [0u8; 64];
         let lid = iogate_result::fdp::LID_FDP_EVENTS;
-        group_log(
-            file,
-            "Get Log Page (FDP Events)",
-            lid,
-            lsp,
-            group,
-            &mut head,
-        )?;
+        let command = "Get Log Page (FDP Events)";
+        super::specific_log_page(file, command, lid, lsp, group, &mut head)?;
         Ok(u32::from_le_bytes([head[0], head[1], head[2], head[3]]))
     };
     Ok(PlacementLog {
