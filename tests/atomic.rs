@@ -6,12 +6,17 @@
 //! unit goes unseen. The journal records the unit and where it came from. Writes that
 //! do not fit the unit, and a unit that is not whole logical blocks, are refused before
 //! any I/O. The drive's own AWUPF (QEMU's `atomic.awupf`) is in tests/nvme.rs.
+//!
+//! The tear planted by the drive itself: tests/powercut/tear.c (an nbdkit plugin built
+//! by nbdkit's cc plugin, behind nbdfuse and a loop device) stores only the first part
+//! of one 32 KiB write and holds it until the power is cut; the same tear is judged
+//! torn inside a 32 KiB unit and allowed at the boundary of two 16 KiB units.
 
 mod common;
 
 use std::path::Path;
 
-use common::{code, iogate, result, write_spec};
+use common::{code, iogate, result, write_spec, NbdDisk};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -111,7 +116,115 @@ fn writes_that_do_not_fit_the_unit_are_refused_before_any_io() {
     }
 }
 
+/// Sequential 32 KiB writes at QD 1 wrapping over 256 KiB: every unit is rewritten, so
+/// the journal names the unit the drive tears.
+const WRAP_SPEC: &str = "iogate: 1\nname: aw\ntarget: { size: 256KiB }\nseed: 5\nsteps:\n  - workload: { name: w, duration: 60s, queue_depth: 1, mix: [{ block_size: 32KiB, read: 0%, random: 0% }] }\n";
+
+/// The drive (tests/powercut/tear.c over a 1 MiB file) stores the first `tear_at` bytes
+/// of its 21st write and holds it; the host waits for that, cuts the drive and iogate,
+/// and verifies with `unit`. Returns verify's exit code, integrity.json and the torn
+/// write's offset and length as the plugin saw them.
+fn drive_tear(unit: &str, tear_at: u64) -> (i32, serde_json::Value, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shm = tempfile::tempdir_in("/dev/shm").expect("shm dir");
+    let (disk, done) = (shm.path().join("disk.img"), dir.path().join("torn"));
+    std::fs::File::create(&disk)
+        .and_then(|f| f.set_len(1 << 20))
+        .expect("disk file");
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/powercut/tear.c");
+    let args = [
+        "cc".to_string(),
+        s(&plugin).to_string(),
+        format!("file={}", s(&disk)),
+        "tear_write=21".to_string(),
+        format!("tear_at={tear_at}"),
+        format!("done={}", s(&done)),
+    ];
+    let mut drive = NbdDisk::start_with_blocks(&args, false, Some(4096));
+    let spec = write_spec(dir.path(), "aw", WRAP_SPEC);
+    let journal = dir.path().join("j");
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_iogate"))
+        .args([
+            "run",
+            s(&spec),
+            "-q",
+            "--allow-destructive",
+            "--atomic-unit",
+            unit,
+        ])
+        .args(["--target", s(&drive.dev), "--journal", s(&journal)])
+        .args(["--out", s(&dir.path().join("out"))])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("iogate run");
+    common::wait_for(|| done.exists(), "the drive's torn write");
+    // The journal's writer syncs within 5 ms of a completion; the run is stuck on the
+    // held write, so nothing more is acknowledged.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drive.cut();
+    let _ = run.kill();
+    let _ = run.wait();
+    drop(drive);
+    let torn = std::fs::read_to_string(&done).expect("marker");
+    let file = ["file".to_string(), format!("file={}", s(&disk))];
+    let drive = NbdDisk::start_with_blocks(&file, false, Some(4096));
+    let vout = dir.path().join("verify");
+    let o = iogate(
+        &[
+            "verify",
+            "--journal",
+            s(&journal),
+            "--target",
+            s(&drive.dev),
+        ]
+        .into_iter()
+        .chain(["--out", s(&vout)])
+        .collect::<Vec<_>>(),
+    );
+    drop(drive);
+    let md = std::fs::read_to_string(vout.join("integrity.md"))
+        .unwrap_or_else(|e| panic!("integrity.md: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+    eprintln!("unit {unit}, {tear_at} B stored of the write at/len {torn}{md}");
+    let json = common::json_file(&vout.join("integrity.json"));
+    (code(&o), json, torn)
+}
+
+fn a_tear_the_drive_makes_before_the_cut_is_judged_by_the_atomic_unit() {
+    let _io = common::io_lock();
+    // 16 KiB of the 32 KiB write stored: inside one 32 KiB unit, that is a tear.
+    let (rc, i, torn) = drive_tear("32KiB", 16 << 10);
+    let at: Vec<u64> = torn
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert_eq!(
+        at.get(1),
+        Some(&32768),
+        "the drive saw one 32 KiB write: {torn}"
+    );
+    assert_eq!(at[0] % 32768, 0, "{torn}");
+    assert_eq!((rc, i["torn"].as_u64()), (1, Some(1)), "{i}");
+    assert_eq!(i["unit_bytes"], 32768, "{i}");
+    assert_eq!(i["lost"], 0, "{i}");
+    assert_eq!(i["failures"][0]["offset_bytes"], at[0], "{i}");
+    assert_eq!(
+        i["failures"][0]["lba"],
+        at[0] / 4096,
+        "in 4 KiB logical blocks: {i}"
+    );
+    // The same tear at the boundary of two 16 KiB units: the first holds the new write
+    // whole, the second its earlier write; allowed for a write never acknowledged.
+    let (rc, i, _) = drive_tear("16KiB", 16 << 10);
+    assert_eq!((rc, i["torn"].as_u64()), (0, Some(0)), "{i}");
+    assert!(i["unflushed_new"].as_u64() >= Some(1), "{i}");
+    // 8 KiB stored: inside one 16 KiB unit, torn again.
+    let (rc, i, _) = drive_tear("16KiB", 8 << 10);
+    assert_eq!((rc, i["torn"].as_u64()), (1, Some(1)), "{i}");
+}
+
 tests_main![
     a_tear_inside_an_atomic_unit_is_torn_and_at_its_boundary_allowed,
+    a_tear_the_drive_makes_before_the_cut_is_judged_by_the_atomic_unit: [Root, Nbdkit],
     writes_that_do_not_fit_the_unit_are_refused_before_any_io,
 ];

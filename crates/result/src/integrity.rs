@@ -124,7 +124,8 @@ impl DurableBy {
 /// One block that failed verification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct IntegrityFailure {
-    /// Logical block address (in units of `unit_bytes`).
+    /// Logical block address of the unit's first block (the target's logical blocks,
+    /// whatever `unit_bytes` is).
     pub lba: u64,
     /// Byte offset on the target.
     pub offset_bytes: u64,

@@ -206,6 +206,7 @@ pub fn verify_journal(
     let h = &journal.header;
     check_same_drive(journal, target)?;
     let unit = h.unit_bytes as usize;
+    let lba_bytes = u64::from(target.logical_block_size.max(1));
     let flushes = Flushes::new(&journal.records);
     let max_horizon = flushes.by_time.last().map_or(0, |&(_, m)| m);
     let blocks = block_writes(journal);
@@ -242,13 +243,13 @@ pub fn verify_journal(
                 Verdict::UnflushedNew => out.unflushed_new += 1,
                 Verdict::Failed(kind) => {
                     let d = durable.map(|d| writes[d]);
-                    let f = failure(offset, unit, kind, d, held, &flushes);
+                    let f = failure(offset, lba_bytes, kind, d, held, &flushes);
                     record(&mut out, f);
                 }
             }
         }
     }
-    check_sample(&mut out, journal, &blocks, &mut reader)?;
+    check_sample(&mut out, journal, &blocks, &mut reader, lba_bytes)?;
     out.failures.sort_by_key(|f| f.offset_bytes);
     Ok(out)
 }
@@ -267,10 +268,11 @@ fn record(out: &mut Integrity, f: IntegrityFailure) {
 }
 
 /// The failure record of one block: what it must hold, when that was acknowledged and
-/// made durable, relative to the last flush.
+/// made durable, relative to the last flush; its LBA counts `lba_bytes` blocks (the
+/// target's logical block, whatever the verification unit).
 fn failure(
     offset: u64,
-    unit: usize,
+    lba_bytes: u64,
     kind: IntegrityFailureKind,
     durable: Option<BlockWrite>,
     held: Held,
@@ -280,7 +282,7 @@ fn failure(
         .filter(|w| !w.fua)
         .and_then(|w| flushes.covering(w.seq));
     IntegrityFailure {
-        lba: offset / unit as u64,
+        lba: offset / lba_bytes,
         offset_bytes: offset,
         kind,
         expected_generation: durable.map(|w| w.generation),
@@ -309,6 +311,7 @@ fn check_sample(
     journal: &JournalContents,
     blocks: &HashMap<u64, Vec<BlockWrite>>,
     reader: &mut BlockReader<'_>,
+    lba_bytes: u64,
 ) -> Result<(), IntegrityError> {
     let h = &journal.header;
     for s in h.sample.iter().filter(|s| !blocks.contains_key(&s.offset)) {
@@ -321,7 +324,7 @@ fn check_sample(
             continue;
         }
         let f = IntegrityFailure {
-            lba: s.offset / u64::from(h.unit_bytes.max(1)),
+            lba: s.offset / lba_bytes,
             offset_bytes: s.offset,
             kind: IntegrityFailureKind::UnwrittenChanged,
             expected_generation: None,
