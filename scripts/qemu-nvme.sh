@@ -5,7 +5,8 @@
 #                        [--subsys-props 'k=v,…']
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
-#                        [--numa] [--time-limit SECONDS] [--image PATH]
+#                        [--numa] [--time-limit SECONDS] [--image PATH | --nbd SOCKET]
+#                        [--on-trigger-exec 'HOST COMMAND']
 #                        -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
@@ -28,6 +29,13 @@
 # --image PATH backs the (first) namespace with PATH instead of a fresh image, created
 # at --size when missing and kept: a second boot sees what the first wrote (with
 # metadata formats QEMU keeps each block's metadata after all the data).
+# --nbd SOCKET backs the (first) namespace with the NBD server on that Unix socket
+# (QEMU's NBD client, `-drive driver=nbd,…`; the server must be listening at boot).
+# When the server goes away, the namespace's I/O fails (the guest's NVMe driver sees
+# error completions) until a server listens on the socket again: the next request
+# reconnects. With nbdkit's cache filter in writeback mode behind it, killing nbdkit is
+# a power cut of a drive with a volatile write cache, whose flushes and FUA writes come
+# from the kernel's NVMe driver.
 # --time-limit bounds COMMAND (default 1200 s): past it, the guest writes every busy
 # task's state, wait channel and kernel stack and the kernel log's tail to the console, kills
 # COMMAND and reports exit code 124 ("qemu-nvme: COMMAND ran past …" on stderr, with that
@@ -47,11 +55,16 @@
 # `IOGATE-TRIGGER` to /dev/ttyS1, the HMP command is sent to QEMU's monitor (the NVMe
 # device's id is `nvme0`), e.g. 'qom-set /machine/peripheral/nvme0 smart_critical_warning 2'.
 #
+# --on-trigger-exec runs a host shell command (sh -c) each time the guest writes a line
+# `IOGATE-TRIGGER` to /dev/ttyS1, with IOGATE_TRIGGER_COUNT=1, 2, … in its environment
+# (e.g. kill the --nbd server and start it again: a power cycle).
+#
 # Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras=()
 size=256M serial="" props="" nsprops="" subsysprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
+nbd="" trigger_exec=""
 controllers=1
 throttles=()
 numa=0
@@ -73,6 +86,8 @@ while [ $# -gt 0 ]; do
     --numa) numa=1; shift ;;
     --time-limit) limit=$2; shift 2 ;;
     --image) image=$2; shift 2 ;;
+    --nbd) nbd=$2; shift 2 ;;
+    --on-trigger-exec) trigger_exec=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
@@ -204,7 +219,11 @@ for ((c = 0; c < controllers; c++)); do
   else
     truncate -s "$size" "$img"
   fi
-  drives+=(-drive "file=$img,if=none,id=$drive,format=raw$throttle")
+  if [ "$c" -eq 0 ] && [ -n "$nbd" ]; then
+    drives+=(-drive "driver=nbd,server.type=unix,server.path=$nbd,if=none,id=$drive$throttle")
+  else
+    drives+=(-drive "file=$img,if=none,id=$drive,format=raw$throttle")
+  fi
   if [ -n "$subsysprops" ]; then
     [ "$c" -eq 0 ] && drives+=(-device "nvme-subsys,id=subsys0,nqn=iogate-subsys,$subsysprops")
     drives+=(-device "nvme,id=nvme$c,serial=$sn,subsys=subsys0${props:+,$props}")
@@ -236,6 +255,21 @@ if [ -n "$trigger" ]; then
   ) &
   watcher=$!
 fi
+if [ -n "$trigger_exec" ]; then
+  touch "$work/data.txt"
+  (
+    fired=0
+    until [ -e "$work/qemu.done" ]; do
+      seen=$(grep -c IOGATE-TRIGGER "$work/data.txt" 2>/dev/null || true)
+      while [ "${seen:-0}" -gt "$fired" ]; do
+        fired=$((fired + 1))
+        IOGATE_TRIGGER_COUNT=$fired sh -c "$trigger_exec" </dev/null >&2 || echo "qemu-nvme: --on-trigger-exec failed (trigger $fired)" >&2
+      done
+      sleep 0.05
+    done
+  ) &
+  exec_watcher=$!
+fi
 set +e
 timeout $((limit + 600)) qemu-system-x86_64 -accel tcg -cpu max "${machine[@]}" -nographic -no-reboot -nic none \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
@@ -246,6 +280,7 @@ timeout $((limit + 600)) qemu-system-x86_64 -accel tcg -cpu max "${machine[@]}" 
 qemu_rc=$?
 touch "$work/qemu.done"
 [ -n "$trigger" ] && wait "$watcher" 2>/dev/null
+[ -n "$trigger_exec" ] && wait "$exec_watcher" 2>/dev/null
 set -e
 rc=$(tr -d '\r' < "$work/data.txt" 2>/dev/null | awk '$1 == "IOGATE-OUT-BEGIN" {print $2}' | tail -1)
 if [ -z "$rc" ]; then
