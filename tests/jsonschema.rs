@@ -91,7 +91,7 @@ fn every_shipped_spec_names_and_meets_the_spec_schema() {
 /// without their unit, out-of-range counts and percentages, YAML errors. (The others are
 /// wrong in meaning: weights that do not sum to 100, unknown metrics, a region beyond the
 /// target; only iogate's compiler sees those.)
-const SCHEMA_INVALID: [&str; 21] = [
+const SCHEMA_INVALID: [&str; 22] = [
     "bad_baseline_required.yaml",
     "bad_data.yaml",
     "bad_during.yaml",
@@ -100,6 +100,7 @@ const SCHEMA_INVALID: [&str; 21] = [
     "bad_loop.yaml",
     "bad_pacing.yaml",
     "bad_placement.yaml",
+    "bad_protection_information.yaml",
     "bad_replay.yaml",
     "bad_sweep.yaml",
     "bad_sweep_mix.yaml",

@@ -118,8 +118,131 @@ fn a_64_bit_guard_catches_the_same_damage() {
     damaged_blocks_fail_with_their_check("ms=16,mset=1,pi=1,pif=2", 16, "crc64", true);
 }
 
+/// The same 1 MiB with host-built PI (PRACT 0, DIX): written with `host`, read back
+/// with `host_checked` (the host checks, the controller does not) and with the
+/// controller checking both `host` (PRACT 0) and `controller` (PRACT 1) reads.
+const HOST_WRITE_READ: &str = "iogate: 1\nname: pi\nsteps:\n  - workload: { name: w, bytes: 1MiB, queue_depth: 4, protection_information: host, mix: [{ block_size: 4KiB, read: 0%, random: 0% }] }\n  - workload: { name: host_checked, bytes: 1MiB, queue_depth: 4, protection_information: host_checked, mix: [{ block_size: 512B, read: 100%, random: 0% }] }\n  - workload: { name: host, bytes: 1MiB, queue_depth: 4, protection_information: host, mix: [{ block_size: 512B, read: 100%, random: 0% }] }\n  - workload: { name: controller, bytes: 1MiB, queue_depth: 4, mix: [{ block_size: 512B, read: 100%, random: 0% }] }\n";
+
+/// The host's and the controller's check of the damaged image, PRACT 0.
+const HOST_READ: &str = "iogate: 1\nname: pi\nsteps:\n  - workload: { name: host_checked, bytes: 1MiB, queue_depth: 4, protection_information: host_checked, mix: [{ block_size: 512B, read: 100%, random: 0% }] }\n  - workload: { name: host, bytes: 1MiB, queue_depth: 4, protection_information: host, mix: [{ block_size: 512B, read: 100%, random: 0% }] }\n";
+
+/// The host's counts of step `i`: blocks checked and guard / application / reference
+/// tag mismatches.
+fn host_counts(r: &serde_json::Value, i: usize) -> (u64, u64, u64, u64) {
+    let e = &r["steps"][i]["protection_errors"];
+    let n = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{}", r["steps"][i]));
+    (
+        n("host_checked_blocks"),
+        n("host_guard"),
+        n("host_application_tag"),
+        n("host_reference_tag"),
+    )
+}
+
+/// Step `i`'s failed reads: (LBA, NVMe SC or errno).
+fn failed(r: &serde_json::Value, i: usize) -> Vec<(u64, u64)> {
+    let mut f: Vec<(u64, u64)> = r["steps"][i]["error_records"]
+        .as_array()
+        .expect("error records")
+        .iter()
+        .map(|e| {
+            let code = e["nvme_status"]["sc"].as_u64().or(e["errno"].as_u64());
+            (e["offset"].as_u64().unwrap() / LBA, code.unwrap())
+        })
+        .collect();
+    f.sort();
+    f
+}
+
+/// PRACT 0 on a DIX type 1 namespace with `ns_props`: iogate's PI passes the
+/// controller's checks and its own; after the damage the host finds what the
+/// controller finds, at the same LBAs.
+fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let image = dir.path().join("ns.img");
+    let (rc, r, _) = boot(&image, ns_props, HOST_WRITE_READ);
+    assert_eq!(rc, 0, "{}", r["steps"]);
+    for i in 0..4 {
+        assert_eq!(counts(&r, i), (0, 0, 0), "step {i}: {}", r["steps"][i]);
+        assert_eq!(r["steps"][i]["metrics"]["errors"], 0, "step {i}");
+    }
+    assert_eq!(
+        host_counts(&r, 1),
+        (2048, 0, 0, 0),
+        "every block checked by the host"
+    );
+    assert_eq!(
+        host_counts(&r, 2).0,
+        0,
+        "`host` reads leave the check to the controller"
+    );
+    damage(&image, ms);
+    let (rc, r, out) = boot(&image, ns_props, HOST_READ);
+    assert_eq!(rc, 1, "the failed reads fail the run");
+    let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
+    let row = "reported by the controller: guard errors 3, application tag errors 0, reference tag errors 1; checked on the host (`host_checked`): 2048 blocks, reads failed on the guard 3, the application tag 0, the reference tag 1 |";
+    assert!(md.contains(row), "{md}");
+    // The host: guard mismatches at the flipped bytes, the copied block's reference tag
+    // (its LBA is 5's), each a read failed with EILSEQ.
+    assert_eq!(host_counts(&r, 0), (2048, 3, 0, 1), "{}", r["steps"][0]);
+    let mut want: Vec<(u64, u64)> = FLIPPED.iter().map(|&l| (l, EILSEQ)).collect();
+    want.push((COPIED.1, EILSEQ));
+    want.sort();
+    assert_eq!(failed(&r, 0), want);
+    // The controller, given PRACT 0 reads with every check: the same LBAs, by status.
+    assert_eq!(counts(&r, 1), (3, 0, 1), "{}", r["steps"][1]);
+    let mut want: Vec<(u64, u64)> = FLIPPED.iter().map(|&l| (l, 0x82)).collect();
+    want.push((COPIED.1, 0x84));
+    want.sort();
+    assert_eq!(failed(&r, 1), want);
+    eprintln!("pi host {ns_props}: host and controller failed {want:?}");
+}
+
+/// EILSEQ on Linux (fio's verify errno).
+const EILSEQ: u64 = 84;
+
+fn host_built_pi_with_a_16_bit_guard_passes_and_catches_the_damage() {
+    host_built_pi_is_checked_by_both("ms=8,mset=0,pi=1", 8);
+}
+
+fn host_built_pi_with_a_64_bit_guard_passes_and_catches_the_damage() {
+    host_built_pi_is_checked_by_both("ms=16,mset=0,pi=1,pif=2", 16);
+}
+
+/// `protection_information: host` where it cannot work is refused before any I/O
+/// (exit 3, no result): on a DIF namespace (the PI interleaved with the data, where
+/// iogate has no metadata buffer to fill) and on the block device.
+fn host_built_pi_is_refused_where_it_cannot_travel() {
+    let spec = "iogate: 1\nname: pi\nsteps:\n  - workload: { name: w, bytes: 64KiB, protection_information: host, mix: [{ block_size: 4KiB, read: 0%, random: 0% }] }\n";
+    let script = format!(
+        "{}; for t in ng0n1 nvme0n1; do iogate run /tmp/s.yaml --target /dev/$t --allow-destructive --out /out/$t -q 2> /out/$t.err; echo $? > /out/$t.rc; done",
+        put(spec, "/tmp/s.yaml")
+    );
+    let (rc, out) = common::qemu_nvme(
+        &["--size", "64M", "--ns-props", "ms=8,mset=1,pi=1"],
+        &script,
+    );
+    assert_eq!(rc, 0);
+    for (t, says) in [
+        ("ng0n1", "interleaves the PI with each block's data (DIF"),
+        ("nvme0n1", "is not an NVMe generic character device"),
+    ] {
+        let read = |f: &str| std::fs::read_to_string(out.path().join(f)).expect(f);
+        let err = read(&format!("{t}.err"));
+        assert_eq!(read(&format!("{t}.rc")).trim(), "3", "{t}: {err}");
+        assert!(err.contains(says) && err.contains("step `w`"), "{t}: {err}");
+        assert!(
+            !out.path().join(t).join("result.json").exists(),
+            "{t}: no I/O, no result"
+        );
+    }
+}
+
 tests_main![
     dif_type_1_guard_and_reference_tag_errors_name_their_lbas: [Root, Qemu],
     dix_type_3_checks_the_guard_but_not_the_reference_tag: [Root, Qemu],
     a_64_bit_guard_catches_the_same_damage: [Root, Qemu],
+    host_built_pi_with_a_16_bit_guard_passes_and_catches_the_damage: [Root, Qemu],
+    host_built_pi_with_a_64_bit_guard_passes_and_catches_the_damage: [Root, Qemu],
+    host_built_pi_is_refused_where_it_cannot_travel: [Root, Qemu],
 ];

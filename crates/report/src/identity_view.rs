@@ -202,9 +202,9 @@ fn health_summary(h: Option<&iogate_result::drive::Health>) -> String {
     )
 }
 
-/// The namespace's protection information in words.
-/// The end-to-end check errors of the steps the controller checked PI for (passthrough),
-/// summed; empty when none was checked.
+/// The end-to-end check errors of the steps that ran with PI (passthrough), summed: as
+/// the controller reported them, and the host's check where it ran; empty when no step
+/// ran with PI.
 fn protection_errors(steps: &[iogate_result::StepResult]) -> String {
     let Some(e) = steps
         .iter()
@@ -213,12 +213,20 @@ fn protection_errors(steps: &[iogate_result::StepResult]) -> String {
     else {
         return String::new();
     };
-    format!(
-        "; checked by the controller (PRACT 1): guard errors {}, application tag errors {}, reference tag errors {}",
+    let mut s = format!(
+        "; reported by the controller: guard errors {}, application tag errors {}, reference tag errors {}",
         e.guard, e.application_tag, e.reference_tag
-    )
+    );
+    if e.host_checked_blocks > 0 {
+        s += &format!(
+            "; checked on the host (`host_checked`): {} blocks, reads failed on the guard {}, the application tag {}, the reference tag {}",
+            e.host_checked_blocks, e.host_guard, e.host_application_tag, e.host_reference_tag
+        );
+    }
+    s
 }
 
+/// The namespace's protection information in words.
 fn protection(ns: &iogate_result::drive::NvmeNamespace) -> String {
     use iogate_result::protection::{MetadataTransfer, PiLocation};
     let Some(p) = ns.protection else {

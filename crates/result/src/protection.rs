@@ -79,6 +79,20 @@ pub struct ProtectionErrors {
     pub application_tag: u64,
     /// End-to-end Reference Tag Check Error (84h).
     pub reference_tag: u64,
+    /// Logical blocks of successful reads whose PI iogate checked on the host
+    /// (`protection_information: host_checked`; 0 otherwise).
+    #[serde(default)]
+    pub host_checked_blocks: u64,
+    /// Reads failed by the host's check (errno EILSEQ), by the first field of the first
+    /// block that did not match: the guard (not the CRC of the block's data) …
+    #[serde(default)]
+    pub host_guard: u64,
+    /// … the application tag (not iogate's, 0) …
+    #[serde(default)]
+    pub host_application_tag: u64,
+    /// … the reference tag (not the block's LBA; types 1 and 2).
+    #[serde(default)]
+    pub host_reference_tag: u64,
 }
 
 impl ProtectionErrors {
@@ -100,6 +114,10 @@ impl ProtectionErrors {
             guard: self.guard + o.guard,
             application_tag: self.application_tag + o.application_tag,
             reference_tag: self.reference_tag + o.reference_tag,
+            host_checked_blocks: self.host_checked_blocks + o.host_checked_blocks,
+            host_guard: self.host_guard + o.host_guard,
+            host_application_tag: self.host_application_tag + o.host_application_tag,
+            host_reference_tag: self.host_reference_tag + o.host_reference_tag,
         }
     }
 }

@@ -149,7 +149,10 @@ impl<'a> JobSetup<'a> {
             data: &step.data,
             step_seed: step.job_seeds.first().copied().unwrap_or(0),
             job_seed: seed,
-            passthrough: self.target.passthrough().map(|p| p.placing(&step.mix)),
+            passthrough: self
+                .target
+                .passthrough()
+                .map(|p| p.placing(&step.mix).acting(step.protection)),
             durability: step.durability,
             journal: self.opts.journal,
             latency_thresholds_ns: self

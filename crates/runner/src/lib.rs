@@ -24,6 +24,7 @@ pub mod nvme;
 pub mod options;
 pub mod placement;
 mod power_cycle;
+pub mod protection;
 mod purge;
 pub mod repeat;
 pub mod replay;

@@ -100,6 +100,7 @@ pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
 pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
     check_engines(plan, target)?;
     crate::data_placement::check(plan, target)?;
+    crate::protection::check(plan, target)?;
     // A SNIA purge (Sanitize, Format NVM) needs an NVMe namespace: said before any I/O.
     let erasing = plan
         .steps

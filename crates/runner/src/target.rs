@@ -187,6 +187,7 @@ impl Target {
                 lba_shift: lbs.trailing_zeros(),
                 placement: Vec::new(),
                 protection: ns.protection,
+                action: iogate_spec::PiAction::Controller,
             }),
         })
     }

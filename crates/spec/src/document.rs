@@ -23,9 +23,9 @@ pub use sweep::{RawCase, RawMatrix, RawNamedMix, RawOperatingPoints, RawSteadySt
 #[allow(unused_imports)] // named in `#[schemars(with = …)]` attributes
 use crate::schema::{
     ArrivalProcess, BandwidthText, ByteSizeText, CompletionMode, DurationText, EngineName,
-    ErrorPolicy, MappingName, MatrixDimension, OnFailure, PercentText, PreconditionPattern,
-    PurgeMethodName, ReplayQueueDepth, SignedPercentText, SizeOrPercentText, SteadyMetricName,
-    SubmissionMode, SyncMode, TraceFormatName,
+    ErrorPolicy, MappingName, MatrixDimension, OnFailure, PercentText, PiActionName,
+    PreconditionPattern, PurgeMethodName, ReplayQueueDepth, SignedPercentText, SizeOrPercentText,
+    SteadyMetricName, SubmissionMode, SyncMode, TraceFormatName,
 };
 
 /// A spec file's top level.
@@ -443,6 +443,15 @@ pub struct RawWorkload {
     #[serde(default)]
     #[schemars(range(max = 65535))]
     pub placement: Option<Spanned<u64>>,
+    /// Who builds and checks the end-to-end protection information of a namespace
+    /// formatted with it (passthrough engine): `controller` (default: PRACT 1, the
+    /// controller inserts, checks and strips it), `host` (PRACT 0: iogate builds each
+    /// block's PI for writes, the controller checks it on writes and reads) or
+    /// `host_checked` (as `host`, and reads check the PI on the host instead of the
+    /// controller). `host` and `host_checked` need a separate metadata buffer (DIX).
+    #[serde(default)]
+    #[schemars(with = "Option<PiActionName>")]
+    pub protection_information: Option<Spanned<String>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.

@@ -32,9 +32,9 @@ pub use expr::{
 pub use plan::{
     AddressMapping, AdminCommand, BaselineRule, CaseAccess, CeilingStatistic, DataPattern,
     Distribution, Durability, EventAction, EventPlan, EventSchedule, Geometry, IoEngine, Limit,
-    MixLine, OperatingPointsPlan, PeerRule, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod,
-    RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan,
-    StepBody, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
+    MixLine, OperatingPointsPlan, PeerRule, PiAction, Plan, PlanStep, PowerCyclePlan, ProbePlan,
+    PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric,
+    SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
 };
 pub use units::ByteSize;
 

@@ -117,6 +117,11 @@ macro_rules! keyword_type {
 keyword_type!(ErrorPolicy, "`fail` or `record`.", ["fail", "record"]);
 keyword_type!(EngineName, "The I/O path.", ["block", "passthrough"]);
 keyword_type!(
+    PiActionName,
+    "Who builds and checks protection information.",
+    ["controller", "host", "host_checked"]
+);
+keyword_type!(
     CompletionMode,
     "How completions are found.",
     ["interrupt", "polled"]

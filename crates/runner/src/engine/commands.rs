@@ -16,6 +16,8 @@ use super::{Op, Request};
 use iogate_result::faults::NvmeStatus;
 use iogate_result::protection::{GuardFormat, ProtectionInfo};
 
+use super::pi::HostPi;
+
 /// How a failed request ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
@@ -27,6 +29,15 @@ pub struct Failure {
     pub nvme_status: Option<NvmeStatus>,
 }
 
+/// A host check of a read's protection information.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostPiCheck {
+    /// Blocks checked (up to and including a mismatch).
+    pub blocks: u64,
+    /// The first mismatching block: its index in the request and the field.
+    pub mismatch: Option<(u64, super::pi::PiField)>,
+}
+
 /// Builds ring entries for requests and reads their completions.
 pub trait Commands {
     /// Submission queue entry size (64 or 128 bytes).
@@ -34,10 +45,22 @@ pub trait Commands {
     /// Completion queue entry size (16 or 32 bytes).
     type C: cqueue::EntryMarker;
 
-    /// The entry for `req` into buffer `buf` (slot `slot` of the registered buffers when
-    /// they are registered; the registered file 0 when it is, else the raw fd), tagged
-    /// with the slot as its user data.
-    fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> Self::S;
+    /// The entry for `req` into buffer `buf` (its `req.len` bytes, prepared; slot `slot`
+    /// of the registered buffers when they are registered; the registered file 0 when it
+    /// is, else the raw fd), tagged with the slot as its user data.
+    fn entry(&mut self, req: &Request, slot: u16, buf: &mut [u8]) -> Self::S;
+
+    /// Checks a successful read of `data` in `slot` on the host (its protection
+    /// information, `protection_information: host_checked`): None when it is not checked
+    /// or matches, else the mismatch. Default: reads are not checked.
+    fn check_read(&self, _req: &Request, _slot: u16, _data: &[u8]) -> Option<HostPiCheck> {
+        None
+    }
+
+    /// Whether [`Commands::check_read`] checks anything.
+    fn checks_reads(&self) -> bool {
+        false
+    }
 
     /// A flush of the device's volatile write cache, tagged with `slot`: what every write
     /// completed before it was submitted is durable when it completes.
@@ -71,7 +94,8 @@ impl Commands for BlockCommands {
     type C = cqueue::Entry;
 
     #[inline]
-    fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> squeue::Entry {
+    fn entry(&mut self, req: &Request, slot: u16, buf: &mut [u8]) -> squeue::Entry {
+        let buf = buf.as_mut_ptr();
         let r = self.0;
         let raw = types::Fd(r.fd);
         let e = match (req.op, r.fixed_buffers && r.fixed_file) {
@@ -152,8 +176,11 @@ pub struct NvmeCommands {
     /// past the end, or None, writes without a directive.
     pub placement: Vec<Option<u16>>,
     /// The namespace's protection information: the controller inserts, checks and
-    /// strips it (PRACT 1, PRCHK guard, application and reference tag).
+    /// strips it (PRACT 1, PRCHK guard, application and reference tag), unless `host_pi`.
     pub protection: Option<ProtectionInfo>,
+    /// PRACT 0: iogate builds the PI in these metadata buffers (and checks reads' PI
+    /// when it says so).
+    pub host_pi: Option<HostPi>,
 }
 
 impl NvmeCommands {
@@ -186,7 +213,17 @@ impl NvmeCommands {
                 3 => PRINFO_PRCHK_ALL & !PRINFO_PRCHK_REF,
                 _ => PRINFO_PRCHK_ALL,
             };
-            cdw12 |= PRINFO_PRACT | prchk;
+            cdw12 |= match &self.host_pi {
+                None => PRINFO_PRACT | prchk,
+                // host_checked reads: the host checks, the controller does not.
+                Some(h) if h.check_reads && req.op == Op::Read => 0,
+                Some(_) => {
+                    // CDW15: ELBATM FFFFh, ELBAT the application tag iogate writes.
+                    let elbat = 0xffff_0000 | u32::from(super::pi::APPLICATION_TAG);
+                    c[60..64].copy_from_slice(&elbat.to_le_bytes());
+                    prchk
+                }
+            };
             // The initial logical block reference tag: the LBA's low 32 bits in CDW14, and
             // with a 48-bit reference tag (64-bit guard) bits 47:32 in CDW3 (no storage
             // tag). Type 3 does not check it; types 1 and 2 must see the LBA.
@@ -197,6 +234,22 @@ impl NvmeCommands {
         }
         c[48..52].copy_from_slice(&cdw12.to_le_bytes()); // cdw12: NLB, 0-based; FUA; DTYPE; PRINFO
         c
+    }
+
+    /// [`NvmeCommands::command`] with the metadata of `slot` when the host builds the PI:
+    /// a write's tuples built from `buf`, and the metadata pointer and length.
+    fn slot_command(&mut self, req: &Request, slot: u16, buf: &mut [u8]) -> [u8; 80] {
+        let mut cmd = self.command(req, buf.as_mut_ptr());
+        if let Some(h) = &mut self.host_pi {
+            if req.op == Op::Write {
+                h.build_write(slot, req.offset >> self.lba_shift, buf);
+            }
+            // The metadata pointer and length (struct nvme_uring_cmd bytes 16 and 32).
+            let (ptr, len) = h.region(slot, req.len);
+            cmd[16..24].copy_from_slice(&(ptr as u64).to_le_bytes());
+            cmd[32..36].copy_from_slice(&len.to_le_bytes());
+        }
+        cmd
     }
 
     /// The NVMe command for `slot` as an io_uring passthrough entry.
@@ -218,8 +271,19 @@ impl Commands for NvmeCommands {
     type C = cqueue::Entry32;
 
     #[inline]
-    fn entry(&self, req: &Request, slot: u16, buf: *mut u8) -> squeue::Entry128 {
-        self.passthrough_entry(self.command(req, buf), slot, true)
+    fn entry(&mut self, req: &Request, slot: u16, buf: &mut [u8]) -> squeue::Entry128 {
+        let cmd = self.slot_command(req, slot, buf);
+        self.passthrough_entry(cmd, slot, true)
+    }
+
+    fn check_read(&self, req: &Request, slot: u16, data: &[u8]) -> Option<HostPiCheck> {
+        let h = self.host_pi.as_ref().filter(|h| h.check_reads)?;
+        let (blocks, mismatch) = h.check_read(slot, req.offset >> self.lba_shift, data);
+        Some(HostPiCheck { blocks, mismatch })
+    }
+
+    fn checks_reads(&self) -> bool {
+        self.host_pi.as_ref().is_some_and(|h| h.check_reads)
     }
 
     /// NVMe Flush (00h) of the namespace: no data, no LBA range.
@@ -274,6 +338,7 @@ mod tests {
             lba_shift: 9,
             placement: vec![None, Some(5)],
             protection: None,
+            host_pi: None,
         };
         let req = Request {
             line: 0,
@@ -319,6 +384,7 @@ mod tests {
                 guard,
             }),
             placement: Vec::new(),
+            host_pi: None,
             ..c
         };
         let far = Request {
@@ -337,6 +403,38 @@ mod tests {
         let cmd = t3.command(&far, 0x1000 as *mut u8);
         let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
         assert_eq!(cdw12 >> 26, 0b1110, "type 3: no reference tag check");
+        // Host-built PI (PRACT 0, DIX): no PRACT; writes and `host` reads ask for every
+        // check with ELBATM FFFFh (CDW15); `host_checked` reads ask for none; every
+        // command points at its slot's tuples (metadata, metadata_len).
+        let info = ProtectionInfo {
+            pi_type: 1,
+            location: iogate_result::protection::PiLocation::Last,
+            metadata: iogate_result::protection::MetadataTransfer::Separate,
+            guard: GuardFormat::Crc16,
+        };
+        let mut host = pi(GuardFormat::Crc16);
+        host.host_pi = Some(HostPi::new(info, true, 4, 8192, 512));
+        let mut data = vec![0u8; 4096];
+        let w = Request {
+            op: Op::Write,
+            ..req
+        };
+        let cmd = host.slot_command(&w, 2, &mut data);
+        let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
+        assert_eq!(cdw12 >> 26, 0b0111, "PRACT 0, every check");
+        assert_eq!(
+            u32::from_le_bytes(cmd[60..64].try_into().unwrap()),
+            0xffff_0000
+        );
+        assert_eq!(
+            u32::from_le_bytes(cmd[32..36].try_into().unwrap()),
+            64,
+            "8 tuples"
+        );
+        assert_ne!(u64::from_le_bytes(cmd[16..24].try_into().unwrap()), 0);
+        let cmd = host.command(&req, 0x1000 as *mut u8);
+        let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
+        assert_eq!(cdw12 >> 26, 0, "host_checked reads: the host checks");
     }
 
     #[test]

@@ -126,6 +126,9 @@ pub struct Passthrough {
     /// controller to insert (writes) and check and strip (reads) it, PRACT 1, with the
     /// guard, application and reference tag checks on (PRCHK 111b).
     pub protection: Option<iogate_result::protection::ProtectionInfo>,
+    /// Who builds and checks that PI (the step's `protection_information:`; checked
+    /// against the namespace by `runner::protection::check` before any I/O).
+    pub action: iogate_spec::PiAction,
 }
 
 impl Passthrough {
@@ -135,6 +138,11 @@ impl Passthrough {
             placement: mix.iter().map(|m| m.placement_handle).collect(),
             ..self
         }
+    }
+
+    /// The same namespace with `action` building and checking its PI.
+    pub fn acting(self, action: iogate_spec::PiAction) -> Passthrough {
+        Passthrough { action, ..self }
     }
 }
 

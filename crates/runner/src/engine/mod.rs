@@ -15,6 +15,7 @@ pub mod job;
 pub mod kernel_threads;
 pub mod pacing;
 mod permutation;
+pub mod pi;
 pub mod ring;
 pub mod sink;
 pub mod uring;

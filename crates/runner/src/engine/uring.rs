@@ -24,11 +24,13 @@ use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Registrati
 use super::data::Payload;
 use super::job::{EngineError, JobLimit, JobParams};
 use super::pacing::Pacer;
+use super::pi::{HostPi, PiField};
 use super::ring::{build_ring, spin_budget_ns, wait_until};
 use super::sink::{self, Completed, CompletionSink, Reaped, Status};
 use super::verify;
 use super::wait::wait_for_completion;
 use super::{ErrorRecord, JobStats, Op, Request, RequestSource, MAX_ERROR_RECORDS};
+use iogate_spec::PiAction;
 
 mod complete;
 
@@ -107,12 +109,23 @@ pub fn run_job<R: RequestSource>(
             if ns.protection.is_some() {
                 stats.protection_errors = Some(Default::default());
             }
+            let host_pi = match (ns.protection, ns.action) {
+                (Some(info), PiAction::Host | PiAction::HostChecked) => Some(HostPi::new(
+                    info,
+                    ns.action == PiAction::HostChecked,
+                    p.queue_depth.max(1) as usize,
+                    p.max_block_size,
+                    1 << ns.lba_shift,
+                )),
+                _ => None,
+            };
             JobLoop::start(file, p, src, pacer, stats, |reg| NvmeCommands {
                 reg,
                 nsid: ns.nsid,
                 lba_shift: ns.lba_shift,
                 placement: ns.placement.clone(),
                 protection: ns.protection,
+                host_pi,
             })?
             .run()
         }
@@ -341,10 +354,14 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             }
             if let Err(e) = self.submit_and_wait(wake_at) {
                 if self.inflight > 0 {
-                    // The kernel may still write into these buffers: never free them.
-                    let JobLoop { ring, pool, .. } = self;
+                    // The kernel may still write into these buffers (and the commands'
+                    // metadata buffers): never free them.
+                    let JobLoop {
+                        ring, pool, cmds, ..
+                    } = self;
                     drop(ring);
                     std::mem::forget(pool);
+                    std::mem::forget(cmds);
                 }
                 return Err(EngineError::Ring(e));
             }
@@ -453,7 +470,9 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         if req.op == Op::Write {
             self.writes_since_flush += 1;
         }
-        let entry = self.cmds.entry(&req, slot as u16, self.pool.buf(si));
+        let entry = self
+            .cmds
+            .entry(&req, slot as u16, self.pool.slice_mut(si, req.len as usize));
         self.slots[si] = Slot {
             start_ns: now,
             submit_ns: now,

@@ -24,6 +24,7 @@ use crate::syntax::{self, SizeOrPercent, ValueError};
 mod data;
 mod events;
 mod group;
+mod io_path;
 mod mix;
 mod power_cycle;
 mod repeat;

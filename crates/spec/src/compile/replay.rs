@@ -233,6 +233,7 @@ pub(super) fn bare(name: String, body: StepBody, region: Region, limit: Limit) -
         verify: false,
         data: crate::plan::DataPattern::default(),
         engine: crate::plan::IoEngine::Auto,
+        protection: crate::plan::PiAction::Controller,
         distribution: Distribution::Uniform,
         rate: RateLimit::default(),
         think_time_ns: 0,

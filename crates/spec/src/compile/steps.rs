@@ -153,6 +153,7 @@ pub(super) fn precondition(
             verify: false,
             data: crate::plan::DataPattern::default(),
             engine: crate::plan::IoEngine::Auto,
+            protection: crate::plan::PiAction::Controller,
             ramp_ns: 0,
             cpus: Vec::new(),
             distribution: Distribution::Uniform,
@@ -240,35 +241,6 @@ fn ramp(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<u64> {
     }
 }
 
-/// A keyword field: absent is `default`, each of `choices` its value, anything else an
-/// error naming the two choices.
-fn keyword<T: Copy, const N: usize>(
-    cx: &mut Ctx<'_>,
-    field: Option<&Spanned<String>>,
-    title: &str,
-    choices: [(&str, T); N],
-    default: T,
-) -> Option<T> {
-    let Some(c) = field else {
-        return Some(default);
-    };
-    if let Some((_, v)) = choices.iter().find(|(k, _)| *k == c.value) {
-        return Some(*v);
-    }
-    let span = cx.span(c);
-    let names: Vec<String> = choices.iter().map(|(k, _)| format!("`{k}`")).collect();
-    let listed = match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => names.join(""),
-    };
-    cx.error(
-        span,
-        title,
-        format!("expected {listed}, found `{}`", c.value),
-    );
-    None
-}
-
 /// `fsync: N` (a flush after every N writes of each job, at most 2^32) and `sync:`
 /// (`none`, or `dsync`/`sync`: FUA writes), fio's names and meanings.
 fn durability(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<crate::plan::Durability> {
@@ -276,7 +248,7 @@ fn durability(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<crate::plan::Durabili
         Some(n) if n.value > 0 => cx.count(n, "fsync", 1, 1 << 32),
         _ => Some(0),
     };
-    let fua = keyword(
+    let fua = super::io_path::keyword(
         cx,
         w.sync.as_ref(),
         "unknown sync mode",
@@ -337,30 +309,7 @@ pub(super) fn workload(
     let ramp_ns = ramp(cx, w);
     let distribution = distribution(cx, w.distribution.as_ref());
     let rate = rate(cx, w);
-    let kernel_submission = keyword(
-        cx,
-        w.submission.as_ref(),
-        "unknown submission mode",
-        [("syscall", false), ("kernel_thread", true)],
-        false,
-    );
-    let engine = keyword(
-        cx,
-        w.engine.as_ref(),
-        "unknown engine",
-        [
-            ("block", crate::plan::IoEngine::Block),
-            ("passthrough", crate::plan::IoEngine::Passthrough),
-        ],
-        crate::plan::IoEngine::Auto,
-    );
-    let polled = keyword(
-        cx,
-        w.completion.as_ref(),
-        "unknown completion mode",
-        [("interrupt", false), ("polled", true)],
-        false,
-    );
+    let io = super::io_path::io_path(cx, w);
     let think_time_ns = match &w.think_time {
         Some(t) => cx.duration(t, "think time"),
         None => Some(0),
@@ -374,14 +323,8 @@ pub(super) fn workload(
     }
     let data = super::data::data_pattern(cx, w.data.as_ref(), verify);
     let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
-    let (data, engine, durability) = (data?, engine?, durability?);
-    let (distribution, rate, think_time_ns, polled, kernel_submission) = (
-        distribution?,
-        rate?,
-        think_time_ns?,
-        polled?,
-        kernel_submission?,
-    );
+    let (data, durability, io) = (data?, durability?, io?);
+    let (distribution, rate, think_time_ns) = (distribution?, rate?, think_time_ns?);
     let (estimated_duration_ns, estimated_bytes) = estimates(limit, ramp_ns, &mix);
     let during = super::events::events(cx, w, index, seed, estimated_duration_ns)?;
     let recovery = recovery(cx, w)?;
@@ -398,15 +341,16 @@ pub(super) fn workload(
                 .map(|j| derive_seed(seed, index as u64, j))
                 .collect(),
             verify,
-            engine,
+            engine: io.engine,
+            protection: io.protection,
             data,
             ramp_ns,
             cpus,
             distribution,
             rate,
             think_time_ns,
-            polled,
-            kernel_submission,
+            polled: io.polled,
+            kernel_submission: io.kernel_submission,
             durability,
             estimated_duration_ns,
             estimated_bytes,
@@ -647,17 +591,7 @@ fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
             "expected a mix with writes: a placement handle tags writes",
         );
     }
-    let placed = mix.iter().any(|m| m.placement_handle.is_some());
-    if let Some(e) = w.engine.as_ref().filter(|e| placed && e.value == "block") {
-        let span = cx.span(e);
-        cx.error_note(
-            span,
-            "`placement:` needs the passthrough engine",
-            "expected `engine: passthrough` (or no `engine:`) with a placement handle",
-            "placement handles travel in NVMe Write commands (DTYPE 2h, DSPEC), which iogate \
-             sends through io_uring passthrough on the namespace's /dev/ngXnY",
-        );
-    }
+    super::io_path::passthrough_only(cx, w, mix);
     let fua = |v: &str| v == "dsync" || v == "sync";
     if let Some(y) = w.sync.as_ref().filter(|y| fua(&y.value) && !writes) {
         let span = cx.span(y);

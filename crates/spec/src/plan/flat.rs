@@ -21,6 +21,11 @@ struct FlatStep<'a> {
     verify: bool,
     #[serde(skip_serializing_if = "is_auto_engine")]
     engine: IoEngine,
+    #[serde(
+        rename = "protection_information",
+        skip_serializing_if = "PiAction::is_controller"
+    )]
+    protection: PiAction,
     #[serde(skip_serializing_if = "Option::is_none")]
     data: Option<&'a DataPattern>,
     distribution: &'a Distribution,
@@ -64,6 +69,7 @@ impl Serialize for PlanStep {
             job_seeds: &self.job_seeds,
             verify: self.verify,
             engine: self.engine,
+            protection: self.protection,
             data: (!is_default_data(&self.data)).then_some(&self.data),
             distribution: &self.distribution,
             rate: &self.rate,

@@ -347,6 +347,8 @@ pub struct PlanStep {
     pub verify: bool,
     /// The I/O path (`engine:`; default by the target).
     pub engine: IoEngine,
+    /// Who builds and checks protection information (`protection_information:`).
+    pub protection: PiAction,
     /// What writes carry (`data:`; default unique, incompressible).
     pub data: DataPattern,
     /// How random offsets are spread over the region.
@@ -494,6 +496,33 @@ pub enum IoEngine {
     /// NVMe Read and Write commands through io_uring passthrough
     /// (`IORING_OP_URING_CMD`, `NVME_URING_CMD_IO`) on `/dev/ngXnY`: no block layer.
     Passthrough,
+}
+
+/// Who builds and checks a PI-formatted namespace's protection information (PRINFO's
+/// PRACT and PRCHK in NVMe Read and Write, NVM Command Set Specification 1.0, §5.2.2).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PiAction {
+    /// PRACT 1: the controller inserts the PI on writes, checks it, and strips it on reads;
+    /// only data travels.
+    #[default]
+    Controller,
+    /// PRACT 0: iogate builds every block's PI (guard over the data, application tag 0,
+    /// the LBA as reference tag) in a separate metadata buffer; the controller checks it
+    /// on writes and reads (every PRCHK bit the type defines).
+    Host,
+    /// As `Host` for writes; reads ask the controller for no check (PRCHK 0) and iogate
+    /// checks every block's returned PI against its data and LBA.
+    HostChecked,
+}
+
+impl PiAction {
+    /// The default (serialized plans leave it out).
+    pub fn is_controller(&self) -> bool {
+        *self == PiAction::Controller
+    }
 }
 
 fn is_auto_engine(e: &IoEngine) -> bool {
