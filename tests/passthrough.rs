@@ -139,6 +139,19 @@ fn passthrough_records_nvme_status_codes() {
         err.contains("requests all failed") && err.contains("SCT 1h SC bch \"Zone Invalid Write\""),
         "{err}"
     );
+    // The failed step keeps its jobs' counts and records, each with its status.
+    let w = &json(&out.path().join("w/result.json"))["steps"][0];
+    assert!(
+        w["metrics"]["errors"].as_u64() >= Some(300),
+        "{}",
+        w["metrics"]
+    );
+    let records = w["error_records"].as_array().expect("error records");
+    assert!(!records.is_empty(), "{w}");
+    assert!(
+        records.iter().all(|e| e["nvme_status"]["sc"] == 0xbc),
+        "{records:?}"
+    );
 }
 
 /// A file is no NVMe generic device: refused before any I/O, saying why.

@@ -172,12 +172,12 @@ impl<'a> JobSetup<'a> {
         progress: &'a JobProgress,
         stop: &'a AtomicBool,
         request_log: RequestLogging<'a>,
-    ) -> Result<JobStats, String> {
+    ) -> Result<JobStats, JobFailure> {
         let step = self.step;
         let file = self
             .target
             .open_job(self.writes)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| JobFailure::before(e.to_string()))?;
         let seed = step
             .job_seeds
             .get(job as usize)
@@ -189,11 +189,11 @@ impl<'a> JobSetup<'a> {
         if let Some((plan, fig)) = &self.replay {
             let path = crate::replay::trace_path(plan, &self.opts.spec_dir);
             let lbs = self.target.logical_block_size;
-            let mut src =
-                ReplaySource::new(&path, plan, step.region, lbs, fig).map_err(|e| e.to_string())?;
-            run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
-            if let Some(e) = src.error {
-                return Err(e);
+            let mut src = ReplaySource::new(&path, plan, step.region, lbs, fig)
+                .map_err(|e| JobFailure::before(e.to_string()))?;
+            let ran = run_job(&file, &params, &mut src, &mut pacer, &mut stats);
+            if let Some(e) = ran.err().map(|e| e.to_string()).or(src.error) {
+                return Err(JobFailure::after(e, stats));
             }
         } else {
             let (gen_job, gen_jobs) = if self.sliced {
@@ -205,7 +205,9 @@ impl<'a> JobSetup<'a> {
             let dist = &step.distribution;
             let mut gen =
                 Generator::new(&step.mix, dist, region, seed, gen_job, gen_jobs, self.lbs);
-            run_job(&file, &params, &mut gen, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
+            if let Err(e) = run_job(&file, &params, &mut gen, &mut pacer, &mut stats) {
+                return Err(JobFailure::after(e.to_string(), stats));
+            }
         }
         Ok(stats)
     }
@@ -263,7 +265,7 @@ pub(crate) fn run_io_step(
         None => RequestLogging::Off,
     };
     let jobs_done = AtomicBool::new(false);
-    let (outcomes, runs): (Vec<Result<JobStats, String>>, Vec<EventRun>) =
+    let (outcomes, runs): (Vec<Result<JobStats, JobFailure>>, Vec<EventRun>) =
         std::thread::scope(|scope| {
             let (setup, stop, jobs_done) = (&setup, &stop, &jobs_done);
             let handles: Vec<_> = (0..step.jobs)
@@ -271,10 +273,15 @@ pub(crate) fn run_io_step(
                     let progress = &progress[job as usize];
                     scope.spawn(move || {
                         let mut r = setup.run_job(job, origin, progress, stop, request_log);
-                        // The job's last batch as soon as it ends (a job that failed: none),
-                        // so the others' records are not held until the step ends.
+                        // The job's last batch as soon as it ends (a job that failed before
+                        // its first request: none), so the others' records are not held
+                        // until the step ends.
                         if let RequestLogging::Streamed(log) = request_log {
-                            let rest = r.as_mut().ok().and_then(|s| s.request_log.take());
+                            let stats = match r.as_mut() {
+                                Ok(s) => Some(s),
+                                Err(f) => f.stats.as_mut(),
+                            };
+                            let rest = stats.and_then(|s| s.request_log.take());
                             log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
                         }
                         r
@@ -319,7 +326,7 @@ pub(crate) fn run_io_step(
                 .into_iter()
                 .map(|h| {
                     h.join()
-                        .unwrap_or_else(|_| Err("a job thread panicked".to_string()))
+                        .unwrap_or_else(|_| Err(JobFailure::before("a job thread panicked".into())))
                 })
                 .collect();
             (outcomes, runs.unwrap_or_default())
@@ -405,7 +412,7 @@ impl<'t> Watchdog<'t> {
 /// request log handed to the sink, the data read back, the replay's issue lag.
 fn finish_io_step(
     setup: &JobSetup<'_>,
-    outcomes: Vec<Result<JobStats, String>>,
+    outcomes: Vec<Result<JobStats, JobFailure>>,
     runs: Vec<EventRun>,
     band_edges_ns: &[u64],
 ) -> StepResult {
@@ -415,7 +422,12 @@ fn finish_io_step(
     for o in outcomes {
         match o {
             Ok(s) => jobs.push(s),
-            Err(e) => error = Some(e),
+            Err(f) => {
+                // A job that ran and failed keeps what it counted: its failed requests and
+                // their records (the NVMe status of each) belong in the step's result.
+                jobs.extend(f.stats);
+                error = Some(f.why);
+            }
         }
     }
     let verified = setup.verify.is_some_and(|v| v.check_reads);
@@ -434,6 +446,27 @@ fn finish_io_step(
         r.metrics.issue_lag = (!lag.is_empty()).then(|| LatencySummary::from_histogram(&lag));
     }
     r
+}
+
+/// Why a job ended without finishing, with what it counted when it had started.
+pub(crate) struct JobFailure {
+    why: String,
+    stats: Option<JobStats>,
+}
+
+impl JobFailure {
+    /// A job that failed before its first request (no file, no trace, a panic).
+    fn before(why: String) -> JobFailure {
+        JobFailure { why, stats: None }
+    }
+
+    /// A job that ran and failed (every request failed, a trace went bad mid-way).
+    fn after(why: String, stats: JobStats) -> JobFailure {
+        JobFailure {
+            why,
+            stats: Some(stats),
+        }
+    }
 }
 
 /// A step result that records only why the step could not run.
