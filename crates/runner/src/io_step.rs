@@ -279,7 +279,7 @@ pub(crate) fn run_io_step(
                         if let RequestLogging::Streamed(log) = request_log {
                             let stats = match r.as_mut() {
                                 Ok(s) => Some(s),
-                                Err(f) => f.stats.as_mut(),
+                                Err(f) => f.stats.as_deref_mut(),
                             };
                             let rest = stats.and_then(|s| s.request_log.take());
                             log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
@@ -425,7 +425,7 @@ fn finish_io_step(
             Err(f) => {
                 // A job that ran and failed keeps what it counted: its failed requests and
                 // their records (the NVMe status of each) belong in the step's result.
-                jobs.extend(f.stats);
+                jobs.extend(f.stats.map(|s| *s));
                 error = Some(f.why);
             }
         }
@@ -451,7 +451,7 @@ fn finish_io_step(
 /// Why a job ended without finishing, with what it counted when it had started.
 pub(crate) struct JobFailure {
     why: String,
-    stats: Option<JobStats>,
+    stats: Option<Box<JobStats>>,
 }
 
 impl JobFailure {
@@ -464,7 +464,7 @@ impl JobFailure {
     fn after(why: String, stats: JobStats) -> JobFailure {
         JobFailure {
             why,
-            stats: Some(stats),
+            stats: Some(Box::new(stats)),
         }
     }
 }
