@@ -154,10 +154,10 @@ fn failed(r: &serde_json::Value, i: usize) -> Vec<(u64, u64)> {
     f
 }
 
-/// PRACT 0 on a DIX type 1 namespace with `ns_props`: iogate's PI passes the
-/// controller's checks and its own; after the damage the host finds what the
-/// controller finds, at the same LBAs.
-fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64) {
+/// PRACT 0 on a DIX namespace with `ns_props`: iogate's PI passes the controller's
+/// checks and its own; after the damage the host finds what the controller finds, at
+/// the same LBAs (the copied block only where the type checks reference tags).
+fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64, reference: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
     let image = dir.path().join("ns.img");
     let (rc, r, _) = boot(&image, ns_props, HOST_WRITE_READ);
@@ -180,19 +180,24 @@ fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64) {
     let (rc, r, out) = boot(&image, ns_props, HOST_READ);
     assert_eq!(rc, 1, "the failed reads fail the run");
     let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
-    let row = "reported by the controller: guard errors 3, application tag errors 0, reference tag errors 1; checked on the host (`host_checked`): 2048 blocks, reads failed on the guard 3, the application tag 0, the reference tag 1 |";
-    assert!(md.contains(row), "{md}");
+    let r1 = u64::from(reference);
+    let row = format!("reported by the controller: guard errors 3, application tag errors 0, reference tag errors {r1}; checked on the host (`host_checked`): 2048 blocks, reads failed on the guard 3, the application tag 0, the reference tag {r1} |");
+    assert!(md.contains(&row), "{md}");
     // The host: guard mismatches at the flipped bytes, the copied block's reference tag
     // (its LBA is 5's), each a read failed with EILSEQ.
-    assert_eq!(host_counts(&r, 0), (2048, 3, 0, 1), "{}", r["steps"][0]);
+    assert_eq!(host_counts(&r, 0), (2048, 3, 0, r1), "{}", r["steps"][0]);
     let mut want: Vec<(u64, u64)> = FLIPPED.iter().map(|&l| (l, EILSEQ)).collect();
-    want.push((COPIED.1, EILSEQ));
+    if reference {
+        want.push((COPIED.1, EILSEQ));
+    }
     want.sort();
     assert_eq!(failed(&r, 0), want);
     // The controller, given PRACT 0 reads with every check: the same LBAs, by status.
-    assert_eq!(counts(&r, 1), (3, 0, 1), "{}", r["steps"][1]);
+    assert_eq!(counts(&r, 1), (3, 0, r1), "{}", r["steps"][1]);
     let mut want: Vec<(u64, u64)> = FLIPPED.iter().map(|&l| (l, 0x82)).collect();
-    want.push((COPIED.1, 0x84));
+    if reference {
+        want.push((COPIED.1, 0x84));
+    }
     want.sort();
     assert_eq!(failed(&r, 1), want);
     eprintln!("pi host {ns_props}: host and controller failed {want:?}");
@@ -202,11 +207,15 @@ fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64) {
 const EILSEQ: u64 = 84;
 
 fn host_built_pi_with_a_16_bit_guard_passes_and_catches_the_damage() {
-    host_built_pi_is_checked_by_both("ms=8,mset=0,pi=1", 8);
+    host_built_pi_is_checked_by_both("ms=8,mset=0,pi=1", 8, true);
+}
+
+fn host_built_pi_of_type_3_checks_no_reference_tag() {
+    host_built_pi_is_checked_by_both("ms=8,mset=0,pi=3", 8, false);
 }
 
 fn host_built_pi_with_a_64_bit_guard_passes_and_catches_the_damage() {
-    host_built_pi_is_checked_by_both("ms=16,mset=0,pi=1,pif=2", 16);
+    host_built_pi_is_checked_by_both("ms=16,mset=0,pi=1,pif=2", 16, true);
 }
 
 /// `protection_information: host` where it cannot work is refused before any I/O
@@ -244,5 +253,6 @@ tests_main![
     a_64_bit_guard_catches_the_same_damage: [Root, Qemu],
     host_built_pi_with_a_16_bit_guard_passes_and_catches_the_damage: [Root, Qemu],
     host_built_pi_with_a_64_bit_guard_passes_and_catches_the_damage: [Root, Qemu],
+    host_built_pi_of_type_3_checks_no_reference_tag: [Root, Qemu],
     host_built_pi_is_refused_where_it_cannot_travel: [Root, Qemu],
 ];
