@@ -20,6 +20,7 @@ tests_main![
     ci_recipes_meet_github_and_gitlab_schemas: [CheckJsonschema],
     a_run_over_several_targets_meets_the_summary_schema: [CheckJsonschema],
     check_and_the_schema_agree_on_scalar_types: [CheckJsonschema],
+    extension_keys_are_accepted_and_other_unknown_keys_refused_by_both: [CheckJsonschema],
 ];
 
 fn root() -> &'static Path {
@@ -280,6 +281,51 @@ fn ci_recipes_meet_github_and_gitlab_schemas() {
     .unwrap();
     let o = check(&["--builtin-schema", "vendor.gitlab-ci"], &[bad]);
     assert!(!o.status.success(), "an invalid `when` must not validate");
+}
+
+/// Top-level `x-` keys are extension keys: both `iogate check` and the schema accept
+/// them (anchors defined there and used in steps plan as if written out), and both
+/// refuse any other unknown top-level key, `check` naming each with its position.
+fn extension_keys_are_accepted_and_other_unknown_keys_refused_by_both() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let with = "iogate: 1\nname: s\nx-mix: &fs\n  - { block_size: 4KiB, weight: 60%, read: 80% }\n  - { block_size: 64KiB, weight: 40%, read: 80% }\nx-qd: &qd 8\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, ios: 10, queue_depth: *qd, mix: *fs }\n";
+    let plain = "iogate: 1\nname: s\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, ios: 10, queue_depth: 8, mix: [{ block_size: 4KiB, weight: 60%, read: 80% }, { block_size: 64KiB, weight: 40%, read: 80% }] }\n";
+    let schema = schema_file("spec");
+    let a = write_spec(dir.path(), "with", with);
+    let b = write_spec(dir.path(), "plain", plain);
+    assert_eq!(code(&iogate(&["check", a.to_str().unwrap()])), 0);
+    let v = check(&["--schemafile", &schema], std::slice::from_ref(&a));
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    // The same plan but for the digest of the text.
+    let plan = |p: &Path| {
+        let o = iogate(&["plan", p.to_str().unwrap(), "--json"]);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("plan json");
+        v["spec_digest"] = serde_json::Value::Null;
+        v
+    };
+    assert!(
+        plan(&a) == plan(&b),
+        "the anchors plan as the spec written out"
+    );
+    let bad = write_spec(
+        dir.path(),
+        "bad",
+        &with.replace("x-qd:", "qd:").replace("x-mix", "y-mix"),
+    );
+    let o = iogate(&["check", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    for (key, line) in [("y-mix", 3), ("qd", 6)] {
+        assert!(
+            err.contains(&format!("bad.yaml:{line}:1: invalid spec structure")),
+            "{err}"
+        );
+        assert!(err.contains(&format!("unknown field `{key}`")), "{err}");
+    }
+    assert!(err.contains("an extension key starting with `x-`"), "{err}");
+    let v = check(&["--schemafile", &schema], std::slice::from_ref(&bad));
+    assert!(!v.status.success(), "the schema refuses them too");
 }
 
 /// `iogate check` and the published spec schema agree on every value whose type YAML

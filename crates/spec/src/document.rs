@@ -28,9 +28,12 @@ use crate::schema::{
     SteadyMetricName, SubmissionMode, SyncMode, TraceFormatName,
 };
 
-/// A spec file's top level.
+/// A spec file's top level. Keys starting with `x-` are extension keys, ignored by the
+/// language (docker-compose's convention: a place to define YAML anchors once, as
+/// `x-mix: &mix [...]`, and use them in steps); any other unknown key is an error.
+// serde cannot name a key pattern: `unknown_top_level_keys` checks the keys first.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields, extend("patternProperties" = { "^x-": true }))]
 pub struct RawSpec {
     /// Format version; must be 1.
     #[schemars(range(min = 1, max = 1))]
@@ -569,4 +572,56 @@ pub fn spec_schema() -> Schema {
     );
     schema.insert("title".into(), "iogate spec (iogate: 1)".into());
     schema
+}
+
+/// The top level's keys, where they were written, each value skipped.
+struct TopKeys(Vec<Spanned<String>>);
+
+impl<'de> Deserialize<'de> for TopKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = TopKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a mapping")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<TopKeys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(k) = m.next_key::<Spanned<String>>()? {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(k);
+                }
+                Ok(TopKeys(keys))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The keys of a spec's top level that are neither [`RawSpec`]'s fields nor extension
+/// keys (`x-…`), with their positions, and the fields they could have been; empty when
+/// all are known or the text is no mapping (the full parse says why).
+pub fn unknown_top_level_keys(text: &str) -> (Vec<Spanned<String>>, Vec<String>) {
+    let Ok(TopKeys(keys)) = serde_saphyr::from_str::<TopKeys>(text) else {
+        return (Vec::new(), Vec::new());
+    };
+    let fields = top_level_keys();
+    let unknown = keys
+        .into_iter()
+        .filter(|k| !k.value.starts_with("x-") && !fields.contains(&k.value))
+        .collect();
+    (unknown, fields)
+}
+
+/// [`RawSpec`]'s keys as its JSON Schema names them, in order.
+pub fn top_level_keys() -> Vec<String> {
+    let schema = schemars::schema_for!(RawSpec);
+    schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
 }

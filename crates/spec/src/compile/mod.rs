@@ -274,6 +274,28 @@ fn value_offset(text: &str, offset: usize, message: &str) -> usize {
 /// Parses the YAML structure of a spec. YAML errors (syntax, unknown or duplicate keys,
 /// wrong types) stop at the first one: the structure after it cannot be trusted.
 pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
+    let (unknown, fields) = crate::document::unknown_top_level_keys(&src.text);
+    if !unknown.is_empty() {
+        let items = unknown
+            .iter()
+            .map(|k| {
+                let at = src.offset_of(k.referenced.line() as usize, k.referenced.column() as usize);
+                src.diagnostic(
+                    at..at + k.value.len().max(1),
+                    "invalid spec structure",
+                    format!(
+                        "unknown field `{}`, expected one of {}, or an extension key starting with `x-`",
+                        k.value,
+                        fields.join(", ")
+                    ),
+                )
+            })
+            .collect();
+        return Err(Diagnostics {
+            source: src.clone(),
+            items,
+        });
+    }
     serde_saphyr::from_str::<RawSpec>(&src.text).map_err(|e| {
         let (offset, line_col) = match e.location() {
             Some(l) => (src.offset_of(l.line() as usize, l.column() as usize), true),
