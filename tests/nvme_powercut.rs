@@ -10,7 +10,8 @@
 //! reconnects on the next request and iogate verifies every journaled block.
 //!
 //! - the honest drive, 5 cycles: nothing lost, stale or torn, and the cut took cached
-//!   writes (unflushed) in some cycle;
+//!   writes (unflushed) in some cycle; the controller reports AWUPF 8 blocks (QEMU's
+//!   `atomic.awupf`), so every 4 KiB write is one verification unit judged whole;
 //! - flushes acknowledged and ignored (nbdkit's `fua` filter, `fuamode=discard`), 3
 //!   cycles: durable writes lost in every cycle.
 //!
@@ -95,6 +96,8 @@ fn cycles_on(drive: &str, cycles: usize) -> (i32, serde_json::Value, usize) {
         put(GUEST_POWER, "/tmp/power.sh"),
     );
     let sock = r.join("sock");
+    // AWUPF 8 blocks (0's based 7): the drive's 4 KiB atomic unit is the verification
+    // unit, as large as every write.
     let opts = [
         "--size",
         "64M",
@@ -102,6 +105,8 @@ fn cycles_on(drive: &str, cycles: usize) -> (i32, serde_json::Value, usize) {
         s(&sock),
         "--on-trigger-exec",
         &trigger,
+        "--nvme-props",
+        "atomic.dn=off,atomic.awun=7,atomic.awupf=7",
     ];
     let (rc, out) = common::qemu_nvme(&opts, &script);
     assert_eq!(rc, 0, "the guest's script");
@@ -141,6 +146,11 @@ fn an_honest_nvme_drive_keeps_every_durable_write_over_5_cuts() {
         }
         assert!(n(i, "checked") > 100, "{c}");
         assert!(n(i, "journal_flushes") > 0, "{c}");
+        assert_eq!(n(i, "unit_bytes"), 4096, "{c}");
+        assert_eq!(
+            i["unit_source"],
+            "the drive's power-fail atomic write unit (AWUPF: 8 blocks)"
+        );
     }
     assert!(
         n(&p["totals"], "unflushed_old") > 0,
