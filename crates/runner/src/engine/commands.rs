@@ -175,12 +175,36 @@ pub struct NvmeCommands {
     /// The FDP placement identifier of each mix line's writes (`Request::line`); a line
     /// past the end, or None, writes without a directive.
     pub placement: Vec<Option<u16>>,
-    /// The namespace's protection information: the controller inserts, checks and
-    /// strips it (PRACT 1, PRCHK guard, application and reference tag), unless `host_pi`.
-    pub protection: Option<ProtectionInfo>,
-    /// PRACT 0: iogate builds the PI in these metadata buffers (and checks reads' PI
-    /// when it says so).
-    pub host_pi: Option<HostPi>,
+    /// The namespace's protection information and who handles it (None: a format
+    /// without PI).
+    pub protection: Option<Protection>,
+}
+
+/// Who inserts and checks a PI-formatted namespace's protection information.
+pub enum Protection {
+    /// The controller inserts, checks and strips it (PRACT 1, PRCHK guard, application
+    /// and, but for type 3, reference tag).
+    Controller(ProtectionInfo),
+    /// iogate builds it in these metadata buffers (PRACT 0) and checks reads' PI when
+    /// they say so; the controller checks the rest.
+    Host(HostPi),
+}
+
+impl Protection {
+    /// The namespace's format.
+    pub fn info(&self) -> &ProtectionInfo {
+        match self {
+            Protection::Controller(i) => i,
+            Protection::Host(h) => &h.info,
+        }
+    }
+
+    fn host(&self) -> Option<&HostPi> {
+        match self {
+            Protection::Controller(_) => None,
+            Protection::Host(h) => Some(h),
+        }
+    }
 }
 
 impl NvmeCommands {
@@ -206,14 +230,15 @@ impl NvmeCommands {
             cdw12 |= DTYPE_DATA_PLACEMENT << 20;
             c[52..56].copy_from_slice(&(u32::from(pid) << 16).to_le_bytes()); // cdw13: DSPEC
         }
-        if let Some(p) = self.protection {
+        if let Some(pr) = &self.protection {
+            let p = pr.info();
             // Type 3 defines no reference tag: asking to check it is Invalid Protection
             // Information (SCT 1h, SC 81h), so only the guard and application tag are.
             let prchk = match p.pi_type {
                 3 => PRINFO_PRCHK_ALL & !PRINFO_PRCHK_REF,
                 _ => PRINFO_PRCHK_ALL,
             };
-            cdw12 |= match &self.host_pi {
+            cdw12 |= match pr.host() {
                 None => PRINFO_PRACT | prchk,
                 // host_checked reads: the host checks, the controller does not.
                 Some(h) if h.check_reads && req.op == Op::Read => 0,
@@ -240,7 +265,7 @@ impl NvmeCommands {
     /// a write's tuples built from `buf`, and the metadata pointer and length.
     fn slot_command(&mut self, req: &Request, slot: u16, buf: &mut [u8]) -> [u8; 80] {
         let mut cmd = self.command(req, buf.as_mut_ptr());
-        if let Some(h) = &mut self.host_pi {
+        if let Some(Protection::Host(h)) = &mut self.protection {
             if req.op == Op::Write {
                 h.build_write(slot, req.offset >> self.lba_shift, buf);
             }
@@ -277,13 +302,16 @@ impl Commands for NvmeCommands {
     }
 
     fn check_read(&self, req: &Request, slot: u16, data: &[u8]) -> Option<HostPiCheck> {
-        let h = self.host_pi.as_ref().filter(|h| h.check_reads)?;
+        let h = self.protection.as_ref()?.host().filter(|h| h.check_reads)?;
         let (blocks, mismatch) = h.check_read(slot, req.offset >> self.lba_shift, data);
         Some(HostPiCheck { blocks, mismatch })
     }
 
     fn checks_reads(&self) -> bool {
-        self.host_pi.as_ref().is_some_and(|h| h.check_reads)
+        self.protection
+            .as_ref()
+            .and_then(Protection::host)
+            .is_some_and(|h| h.check_reads)
     }
 
     /// NVMe Flush (00h) of the namespace: no data, no LBA range.
@@ -338,7 +366,6 @@ mod tests {
             lba_shift: 9,
             placement: vec![None, Some(5)],
             protection: None,
-            host_pi: None,
         };
         let req = Request {
             line: 0,
@@ -376,15 +403,15 @@ mod tests {
         assert_eq!(&cmd[56..60], &[0; 4], "no reference tag without PI");
         // With PI: PRACT and every check, the LBA as the initial reference tag (its
         // bits 47:32 in CDW3 with a 64-bit guard).
+        let info = |pi_type, guard| ProtectionInfo {
+            pi_type,
+            location: iogate_result::protection::PiLocation::Last,
+            metadata: iogate_result::protection::MetadataTransfer::ExtendedLba,
+            guard,
+        };
         let pi = |guard| NvmeCommands {
-            protection: Some(ProtectionInfo {
-                pi_type: 1,
-                location: iogate_result::protection::PiLocation::Last,
-                metadata: iogate_result::protection::MetadataTransfer::ExtendedLba,
-                guard,
-            }),
+            protection: Some(Protection::Controller(info(1, guard))),
             placement: Vec::new(),
-            host_pi: None,
             ..c
         };
         let far = Request {
@@ -399,21 +426,19 @@ mod tests {
         let cmd = pi(GuardFormat::Crc16).command(&far, 0x1000 as *mut u8);
         assert_eq!(u32::from_le_bytes(cmd[12..16].try_into().unwrap()), 0);
         let mut t3 = pi(GuardFormat::Crc16);
-        t3.protection = t3.protection.map(|p| ProtectionInfo { pi_type: 3, ..p });
+        t3.protection = Some(Protection::Controller(info(3, GuardFormat::Crc16)));
         let cmd = t3.command(&far, 0x1000 as *mut u8);
         let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
         assert_eq!(cdw12 >> 26, 0b1110, "type 3: no reference tag check");
         // Host-built PI (PRACT 0, DIX): no PRACT; writes and `host` reads ask for every
         // check with ELBATM FFFFh (CDW15); `host_checked` reads ask for none; every
         // command points at its slot's tuples (metadata, metadata_len).
-        let info = ProtectionInfo {
-            pi_type: 1,
-            location: iogate_result::protection::PiLocation::Last,
+        let dix = ProtectionInfo {
             metadata: iogate_result::protection::MetadataTransfer::Separate,
-            guard: GuardFormat::Crc16,
+            ..info(1, GuardFormat::Crc16)
         };
         let mut host = pi(GuardFormat::Crc16);
-        host.host_pi = Some(HostPi::new(info, true, 4, 8192, 512));
+        host.protection = Some(Protection::Host(HostPi::new(dix, true, 4, 8192, 512)));
         let mut data = vec![0u8; 4096];
         let w = Request {
             op: Op::Write,

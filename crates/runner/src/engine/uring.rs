@@ -20,7 +20,7 @@ use io_uring::{cqueue, EnterFlags, IoUring};
 use iogate_result::faults::{Expected, VerifyRecord};
 
 use super::buffers::BufferPool;
-use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Registration};
+use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Protection, Registration};
 use super::data::Payload;
 use super::job::{EngineError, JobLimit, JobParams};
 use super::pacing::Pacer;
@@ -109,23 +109,22 @@ pub fn run_job<R: RequestSource>(
             if ns.protection.is_some() {
                 stats.protection_errors = Some(Default::default());
             }
-            let host_pi = match (ns.protection, ns.action) {
-                (Some(info), PiAction::Host | PiAction::HostChecked) => Some(HostPi::new(
+            let protection = ns.protection.map(|info| match ns.action {
+                PiAction::Controller => Protection::Controller(info),
+                PiAction::Host | PiAction::HostChecked => Protection::Host(HostPi::new(
                     info,
                     ns.action == PiAction::HostChecked,
                     p.queue_depth.max(1) as usize,
                     p.max_block_size,
                     1 << ns.lba_shift,
                 )),
-                _ => None,
-            };
+            });
             JobLoop::start(file, p, src, pacer, stats, |reg| NvmeCommands {
                 reg,
                 nsid: ns.nsid,
                 lba_shift: ns.lba_shift,
                 placement: ns.placement.clone(),
-                protection: ns.protection,
-                host_pi,
+                protection,
             })?
             .run()
         }
