@@ -430,16 +430,41 @@ mod tests {
         let cmd = t3.command(&far, 0x1000 as *mut u8);
         let cdw12 = u32::from_le_bytes(cmd[48..52].try_into().unwrap());
         assert_eq!(cdw12 >> 26, 0b1110, "type 3: no reference tag check");
+    }
+
+    #[test]
+    fn host_built_pi_commands_carry_metadata_without_pract() {
         // Host-built PI (PRACT 0, DIX): no PRACT; writes and `host` reads ask for every
         // check with ELBATM FFFFh (CDW15); `host_checked` reads ask for none; every
         // command points at its slot's tuples (metadata, metadata_len).
         let dix = ProtectionInfo {
             metadata: iogate_result::protection::MetadataTransfer::Separate,
-            ..info(1, GuardFormat::Crc16)
+            pi_type: 1,
+            location: iogate_result::protection::PiLocation::Last,
+            guard: GuardFormat::Crc16,
         };
-        let mut host = pi(GuardFormat::Crc16);
+        let mut host = NvmeCommands {
+            reg: Registration {
+                fd: 3,
+                fixed_file: true,
+                fixed_buffers: true,
+                fua: false,
+            },
+            nsid: 1,
+            lba_shift: 9,
+            placement: Vec::new(),
+            protection: None,
+        };
         host.protection = Some(Protection::Host(HostPi::new(dix, true, 4, 8192, 512)));
         let mut data = vec![0u8; 4096];
+        let req = Request {
+            line: 0,
+            op: Op::Read,
+            offset: 5 << 9,
+            len: 4096,
+            due_ns: 0,
+            max_outstanding: 0,
+        };
         let w = Request {
             op: Op::Write,
             ..req
