@@ -34,8 +34,8 @@ pub struct Failure {
 pub struct HostPiCheck {
     /// Blocks checked (up to and including a mismatch).
     pub blocks: u64,
-    /// The first mismatching block: its index in the request and the field.
-    pub mismatch: Option<(u64, super::pi::PiField)>,
+    /// The field of the first mismatching block.
+    pub mismatch: Option<super::pi::PiField>,
 }
 
 /// Builds ring entries for requests and reads their completions.
@@ -50,16 +50,11 @@ pub trait Commands {
     /// is, else the raw fd), tagged with the slot as its user data.
     fn entry(&mut self, req: &Request, slot: u16, buf: &mut [u8]) -> Self::S;
 
-    /// Checks a successful read of `data` in `slot` on the host (its protection
-    /// information, `protection_information: host_checked`): None when it is not checked
-    /// or matches, else the mismatch. Default: reads are not checked.
-    fn check_read(&self, _req: &Request, _slot: u16, _data: &[u8]) -> Option<HostPiCheck> {
+    /// Checks a successful read of `data` from byte `offset` in `slot` on the host (its
+    /// protection information, `protection_information: host_checked`): None when reads
+    /// are not checked. Default: they are not.
+    fn check_read(&self, _offset: u64, _slot: u16, _data: &[u8]) -> Option<HostPiCheck> {
         None
-    }
-
-    /// Whether [`Commands::check_read`] checks anything.
-    fn checks_reads(&self) -> bool {
-        false
     }
 
     /// A flush of the device's volatile write cache, tagged with `slot`: what every write
@@ -301,17 +296,13 @@ impl Commands for NvmeCommands {
         self.passthrough_entry(cmd, slot, true)
     }
 
-    fn check_read(&self, req: &Request, slot: u16, data: &[u8]) -> Option<HostPiCheck> {
+    fn check_read(&self, offset: u64, slot: u16, data: &[u8]) -> Option<HostPiCheck> {
         let h = self.protection.as_ref()?.host().filter(|h| h.check_reads)?;
-        let (blocks, mismatch) = h.check_read(slot, req.offset >> self.lba_shift, data);
-        Some(HostPiCheck { blocks, mismatch })
-    }
-
-    fn checks_reads(&self) -> bool {
-        self.protection
-            .as_ref()
-            .and_then(Protection::host)
-            .is_some_and(|h| h.check_reads)
+        let (blocks, mismatch) = h.check_read(slot, offset >> self.lba_shift, data);
+        Some(HostPiCheck {
+            blocks,
+            mismatch: mismatch.map(|(_, field)| field),
+        })
     }
 
     /// NVMe Flush (00h) of the namespace: no data, no LBA range.
@@ -353,9 +344,9 @@ impl Commands for NvmeCommands {
 mod tests {
     use super::*;
 
-    #[test]
-    fn read_command_carries_lba_and_zero_based_count() {
-        let c = NvmeCommands {
+    /// Namespace 1 with 512-byte blocks, no PI; line 1's writes carry placement 5.
+    fn namespace() -> NvmeCommands {
+        NvmeCommands {
             reg: Registration {
                 fd: 3,
                 fixed_file: true,
@@ -366,15 +357,23 @@ mod tests {
             lba_shift: 9,
             placement: vec![None, Some(5)],
             protection: None,
-        };
-        let req = Request {
-            line: 0,
-            op: Op::Read,
-            offset: 5 << 9,
-            len: 4096,
-            due_ns: 0,
-            max_outstanding: 0,
-        };
+        }
+    }
+
+    /// A 4 KiB read at LBA 5 from line 0.
+    const READ: Request = Request {
+        line: 0,
+        op: Op::Read,
+        offset: 5 << 9,
+        len: 4096,
+        due_ns: 0,
+        max_outstanding: 0,
+    };
+
+    #[test]
+    fn read_command_carries_lba_and_zero_based_count() {
+        let c = namespace();
+        let req = READ;
         let cmd = c.command(&req, 0x1000 as *mut u8);
         assert_eq!(cmd[0], 0x02);
         assert_eq!(u32::from_le_bytes(cmd[4..8].try_into().unwrap()), 1);
@@ -443,28 +442,10 @@ mod tests {
             location: iogate_result::protection::PiLocation::Last,
             guard: GuardFormat::Crc16,
         };
-        let mut host = NvmeCommands {
-            reg: Registration {
-                fd: 3,
-                fixed_file: true,
-                fixed_buffers: true,
-                fua: false,
-            },
-            nsid: 1,
-            lba_shift: 9,
-            placement: Vec::new(),
-            protection: None,
-        };
+        let mut host = namespace();
         host.protection = Some(Protection::Host(HostPi::new(dix, true, 4, 8192, 512)));
         let mut data = vec![0u8; 4096];
-        let req = Request {
-            line: 0,
-            op: Op::Read,
-            offset: 5 << 9,
-            len: 4096,
-            due_ns: 0,
-            max_outstanding: 0,
-        };
+        let req = READ;
         let w = Request {
             op: Op::Write,
             ..req

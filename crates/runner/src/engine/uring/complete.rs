@@ -67,7 +67,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         let slot = s;
         let s = &io;
         let mut failure = self.cmds.failure(res, s.len);
-        if failure.is_none() && s.op == Op::Read && self.cmds.checks_reads() {
+        if failure.is_none() && s.op == Op::Read {
             failure = self.check_read_pi(s, slot_index);
         }
         let completed = Completed {
@@ -209,23 +209,14 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// The host's check of a successful read's protection information: counted; a
     /// mismatch fails the read with EILSEQ (as fio's verify does) and is counted by field.
     fn check_read_pi(&mut self, s: &IoWork, slot_index: usize) -> Option<Failure> {
-        let req = Request {
-            line: s.line,
-            op: s.op,
-            offset: s.offset,
-            len: s.len,
-            due_ns: 0,
-            max_outstanding: 0,
-        };
         let data = self.pool.slice(slot_index, s.len as usize);
-        let check = self.cmds.check_read(&req, slot_index as u16, data)?;
+        let check = self.cmds.check_read(s.offset, slot_index as u16, data)?;
         let e = self
             .stats
             .protection_errors
             .get_or_insert_with(Default::default);
         e.host_checked_blocks += check.blocks;
-        let (_, field) = check.mismatch?;
-        match field {
+        match check.mismatch? {
             PiField::Guard => e.host_guard += 1,
             PiField::ApplicationTag => e.host_application_tag += 1,
             PiField::ReferenceTag => e.host_reference_tag += 1,
