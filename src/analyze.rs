@@ -13,24 +13,10 @@ use crate::cli::AnalyzeArgs;
 use crate::exit;
 
 fn format_of(path: &Path, given: Option<&str>) -> Result<TraceFormat, u8> {
-    let names: Vec<&str> = TraceFormat::NAMES.iter().map(|(n, _)| *n).collect();
-    match given {
-        Some(name) => TraceFormat::from_name(name).ok_or_else(|| {
-            eprintln!(
-                "error: unknown trace format `{name}`: expected one of {}",
-                names.join(", ")
-            );
-            exit::USAGE
-        }),
-        None => trace::guess_format(path).ok_or_else(|| {
-            eprintln!(
-                "error: cannot tell the format of {} from its name: give --format ({})",
-                path.display(),
-                names.join(", ")
-            );
-            exit::USAGE
-        }),
-    }
+    trace::choose_format(path, given).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::USAGE
+    })
 }
 
 /// Prints `v` as pretty JSON; Err(exit code) when it cannot be serialized.

@@ -31,20 +31,11 @@ pub enum Command {
         /// Spec files.
         #[arg(required = true)]
         specs: Vec<PathBuf>,
+        #[command(flatten)]
+        set: SetArgs,
     },
     /// Print the compiled execution plan.
-    Plan {
-        /// Spec file.
-        spec: PathBuf,
-        /// Resolve the plan against this file or block device (read only).
-        #[arg(long)]
-        target: Option<PathBuf>,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        shorten: ShortenArgs,
-    },
+    Plan(PlanArgs),
     /// Run a spec; write result.json and the reports
     ///
     /// Run a spec on its target and write result.json, report.md, report.html and
@@ -146,11 +137,38 @@ pub enum SchemaKind {
     Summary,
 }
 
+/// Options of `iogate plan`.
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// Spec file.
+    pub spec: PathBuf,
+    /// Resolve the plan against this file or block device (read only).
+    #[arg(long)]
+    pub target: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub shorten: ShortenArgs,
+    #[command(flatten)]
+    pub set: SetArgs,
+}
+
+/// `--set` of `check`, `plan` and `run`.
+#[derive(Debug, clap::Args)]
+pub struct SetArgs {
+    /// Override a parameter of the spec (`params:`): `--set queue_depth=32`; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<iogate_spec::Setting>,
+}
+
 /// Options of `iogate run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// Spec file.
     pub spec: PathBuf,
+    #[command(flatten)]
+    pub set: SetArgs,
     /// File or block device to test (default: the spec's `targets:`, else a scratch file
     /// of the spec's target.size in a temporary directory). Repeat it to run on several
     /// drives at once: each gets OUT/<device name>/, and OUT/summary.json compares them.

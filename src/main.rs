@@ -31,25 +31,20 @@ mod run;
 mod schema;
 mod stdout;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
 pub(crate) use iogate_session::exit;
-use iogate_spec::plan::shorten::Shortening;
+use iogate_spec::Setting;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Check { specs } => check(&specs),
-        Command::Plan {
-            spec,
-            target,
-            json,
-            shorten,
-        } => plan(&spec, target.as_deref(), json, shorten.plan()),
+        Command::Check { specs, set } => check(&specs, &set.set),
+        Command::Plan(a) => plan(a),
         Command::Run(args) => run::run(&args),
         Command::Verify(args) => run::verify(&args),
         Command::Import {
@@ -78,26 +73,21 @@ pub(crate) fn report(f: iogate_session::Failure) -> u8 {
     f.code
 }
 
-fn check(specs: &[PathBuf]) -> u8 {
+fn check(specs: &[PathBuf], set: &[Setting]) -> u8 {
     let mut code = exit::PASS;
     for path in specs {
-        match iogate_session::compile::check(path) {
-            Ok(p) => outln!(
-                "ok: {} ({}: {} steps, {} assertions, {} baseline rules)",
-                path.display(),
-                p.spec_name,
-                p.steps.len(),
-                p.assertions.len(),
-                p.baseline_rules.len()
-            ),
+        match iogate_session::compile::check(path, set) {
+            Ok(p) => outln!("{}", iogate_session::compile::summary(path, &p)),
             Err(f) => code = report(f),
         }
     }
     code
 }
 
-fn plan(spec: &Path, target: Option<&Path>, json: bool, shorten: Shortening) -> u8 {
-    match iogate_session::compile::plan_text(spec, target, &shorten, json) {
+fn plan(a: cli::PlanArgs) -> u8 {
+    let shorten = a.shorten.plan();
+    let target = a.target.as_deref();
+    match iogate_session::compile::plan_text(&a.spec, target, &shorten, a.json, &a.set.set) {
         Ok(text) => {
             out!("{text}");
             exit::PASS

@@ -17,6 +17,7 @@ use crate::display::Display;
 pub fn run(args: &RunArgs) -> u8 {
     let config = RunConfig {
         spec: args.spec.clone(),
+        set: args.set.set.clone(),
         targets: args.target.clone(),
         out: args.out.clone(),
         golden: args.baseline.clone(),

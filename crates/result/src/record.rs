@@ -82,10 +82,15 @@ pub struct RunResult {
     pub schema_version: u32,
     /// iogate's version.
     pub iogate_version: String,
-    /// Spec name.
+    /// The spec's identity: its name, or with parameters `name@k=v,…` (names the
+    /// golden directory and the history series).
     pub spec_name: String,
-    /// `sha256:` digest of the spec text.
+    /// `sha256:` digest of the spec text (and its parameters' values, when it has any).
     pub spec_digest: String,
+    /// The spec's parameters as the run used them (`params:`'s defaults and `--set`'s
+    /// values), by name; absent for a spec without parameters.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub params: std::collections::BTreeMap<String, String>,
     /// Start, RFC 3339 UTC.
     pub started_at: String,
     /// End, RFC 3339 UTC.

@@ -184,6 +184,7 @@ fn empty_result(plan: &Plan, target: &Target) -> RunResult {
         iogate_version: env!("CARGO_PKG_VERSION").to_string(),
         spec_name: plan.spec_name.clone(),
         spec_digest: plan.spec_digest.clone(),
+        params: plan.params.clone(),
         started_at: now_rfc3339(),
         finished_at: String::new(),
         host: host(),

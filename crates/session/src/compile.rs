@@ -7,21 +7,33 @@
 use std::path::Path;
 
 use iogate_runner::Target;
-use iogate_spec::{Geometry, Plan};
+use iogate_spec::{Geometry, Plan, Setting};
 
 use crate::Failure;
 
 /// `iogate check` of one spec file: its plan. Errors (exit 2): the file cannot be read,
 /// its diagnostics, a replay trace that cannot be played.
-pub fn check(path: &Path) -> Result<Plan, Failure> {
+pub fn check(path: &Path, set: &[Setting]) -> Result<Plan, Failure> {
     let src = crate::read_spec(path)?;
     let geometry = Geometry::for_check();
-    let plan =
-        iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
+    let plan = iogate_spec::compile_with(&src, &geometry, set)
+        .map_err(|d| Failure::diagnostics(d.render()))?;
     let spec_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     iogate_runner::scan_replays(&plan, &spec_dir, geometry.logical_block_size)
         .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
     Ok(plan)
+}
+
+/// `iogate check`'s line for a spec that compiled: `ok: <path> (<identity>: N steps, …)`.
+pub fn summary(path: &Path, p: &Plan) -> String {
+    format!(
+        "ok: {} ({}: {} steps, {} assertions, {} baseline rules)",
+        path.display(),
+        p.spec_name,
+        p.steps.len(),
+        p.assertions.len(),
+        p.baseline_rules.len()
+    )
 }
 
 /// `iogate plan`: the plan of `spec` for `target` (without one: the first drive of the
@@ -31,18 +43,19 @@ pub fn plan(
     spec: &Path,
     target: Option<&Path>,
     shorten: &iogate_spec::plan::Shortening,
+    set: &[Setting],
 ) -> Result<Plan, Failure> {
     let src = crate::read_spec(spec)?;
     let first = match target {
         Some(t) => Some(t.to_path_buf()),
-        None => crate::fleet::spec_targets(spec)?.into_iter().next(),
+        None => crate::fleet::spec_targets(spec, set)?.into_iter().next(),
     };
     let target = crate::probe(first.as_deref())?;
     let geometry = target
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);
-    let mut plan =
-        iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
+    let mut plan = iogate_spec::compile_with(&src, &geometry, set)
+        .map_err(|d| Failure::diagnostics(d.render()))?;
     plan.shorten(shorten);
     Ok(plan)
 }
@@ -54,8 +67,9 @@ pub fn plan_text(
     target: Option<&Path>,
     shorten: &iogate_spec::plan::Shortening,
     json: bool,
+    set: &[Setting],
 ) -> Result<String, Failure> {
-    let plan = plan(spec, target, shorten)?;
+    let plan = plan(spec, target, shorten, set)?;
     if !json {
         return Ok(plan.render_table());
     }

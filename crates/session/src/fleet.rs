@@ -40,7 +40,7 @@ pub struct Targets {
 /// pattern matching nothing, one drive named twice.
 pub fn resolve_targets(config: &RunConfig) -> Result<Targets, Failure> {
     let (paths, fleet) = if config.targets.is_empty() {
-        let paths = spec_targets(&config.spec)?;
+        let paths = spec_targets(&config.spec, &config.set)?;
         let fleet = !paths.is_empty();
         (paths, fleet)
     } else {
@@ -64,11 +64,11 @@ pub fn resolve_targets(config: &RunConfig) -> Result<Targets, Failure> {
 /// The spec's `targets:` patterns resolved on this host ([`discover::expand`]); none
 /// when the spec has no `targets:` (or does not parse: its diagnostics come from the
 /// compiler). Errors (exit 2): a pattern matching nothing.
-pub fn spec_targets(spec: &Path) -> Result<Vec<PathBuf>, Failure> {
+pub fn spec_targets(spec: &Path, set: &[iogate_spec::Setting]) -> Result<Vec<PathBuf>, Failure> {
     let patterns = crate::read_spec(spec)
         .ok()
-        .and_then(|src| iogate_spec::parse_document(&src).ok())
-        .and_then(|raw| raw.targets)
+        .and_then(|src| iogate_spec::compose(&src, set).ok())
+        .and_then(|c| c.raw.targets)
         .map(|t| t.value.into_iter().map(|p| p.value).collect::<Vec<_>>())
         .unwrap_or_default();
     discover::expand(&patterns).map_err(Failure::usage)

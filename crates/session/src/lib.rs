@@ -43,6 +43,8 @@ pub use run::run;
 pub struct RunConfig {
     /// The spec file.
     pub spec: PathBuf,
+    /// `--set`: parameters overridden.
+    pub set: Vec<iogate_spec::Setting>,
     /// `--target`s; empty: the spec's `targets:`, else a scratch file.
     pub targets: Vec<PathBuf>,
     /// The result directory; `results/<spec>/<UTC timestamp>` without it.

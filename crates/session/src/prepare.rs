@@ -41,8 +41,8 @@ pub(crate) fn prepare(
     let geometry = probed
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);
-    let mut plan =
-        iogate_spec::compile(&src, &geometry).map_err(|d| Failure::diagnostics(d.render()))?;
+    let mut plan = iogate_spec::compile_with(&src, &geometry, &config.set)
+        .map_err(|d| Failure::diagnostics(d.render()))?;
     plan.shorten(&config.shorten);
     // Without --target: a scratch file in a temporary directory, removed at the end.
     let (mut target, scratch) = match probed {

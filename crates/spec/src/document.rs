@@ -10,11 +10,13 @@ use serde::Deserialize;
 pub use serde_saphyr::Location;
 
 mod during;
+mod params;
 mod payload;
 mod power_cycle;
 mod spanned;
 mod sweep;
 pub use during::{RawAdmin, RawEvent, RawFirmwareCommit};
+pub use params::{with_params, ParamTable, ParamValue, RawParams, Setting};
 pub use payload::RawData;
 pub use power_cycle::{RawPowerCycle, RawRecovery};
 pub use spanned::{Spanned, SpannedPairs};
@@ -43,6 +45,10 @@ pub struct RawSpec {
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
+    /// Parameters: name → default value. `${name}` (a whole value) stands for one where
+    /// a value goes, typed by where it is used; `--set name=value` overrides it.
+    #[serde(default)]
+    pub params: Option<Spanned<RawParams>>,
     /// What the spec needs of its target.
     #[serde(default)]
     pub target: Option<Spanned<RawTarget>>,

@@ -23,8 +23,9 @@ pub mod steady;
 pub mod syntax;
 pub mod units;
 
-pub use compile::{compile, parse_document, spec_digest};
+pub use compile::{compile, compile_with, compose, parse_document, spec_digest};
 pub use diag::{Diagnostic, Diagnostics, Severity, SourceFile};
+pub use document::{ParamValue, Setting};
 pub use expr::{
     format_value, Assertion, CaseSelector, Dim, Figure, LatencyStat, Metric, MetricRef, OpFilter,
     MAX_NINES,

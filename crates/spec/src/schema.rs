@@ -25,8 +25,25 @@ pub fn generator() -> SchemaGenerator {
 const NUMBER: &str = r"[0-9]+(\.[0-9]+)?";
 const BYTE_UNIT: &str = "(KiB|MiB|GiB|TiB|KB|MB|GB|TB|B)";
 const TIME_UNIT: &str = "(ns|us|µs|ms|s|m|h)";
-/// A loop variable standing for the whole value (`${wait}`).
+/// A parameter or loop variable standing for the whole value (`${wait}`).
 const VARIABLE: &str = r"|\$\{[A-Za-z_][A-Za-z0-9_]*\}";
+/// A parameter (`${queue_depth}`) written where a number, boolean or keyword goes.
+pub const PARAMETER: &str = r"^\$\{[A-Za-z_][A-Za-z0-9_]*\}$";
+
+/// `schema`, or a parameter standing for the whole value (`${queue_depth}`): what a
+/// number, boolean or keyword field accepts (`document::params`).
+pub fn or_parameter(schema: Schema) -> Schema {
+    json_schema!({
+        "anyOf": [
+            schema,
+            {
+                "type": "string",
+                "pattern": PARAMETER,
+                "description": "A parameter of the spec (`params:`) standing for the value."
+            }
+        ]
+    })
+}
 
 fn text(description: &str, pattern: String) -> Schema {
     json_schema!({ "type": "string", "pattern": pattern, "description": description })
@@ -61,33 +78,33 @@ macro_rules! text_type {
 
 text_type!(
     ByteSizeText,
-    "A byte size with its unit: `4KiB`, `1.5 GiB`, `512B` (KiB… binary, KB… decimal), or a loop variable: `${size}`.",
+    "A byte size with its unit: `4KiB`, `1.5 GiB`, `512B` (KiB… binary, KB… decimal), or a variable: `${size}`.",
     format!("^({NUMBER} ?{BYTE_UNIT}{VARIABLE})$")
 );
 text_type!(
     DurationText,
-    "A duration with its unit: `500us`, `20s`, `2m`, or a loop variable: `${wait}`.",
+    "A duration with its unit: `500us`, `20s`, `2m`, or a variable: `${wait}`.",
     format!("^({NUMBER} ?{TIME_UNIT}{VARIABLE})$")
 );
 text_type!(
     PercentText,
-    "A percentage: `80%`, or a loop variable: `${read}`.",
+    "A percentage: `80%`, or a variable: `${read}`.",
     format!("^({NUMBER}%{VARIABLE})$")
 );
 text_type!(
     SignedPercentText,
-    "A signed percentage (a baseline tolerance): `-5%`, `+50%`.",
-    format!("^[+-]?{NUMBER}%$")
+    "A signed percentage (a baseline tolerance): `-5%`, `+50%`, or a parameter: `${tolerance}`.",
+    format!("^([+-]?{NUMBER}%{VARIABLE})$")
 );
 text_type!(
     SizeOrPercentText,
-    "A byte size or a share of the target: `1GiB`, `50%`.",
-    format!("^{NUMBER}(%| ?{BYTE_UNIT})$")
+    "A byte size or a share of the target: `1GiB`, `50%`, or a parameter: `${size}`.",
+    format!("^({NUMBER}(%| ?{BYTE_UNIT}){VARIABLE})$")
 );
 text_type!(
     BandwidthText,
-    "Bytes per second: `100MiB/s`.",
-    format!("^{NUMBER} ?{BYTE_UNIT}/s$")
+    "Bytes per second: `100MiB/s`, or a parameter: `${rate}`.",
+    format!("^({NUMBER} ?{BYTE_UNIT}/s{VARIABLE})$")
 );
 
 schema_type!(
@@ -104,7 +121,9 @@ schema_type!(
 
 /// A string that is one of `names`.
 pub fn one_of(names: &[&str], description: &str) -> Schema {
-    json_schema!({ "type": "string", "enum": names, "description": description })
+    let mut s = or_parameter(json_schema!({ "type": "string", "enum": names }));
+    s.insert("description".into(), description.into());
+    s
 }
 
 /// A keyword: a string that is one of the listed words.

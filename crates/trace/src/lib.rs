@@ -176,6 +176,27 @@ pub fn guess_format(path: &Path) -> Option<TraceFormat> {
     }
 }
 
+/// The format named by `given` (`--format`), else guessed from the file's name.
+/// Errors: an unknown name, or a name that says nothing; the message lists the formats.
+pub fn choose_format(path: &Path, given: Option<&str>) -> Result<TraceFormat, String> {
+    let names: Vec<&str> = TraceFormat::NAMES.iter().map(|(n, _)| *n).collect();
+    match given {
+        Some(name) => TraceFormat::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown trace format `{name}`: expected one of {}",
+                names.join(", ")
+            )
+        }),
+        None => guess_format(path).ok_or_else(|| {
+            format!(
+                "cannot tell the format of {} from its name: give --format ({})",
+                path.display(),
+                names.join(", ")
+            )
+        }),
+    }
+}
+
 /// Unit of DiskSim ASCII arrival times: DiskSim writes milliseconds, MQSim nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeUnit {

@@ -81,7 +81,8 @@ impl Ctx<'_> {
             .map(|(n, _)| format!("`{n}`"))
             .collect();
         let expected = if known.is_empty() {
-            "no variable here (variables come from an enclosing `loop:`'s `over:`)".to_string()
+            "no variable here (variables come from `params:` or an enclosing `loop:`'s `over:`)"
+                .to_string()
         } else {
             format!("one of {}", known.join(", "))
         };
@@ -229,8 +230,19 @@ fn iterations(cx: &mut Ctx<'_>, l: &RawLoop, at: &Spanned<RawStep>) -> Vec<Optio
                 value: variable.clone(),
                 referenced: over.referenced,
                 defined: over.defined,
+                param: None,
             };
             cx.check_name(&name, "loop variable");
+            if cx.params.contains_key(variable) {
+                let span = cx.span(over);
+                cx.error(
+                    span,
+                    "a loop variable shadows a parameter",
+                    format!(
+                        "expected a name other than the parameter `{variable}`, found `{variable}`"
+                    ),
+                );
+            }
             if values.is_empty() {
                 let span = cx.span(over);
                 cx.error(

@@ -12,7 +12,8 @@ use sha2::{Digest, Sha256};
 
 use crate::diag::{Diagnostic, Diagnostics, SourceFile};
 use crate::document::{
-    RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep, RawWorkload, Spanned,
+    ParamTable, RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep,
+    RawWorkload, Setting, Spanned,
 };
 use crate::expr::Assertion;
 use crate::plan::{
@@ -21,6 +22,7 @@ use crate::plan::{
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
+mod compose;
 mod data;
 mod events;
 mod group;
@@ -33,6 +35,7 @@ mod rules;
 mod steps;
 mod sweep;
 mod sweep_points;
+pub use compose::{compose, parse_document, Composed};
 pub use group::MAX_EXPANDED_STEPS;
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
 use steps::{latency_bands, precondition, workload};
@@ -59,6 +62,9 @@ pub(crate) const RESERVED_NAMES: [&str; 9] = [
 struct Ctx<'a> {
     src: &'a SourceFile,
     diags: Vec<Diagnostic>,
+    /// The parameters (after `--set`) and the names `--set` gave.
+    params: &'a ParamTable,
+    set: &'a [String],
     /// The enclosing `loop:`s of the step being compiled.
     scope: group::Scope,
 }
@@ -103,16 +109,20 @@ impl<'a> Ctx<'a> {
 
     fn value_error(&mut self, s: &Spanned<String>, text: &str, what: &str, e: ValueError) {
         let span = self.span(s);
-        if text != s.value {
-            // A substituted loop variable: the caret cannot point inside the value.
-            self.error(
-                span,
-                format!("invalid {what}"),
-                format!(
-                    "expected {}, found `{text}` (from `{}`)",
-                    e.expected, s.value
-                ),
-            );
+        let origin = match &s.param {
+            Some(p) => Some(format!("${{{p}}}")),
+            None => (text != s.value).then(|| s.value.clone()),
+        };
+        if let Some(origin) = origin {
+            // A substituted variable: the caret cannot point inside the value.
+            let label = format!("expected {}, found `{text}` (from `{origin}`)", e.expected);
+            let mut d = self.src.diagnostic(span, format!("invalid {what}"), label);
+            if let Some(p) = s.param.as_ref().filter(|p| self.set.contains(p)) {
+                d = d.with_note(format!(
+                    "`{p}` was set on the command line: `--set {p}={text}`"
+                ));
+            }
+            self.diags.push(d);
             return;
         }
         let value_start = self.value_start(&span);
@@ -175,7 +185,13 @@ impl<'a> Ctx<'a> {
             self.error(
                 span,
                 format!("{what} out of range"),
-                format!("expected {what} from {min} to {max}, found {}", s.value),
+                format!(
+                    "expected {what} from {min} to {max}, found {}{}",
+                    s.value,
+                    s.param
+                        .as_ref()
+                        .map_or(String::new(), |p| format!(" (from `${{{p}}}`)"))
+                ),
             );
             return None;
         }
@@ -220,122 +236,30 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// serde-saphyr's messages in a spec author's terms: advice addressed to a programmer
-/// using the library (its functions and options) is replaced by what the author can do.
-fn user_message(message: &str) -> String {
-    if message.starts_with("multiple YAML documents") {
-        return "expected one YAML document, found a second one (`---`): a spec is one document"
-            .into();
-    }
-    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
-        let key = rest.split(',').next().unwrap_or(rest).trim();
-        return format!("duplicate key `{key}`: each key may appear once in a mapping");
-    }
-    // A number that does not fit the field: serde's type names in the author's terms.
-    if let Some(found) = message
-        .strip_prefix("invalid value: integer `")
-        .and_then(|r| r.strip_suffix("`, expected u64"))
-    {
-        return format!("expected a whole number of 0 or more, found {found}");
-    }
-    if let Some(found) = message
-        .strip_prefix("invalid type: floating point `")
-        .and_then(|r| r.strip_suffix("`, expected u64"))
-    {
-        return format!(
-            "expected a whole number from 0 to {}, found {found} (a fraction, or too large)",
-            u64::MAX
-        );
-    }
-    if message.contains("budget") {
-        return "the document is too large or too deeply nested for a spec (YAML parser limit)"
-            .into();
-    }
-    message.to_string()
-}
-
-/// Where a wrong value's caret goes: serde-saphyr locates an invalid value or type at
-/// its key; when the key's value follows on the same line (`fsync: -1`), at the value.
-fn value_offset(text: &str, offset: usize, message: &str) -> usize {
-    if !(message.starts_with("invalid value") || message.starts_with("invalid type")) {
-        return offset;
-    }
-    let rest = &text[offset..];
-    let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
-    match line.find(": ") {
-        Some(i) if !line[i + 2..].trim().is_empty() => {
-            let value = &line[i + 2..];
-            offset + i + 2 + (value.len() - value.trim_start().len())
-        }
-        _ => offset,
-    }
-}
-
-/// Parses the YAML structure of a spec. YAML errors (syntax, unknown or duplicate keys,
-/// wrong types) stop at the first one: the structure after it cannot be trusted.
-pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
-    let (unknown, fields) = crate::document::unknown_top_level_keys(&src.text);
-    if !unknown.is_empty() {
-        let items = unknown
-            .iter()
-            .map(|k| {
-                let at = src.offset_of(k.referenced.line() as usize, k.referenced.column() as usize);
-                src.diagnostic(
-                    at..at + k.value.len().max(1),
-                    "invalid spec structure",
-                    format!(
-                        "unknown field `{}`, expected one of {}, or an extension key starting with `x-`",
-                        k.value,
-                        fields.join(", ")
-                    ),
-                )
-            })
-            .collect();
-        return Err(Diagnostics {
-            source: src.clone(),
-            items,
-        });
-    }
-    serde_saphyr::from_str::<RawSpec>(&src.text).map_err(|e| {
-        let (offset, line_col) = match e.location() {
-            Some(l) => (src.offset_of(l.line() as usize, l.column() as usize), true),
-            None => (0, false),
-        };
-        let mut message = e.without_snippet().to_string();
-        // serde-saphyr appends " at line N, column M"; the diagnostic carries that already.
-        if let Some(i) = message.rfind(" at line ") {
-            message.truncate(i);
-        }
-        if let Some(rest) = message.strip_prefix("error: ") {
-            message = rest.to_string();
-        }
-        let offset = value_offset(&src.text, offset, &message);
-        let message = user_message(&message);
-        let end = src.text[offset..]
-            .find(['\n', ':', ',', '}', ']'])
-            .map_or(src.text.len(), |i| offset + i.max(1));
-        let mut d = src.diagnostic(offset..end, "invalid spec structure", message);
-        if !line_col {
-            d = d.with_note("the YAML parser gave no position for this error");
-        }
-        Diagnostics {
-            source: src.clone(),
-            items: vec![d],
-        }
-    })
-}
-
 /// Compiles a spec file's text into a [`Plan`] for a target of the given geometry.
 ///
 /// Errors: every user mistake found, as [`Diagnostics`] (exit code 2 in the CLI).
 pub fn compile(src: &SourceFile, geometry: &Geometry) -> Result<Plan, Diagnostics> {
-    let raw = parse_document(src)?;
+    compile_with(src, geometry, &[])
+}
+
+/// [`compile`] with `settings` (`--set name=value`) overriding the spec's parameters.
+///
+/// Errors: as [`compile`]'s, and a setting that names no parameter.
+pub fn compile_with(
+    src: &SourceFile,
+    geometry: &Geometry,
+    settings: &[Setting],
+) -> Result<Plan, Diagnostics> {
+    let composed = compose(src, settings)?;
     let mut cx = Ctx {
         src,
         diags: Vec::new(),
+        params: &composed.params,
+        set: &composed.set,
         scope: group::Scope::default(),
     };
-    let plan = build(&mut cx, &raw, geometry);
+    let plan = build(&mut cx, &composed.raw, geometry);
     let mut diags = cx.diags;
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     diags.dedup();
@@ -350,6 +274,7 @@ pub fn compile(src: &SourceFile, geometry: &Geometry) -> Result<Plan, Diagnostic
 
 fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
     check_header(cx, raw);
+    check_params(cx, raw);
     let lbs = u64::from(geometry.logical_block_size.max(1));
     let size = resolve_target_size(cx, raw, geometry)?;
     let seed = raw.seed.as_ref().map_or(1, |s| s.value);
@@ -371,9 +296,14 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         .all(|s| s.estimated_bytes.is_some() && s.estimated_duration_ns.is_some());
     Some(Plan {
         schema_version: PLAN_SCHEMA_VERSION,
-        spec_name: raw.name.value.clone(),
+        spec_name: identity(&raw.name.value, cx.params),
         description: raw.description.clone(),
-        spec_digest: spec_digest(&cx.src.text),
+        spec_digest: digest(&cx.src.text, cx.params),
+        params: cx
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.text()))
+            .collect(),
         seed,
         target: PlanTarget {
             size_bytes: size,
@@ -574,9 +504,65 @@ fn raw_step_name(s: &RawStep) -> &str {
 
 /// `sha256:<hex>` of a spec's text: recorded in results and baselines.
 pub fn spec_digest(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    digest(text, &ParamTable::new())
+}
+
+/// `sha256:<hex>` of a spec's text and, when it has parameters, each `name=value` line
+/// after a NUL: a run at `--set queue_depth=32` never carries the digest of the run at
+/// the default. Without parameters, the digest of the text alone (as before parameters).
+fn digest(text: &str, params: &ParamTable) -> String {
+    let mut h = Sha256::new();
+    h.update(text.as_bytes());
+    if !params.is_empty() {
+        h.update(b"\0params\n");
+        for (k, v) in params {
+            h.update(format!("{k}={}\n", v.text()).as_bytes());
+        }
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
+}
+
+/// A spec's identity for results, baselines and history: its name, and with parameters
+/// `name@k=v,k=v` (sorted by name), so that two parameter sets of one spec are two
+/// series. Characters other than letters, digits and `._+-` in a value are written
+/// `%XX`, so the identity stays one path component; one over 200 bytes is
+/// `name@` and the first 16 hex digits of the parameters' digest.
+pub fn identity(name: &str, params: &ParamTable) -> String {
+    if params.is_empty() {
+        return name.to_string();
+    }
+    let enc = |v: String| {
+        let mut out = String::new();
+        for b in v.bytes() {
+            if b.is_ascii_alphanumeric() || b"._+-".contains(&b) {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    };
+    let pairs: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", enc(v.text())))
+        .collect();
+    let id = format!("{name}@{}", pairs.join(","));
+    if id.len() <= 200 {
+        return id;
+    }
+    let d = digest("", params);
+    let hex = d.strip_prefix("sha256:").unwrap_or(&d);
+    format!("{name}@{}", &hex[..16])
+}
+
+/// `params:`: names as names, values that are scalars; a loop variable may not reuse
+/// one (`compile::group` checks that).
+fn check_params(cx: &mut Ctx<'_>, raw: &RawSpec) {
+    let Some(p) = &raw.params else { return };
+    for (k, _) in &p.value.0 {
+        cx.check_name(k, "parameter name");
+    }
 }
 
 fn resolve_target_size(cx: &mut Ctx<'_>, raw: &RawSpec, g: &Geometry) -> Option<u64> {

@@ -10,6 +10,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_saphyr::Location;
 
+use super::params::{self, lookup, Lookup, ParamValue};
 use crate::schema::SignedPercentText;
 
 /// A value with where it was written: serde-saphyr's `Spanned`, carried in our own type
@@ -22,6 +23,8 @@ pub struct Spanned<T> {
     pub referenced: Location,
     /// Where it was defined (differs from `referenced` through a YAML alias).
     pub defined: Location,
+    /// The parameter whose value this is, when written as `${name}` ([`super::params`]).
+    pub param: Option<String>,
 }
 
 impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Spanned<T> {
@@ -31,6 +34,7 @@ impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Spanned<T> {
             value: s.value.0,
             referenced: s.referenced,
             defined: s.defined,
+            param: s.value.1,
         })
     }
 }
@@ -39,8 +43,10 @@ impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Spanned<T> {
 /// agree (tests/jsonschema.rs): a number or boolean written as a quoted string (`jobs:
 /// "2"`) is refused, which serde's YAML readers would otherwise convert; a whole number
 /// written with a fraction (`iogate: 1.0`) is the integer it equals, as JSON Schema's
-/// `integer` type says. Other types deserialize as they are.
-struct Scalar<T>(T);
+/// `integer` type says. Other types deserialize as they are. A scalar written `${name}`
+/// that names a parameter is read as the parameter's value ([`super::params`]); the
+/// second field names it.
+struct Scalar<T>(T, Option<String>);
 
 /// The scalar as YAML gave it.
 enum Plain {
@@ -77,15 +83,23 @@ impl<'de> serde::de::Visitor<'de> for PlainVisitor {
 
 impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Scalar<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::value::U64Deserializer;
-        use serde::de::value::{BoolDeserializer, F64Deserializer, I64Deserializer};
+        use serde::de::value::StringDeserializer;
         use serde::de::Error;
         use std::any::TypeId;
         let id = TypeId::of::<T>();
         let integer = id == TypeId::of::<u64>() || id == TypeId::of::<u32>();
         let scalar = integer || id == TypeId::of::<f64>() || id == TypeId::of::<bool>();
+        if id == TypeId::of::<String>() {
+            let text = String::deserialize(deserializer)?;
+            return match lookup(&text) {
+                Lookup::Param(name, v) => {
+                    T::deserialize(StringDeserializer::new(v.text())).map(|t| Scalar(t, Some(name)))
+                }
+                _ => T::deserialize(StringDeserializer::new(text)).map(|t| Scalar(t, None)),
+            };
+        }
         if !scalar {
-            return T::deserialize(deserializer).map(Scalar);
+            return T::deserialize(deserializer).map(|t| Scalar(t, None));
         }
         let what = if integer {
             "a whole number"
@@ -94,21 +108,56 @@ impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Scalar<T> {
         } else {
             "a number"
         };
-        let value = match deserializer.deserialize_any(PlainVisitor)? {
-            Plain::Quoted(s) => {
-                return Err(D::Error::custom(format!(
-                    "expected {what}, found the quoted string \"{s}\" (write it without quotes)"
-                )))
-            }
-            Plain::Float(x) if integer && x.fract() == 0.0 && (0.0..9.007e15).contains(&x) => {
-                T::deserialize(U64Deserializer::<D::Error>::new(x as u64))
-            }
-            Plain::Float(x) => T::deserialize(F64Deserializer::<D::Error>::new(x)),
-            Plain::Uint(u) => T::deserialize(U64Deserializer::<D::Error>::new(u)),
-            Plain::Int(i) => T::deserialize(I64Deserializer::<D::Error>::new(i)),
-            Plain::Bool(b) => T::deserialize(BoolDeserializer::<D::Error>::new(b)),
+        let (plain, param) = match deserializer.deserialize_any(PlainVisitor)? {
+            Plain::Quoted(s) => match lookup(&s) {
+                Lookup::Param(name, ParamValue::Text(v)) => {
+                    return Err(D::Error::custom(format!(
+                        "expected {what}, found `{v}` (the value of parameter `{name}`)"
+                    )))
+                }
+                Lookup::Param(name, v) => (v, Some(name)),
+                Lookup::Other(name) => {
+                    return Err(D::Error::custom(format!(
+                        "expected {what} or a parameter, found `${{{name}}}`: no parameter `{name}` (parameters: {})",
+                        params::names()
+                    )))
+                }
+                Lookup::Plain if s == "$" => {
+                    return Err(D::Error::custom(format!(
+                        "expected {what}, found `$` followed by a flow mapping: inside `{{ … }}`, quote a parameter (`\"${{name}}\"`)"
+                    )))
+                }
+                Lookup::Plain => {
+                    return Err(D::Error::custom(format!(
+                        "expected {what}, found the quoted string \"{s}\" (write it without quotes)"
+                    )))
+                }
+            },
+            Plain::Bool(b) => (ParamValue::Bool(b), None),
+            Plain::Int(i) => (ParamValue::Int(i), None),
+            Plain::Uint(u) => (ParamValue::Uint(u), None),
+            Plain::Float(x) => (ParamValue::Float(x), None),
         };
-        value.map(Scalar)
+        typed::<T, D::Error>(plain, integer).map(|t| Scalar(t, param))
+    }
+}
+
+/// A plain scalar as `T`: a whole number with a fraction of zero is the integer.
+fn typed<'de, T: Deserialize<'de>, E: serde::de::Error>(
+    v: ParamValue,
+    integer: bool,
+) -> Result<T, E> {
+    use serde::de::value::{BoolDeserializer, F64Deserializer, I64Deserializer};
+    use serde::de::value::{StrDeserializer, U64Deserializer};
+    match v {
+        ParamValue::Float(x) if integer && x.fract() == 0.0 && (0.0..9.007e15).contains(&x) => {
+            T::deserialize(U64Deserializer::<E>::new(x as u64))
+        }
+        ParamValue::Float(x) => T::deserialize(F64Deserializer::<E>::new(x)),
+        ParamValue::Uint(u) => T::deserialize(U64Deserializer::<E>::new(u)),
+        ParamValue::Int(i) => T::deserialize(I64Deserializer::<E>::new(i)),
+        ParamValue::Bool(b) => T::deserialize(BoolDeserializer::<E>::new(b)),
+        ParamValue::Text(s) => T::deserialize(StrDeserializer::<E>::new(&s)),
     }
 }
 
@@ -119,8 +168,21 @@ impl<T: JsonSchema> JsonSchema for Spanned<T> {
     fn schema_name() -> Cow<'static, str> {
         T::schema_name()
     }
+    /// `T`'s schema; for a number or boolean, also a string that is a parameter
+    /// (`${name}`, [`crate::schema::PARAMETER`]) standing for one. The schema stays one
+    /// object (`type: [integer, string]`, `pattern` applying to strings only) so that
+    /// a field's `minimum` still applies to numbers.
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        generator.subschema_for::<T>()
+        let mut inner = generator.subschema_for::<T>();
+        let ty = inner
+            .get("type")
+            .and_then(|t| t.as_str())
+            .map(str::to_string);
+        if let Some(ty @ ("integer" | "number" | "boolean")) = ty.as_deref() {
+            inner.insert("type".into(), serde_json::json!([ty, "string"]));
+            inner.insert("pattern".into(), crate::schema::PARAMETER.into());
+        }
+        inner
     }
 }
 

@@ -69,12 +69,16 @@ impl Geometry {
 pub struct Plan {
     /// [`PLAN_SCHEMA_VERSION`].
     pub schema_version: u32,
-    /// Spec name (names results and golden directories).
+    /// The spec's identity ([`crate::compile::identity`]): names results and golden
+    /// directories and history series.
     pub spec_name: String,
     /// Spec description.
     pub description: Option<String>,
-    /// `sha256:<hex>` of the spec file's bytes.
+    /// `sha256:<hex>` of the spec file's bytes (and parameters' values, if any).
     pub spec_digest: String,
+    /// Each parameter's value as text (`params:`'s default or `--set`'s), by name.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub params: std::collections::BTreeMap<String, String>,
     /// Spec seed (default 1).
     pub seed: u64,
     /// Resolved target facts.

@@ -1,0 +1,234 @@
+//! `params:`, a spec's parameters, and their substitution while the YAML is read. Child
+//! of `document`: [`Spanned`](super::Spanned)'s reader ([`super::spanned`]) asks
+//! [`lookup`] whether a scalar written as `${name}` (the whole value) names a parameter,
+//! and reads the parameter's value in its place, typed by the field it lands in: a
+//! number where a number goes, a unit-language string where one goes (its units checked
+//! by `compile` as if written there). Names that are not parameters are left as written,
+//! for the loop variables of `compile::group`. `compile` sets the table for one parse
+//! with [`with_params`], after `--set` ([`Setting`]) overrode the spec's defaults.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use super::Spanned;
+
+/// A parameter's value: a YAML scalar as written (or as `--set` gave it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    /// `true` or `false`.
+    Bool(bool),
+    /// A negative whole number.
+    Int(i64),
+    /// A whole number of 0 or more.
+    Uint(u64),
+    /// A number with a fraction.
+    Float(f64),
+    /// Anything else: `1GiB`, `70%`, `uring`, a path.
+    Text(String),
+}
+
+impl ParamValue {
+    /// The value as text, as it would be written in a spec (`32`, `1GiB`, `true`).
+    pub fn text(&self) -> String {
+        match self {
+            ParamValue::Bool(b) => b.to_string(),
+            ParamValue::Int(i) => i.to_string(),
+            ParamValue::Uint(u) => u.to_string(),
+            ParamValue::Float(x) => x.to_string(),
+            ParamValue::Text(s) => s.clone(),
+        }
+    }
+
+    /// A `--set` value read as YAML reads a plain scalar (as Helm's `--set` does): a
+    /// whole number, a number, `true`/`false`, else text.
+    pub fn from_set(text: &str) -> ParamValue {
+        let numeric = !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
+            && text.chars().any(|c| c.is_ascii_digit());
+        match text {
+            "true" => return ParamValue::Bool(true),
+            "false" => return ParamValue::Bool(false),
+            _ => {}
+        }
+        if let Ok(u) = text.parse::<u64>() {
+            ParamValue::Uint(u)
+        } else if let (true, Ok(i)) = (numeric, text.parse::<i64>()) {
+            ParamValue::Int(i)
+        } else if let (true, Ok(x)) = (numeric, text.parse::<f64>()) {
+            ParamValue::Float(x)
+        } else {
+            ParamValue::Text(text.to_string())
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ParamValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ParamValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a parameter's value: a number, `true`/`false` or text such as `1GiB`")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<ParamValue, E> {
+                Ok(ParamValue::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<ParamValue, E> {
+                Ok(u64::try_from(v).map_or(ParamValue::Int(v), ParamValue::Uint))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<ParamValue, E> {
+                Ok(ParamValue::Uint(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<ParamValue, E> {
+                Ok(ParamValue::Float(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<ParamValue, E> {
+                Ok(ParamValue::Text(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// `params:`: parameter name → default value, in the order written.
+#[derive(Debug, Default)]
+pub struct RawParams(pub Vec<(Spanned<String>, Spanned<ParamValue>)>);
+
+impl<'de> Deserialize<'de> for RawParams {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawParams;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of parameter names to values, like `queue_depth: 4`")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawParams, A::Error> {
+                let mut out = Vec::new();
+                while let Some(e) = map.next_entry::<Spanned<String>, Spanned<ParamValue>>()? {
+                    out.push(e);
+                }
+                Ok(RawParams(out))
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
+}
+
+impl JsonSchema for RawParams {
+    fn schema_name() -> Cow<'static, str> {
+        "Params".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({
+            "description": "Parameters: name → default value, used as `${name}` where a value goes and overridden with `--set name=value`.",
+            "type": "object",
+            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+            "additionalProperties": { "type": ["string", "number", "boolean"] }
+        })
+    }
+}
+
+/// One `--set name=value` of the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// The parameter's name.
+    pub name: String,
+    /// The value, as typed.
+    pub value: String,
+}
+
+impl std::str::FromStr for Setting {
+    type Err = String;
+    /// `name=value`. Errors: no `=`, or an empty name.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once('=') {
+            Some((n, v)) if !n.trim().is_empty() => Ok(Setting {
+                name: n.trim().to_string(),
+                value: v.to_string(),
+            }),
+            _ => Err(format!("expected NAME=VALUE, found `{s}`")),
+        }
+    }
+}
+
+/// The parameters of one parse: name → value.
+pub type ParamTable = BTreeMap<String, ParamValue>;
+
+thread_local! {
+    static PARAMS: RefCell<ParamTable> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Runs `f` (a parse) with `params` as the table [`lookup`] reads; the table before is
+/// restored after, so parses nest.
+pub fn with_params<R>(params: &ParamTable, f: impl FnOnce() -> R) -> R {
+    let before = PARAMS.with(|p| p.replace(params.clone()));
+    let out = f();
+    PARAMS.with(|p| *p.borrow_mut() = before);
+    out
+}
+
+/// What a scalar's text names.
+pub(crate) enum Lookup {
+    /// Not `${name}`: the text as written.
+    Plain,
+    /// `${name}` and a parameter: its name and value.
+    Param(String, ParamValue),
+    /// `${name}` of no parameter (a loop variable, or a mistake `compile` reports).
+    Other(String),
+}
+
+/// Whether `text` is `${name}`, and whether `name` is a parameter of the parse.
+pub(crate) fn lookup(text: &str) -> Lookup {
+    let Some(name) = text
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .filter(|n| !n.contains(['$', '{', '}']))
+    else {
+        return Lookup::Plain;
+    };
+    match PARAMS.with(|p| p.borrow().get(name).cloned()) {
+        Some(v) => Lookup::Param(name.to_string(), v),
+        None => Lookup::Other(name.to_string()),
+    }
+}
+
+/// The names of the parse's parameters, quoted, for messages.
+pub(crate) fn names() -> String {
+    PARAMS.with(|p| {
+        let p = p.borrow();
+        if p.is_empty() {
+            "none: `params:` defines them".to_string()
+        } else {
+            p.keys()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_values_are_typed_as_yaml_types_a_plain_scalar() {
+        assert_eq!(ParamValue::from_set("32"), ParamValue::Uint(32));
+        assert_eq!(ParamValue::from_set("-3"), ParamValue::Int(-3));
+        assert_eq!(ParamValue::from_set("0.5"), ParamValue::Float(0.5));
+        assert_eq!(ParamValue::from_set("true"), ParamValue::Bool(true));
+        for text in ["1GiB", "70%", "inf", "nan", "", "e"] {
+            assert_eq!(ParamValue::from_set(text), ParamValue::Text(text.into()));
+        }
+        assert!("qd".parse::<Setting>().is_err() && "=4".parse::<Setting>().is_err());
+        let s: Setting = "qd=".parse().expect("an empty value is text");
+        assert_eq!((s.name.as_str(), s.value.as_str()), ("qd", ""));
+    }
+}
