@@ -157,23 +157,58 @@ impl Diagnostic {
     }
 }
 
-/// All diagnostics found in one spec file, in source order.
+/// All diagnostics found in one spec file and the fragments it includes, in source
+/// order.
 #[derive(Debug, Clone)]
 pub struct Diagnostics {
-    /// The file they point into.
+    /// The spec file.
     pub source: SourceFile,
-    /// The mistakes, sorted by position.
+    /// The mistakes, sorted by file (the spec first) and position.
     pub items: Vec<Diagnostic>,
+    /// The fragment files the spec includes (`include:`), which items may point into.
+    pub fragments: Vec<SourceFile>,
 }
 
 impl Diagnostics {
+    /// Diagnostics of one file.
+    pub fn of(source: &SourceFile, items: Vec<Diagnostic>) -> Self {
+        Diagnostics {
+            source: source.clone(),
+            items,
+            fragments: Vec::new(),
+        }
+    }
+
+    /// Diagnostics of a spec and its fragments: `files[0]` is the spec. Items are
+    /// sorted by file, then position, and duplicates dropped.
+    pub fn new(mut files: Vec<SourceFile>, mut items: Vec<Diagnostic>) -> Self {
+        let rank = |d: &Diagnostic| files.iter().position(|f| f.name == d.file).unwrap_or(0);
+        items.sort_by_key(|d| (rank(d), d.span.start, d.span.end));
+        items.dedup();
+        let source = if files.is_empty() {
+            SourceFile::new("", "")
+        } else {
+            files.remove(0)
+        };
+        Diagnostics {
+            source,
+            items,
+            fragments: files,
+        }
+    }
+
     /// Renders every diagnostic as plain text: `error: message`, `┌─ file:line:col`,
     /// the offending line with a caret under the span, the label and notes.
     pub fn render(&self) -> String {
-        let file = SimpleFile::new(self.source.name.as_str(), self.source.text.as_str());
         let config = term::Config::default();
         let mut buffer = Buffer::no_color();
         for d in self.items.iter().take(MAX_RENDERED) {
+            let source = self
+                .fragments
+                .iter()
+                .find(|f| f.name == d.file)
+                .unwrap_or(&self.source);
+            let file = SimpleFile::new(source.name.as_str(), source.text.as_str());
             let mut label = Label::primary((), d.span.clone());
             if !d.label.is_empty() {
                 label = label.with_message(d.label.clone());

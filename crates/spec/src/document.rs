@@ -10,12 +10,14 @@ use serde::Deserialize;
 pub use serde_saphyr::Location;
 
 mod during;
+mod include;
 mod params;
 mod payload;
 mod power_cycle;
 mod spanned;
 mod sweep;
 pub use during::{RawAdmin, RawEvent, RawFirmwareCommit};
+pub use include::{Fragment, Origin, RawAssertion};
 pub use params::{with_params, ParamTable, ParamValue, RawParams, Setting};
 pub use payload::RawData;
 pub use power_cycle::{RawPowerCycle, RawRecovery};
@@ -67,15 +69,15 @@ pub struct RawSpec {
     pub peers: Option<Spanned<RawPeers>>,
     /// Steps, run in order.
     pub steps: Spanned<Vec<Spanned<RawStep>>>,
-    /// Assertion expressions.
+    /// Assertion expressions, and `include: path` entries of files holding more.
     #[serde(default, rename = "assert")]
-    pub assertions: Vec<Spanned<String>>,
+    pub assertions: Vec<Spanned<RawAssertion>>,
     /// Edges of the latency bands reported per step (ascending durations); default:
     /// IOMeter's bands.
     #[serde(default)]
     #[schemars(with = "Option<Vec<DurationText>>")]
     pub latency_bands: Option<Spanned<Vec<Spanned<String>>>>,
-    /// Baseline rules: metric path → tolerance (`-5%`).
+    /// Baseline rules: metric path → tolerance (`-5%`); `include: path` adds a file's.
     #[serde(default)]
     pub baseline: SpannedPairs,
     /// Error policy: `fail` (default: a failed request fails the run) or `record` (failed
@@ -135,6 +137,11 @@ pub enum RawStep {
     /// A list of steps run `times` times, or once per value of a variable (`over:`),
     /// expanded into plain steps when the spec compiles.
     Loop(Box<RawLoop>),
+    /// A file holding a list of steps, spliced here (the path relative to this file).
+    Include(Spanned<String>),
+    /// An `include:` read: the fragment's steps (never written; made by the compiler).
+    #[serde(skip)]
+    Included(Box<Fragment>),
 }
 
 /// `loop:` a group of steps repeated: `times: N`, or `over: { NAME: [values] }` (once

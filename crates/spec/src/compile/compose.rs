@@ -1,13 +1,14 @@
 //! A spec's text → its YAML structure ([`RawSpec`]), with its parameters applied:
 //! `params:` read first, `--set` ([`Setting`]) laid over them (an unknown name is a
 //! diagnostic), then the whole document read with that table, so that each `${name}`
-//! takes its parameter's value where it is written (`document::params`). Child of
-//! `compile`, which compiles what this returns.
+//! takes its parameter's value where it is written (`document::params`), and its
+//! `include:`s read (`include`, with the same parameters). Child of `compile`, which
+//! compiles what this returns.
 
-use serde::de::DeserializeOwned;
-
+use super::include::{SourcedAssertion, SourcedRule, Sources};
+use super::yaml::parse_yaml;
 use super::*;
-use crate::document::{with_params, ParamTable, ParamValue, RawParams, Setting};
+use crate::document::{with_params, Origin, ParamTable, ParamValue, RawParams, Setting};
 
 /// A spec's structure with what it was composed from.
 pub struct Composed {
@@ -17,6 +18,12 @@ pub struct Composed {
     pub params: ParamTable,
     /// Names of the parameters `--set` gave.
     pub set: Vec<String>,
+    /// The spec (0) and the fragment files it includes, in the order first read.
+    pub sources: Vec<SourceFile>,
+    /// Every assertion, includes spliced in, with where it was written.
+    pub assertions: Vec<SourcedAssertion>,
+    /// Every baseline rule, includes spliced in, with where it was written.
+    pub baseline: Vec<SourcedRule>,
 }
 
 /// Parses the YAML structure of a spec with its own parameters. YAML errors (syntax,
@@ -33,8 +40,26 @@ pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
 pub fn compose(src: &SourceFile, settings: &[Setting]) -> Result<Composed, Diagnostics> {
     check_top_level_keys(src)?;
     let (params, set) = params(src, settings)?;
-    let raw = with_params(&params, || parse_yaml::<RawSpec>(src))?;
-    Ok(Composed { raw, params, set })
+    with_params(&params.clone(), || {
+        let mut raw = parse_yaml::<RawSpec>(src)?;
+        let mut sources = Sources::new(src);
+        let root = Origin::default();
+        sources.steps(&mut raw.steps.value, &root);
+        let (mut assertions, mut baseline) = (Vec::new(), Vec::new());
+        sources.assertions(&raw.assertions, &root, &mut assertions);
+        sources.baseline(&raw.baseline, &root, &mut baseline);
+        if !sources.diags.is_empty() {
+            return Err(Diagnostics::new(sources.files, sources.diags));
+        }
+        Ok(Composed {
+            raw,
+            params,
+            set,
+            sources: sources.files,
+            assertions,
+            baseline,
+        })
+    })
 }
 
 /// The parameter table: `params:`'s defaults, then `settings`.
@@ -92,10 +117,7 @@ fn params(
         );
     }
     if !items.is_empty() {
-        return Err(Diagnostics {
-            source: src.clone(),
-            items,
-        });
+        return Err(Diagnostics::of(src, items));
     }
     Ok((table, set))
 }
@@ -133,90 +155,5 @@ fn check_top_level_keys(src: &SourceFile) -> Result<(), Diagnostics> {
             )
         })
         .collect();
-    Err(Diagnostics {
-        source: src.clone(),
-        items,
-    })
-}
-
-/// Reads `src` as a `T`; the first YAML error is a diagnostic.
-fn parse_yaml<T: DeserializeOwned>(src: &SourceFile) -> Result<T, Diagnostics> {
-    serde_saphyr::from_str::<T>(&src.text).map_err(|e| {
-        let (offset, line_col) = match e.location() {
-            Some(l) => (src.offset_of(l.line() as usize, l.column() as usize), true),
-            None => (0, false),
-        };
-        let mut message = e.without_snippet().to_string();
-        // serde-saphyr appends " at line N, column M"; the diagnostic carries that already.
-        if let Some(i) = message.rfind(" at line ") {
-            message.truncate(i);
-        }
-        if let Some(rest) = message.strip_prefix("error: ") {
-            message = rest.to_string();
-        }
-        let offset = value_offset(&src.text, offset, &message);
-        let message = user_message(&message);
-        let end = src.text[offset..]
-            .find(['\n', ':', ',', '}', ']'])
-            .map_or(src.text.len(), |i| offset + i.max(1));
-        let mut d = src.diagnostic(offset..end, "invalid spec structure", message);
-        if !line_col {
-            d = d.with_note("the YAML parser gave no position for this error");
-        }
-        Diagnostics {
-            source: src.clone(),
-            items: vec![d],
-        }
-    })
-}
-
-/// serde-saphyr's messages in a spec author's terms: advice addressed to a programmer
-/// using the library (its functions and options) is replaced by what the author can do.
-fn user_message(message: &str) -> String {
-    if message.starts_with("multiple YAML documents") {
-        return "expected one YAML document, found a second one (`---`): a spec is one document"
-            .into();
-    }
-    if let Some(rest) = message.strip_prefix("duplicate mapping key: ") {
-        let key = rest.split(',').next().unwrap_or(rest).trim();
-        return format!("duplicate key `{key}`: each key may appear once in a mapping");
-    }
-    // A number that does not fit the field: serde's type names in the author's terms.
-    if let Some(found) = message
-        .strip_prefix("invalid value: integer `")
-        .and_then(|r| r.strip_suffix("`, expected u64"))
-    {
-        return format!("expected a whole number of 0 or more, found {found}");
-    }
-    if let Some(found) = message
-        .strip_prefix("invalid type: floating point `")
-        .and_then(|r| r.strip_suffix("`, expected u64"))
-    {
-        return format!(
-            "expected a whole number from 0 to {}, found {found} (a fraction, or too large)",
-            u64::MAX
-        );
-    }
-    if message.contains("budget") {
-        return "the document is too large or too deeply nested for a spec (YAML parser limit)"
-            .into();
-    }
-    message.to_string()
-}
-
-/// Where a wrong value's caret goes: serde-saphyr locates an invalid value or type at
-/// its key; when the key's value follows on the same line (`fsync: -1`), at the value.
-fn value_offset(text: &str, offset: usize, message: &str) -> usize {
-    if !(message.starts_with("invalid value") || message.starts_with("invalid type")) {
-        return offset;
-    }
-    let rest = &text[offset..];
-    let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
-    match line.find(": ") {
-        Some(i) if !line[i + 2..].trim().is_empty() => {
-            let value = &line[i + 2..];
-            offset + i + 2 + (value.len() - value.trim_start().len())
-        }
-        _ => offset,
-    }
+    Err(Diagnostics::of(src, items))
 }

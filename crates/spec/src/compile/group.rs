@@ -39,6 +39,9 @@ pub(super) struct Expansion {
     pub loop_figures: Vec<String>,
     /// The last workload, replay, sweep or repeat step: a metric path's default step.
     pub default_step: Option<String>,
+    /// Step name → the fragment file it was written in (steps of the spec itself are
+    /// absent; a step keeps its innermost fragment).
+    pub origins: std::collections::BTreeMap<String, String>,
     /// Steps expanded so far (the seed index of the next one).
     count: usize,
     /// Whether the [`MAX_EXPANDED_STEPS`] diagnostic was given.
@@ -109,9 +112,25 @@ pub(super) fn expand(
     out: &mut Expansion,
 ) {
     for step in steps {
-        if let RawStep::Loop(l) = &step.value {
-            expand_loop(cx, l, step, frame, out);
-            continue;
+        match &step.value {
+            RawStep::Loop(l) => {
+                expand_loop(cx, l, step, frame, out);
+                continue;
+            }
+            RawStep::Included(f) => {
+                let first = out.steps.len();
+                cx.within(&f.origin, |cx| expand(cx, &f.steps, frame, out));
+                let file = &cx.sources[f.origin.source].name;
+                for s in &out.steps[first..] {
+                    out.origins
+                        .entry(s.name.clone())
+                        .or_insert_with(|| file.clone());
+                }
+                continue;
+            }
+            // Resolved by `compose` (or a diagnostic there): nothing to compile.
+            RawStep::Include(_) => continue,
+            _ => {}
         }
         if out.count >= MAX_EXPANDED_STEPS {
             if !out.over_limit {
@@ -159,7 +178,7 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
         RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
         RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
         RawStep::PowerCycle(p) => power_cycle::power_cycle(cx, p, index, size, lbs, seed),
-        RawStep::Loop(_) => None,
+        RawStep::Loop(_) | RawStep::Include(_) | RawStep::Included(_) => None,
     };
     let Some((mut s, name_span)) = built else {
         return;

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::diag::{Diagnostic, Diagnostics, SourceFile};
 use crate::document::{
-    ParamTable, RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep,
+    Origin, ParamTable, RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep,
     RawWorkload, Setting, Spanned,
 };
 use crate::expr::Assertion;
@@ -26,6 +26,7 @@ mod compose;
 mod data;
 mod events;
 mod group;
+mod include;
 mod io_path;
 mod mix;
 mod power_cycle;
@@ -35,8 +36,10 @@ mod rules;
 mod steps;
 mod sweep;
 mod sweep_points;
+mod yaml;
 pub use compose::{compose, parse_document, Composed};
 pub use group::MAX_EXPANDED_STEPS;
+pub use include::{MAX_DEPTH, MAX_FRAGMENTS};
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
 use steps::{latency_bands, precondition, workload};
 
@@ -60,7 +63,10 @@ pub(crate) const RESERVED_NAMES: [&str; 9] = [
 ];
 
 struct Ctx<'a> {
+    /// The file being compiled: the spec, or a fragment it includes.
     src: &'a SourceFile,
+    /// The spec (0) and its fragments.
+    sources: &'a [SourceFile],
     diags: Vec<Diagnostic>,
     /// The parameters (after `--set`) and the names `--set` gave.
     params: &'a ParamTable,
@@ -71,16 +77,22 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn span<T>(&self, s: &Spanned<T>) -> Range<usize> {
-        let sp = s.referenced.span();
-        match (sp.byte_offset(), sp.byte_len()) {
-            (Some(o), Some(l)) => o as usize..(o + l) as usize,
-            _ => {
-                let o = self
-                    .src
-                    .offset_of(s.referenced.line() as usize, s.referenced.column() as usize);
-                o..o
+        include::range_of(self.src, s)
+    }
+
+    /// Runs `f` with `origin`'s file as the current source; the diagnostics it adds
+    /// get the chain of includes as notes.
+    fn within<R>(&mut self, origin: &Origin, f: impl FnOnce(&mut Self) -> R) -> R {
+        let (before, start) = (self.src, self.diags.len());
+        self.src = self.sources.get(origin.source).unwrap_or(before);
+        let out = f(self);
+        self.src = before;
+        for d in &mut self.diags[start..] {
+            if d.notes.iter().all(|n| !n.starts_with("included from")) {
+                d.notes.extend(origin.chain.iter().cloned());
             }
         }
+        out
     }
 
     /// Start of a scalar's text inside its span (skips an opening quote).
@@ -254,32 +266,29 @@ pub fn compile_with(
     let composed = compose(src, settings)?;
     let mut cx = Ctx {
         src,
+        sources: &composed.sources,
         diags: Vec::new(),
         params: &composed.params,
         set: &composed.set,
         scope: group::Scope::default(),
     };
-    let plan = build(&mut cx, &composed.raw, geometry);
-    let mut diags = cx.diags;
-    diags.sort_by_key(|d| (d.span.start, d.span.end));
-    diags.dedup();
+    let plan = build(&mut cx, &composed, geometry);
     match plan {
-        Some(p) if diags.is_empty() => Ok(p),
-        _ => Err(Diagnostics {
-            source: src.clone(),
-            items: diags,
-        }),
+        Some(p) if cx.diags.is_empty() => Ok(p),
+        _ => Err(Diagnostics::new(composed.sources.clone(), cx.diags)),
     }
 }
 
-fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
+fn build(cx: &mut Ctx<'_>, composed: &Composed, geometry: &Geometry) -> Option<Plan> {
+    let raw = &composed.raw;
     check_header(cx, raw);
     check_params(cx, raw);
     let lbs = u64::from(geometry.logical_block_size.max(1));
     let size = resolve_target_size(cx, raw, geometry)?;
     let seed = raw.seed.as_ref().map_or(1, |s| s.value);
-    let expansion = build_steps(cx, raw, group::Frame { size, lbs, seed });
-    let (assertions, baseline_rules, baseline_required) = build_rules(cx, raw, &expansion);
+    let mut expansion = build_steps(cx, raw, group::Frame { size, lbs, seed });
+    let (assertions, baseline_rules, baseline_required) = build_rules(cx, composed, &expansion);
+    let expansion_origins = std::mem::take(&mut expansion.origins);
     let steps = expansion.steps;
     let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
     // Estimates saturate: a spec of absurd sizes says u64::MAX, never a wrapped small number.
@@ -298,7 +307,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         schema_version: PLAN_SCHEMA_VERSION,
         spec_name: identity(&raw.name.value, cx.params),
         description: raw.description.clone(),
-        spec_digest: digest(&cx.src.text, cx.params),
+        spec_digest: digest(&cx.src.text, &cx.sources[1..], cx.params),
         params: cx
             .params
             .iter()
@@ -320,6 +329,7 @@ fn build(cx: &mut Ctx<'_>, raw: &RawSpec, geometry: &Geometry) -> Option<Plan> {
         estimate_complete,
         targets: target_patterns(cx, raw),
         peers: peer_rule(cx, raw),
+        origins: expansion_origins,
         time_scale: 1.0,
     })
 }
@@ -374,9 +384,10 @@ fn build_steps(cx: &mut Ctx<'_>, raw: &RawSpec, frame: group::Frame) -> group::E
 /// `baseline.required`.
 fn build_rules(
     cx: &mut Ctx<'_>,
-    raw: &RawSpec,
+    composed: &Composed,
     expansion: &group::Expansion,
 ) -> (Vec<Assertion>, Vec<BaselineRule>, bool) {
+    let raw = &composed.raw;
     // Metric paths resolve against every step's name, including steps with mistakes of
     // their own (so one mistake does not cascade); without a step, the last workload.
     // Loop figures (`hir_2_burst`) are step names of paths too.
@@ -389,31 +400,32 @@ fn build_rules(
         compiled: steps,
         loop_figures: &expansion.loop_figures,
     };
-    let mut assertions: Vec<Assertion> = raw
+    let mut assertions: Vec<Assertion> = composed
         .assertions
         .iter()
-        .filter_map(|a| rules::assertion(cx, a, &names))
+        .filter_map(|(o, a)| cx.within(o, |cx| rules::assertion(cx, a, &names)))
         .collect();
     rules::implicit_assertions(cx, raw, steps, &mut assertions);
     let mut baseline_required = false;
-    let baseline_rules = raw
+    let baseline_rules = composed
         .baseline
-        .0
         .iter()
-        .filter_map(|(k, v)| {
-            if k.value == "required" {
-                match v.value.as_str() {
-                    "true" => baseline_required = true,
-                    "false" => baseline_required = false,
-                    _ => cx.error(
-                        cx.span(v),
-                        "invalid `baseline.required`",
-                        format!("expected `true` or `false`, found `{}`", v.value),
-                    ),
+        .filter_map(|(o, k, v)| {
+            cx.within(o, |cx| {
+                if k.value == "required" {
+                    match v.value.as_str() {
+                        "true" => baseline_required = true,
+                        "false" => baseline_required = false,
+                        _ => cx.error(
+                            cx.span(v),
+                            "invalid `baseline.required`",
+                            format!("expected `true` or `false`, found `{}`", v.value),
+                        ),
+                    }
+                    return None;
                 }
-                return None;
-            }
-            rules::baseline_rule(cx, k, v, &names)
+                rules::baseline_rule(cx, k, v, &names)
+            })
         })
         .collect();
     (assertions, baseline_rules, baseline_required)
@@ -499,20 +511,26 @@ fn raw_step_name(s: &RawStep) -> &str {
         RawStep::Repeat(r) => r.name.as_ref().map_or("repeat", |n| n.value.as_str()),
         RawStep::PowerCycle(p) => p.name.as_ref().map_or("power_cycle", |n| n.value.as_str()),
         RawStep::Loop(l) => l.name.as_ref().map_or("loop", |n| n.value.as_str()),
+        RawStep::Include(_) | RawStep::Included(_) => "include",
     }
 }
 
 /// `sha256:<hex>` of a spec's text: recorded in results and baselines.
 pub fn spec_digest(text: &str) -> String {
-    digest(text, &ParamTable::new())
+    digest(text, &[], &ParamTable::new())
 }
 
-/// `sha256:<hex>` of a spec's text and, when it has parameters, each `name=value` line
-/// after a NUL: a run at `--set queue_depth=32` never carries the digest of the run at
-/// the default. Without parameters, the digest of the text alone (as before parameters).
-fn digest(text: &str, params: &ParamTable) -> String {
+/// `sha256:<hex>` of a spec's text; then, after a NUL, of each fragment it includes
+/// (name and text) and of each parameter's `name=value`: editing a fragment, or a run at
+/// `--set queue_depth=32`, never carries the digest of the spec as it was. A spec
+/// without fragments or parameters has the digest of its text alone.
+fn digest(text: &str, fragments: &[SourceFile], params: &ParamTable) -> String {
     let mut h = Sha256::new();
     h.update(text.as_bytes());
+    for f in fragments {
+        h.update(format!("\0fragment {}\n", f.name).as_bytes());
+        h.update(f.text.as_bytes());
+    }
     if !params.is_empty() {
         h.update(b"\0params\n");
         for (k, v) in params {
@@ -551,7 +569,7 @@ pub fn identity(name: &str, params: &ParamTable) -> String {
     if id.len() <= 200 {
         return id;
     }
-    let d = digest("", params);
+    let d = digest("", &[], params);
     let hex = d.strip_prefix("sha256:").unwrap_or(&d);
     format!("{name}@{}", &hex[..16])
 }

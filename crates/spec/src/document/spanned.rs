@@ -197,8 +197,9 @@ impl JsonSchema for SpannedPairs {
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let tolerance = generator.subschema_for::<SignedPercentText>();
         schemars::json_schema!({
-            "description": "Baseline rules: metric path (`step.iops`) → tolerance (`-5%`).",
+            "description": "Baseline rules: metric path (`step.iops`) → tolerance (`-5%`); `include: path` adds the rules of a file holding such a map (relative to this file).",
             "type": "object",
+            "properties": { "include": { "type": "string" } },
             "additionalProperties": tolerance
         })
     }

@@ -57,10 +57,7 @@ impl Imported {
         let steps = spec.steps.len();
         Imported {
             yaml: (steps > 0).then(|| spec.to_yaml()),
-            diagnostics: Diagnostics {
-                source: src.clone(),
-                items: report.into_sorted(),
-            },
+            diagnostics: Diagnostics::of(src, report.into_sorted()),
             steps,
         }
     }

@@ -24,6 +24,8 @@ mod sweep;
 mod table;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
+mod geometry;
+pub use geometry::Geometry;
 pub use group::{inner_name, loop_figure_name, Binding, LoopIteration};
 pub use power_cycle::PowerCyclePlan;
 pub use recovery::RecoveryPlan;
@@ -37,32 +39,6 @@ pub use sweep::{
 
 /// Plan format version, printed by `iogate plan --json`.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
-
-/// What the compiler needs to know about the target before any I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Geometry {
-    /// Bytes the target holds now (a missing file: 0).
-    pub capacity_bytes: u64,
-    /// Logical block size in bytes: every offset and size must be a multiple of it
-    /// (O_DIRECT). 512 when unknown.
-    pub logical_block_size: u32,
-    /// A regular file can grow to `target.size`; a block device cannot.
-    pub growable: bool,
-    /// Whether these facts come from a real target (`--target`) or are assumed.
-    pub resolved: bool,
-}
-
-impl Geometry {
-    /// Geometry assumed for a scratch file that does not exist yet.
-    pub fn scratch() -> Self {
-        Geometry {
-            capacity_bytes: 0,
-            logical_block_size: 512,
-            growable: true,
-            resolved: false,
-        }
-    }
-}
 
 /// The compiled plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,6 +82,10 @@ pub struct Plan {
     /// How drives of one model in one run are compared with each other.
     #[serde(skip_serializing_if = "PeerRule::is_default")]
     pub peers: PeerRule,
+    /// Step name → the fragment file (`include:`) it was written in; shown by `plan`'s
+    /// table, never in the JSON (a spec on fragments plans as the spec written out).
+    #[serde(skip)]
+    pub origins: std::collections::BTreeMap<String, String>,
     /// Factor every duration was scaled by (`--time-scale`; 1: as written).
     #[serde(skip_serializing_if = "shorten::is_one")]
     pub time_scale: f64,
@@ -682,18 +662,5 @@ impl Plan {
     /// Whether any step verifies data (then every writing step stamps verification headers).
     pub fn verifies(&self) -> bool {
         self.steps.iter().any(|s| s.verify)
-    }
-}
-
-impl Geometry {
-    /// Geometry assumed by `iogate check` without a target: a 1 PiB device with 512 B
-    /// logical blocks, so that specs without `target.size` can be checked.
-    pub fn for_check() -> Self {
-        Geometry {
-            capacity_bytes: 1 << 50,
-            logical_block_size: 512,
-            growable: false,
-            resolved: false,
-        }
     }
 }

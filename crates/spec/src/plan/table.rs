@@ -39,6 +39,9 @@ impl Plan {
         ));
         for (i, s) in self.steps.iter().enumerate() {
             out.push_str(&step_row(i, s));
+            if let Some(file) = self.origins.get(&s.name) {
+                out.push_str(&format!("      from: {file}\n"));
+            }
             if s.data != DataPattern::default() {
                 out.push_str(&format!("      data: {}\n", s.data.describe()));
             }

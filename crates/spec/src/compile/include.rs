@@ -1,0 +1,216 @@
+//! `include:` resolved: each fragment file read (relative to the file that includes
+//! it, at most [`MAX_FRAGMENTS`] files, chains at most [`MAX_DEPTH`] deep), parsed as
+//! the shape its place holds (a list of steps, of assertions, a map of baseline rules)
+//! and spliced in with its [`Origin`]. A missing or unreadable file, a cycle, or a
+//! fragment's YAML error is a diagnostic in the file that has it, with the chain of
+//! includes as notes. Child of `compile` (called by `compose`); `group` compiles a
+//! fragment's steps with its file as the current source.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+use super::*;
+use crate::document::{Fragment, Origin, RawAssertion, SpannedPairs};
+
+/// Most fragment files one spec may read.
+pub const MAX_FRAGMENTS: usize = 256;
+/// Longest chain of includes.
+pub const MAX_DEPTH: usize = 32;
+
+/// An assertion with where it was written.
+pub type SourcedAssertion = (Origin, Spanned<String>);
+/// A baseline rule (metric path, tolerance) with where it was written.
+pub type SourcedRule = (Origin, Spanned<String>, Spanned<String>);
+
+/// The files of a composed spec (0: the spec) and the mistakes found reading them.
+pub(super) struct Sources {
+    pub files: Vec<SourceFile>,
+    canonical: Vec<Option<PathBuf>>,
+    pub diags: Vec<Diagnostic>,
+    /// Indices of the files being read, outermost first (for cycles).
+    stack: Vec<usize>,
+}
+
+/// A byte range of a value in `src` (serde-saphyr's span, else its line and column).
+pub(super) fn range_of<T>(src: &SourceFile, s: &Spanned<T>) -> Range<usize> {
+    let sp = s.referenced.span();
+    match (sp.byte_offset(), sp.byte_len()) {
+        (Some(o), Some(l)) => o as usize..(o + l) as usize,
+        _ => {
+            let o = src.offset_of(s.referenced.line() as usize, s.referenced.column() as usize);
+            o..o
+        }
+    }
+}
+
+impl Sources {
+    pub fn new(root: &SourceFile) -> Sources {
+        Sources {
+            files: vec![root.clone()],
+            canonical: vec![std::fs::canonicalize(&root.name).ok()],
+            diags: Vec::new(),
+            stack: vec![0],
+        }
+    }
+
+    fn error(&mut self, from: &Origin, at: &Spanned<String>, message: &str, label: String) {
+        let src = &self.files[from.source];
+        let mut d = src.diagnostic(range_of(src, at), message, label);
+        d.notes.extend(from.chain.iter().cloned());
+        self.diags.push(d);
+    }
+
+    /// Reads the file `path` names (relative to `from`'s file) and parses it as `T`.
+    fn open<T: DeserializeOwned>(
+        &mut self,
+        from: &Origin,
+        path: &Spanned<String>,
+    ) -> Option<(T, Origin)> {
+        let base = Path::new(&self.files[from.source].name)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let joined = base.join(&path.value);
+        let shown = joined.display().to_string();
+        let canonical = match std::fs::canonicalize(&joined) {
+            Ok(c) => c,
+            Err(e) => {
+                let label = format!("expected a readable file, found `{shown}`: {e}");
+                self.error(from, path, "cannot read the included file", label);
+                return None;
+            }
+        };
+        let open = self
+            .stack
+            .iter()
+            .position(|&i| self.canonical[i].as_ref() == Some(&canonical));
+        if let Some(at) = open {
+            let mut names: Vec<String> = self.stack[at..]
+                .iter()
+                .map(|&i| self.files[i].name.clone())
+                .collect();
+            names.push(shown);
+            let label = format!(
+                "expected a file not already being included, found {}",
+                names.join(" → ")
+            );
+            self.error(from, path, "include cycle", label);
+            return None;
+        }
+        if self.stack.len() > MAX_DEPTH || self.files.len() >= MAX_FRAGMENTS {
+            let label =
+                format!("expected at most {MAX_FRAGMENTS} files, {MAX_DEPTH} includes deep");
+            self.error(from, path, "too many includes", label);
+            return None;
+        }
+        let index = match self
+            .canonical
+            .iter()
+            .position(|c| c.as_ref() == Some(&canonical))
+        {
+            Some(i) => i,
+            None => match crate::read_bounded(&joined, crate::MAX_SPEC_BYTES) {
+                Ok(text) => {
+                    self.files.push(SourceFile::new(shown, text));
+                    self.canonical.push(Some(canonical));
+                    self.files.len() - 1
+                }
+                Err(e) => {
+                    let label = format!("expected a readable file, found `{shown}`: {e}");
+                    self.error(from, path, "cannot read the included file", label);
+                    return None;
+                }
+            },
+        };
+        let src = &self.files[from.source];
+        let (line, col) = src.line_col(range_of(src, path).start);
+        let mut chain = vec![format!("included from {}:{line}:{col}", src.name)];
+        chain.extend(from.chain.iter().cloned());
+        let origin = Origin {
+            source: index,
+            chain,
+        };
+        match super::yaml::parse_yaml::<T>(&self.files[index]) {
+            Ok(t) => Some((t, origin)),
+            Err(d) => {
+                for mut item in d.items {
+                    item.notes.extend(origin.chain.iter().cloned());
+                    self.diags.push(item);
+                }
+                None
+            }
+        }
+    }
+
+    /// Resolves the `include:` steps of `steps` (and of their loops) in place.
+    pub fn steps(&mut self, steps: &mut [Spanned<RawStep>], from: &Origin) {
+        for step in steps.iter_mut() {
+            match &mut step.value {
+                RawStep::Include(path) => {
+                    let path = path.clone();
+                    let Some((mut inner, origin)) = self.open::<Vec<Spanned<RawStep>>>(from, &path)
+                    else {
+                        continue;
+                    };
+                    self.stack.push(origin.source);
+                    self.steps(&mut inner, &origin);
+                    self.stack.pop();
+                    step.value = RawStep::Included(Box::new(Fragment {
+                        origin,
+                        steps: inner,
+                    }));
+                }
+                RawStep::Loop(l) => self.steps(&mut l.steps.value, from),
+                _ => {}
+            }
+        }
+    }
+
+    /// The assertions of `items` with their origins, includes read.
+    pub fn assertions(
+        &mut self,
+        items: &[Spanned<RawAssertion>],
+        from: &Origin,
+        out: &mut Vec<SourcedAssertion>,
+    ) {
+        for item in items {
+            let text = |v: &str| Spanned {
+                value: v.to_string(),
+                referenced: item.referenced,
+                defined: item.defined,
+                param: None,
+            };
+            match &item.value {
+                RawAssertion::Expr(e) => out.push((from.clone(), text(e))),
+                RawAssertion::Include(p) => {
+                    let Some((inner, origin)) =
+                        self.open::<Vec<Spanned<RawAssertion>>>(from, &text(p))
+                    else {
+                        continue;
+                    };
+                    self.stack.push(origin.source);
+                    self.assertions(&inner, &origin, out);
+                    self.stack.pop();
+                }
+            }
+        }
+    }
+
+    /// The baseline rules of `pairs` with their origins, `include` keys read.
+    pub fn baseline(&mut self, pairs: &SpannedPairs, from: &Origin, out: &mut Vec<SourcedRule>) {
+        for (k, v) in &pairs.0 {
+            if k.value != "include" {
+                out.push((from.clone(), k.clone(), v.clone()));
+                continue;
+            }
+            let Some((inner, origin)) = self.open::<SpannedPairs>(from, v) else {
+                continue;
+            };
+            self.stack.push(origin.source);
+            self.baseline(&inner, &origin, out);
+            self.stack.pop();
+        }
+    }
+}
