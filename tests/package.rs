@@ -98,6 +98,8 @@ fn dependencies_and_contents() {
             .into_iter()
             .map(|n| format!("./usr/share/iogate/specs/{n}")),
     );
+    // The fragments the PTS specs include (`check` and `plan` below fail without them).
+    wanted.push("./usr/share/iogate/specs/fragments/pts-purge-precondition.yaml".into());
     for w in &wanted {
         assert!(
             contents.lines().any(|l| l.ends_with(w.as_str())),

@@ -120,7 +120,7 @@ pub(super) fn expand(
             RawStep::Included(f) => {
                 let first = out.steps.len();
                 cx.within(&f.origin, |cx| expand(cx, &f.steps, frame, out));
-                let file = &cx.sources[f.origin.source].name;
+                let file = include::relative_name(&cx.sources[0], &cx.sources[f.origin.source]);
                 for s in &out.steps[first..] {
                     out.origins
                         .entry(s.name.clone())

@@ -45,6 +45,17 @@ pub(super) fn range_of<T>(src: &SourceFile, s: &Spanned<T>) -> Range<usize> {
     }
 }
 
+/// A fragment's path relative to the spec's directory (`fragments/pts-purge.yaml`),
+/// however the spec's path was given: what `plan` shows and the digest covers.
+pub(super) fn relative_name(spec: &SourceFile, fragment: &SourceFile) -> String {
+    let dir = Path::new(&spec.name).parent().unwrap_or(Path::new(""));
+    Path::new(&fragment.name)
+        .strip_prefix(dir)
+        .unwrap_or(Path::new(&fragment.name))
+        .display()
+        .to_string()
+}
+
 impl Sources {
     pub fn new(root: &SourceFile) -> Sources {
         Sources {

@@ -307,7 +307,7 @@ fn build(cx: &mut Ctx<'_>, composed: &Composed, geometry: &Geometry) -> Option<P
         schema_version: PLAN_SCHEMA_VERSION,
         spec_name: identity(&raw.name.value, cx.params),
         description: raw.description.clone(),
-        spec_digest: digest(&cx.src.text, &cx.sources[1..], cx.params),
+        spec_digest: digest(cx.sources, cx.params),
         params: cx
             .params
             .iter()
@@ -517,18 +517,23 @@ fn raw_step_name(s: &RawStep) -> &str {
 
 /// `sha256:<hex>` of a spec's text: recorded in results and baselines.
 pub fn spec_digest(text: &str) -> String {
-    digest(text, &[], &ParamTable::new())
+    digest(&[SourceFile::new("", text)], &ParamTable::new())
 }
 
-/// `sha256:<hex>` of a spec's text; then, after a NUL, of each fragment it includes
-/// (name and text) and of each parameter's `name=value`: editing a fragment, or a run at
-/// `--set queue_depth=32`, never carries the digest of the spec as it was. A spec
-/// without fragments or parameters has the digest of its text alone.
-fn digest(text: &str, fragments: &[SourceFile], params: &ParamTable) -> String {
+/// `sha256:<hex>` of a spec's text (`sources[0]`); then, after a NUL, of each fragment
+/// it includes (its path relative to the spec's directory, and its text) and of each
+/// parameter's `name=value`: editing a fragment, or a run at `--set queue_depth=32`,
+/// never carries the digest of the spec as it was. A spec without fragments or
+/// parameters has the digest of its text alone.
+fn digest(sources: &[SourceFile], params: &ParamTable) -> String {
     let mut h = Sha256::new();
-    h.update(text.as_bytes());
+    let Some((spec, fragments)) = sources.split_first() else {
+        return String::new();
+    };
+    h.update(spec.text.as_bytes());
     for f in fragments {
-        h.update(format!("\0fragment {}\n", f.name).as_bytes());
+        let name = include::relative_name(spec, f);
+        h.update(format!("\0fragment {name}\n").as_bytes());
         h.update(f.text.as_bytes());
     }
     if !params.is_empty() {
@@ -569,7 +574,7 @@ pub fn identity(name: &str, params: &ParamTable) -> String {
     if id.len() <= 200 {
         return id;
     }
-    let d = digest("", &[], params);
+    let d = digest(&[SourceFile::new("", "")], params);
     let hex = d.strip_prefix("sha256:").unwrap_or(&d);
     format!("{name}@{}", &hex[..16])
 }
