@@ -166,7 +166,7 @@ pub struct Diagnostics {
     /// The mistakes, sorted by file (the spec first) and position.
     pub items: Vec<Diagnostic>,
     /// The fragment files the spec includes (`include:`), which items may point into.
-    pub fragments: Vec<SourceFile>,
+    pub fragments: Box<[SourceFile]>,
 }
 
 impl Diagnostics {
@@ -175,7 +175,7 @@ impl Diagnostics {
         Diagnostics {
             source: source.clone(),
             items,
-            fragments: Vec::new(),
+            fragments: Box::default(),
         }
     }
 
@@ -193,7 +193,7 @@ impl Diagnostics {
         Diagnostics {
             source,
             items,
-            fragments: files,
+            fragments: files.into_boxed_slice(),
         }
     }
 

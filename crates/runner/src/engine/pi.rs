@@ -200,17 +200,20 @@ mod tests {
         let data: Vec<u8> = (0..512u32).map(|i| (i * 7) as u8).collect();
         let i16 = info(1, GuardFormat::Crc16);
         let mut t = [0u8; 8];
-        build(&i16, &data, 0x1234_5678_9a, &mut t);
+        build(&i16, &data, 0x0012_3456_789a, &mut t);
         assert_eq!(get_be(&t[..2]), u64::from(CRC16.checksum(&data)));
         assert_eq!(
             &t[2..],
             &[0, 0, 0x34, 0x56, 0x78, 0x9a],
             "app 0, ref = LBA low 32"
         );
-        assert_eq!(check(&i16, &data, 0x1234_5678_9a, &t), None);
+        assert_eq!(check(&i16, &data, 0x0012_3456_789a, &t), None);
         let mut bad = data.clone();
         bad[100] ^= 1;
-        assert_eq!(check(&i16, &bad, 0x1234_5678_9a, &t), Some(PiField::Guard));
+        assert_eq!(
+            check(&i16, &bad, 0x0012_3456_789a, &t),
+            Some(PiField::Guard)
+        );
         assert_eq!(check(&i16, &data, 7, &t), Some(PiField::ReferenceTag));
         let t3 = info(3, GuardFormat::Crc16);
         assert_eq!(
@@ -221,7 +224,7 @@ mod tests {
         let mut app = t;
         app[3] = 1;
         assert_eq!(
-            check(&i16, &data, 0x1234_5678_9a, &app),
+            check(&i16, &data, 0x0012_3456_789a, &app),
             Some(PiField::ApplicationTag)
         );
         app[2..4].copy_from_slice(&[0xff, 0xff]);
