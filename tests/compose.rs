@@ -383,7 +383,11 @@ fn pts_specs_on_fragments_plan_as_written_out() {
             "{name}: the plan on fragments differs from the written-out one"
         );
     }
-    // The published schema accepts the specs as composed.
+    // The published schema accepts the specs as composed, and the spec of
+    // `a_composed_spec_…` (an `x-` anchor, parameters, includes of steps, assertions and
+    // baseline rules).
+    write(d, "composed.yaml", COMPOSED);
+    specs.push(d.join("composed.yaml"));
     let o = Command::new(CHECK_JSONSCHEMA)
         .args([
             "--schemafile",

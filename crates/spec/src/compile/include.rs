@@ -16,6 +16,10 @@ use crate::document::{Fragment, Origin, RawAssertion, SpannedPairs};
 
 /// Most fragment files one spec may read.
 pub const MAX_FRAGMENTS: usize = 256;
+/// Most `include:`s one spec may follow (a fragment included from many places is read
+/// once but parsed at each: this bounds a tree of includes that would grow
+/// exponentially).
+pub const MAX_INCLUDES: usize = 4096;
 /// Longest chain of includes.
 pub const MAX_DEPTH: usize = 32;
 
@@ -31,6 +35,8 @@ pub(super) struct Sources {
     pub diags: Vec<Diagnostic>,
     /// Indices of the files being read, outermost first (for cycles).
     stack: Vec<usize>,
+    /// `include:`s followed so far.
+    followed: usize,
 }
 
 /// A byte range of a value in `src` (serde-saphyr's span, else its line and column).
@@ -63,6 +69,7 @@ impl Sources {
             canonical: vec![std::fs::canonicalize(&root.name).ok()],
             diags: Vec::new(),
             stack: vec![0],
+            followed: 0,
         }
     }
 
@@ -110,9 +117,12 @@ impl Sources {
             self.error(from, path, "include cycle", label);
             return None;
         }
-        if self.stack.len() > MAX_DEPTH || self.files.len() >= MAX_FRAGMENTS {
-            let label =
-                format!("expected at most {MAX_FRAGMENTS} files, {MAX_DEPTH} includes deep");
+        self.followed += 1;
+        let many = self.followed > MAX_INCLUDES || self.files.len() > MAX_FRAGMENTS;
+        if self.stack.len() > MAX_DEPTH || many {
+            let label = format!(
+                "expected at most {MAX_FRAGMENTS} files and {MAX_INCLUDES} includes, {MAX_DEPTH} deep"
+            );
             self.error(from, path, "too many includes", label);
             return None;
         }
@@ -223,5 +233,35 @@ impl Sources {
             self.baseline(&inner, &origin, out);
             self.stack.pop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{compile, Geometry, SourceFile};
+
+    /// Each level includes the next twice: 2^20 includes if followed, stopped at
+    /// [`super::MAX_INCLUDES`] with one diagnostic per include refused, quickly.
+    #[test]
+    fn a_tree_of_includes_is_bounded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..20 {
+            let text = format!("- include: f{}.yaml\n- include: f{}.yaml\n", i + 1, i + 1);
+            std::fs::write(dir.path().join(format!("f{i}.yaml")), text).expect("fragment");
+        }
+        std::fs::write(dir.path().join("f20.yaml"), "- idle: { duration: 1ms }\n").expect("leaf");
+        let spec = dir.path().join("spec.yaml");
+        let text = "iogate: 1\nname: t\nsteps:\n  - include: f0.yaml\n";
+        std::fs::write(&spec, text).expect("spec");
+        let src = SourceFile::new(spec.display().to_string(), text);
+        let started = std::time::Instant::now();
+        let err = compile(&src, &Geometry::scratch()).expect_err("too many includes");
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+        assert!(
+            err.items.iter().all(|d| d.message == "too many includes"),
+            "{}",
+            err.render()
+        );
+        assert!(!err.items.is_empty());
     }
 }

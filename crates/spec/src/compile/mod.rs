@@ -39,7 +39,7 @@ mod sweep_points;
 mod yaml;
 pub use compose::{compose, parse_document, Composed};
 pub use group::MAX_EXPANDED_STEPS;
-pub use include::{MAX_DEPTH, MAX_FRAGMENTS};
+pub use include::{MAX_DEPTH, MAX_FRAGMENTS, MAX_INCLUDES};
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
 use steps::{latency_bands, precondition, workload};
 
@@ -581,10 +581,28 @@ pub fn identity(name: &str, params: &ParamTable) -> String {
 
 /// `params:`: names as names, values that are scalars; a loop variable may not reuse
 /// one (`compile::group` checks that).
+/// `params:`: each name one `${name}` can write (letters, digits and `_`, not starting
+/// with a digit; metric names are allowed: a parameter is no step). A loop variable may
+/// not reuse one (`compile::group` checks that).
 fn check_params(cx: &mut Ctx<'_>, raw: &RawSpec) {
     let Some(p) = &raw.params else { return };
     for (k, _) in &p.value.0 {
-        cx.check_name(k, "parameter name");
+        let mut chars = k.value.chars();
+        let ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            let span = cx.span(k);
+            cx.error(
+                span,
+                "invalid parameter name",
+                format!(
+                    "expected letters, digits and `_` (not starting with a digit), found `{}`",
+                    k.value
+                ),
+            );
+        }
     }
 }
 
