@@ -317,28 +317,6 @@ fn composition_mistakes_are_located_with_the_include_chain() {
     insta::assert_snapshot!("composition_mistakes", all);
 }
 
-/// A spec's `- include: F` lines replaced by F's steps (recursively), as an author
-/// would write them out.
-fn written_out(spec: &Path) -> String {
-    let text = std::fs::read_to_string(spec).expect("spec");
-    let dir = spec.parent().expect("dir");
-    let mut out = String::new();
-    for line in text.lines() {
-        let comment = line.trim_start().starts_with('#');
-        let Some((indent, inc)) = line.split_once("- include: ").filter(|_| !comment) else {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        };
-        let fragment = dir.join(inc.trim());
-        let inner = written_out(&fragment);
-        for l in inner.lines().filter(|l| !l.starts_with('#')) {
-            out.push_str(&format!("{indent}{l}\n"));
-        }
-    }
-    out
-}
-
 fn pts_specs_on_fragments_plan_as_written_out() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -366,7 +344,7 @@ fn pts_specs_on_fragments_plan_as_written_out() {
             "{}",
             spec.display()
         );
-        let out = written_out(spec);
+        let out = common::written_out(spec);
         assert!(!out.contains("include:"), "{out}");
         let name = spec
             .file_name()

@@ -158,16 +158,10 @@ fn wsat_sees_the_write_cliff() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (drive, stats_path) = ssd(&dir.path().join("drive"), seed(), &[]);
     let dev = drive.dev.to_str().expect("utf-8").to_string();
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/specs/snia-pts-wsat.yaml"
-    ))
-    .expect("shipped spec");
-    assert!(text.contains("  - purge: {}\n"), "WSAT purges first");
     let spec = write_spec(
         dir.path(),
         "wsat.yaml",
-        &text.replace("  - purge: {}\n", "  - purge: { method: discard }\n"),
+        &common::shipped_discarding("snia-pts-wsat"),
     );
     let out = dir.path().join("wsat");
     let extra = ["--case-duration", "500ms", "--max-rounds", "100"];

@@ -655,3 +655,35 @@ impl Drop for NbdDisk {
         let _ = self.nbdkit.wait();
     }
 }
+
+/// A spec's text with each `- include: F` line replaced by F's entries (recursively, at
+/// the include's indentation, F's comment lines dropped): the spec as an author would
+/// write it out, which runs from any directory.
+pub fn written_out(spec: &Path) -> String {
+    let text = std::fs::read_to_string(spec).expect("spec");
+    let dir = spec.parent().expect("dir");
+    let mut out = String::new();
+    for line in text.lines() {
+        let comment = line.trim_start().starts_with('#');
+        let Some((indent, inc)) = line.split_once("- include: ").filter(|_| !comment) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let inner = written_out(&dir.join(inc.trim()));
+        for l in inner.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            out.push_str(&format!("{indent}{l}\n"));
+        }
+    }
+    out
+}
+
+/// A shipped SNIA PTS spec (`specs/NAME.yaml`) written out ([`written_out`]) with its
+/// `purge: {}` (the auto method, refused where there is no Sanitize or Format: a loop
+/// device, the simulated drive) made a discard.
+pub fn shipped_discarding(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("specs/{name}.yaml"));
+    let text = written_out(&path);
+    assert!(text.contains("  - purge: {}\n"), "{name} purges first");
+    text.replace("  - purge: {}\n", "  - purge: { method: discard }\n")
+}

@@ -90,11 +90,11 @@ pub fn run_spec(
 
 /// A shipped spec with its purge made a discard (the drive has no Sanitize).
 pub fn shipped(dir: &Path, name: &str) -> std::path::PathBuf {
-    let path = format!("{}/specs/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path).expect("shipped spec");
-    assert!(text.contains("  - purge: {}\n"), "{name} purges first");
-    let text = text.replace("  - purge: {}\n", "  - purge: { method: discard }\n");
-    write_spec(dir, &format!("{name}.yaml"), &text)
+    write_spec(
+        dir,
+        &format!("{name}.yaml"),
+        &super::shipped_discarding(name),
+    )
 }
 
 /// The request log of a run (`--log-requests`): (step, op, offset, length) per request.
