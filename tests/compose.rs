@@ -178,6 +178,19 @@ fn a_composed_spec_plans_as_written_out_and_set_changes_only_its_parameter() {
     assert_eq!(r["params"], serde_json::json!({ "qd": "32" }));
     assert_eq!(r["spec_name"], "composed@qd=32");
     assert_eq!(r["spec_digest"], set["spec_digest"]);
+    // Beside the spec's text, each fragment's, so the run can be reproduced.
+    let fragments = r["spec_fragments"].as_object().expect("spec_fragments");
+    let names: Vec<&str> = fragments.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "frag/assert.yaml",
+            "frag/baseline.yaml",
+            "frag/more.yaml",
+            "frag/precondition.yaml"
+        ]
+    );
+    assert_eq!(fragments["frag/more.yaml"], "- mixed.ios == 3000\n");
     let mixed = r["steps"]
         .as_array()
         .and_then(|s| s.iter().find(|s| s["name"] == "mixed"))

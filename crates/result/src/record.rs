@@ -119,6 +119,10 @@ pub struct RunResult {
     /// The spec's text as run (shown in reports), when the binary recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_text: Option<String>,
+    /// The text of each fragment the spec includes (`include:`), by its path relative to
+    /// the spec; absent for a spec without fragments.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub spec_fragments: std::collections::BTreeMap<String, String>,
     /// The execution plan as a text table (shown in reports), when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_text: Option<String>,

@@ -197,6 +197,7 @@ fn empty_result(plan: &Plan, target: &Target) -> RunResult {
         baseline: None,
         unmeasured: Vec::new(),
         spec_text: None,
+        spec_fragments: Default::default(),
         plan_text: None,
         time_scale: (plan.time_scale != 1.0).then_some(plan.time_scale),
         loops: Vec::new(),

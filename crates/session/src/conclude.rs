@@ -105,6 +105,7 @@ pub(crate) fn conclude(
         }
     };
     result.spec_text = Some(prepared.src.text.clone());
+    result.spec_fragments = plan.fragments.clone();
     result.plan_text = Some(plan.render_table());
     result.target = identity;
     result.build = build;

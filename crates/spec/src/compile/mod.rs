@@ -330,6 +330,10 @@ fn build(cx: &mut Ctx<'_>, composed: &Composed, geometry: &Geometry) -> Option<P
         targets: target_patterns(cx, raw),
         peers: peer_rule(cx, raw),
         origins: expansion_origins,
+        fragments: cx.sources[1..]
+            .iter()
+            .map(|f| (include::relative_name(&cx.sources[0], f), f.text.clone()))
+            .collect(),
         time_scale: 1.0,
     })
 }

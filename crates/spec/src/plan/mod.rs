@@ -86,6 +86,10 @@ pub struct Plan {
     /// table, never in the JSON (a spec on fragments plans as the spec written out).
     #[serde(skip)]
     pub origins: std::collections::BTreeMap<String, String>,
+    /// Each fragment file the spec includes: path relative to the spec → text (recorded
+    /// in result.json beside the spec's text; never in the JSON plan).
+    #[serde(skip)]
+    pub fragments: std::collections::BTreeMap<String, String>,
     /// Factor every duration was scaled by (`--time-scale`; 1: as written).
     #[serde(skip_serializing_if = "shorten::is_one")]
     pub time_scale: f64,
