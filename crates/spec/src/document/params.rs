@@ -71,30 +71,42 @@ impl ParamValue {
 
 impl<'de> Deserialize<'de> for ParamValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ParamValue;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a parameter's value: a number, `true`/`false` or text such as `1GiB`")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<ParamValue, E> {
-                Ok(ParamValue::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<ParamValue, E> {
-                Ok(u64::try_from(v).map_or(ParamValue::Int(v), ParamValue::Uint))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<ParamValue, E> {
-                Ok(ParamValue::Uint(v))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<ParamValue, E> {
-                Ok(ParamValue::Float(v))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<ParamValue, E> {
-                Ok(ParamValue::Text(v.to_string()))
-            }
-        }
-        deserializer.deserialize_any(V)
+        read_scalar(
+            deserializer,
+            "a parameter's value: a number, `true`/`false` or text such as `1GiB`",
+        )
     }
+}
+
+/// A YAML scalar as it was written, whatever its YAML type (a quoted or plain string is
+/// `Text`); anything else is an error saying `expecting`.
+pub(crate) fn read_scalar<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    expecting: &'static str,
+) -> Result<ParamValue, D::Error> {
+    struct V(&'static str);
+    impl<'de> Visitor<'de> for V {
+        type Value = ParamValue;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<ParamValue, E> {
+            Ok(ParamValue::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<ParamValue, E> {
+            Ok(u64::try_from(v).map_or(ParamValue::Int(v), ParamValue::Uint))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<ParamValue, E> {
+            Ok(ParamValue::Uint(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<ParamValue, E> {
+            Ok(ParamValue::Float(v))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<ParamValue, E> {
+            Ok(ParamValue::Text(v.to_string()))
+        }
+    }
+    deserializer.deserialize_any(V(expecting))
 }
 
 /// `params:`: parameter name → default value, in the order written.

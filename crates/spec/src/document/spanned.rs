@@ -48,39 +48,6 @@ impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Spanned<T> {
 /// second field names it.
 struct Scalar<T>(T, Option<String>);
 
-/// The scalar as YAML gave it.
-enum Plain {
-    Bool(bool),
-    Int(i64),
-    Uint(u64),
-    Float(f64),
-    Quoted(String),
-}
-
-struct PlainVisitor;
-
-impl<'de> serde::de::Visitor<'de> for PlainVisitor {
-    type Value = Plain;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a number or a boolean")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Plain, E> {
-        Ok(Plain::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Plain, E> {
-        Ok(Plain::Int(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Plain, E> {
-        Ok(Plain::Uint(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Plain, E> {
-        Ok(Plain::Float(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Plain, E> {
-        Ok(Plain::Quoted(v.to_string()))
-    }
-}
-
 impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Scalar<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::value::StringDeserializer;
@@ -108,8 +75,8 @@ impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Scalar<T> {
         } else {
             "a number"
         };
-        let (plain, param) = match deserializer.deserialize_any(PlainVisitor)? {
-            Plain::Quoted(s) => match lookup(&s) {
+        let (plain, param) = match params::read_scalar(deserializer, "a number or a boolean")? {
+            ParamValue::Text(s) => match lookup(&s) {
                 Lookup::Param(name, ParamValue::Text(v)) => {
                     return Err(D::Error::custom(format!(
                         "expected {what}, found `{v}` (the value of parameter `{name}`)"
@@ -133,10 +100,7 @@ impl<'de, T: Deserialize<'de> + 'static> Deserialize<'de> for Scalar<T> {
                     )))
                 }
             },
-            Plain::Bool(b) => (ParamValue::Bool(b), None),
-            Plain::Int(i) => (ParamValue::Int(i), None),
-            Plain::Uint(u) => (ParamValue::Uint(u), None),
-            Plain::Float(x) => (ParamValue::Float(x), None),
+            v => (v, None),
         };
         typed::<T, D::Error>(plain, integer).map(|t| Scalar(t, param))
     }
