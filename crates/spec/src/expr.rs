@@ -129,15 +129,74 @@ pub struct Evaluation {
     pub passed: bool,
 }
 
-/// Type of a sub-expression during checking: its dimension and whether it is a bare
-/// literal (a bare number adopts the dimension of counts and rates it meets).
+/// Type of a sub-expression during checking: its dimension, whether it is a bare
+/// literal (a bare number adopts the dimension of counts and rates it meets), what a
+/// plain number means ([`Scale`]) and, for an expression of literals only, its value.
 #[derive(Debug, Clone, Copy)]
 struct Ty {
     dim: Dim,
     bare: bool,
+    scale: Scale,
+    /// The value of an expression of literals only (no metric).
+    constant: Option<f64>,
 }
 
-/// A dimension mismatch found while checking an expression.
+/// What a dimensionless value counts, so that `over[1ms] < 5%` (a count against a share)
+/// or `health.available_spare > 10%` (a number of percent against a share) is a
+/// diagnostic, not a comparison with 0.05 or 0.1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scale {
+    /// A bare number, or a ratio of metrics: meets anything.
+    Plain,
+    /// A count of requests, errors, events; a temperature; a round.
+    Count,
+    /// A share as a fraction (`over_pct[…]`, `hit_pct`, a `5%` literal).
+    Share,
+    /// A number of percent, 0 to 100 (`health.available_spare`, `percentage_used`).
+    Percent,
+}
+
+impl Scale {
+    fn of(m: Metric) -> Scale {
+        use crate::metric::HealthMetric as H;
+        match m {
+            Metric::LatencyOverPct(_) | Metric::Figure(Figure::HitPct) => Scale::Share,
+            Metric::Health(H::AvailableSpare | H::PercentageUsed) => Scale::Percent,
+            Metric::Health(H::WriteAmplification) => Scale::Plain,
+            _ if m.dim() == Dim::NONE => Scale::Count,
+            _ => Scale::Plain,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Scale::Plain => "a number",
+            Scale::Count => "a count like 5 (not a percentage)",
+            Scale::Share => "a share like 5% (a bare number is a fraction: 0.05)",
+            Scale::Percent => {
+                "a number of percent like 80 (this metric is in percent, not a fraction)"
+            }
+        }
+    }
+}
+
+/// The scale two dimensionless sides share, or what was expected and found.
+fn unify_scale(l: Ty, r: Ty) -> Result<Scale, (Scale, String)> {
+    let zero = |t: Ty| t.constant == Some(0.0);
+    let literal_number = |t: Ty| t.bare && t.scale == Scale::Plain;
+    match (l.scale, r.scale) {
+        (a, b) if a == b => Ok(a),
+        _ if zero(l) => Ok(r.scale),
+        _ if zero(r) => Ok(l.scale),
+        (Scale::Share, _) if literal_number(r) => Err((Scale::Share, "a bare number".into())),
+        (_, Scale::Share) if literal_number(l) => Err((Scale::Share, "a bare number".into())),
+        (Scale::Plain, b) => Ok(b),
+        (a, Scale::Plain) => Ok(a),
+        (a, b) => Err((a, b.describe().to_string())),
+    }
+}
+
+/// A mistake found while checking an expression.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TypeError {
     /// Span of the offending sub-expression.
@@ -146,14 +205,39 @@ pub struct TypeError {
     pub message: String,
     /// Expected/found label.
     pub label: String,
+    /// What kind of mistake.
+    pub kind: TypeErrorKind,
+}
+
+/// What kind of mistake a [`TypeError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeErrorKind {
+    /// Dimensions that differ (a duration against a bare number).
+    Units,
+    /// Dimensionless values of different scales (a count against a percentage).
+    Scale,
+    /// A constant that decides nothing: a literal divisor of 0, a number past f64.
+    Constant,
 }
 
 fn unify(l: Ty, r: Ty, span: Range<usize>, what: &str) -> Result<Ty, TypeError> {
     let adoptable = |d: Dim| d == Dim::NONE || d == Dim::RATE;
     if l.dim == r.dim {
+        let scale = if l.dim == Dim::NONE {
+            unify_scale(l, r).map_err(|(expected, found)| TypeError {
+                span: span.clone(),
+                message: format!("cannot {what} {} and {found}", expected.describe()),
+                label: format!("expected {}, found {found}", expected.describe()),
+                kind: TypeErrorKind::Scale,
+            })?
+        } else {
+            Scale::Plain
+        };
         return Ok(Ty {
             dim: l.dim,
             bare: l.bare && r.bare,
+            scale,
+            constant: None,
         });
     }
     if l.bare && adoptable(r.dim) {
@@ -171,55 +255,102 @@ fn unify(l: Ty, r: Ty, span: Range<usize>, what: &str) -> Result<Ty, TypeError> 
         span,
         message: format!("cannot {what} {} and {}", l.dim.describe(), found),
         label: format!("expected {}, found {}", l.dim.describe(), found),
+        kind: TypeErrorKind::Units,
     })
 }
 
 impl Expr {
+    /// Dimension, scale and (for literals only) value of this sub-expression, each
+    /// child checked once.
     fn check(&self) -> Result<Ty, TypeError> {
-        match &self.kind {
-            ExprKind::Number(_) => Ok(Ty {
-                dim: Dim::NONE,
-                bare: true,
-            }),
-            ExprKind::Quantity(_, d) => Ok(Ty {
-                dim: *d,
-                bare: false,
-            }),
-            ExprKind::Metric(_, m) => Ok(Ty {
-                dim: m.as_ref().map_or(Dim::NONE, |m| m.metric.dim()),
-                bare: false,
-            }),
-            ExprKind::Neg(e) => e.check(),
-            ExprKind::Binary(op, l, r) => {
-                let (lt, rt) = (l.check()?, r.check()?);
-                match op {
-                    BinOp::Add | BinOp::Sub => unify(lt, rt, r.span.clone(), "add or subtract"),
-                    BinOp::Mul | BinOp::Div => {
-                        let sign = if *op == BinOp::Mul { 1 } else { -1 };
-                        let exponent = |a: i8, b: i8| {
-                            a.checked_add(b.checked_mul(sign)?)
-                                .filter(|e| e.unsigned_abs() <= MAX_UNIT_EXPONENT)
-                        };
-                        match (
-                            exponent(lt.dim.bytes, rt.dim.bytes),
-                            exponent(lt.dim.time, rt.dim.time),
-                        ) {
-                            (Some(bytes), Some(time)) => Ok(Ty {
-                                dim: Dim { bytes, time },
-                                bare: lt.bare && rt.bare,
-                            }),
-                            _ => Err(TypeError {
-                                span: self.span.clone(),
-                                message: format!(
-                                    "units multiply past bytes^{MAX_UNIT_EXPONENT} or seconds^{MAX_UNIT_EXPONENT}"
-                                ),
-                                label: "no metric has such a unit: simplify the expression"
-                                    .into(),
-                            }),
-                        }
-                    }
+        let leaf = |dim, bare, scale, constant| Ty {
+            dim,
+            bare,
+            scale,
+            constant,
+        };
+        let ty = match &self.kind {
+            ExprKind::Number(v) => leaf(Dim::NONE, true, Scale::Plain, Some(*v)),
+            // A dimensionless quantity is a percentage literal: a share.
+            ExprKind::Quantity(v, d) if *d == Dim::NONE => leaf(*d, false, Scale::Share, Some(*v)),
+            ExprKind::Quantity(v, d) => leaf(*d, false, Scale::Plain, Some(*v)),
+            ExprKind::Metric(_, m) => m
+                .as_ref()
+                .map_or(leaf(Dim::NONE, false, Scale::Plain, None), |m| {
+                    leaf(m.metric.dim(), false, Scale::of(m.metric), None)
+                }),
+            ExprKind::Neg(e) => {
+                let t = e.check()?;
+                Ty {
+                    constant: t.constant.map(|c| -c),
+                    ..t
                 }
             }
+            ExprKind::Binary(op, l, r) => self.binary(*op, l.check()?, r)?,
+        };
+        // A constant that overflows would decide a verdict on infinity.
+        if let Some(c) = ty.constant.filter(|c| !c.is_finite()) {
+            return Err(TypeError {
+                span: self.span.clone(),
+                message: "a constant that is not a finite number".into(),
+                label: format!("expected a finite number, found {c}"),
+                kind: TypeErrorKind::Constant,
+            });
+        }
+        Ok(ty)
+    }
+
+    /// `lt op r`: dimensions and scales combined; a literal divisor of 0 refused.
+    fn binary(&self, op: BinOp, lt: Ty, r: &Expr) -> Result<Ty, TypeError> {
+        let rt = r.check()?;
+        if op == BinOp::Div && rt.constant == Some(0.0) {
+            return Err(TypeError {
+                span: r.span.clone(),
+                message: "division by zero".into(),
+                label: "expected a divisor other than 0, found 0".into(),
+                kind: TypeErrorKind::Constant,
+            });
+        }
+        let constant = lt.constant.zip(rt.constant).map(|(a, b)| match op {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => a / b,
+        });
+        if matches!(op, BinOp::Add | BinOp::Sub) {
+            let t = unify(lt, rt, r.span.clone(), "add or subtract")?;
+            return Ok(Ty { constant, ..t });
+        }
+        // A literal factor keeps the other side's scale (`errors * 2`, `baseline.iops *
+        // 95%`); a ratio of two metrics is a plain number.
+        let scale = match (lt.constant, rt.constant) {
+            (Some(_), None) => rt.scale,
+            (None, Some(_)) => lt.scale,
+            _ => Scale::Plain,
+        };
+        let sign = if op == BinOp::Mul { 1 } else { -1 };
+        let exponent = |a: i8, b: i8| {
+            a.checked_add(b.checked_mul(sign)?)
+                .filter(|e| e.unsigned_abs() <= MAX_UNIT_EXPONENT)
+        };
+        match (
+            exponent(lt.dim.bytes, rt.dim.bytes),
+            exponent(lt.dim.time, rt.dim.time),
+        ) {
+            (Some(bytes), Some(time)) => Ok(Ty {
+                dim: Dim { bytes, time },
+                bare: lt.bare && rt.bare,
+                scale,
+                constant,
+            }),
+            _ => Err(TypeError {
+                span: self.span.clone(),
+                message: format!(
+                    "units multiply past bytes^{MAX_UNIT_EXPONENT} or seconds^{MAX_UNIT_EXPONENT}"
+                ),
+                label: "no metric has such a unit: simplify the expression".into(),
+                kind: TypeErrorKind::Units,
+            }),
         }
     }
 

@@ -80,7 +80,7 @@ fn params(
     let mut table: ParamTable = declared
         .iter()
         .flat_map(|p| p.value.0.iter())
-        .map(|(k, v)| (k.value.clone(), v.value.clone()))
+        .map(|(k, v)| (k.value.clone(), as_written(src, v)))
         .collect();
     let mut items = Vec::new();
     let mut set = Vec::new();
@@ -120,6 +120,19 @@ fn params(
         return Err(Diagnostics::of(src, items));
     }
     Ok((table, set))
+}
+
+/// A default's value with its text as written in `src` (`1.10`, `007`), so that it
+/// lands in text fields, the identity and the digest exactly as typed; a number that
+/// is not finite (`1e400`, `.inf`) is text, which a number field refuses.
+fn as_written(src: &SourceFile, v: &Spanned<ParamValue>) -> ParamValue {
+    let range = super::include::range_of(src, v);
+    let text = src.text.get(range).unwrap_or_default().trim();
+    match v.value.clone() {
+        ParamValue::Float(x, _) if !x.is_finite() => ParamValue::Text(text.to_string()),
+        value if text.is_empty() => value,
+        value => value.written(text),
+    }
 }
 
 /// Where `params:`'s key is: the line of the map's first entry or, for a flow map

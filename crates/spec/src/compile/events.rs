@@ -149,18 +149,31 @@ fn schedule(
             at_ns: at.unwrap_or(0),
         },
     };
-    if let Some(end) = end_ns.filter(|&end| s.first_ns() >= end) {
+    // The latest start the schedule allows: for a window, its end, whatever the seed
+    // draws inside it (so the same window is valid for every `seed:`).
+    let latest = match s {
+        EventSchedule::Within { to_ns, .. } => to_ns.saturating_sub(1),
+        _ => s.first_ns(),
+    };
+    if let Some(end) = end_ns.filter(|&end| latest >= end) {
         let span =
             e.at.as_ref()
                 .or(e.every.as_ref())
                 .map_or(span, |a| cx.span(a));
+        let span = e.within.as_ref().map_or(span, |w| cx.span(w));
+        let (what, found) = match s {
+            EventSchedule::Within { to_ns, .. } => (
+                "a window ending by",
+                format!("one ending at {}", crate::units::format_ns(to_ns as f64)),
+            ),
+            _ => ("a start before", crate::units::format_ns(latest as f64)),
+        };
         cx.error(
             span,
             "the event starts after its step ends",
             format!(
-                "expected a start before {} (the step's ramp and duration), found {}",
+                "expected {what} {} (the step's ramp and duration), found {found}",
                 crate::units::format_ns(end as f64),
-                crate::units::format_ns(s.first_ns() as f64)
             ),
         );
         return None;

@@ -4,7 +4,6 @@
 //! (name prefix, variables, [`LoopIteration`]s) and recurses into loops.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use super::*;
 use crate::document::{RawLoop, RawWorkload};
@@ -30,8 +29,11 @@ pub(super) struct Scope {
 #[derive(Default)]
 pub(super) struct Expansion {
     pub steps: Vec<PlanStep>,
-    /// Each compiled step's name and where it was written (for duplicate names).
-    names: Vec<(String, Range<usize>)>,
+    /// Each compiled step's name and where it was written, `file:line` (for duplicate
+    /// names: one look-up per step, so `check` stays linear in steps).
+    names: std::collections::HashMap<String, String>,
+    /// The loop figures already in `loop_figures`.
+    figures_seen: std::collections::HashSet<String>,
     /// Every expanded step's name, in order.
     pub all_names: Vec<String>,
     /// The loop figures of steps inside two or more loops (`hir_2_burst`), in order of
@@ -164,7 +166,7 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
         RawStep::Idle(_) | RawStep::Purge(_) | RawStep::PowerCycle(_)
     );
     if let Some(f) = crate::plan::loop_figure_name(&name, &cx.scope.loops) {
-        if with_requests && out.loop_figures.last() != Some(&f) && !out.loop_figures.contains(&f) {
+        if with_requests && out.figures_seen.insert(f.clone()) {
             out.loop_figures.push(f);
         }
     }
@@ -187,21 +189,22 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
     if let RawStep::Workload(w) = &step.value {
         resolve_recovery(cx, w, &mut s, out);
     }
-    if let Some((_, first)) = out.names.iter().find(|(n, _)| *n == s.name) {
-        let (line, _) = cx.src.line_col(first.start);
-        let span = name_span.clone().unwrap_or_else(|| cx.span(step));
+    let span = name_span.unwrap_or_else(|| cx.span(step));
+    if let Some(first) = out.names.get(&s.name) {
         cx.error_note(
             span,
             "duplicate step name",
             format!("`{}` is already the name of another step", s.name),
             &format!(
-                "the first step named `{}` is on line {line}; give each step a `name:`",
+                "the first step named `{}` is at {first}; give each step a `name:`",
                 s.name
             ),
         );
+    } else {
+        let (line, _) = cx.src.line_col(span.start);
+        out.names
+            .insert(s.name.clone(), format!("{}:{line}", cx.src.name));
     }
-    out.names
-        .push((s.name.clone(), name_span.unwrap_or_else(|| cx.span(step))));
     out.steps.push(s);
 }
 

@@ -22,6 +22,11 @@ pub const MAX_FRAGMENTS: usize = 256;
 pub const MAX_INCLUDES: usize = 4096;
 /// Longest chain of includes.
 pub const MAX_DEPTH: usize = 32;
+/// Most bytes of YAML one spec's composition parses, the spec and every include of a
+/// fragment counted (a fragment included from N places counts N times): bounds the
+/// work and memory of `check`, whatever the files and includes (64 includes of one
+/// 1 MiB fragment would otherwise parse 64 MiB).
+pub const MAX_COMPOSED_BYTES: usize = 4 << 20;
 
 /// An assertion with where it was written.
 pub type SourcedAssertion = (Origin, Spanned<String>);
@@ -37,6 +42,8 @@ pub(super) struct Sources {
     stack: Vec<usize>,
     /// `include:`s followed so far.
     followed: usize,
+    /// Bytes of YAML parsed so far, the spec's included.
+    parsed: usize,
 }
 
 /// A byte range of a value in `src` (serde-saphyr's span, else its line and column).
@@ -70,6 +77,7 @@ impl Sources {
             diags: Vec::new(),
             stack: vec![0],
             followed: 0,
+            parsed: root.text.len(),
         }
     }
 
@@ -92,6 +100,18 @@ impl Sources {
             .unwrap_or_default();
         let joined = base.join(&path.value);
         let shown = joined.display().to_string();
+        // Only YAML fragments: a spec from elsewhere must not make `check` print the
+        // lines of any file it can name (`include: /etc/shadow`) in a diagnostic.
+        let yaml = |p: &Path| {
+            p.extension()
+                .is_some_and(|x| x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml"))
+        };
+        if !yaml(&joined) {
+            let label =
+                format!("expected a YAML fragment (a file named *.yaml or *.yml), found `{shown}`");
+            self.error(from, path, "cannot include that file", label);
+            return None;
+        }
         let canonical = match std::fs::canonicalize(&joined) {
             Ok(c) => c,
             Err(e) => {
@@ -100,6 +120,14 @@ impl Sources {
                 return None;
             }
         };
+        if !yaml(&canonical) {
+            let label = format!(
+                "expected a YAML fragment (a file named *.yaml or *.yml), found `{shown}`, a link to `{}`",
+                canonical.display()
+            );
+            self.error(from, path, "cannot include that file", label);
+            return None;
+        }
         let open = self
             .stack
             .iter()
@@ -134,7 +162,7 @@ impl Sources {
             Some(i) => i,
             None => match crate::read_bounded(&joined, crate::MAX_SPEC_BYTES) {
                 Ok(text) => {
-                    self.files.push(SourceFile::new(shown, text));
+                    self.files.push(SourceFile::new(shown.clone(), text));
                     self.canonical.push(Some(canonical));
                     self.files.len() - 1
                 }
@@ -145,6 +173,16 @@ impl Sources {
                 }
             },
         };
+        self.parsed = self.parsed.saturating_add(self.files[index].text.len());
+        if self.parsed > MAX_COMPOSED_BYTES {
+            let label = format!(
+                "expected at most {} MiB of YAML in all (each include counts its fragment's bytes), found {:.1} MiB with `{shown}`",
+                MAX_COMPOSED_BYTES >> 20,
+                self.parsed as f64 / f64::from(1u32 << 20)
+            );
+            self.error(from, path, "composition too large", label);
+            return None;
+        }
         let src = &self.files[from.source];
         let (line, col) = src.line_col(range_of(src, path).start);
         let mut chain = vec![format!("included from {}:{line}:{col}", src.name)];
@@ -263,5 +301,33 @@ mod tests {
             err.render()
         );
         assert!(!err.items.is_empty());
+    }
+
+    /// 64 includes of one fragment of almost 1 MiB: the composition stops parsing at
+    /// [`super::MAX_COMPOSED_BYTES`], each include past it one diagnostic.
+    #[test]
+    fn a_composition_is_bounded_in_bytes_parsed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut big = "# padding padding padding padding padding padding padding\n".repeat(16_000);
+        big.push_str("- idle: { duration: 1ms }\n");
+        std::fs::write(dir.path().join("big.yaml"), big).expect("fragment");
+        let mut text = "iogate: 1\nname: t\nsteps:\n".to_string();
+        for i in 0..64 {
+            text.push_str(&format!(
+                "  - loop: {{ name: l{i}, times: 1, steps: [ {{ include: big.yaml }} ] }}\n"
+            ));
+        }
+        let spec = dir.path().join("spec.yaml");
+        std::fs::write(&spec, &text).expect("spec");
+        let src = SourceFile::new(spec.display().to_string(), text);
+        let started = std::time::Instant::now();
+        let err = compile(&src, &Geometry::scratch()).expect_err("too large");
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+        let refused = err
+            .items
+            .iter()
+            .filter(|d| d.message == "composition too large")
+            .count();
+        assert!((56..64).contains(&refused), "{refused}: {}", err.render());
     }
 }

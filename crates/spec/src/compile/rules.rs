@@ -86,8 +86,12 @@ fn records(cx: &mut Ctx<'_>, value: Option<&Spanned<String>>, key: &str) -> bool
 /// criterion. Steps that failed to compile are not judged (their own errors are said).
 /// Errors: a [`PathError`] over `span`, the metric path in the assertion or rule.
 fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(), PathError> {
-    let Some(step) = names.compiled.iter().find(|s| s.name == m.step) else {
-        if names.loop_figures.contains(&m.step) {
+    let Some(step) = names
+        .index
+        .get(m.step.as_str())
+        .map(|&i| &names.compiled[i])
+    else {
+        if names.all.contains(&m.step) && names.loop_figures.contains(&m.step) {
             return loop_figure_addressable(m).map_err(|expected| PathError {
                 span,
                 expected,
@@ -109,11 +113,26 @@ fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(
                 format!("`{sel}` on {kind} step `{}`", m.step),
             ));
         };
-        let any = sweep
+        let matching: Vec<String> = sweep
             .cases
             .iter()
-            .any(|c| sel.matches(&c.access, c.queue_depth, c.jobs));
-        if !any {
+            .filter(|c| sel.matches(&c.access, c.queue_depth, c.jobs))
+            .map(|c| c.label())
+            .collect();
+        if matching.len() > 1 {
+            let mut shown: Vec<String> = matching.iter().take(6).cloned().collect();
+            if matching.len() > shown.len() {
+                shown.push(format!("… {} more", matching.len() - shown.len()));
+            }
+            return Err(err(
+                format!(
+                    "a selector matching exactly one case of sweep `{}` (add the keys that tell them apart)",
+                    m.step
+                ),
+                format!("`{sel}`, which matches {} cases: {}", matching.len(), shown.join("; ")),
+            ));
+        }
+        if matching.is_empty() {
             let mut cases: Vec<String> = sweep.cases.iter().take(6).map(|c| c.label()).collect();
             if sweep.cases.len() > cases.len() {
                 cases.push(format!("… {} more", sweep.cases.len() - cases.len()));
@@ -130,6 +149,12 @@ fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(
     }
     if let Metric::Figure(x) = m.metric {
         figure_addressable(x, step).map_err(|(e, f)| err(e, f))?;
+    }
+    if matches!(m.metric, Metric::LatencyFromDue(_)) && !step.is_paced() {
+        return Err(err(
+            "`latency_from_due` only on a paced step (a rate limit, think time, a burst with a delay, or a replay with recorded timing)".into(),
+            format!("{kind} step `{}`, whose requests have no due time", m.step),
+        ));
     }
     if matches!(
         m.metric,
@@ -173,7 +198,9 @@ fn loop_figure_addressable(m: &MetricRef) -> Result<(), String> {
 /// What metric paths resolve against: the compiled steps and the loop figures.
 pub(super) struct Names<'a> {
     /// Every expanded step's name (also of steps with mistakes) and the loop figures.
-    pub all: Vec<String>,
+    pub all: std::collections::HashSet<String>,
+    /// Index in `compiled` of each compiled step's name.
+    pub index: std::collections::HashMap<&'a str, usize>,
     /// The last workload: a path's default step.
     pub default_step: Option<&'a str>,
     /// The compiled steps.
@@ -263,7 +290,7 @@ fn implicit_assertion(step: &str, metric: &str) -> Option<Assertion> {
     let steps = [step.to_string()];
     let mut metrics = Vec::new();
     parsed.lhs.metrics_mut(&mut |p, m| {
-        *m = p.resolve(&steps, None).ok();
+        *m = p.resolve(&steps[..], None).ok();
         metrics.extend(m.clone());
     });
     let dim = parsed.check().ok()?;
@@ -328,16 +355,21 @@ pub(super) fn assertion(
             dim,
         }),
         Err(e) => {
-            let note = if matches!(parsed.rhs.kind, ExprKind::Number(_))
-                && e.message.contains("bare number")
-            {
-                "give the number a unit: durations like 200ms, sizes like 4KiB, bandwidths like 100MiB/s"
-            } else {
-                "both sides of a comparison must have the same unit"
+            use crate::expr::TypeErrorKind;
+            let (what, note) = match e.kind {
+                TypeErrorKind::Units
+                    if matches!(parsed.rhs.kind, ExprKind::Number(_))
+                        && e.message.contains("bare number") =>
+                {
+                    ("mismatched units", "give the number a unit: durations like 200ms, sizes like 4KiB, bandwidths like 100MiB/s")
+                }
+                TypeErrorKind::Units => ("mismatched units", "both sides of a comparison must have the same unit"),
+                TypeErrorKind::Scale => ("mismatched scales", "counts (`over[…]`, `errors`), shares (`over_pct[…]`, `hit_pct`: fractions, as `5%` reads) and numbers of percent (`health.available_spare`: 0 to 100) compare only with their own kind"),
+                TypeErrorKind::Constant => ("invalid constant", "an assertion must not decide its verdict on a division by zero or an infinite number"),
             };
             cx.error_note(
                 base + e.span.start..base + e.span.end,
-                format!("mismatched units in assertion: {}", e.message),
+                format!("{what} in assertion: {}", e.message),
                 e.label,
                 note,
             );

@@ -17,54 +17,79 @@ use serde::{Deserialize, Deserializer};
 
 use super::Spanned;
 
-/// A parameter's value: a YAML scalar as written (or as `--set` gave it).
+/// A parameter's value: a YAML scalar, with its text as written (or as `--set` gave
+/// it). A number keeps its text too, so that where it lands in text (a firmware
+/// revision `1.10`, an identifier `007`) and in the spec's identity and digest it is
+/// exactly what the user typed, never a re-printed number.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamValue {
     /// `true` or `false`.
     Bool(bool),
-    /// A negative whole number.
-    Int(i64),
-    /// A whole number of 0 or more.
-    Uint(u64),
-    /// A number with a fraction.
-    Float(f64),
-    /// Anything else: `1GiB`, `70%`, `uring`, a path.
+    /// A negative whole number, and its text.
+    Int(i64, String),
+    /// A whole number of 0 or more, and its text.
+    Uint(u64, String),
+    /// A finite number with a fraction or an exponent, and its text.
+    Float(f64, String),
+    /// Anything else: `1GiB`, `70%`, `uring`, a path; also a number that does not fit
+    /// (`1e400`, 23 digits), which a number field then refuses by its text.
     Text(String),
 }
 
 impl ParamValue {
-    /// The value as text, as it would be written in a spec (`32`, `1GiB`, `true`).
+    /// The value as text, as it was written (`32`, `1.10`, `1GiB`, `true`).
     pub fn text(&self) -> String {
         match self {
             ParamValue::Bool(b) => b.to_string(),
-            ParamValue::Int(i) => i.to_string(),
-            ParamValue::Uint(u) => u.to_string(),
-            ParamValue::Float(x) => x.to_string(),
+            ParamValue::Int(_, t) | ParamValue::Uint(_, t) | ParamValue::Float(_, t) => t.clone(),
             ParamValue::Text(s) => s.clone(),
         }
     }
 
+    /// The same value with `text` as its written text (a YAML default's source text).
+    pub(crate) fn written(self, text: &str) -> ParamValue {
+        match self {
+            ParamValue::Int(i, _) => ParamValue::Int(i, text.to_string()),
+            ParamValue::Uint(u, _) => ParamValue::Uint(u, text.to_string()),
+            ParamValue::Float(x, _) => ParamValue::Float(x, text.to_string()),
+            v => v,
+        }
+    }
+
     /// A `--set` value read as YAML reads a plain scalar (as Helm's `--set` does): a
-    /// whole number, a number, `true`/`false`, else text.
+    /// whole number, a finite number, `true`/`false`, else text. A whole number past
+    /// 64 bits or a number that overflows (`1e400`) is text: it is never rounded.
     pub fn from_set(text: &str) -> ParamValue {
         let numeric = !text.is_empty()
             && text
                 .chars()
                 .all(|c| c.is_ascii_digit() || "+-.eE".contains(c))
             && text.chars().any(|c| c.is_ascii_digit());
+        let whole = numeric
+            && text
+                .trim_start_matches(['+', '-'])
+                .chars()
+                .all(|c| c.is_ascii_digit());
+        let owned = || text.to_string();
         match text {
             "true" => return ParamValue::Bool(true),
             "false" => return ParamValue::Bool(false),
             _ => {}
         }
         if let Ok(u) = text.parse::<u64>() {
-            ParamValue::Uint(u)
+            ParamValue::Uint(u, owned())
         } else if let (true, Ok(i)) = (numeric, text.parse::<i64>()) {
-            ParamValue::Int(i)
+            ParamValue::Int(i, owned())
+        } else if whole {
+            ParamValue::Text(owned())
         } else if let (true, Ok(x)) = (numeric, text.parse::<f64>()) {
-            ParamValue::Float(x)
+            if x.is_finite() {
+                ParamValue::Float(x, owned())
+            } else {
+                ParamValue::Text(owned())
+            }
         } else {
-            ParamValue::Text(text.to_string())
+            ParamValue::Text(owned())
         }
     }
 }
@@ -94,13 +119,17 @@ pub(crate) fn read_scalar<'de, D: Deserializer<'de>>(
             Ok(ParamValue::Bool(v))
         }
         fn visit_i64<E>(self, v: i64) -> Result<ParamValue, E> {
-            Ok(u64::try_from(v).map_or(ParamValue::Int(v), ParamValue::Uint))
+            Ok(
+                u64::try_from(v).map_or(ParamValue::Int(v, v.to_string()), |u| {
+                    ParamValue::Uint(u, v.to_string())
+                }),
+            )
         }
         fn visit_u64<E>(self, v: u64) -> Result<ParamValue, E> {
-            Ok(ParamValue::Uint(v))
+            Ok(ParamValue::Uint(v, v.to_string()))
         }
         fn visit_f64<E>(self, v: f64) -> Result<ParamValue, E> {
-            Ok(ParamValue::Float(v))
+            Ok(ParamValue::Float(v, v.to_string()))
         }
         fn visit_str<E>(self, v: &str) -> Result<ParamValue, E> {
             Ok(ParamValue::Text(v.to_string()))
@@ -232,11 +261,29 @@ mod tests {
 
     #[test]
     fn set_values_are_typed_as_yaml_types_a_plain_scalar() {
-        assert_eq!(ParamValue::from_set("32"), ParamValue::Uint(32));
-        assert_eq!(ParamValue::from_set("-3"), ParamValue::Int(-3));
-        assert_eq!(ParamValue::from_set("0.5"), ParamValue::Float(0.5));
+        assert_eq!(
+            ParamValue::from_set("32"),
+            ParamValue::Uint(32, "32".into())
+        );
+        assert_eq!(ParamValue::from_set("-3"), ParamValue::Int(-3, "-3".into()));
+        assert_eq!(
+            ParamValue::from_set("0.5"),
+            ParamValue::Float(0.5, "0.5".into())
+        );
         assert_eq!(ParamValue::from_set("true"), ParamValue::Bool(true));
-        for text in ["1GiB", "70%", "inf", "nan", "", "e"] {
+        // The text as typed is kept: distinct texts are distinct values.
+        assert_eq!(ParamValue::from_set("1.10").text(), "1.10");
+        assert_eq!(ParamValue::from_set("007").text(), "007");
+        let big = [
+            "1e400",
+            "-1e400",
+            "12345678901234567890123",
+            "-99999999999999999999",
+        ];
+        for text in ["1GiB", "70%", "inf", "nan", "", "e"]
+            .into_iter()
+            .chain(big)
+        {
             assert_eq!(ParamValue::from_set(text), ParamValue::Text(text.into()));
         }
         assert!("qd".parse::<Setting>().is_err() && "=4".parse::<Setting>().is_err());

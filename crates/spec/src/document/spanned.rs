@@ -114,12 +114,12 @@ fn typed<'de, T: Deserialize<'de>, E: serde::de::Error>(
     use serde::de::value::{BoolDeserializer, F64Deserializer, I64Deserializer};
     use serde::de::value::{StrDeserializer, U64Deserializer};
     match v {
-        ParamValue::Float(x) if integer && x.fract() == 0.0 && (0.0..9.007e15).contains(&x) => {
+        ParamValue::Float(x, _) if integer && x.fract() == 0.0 && (0.0..9.007e15).contains(&x) => {
             T::deserialize(U64Deserializer::<E>::new(x as u64))
         }
-        ParamValue::Float(x) => T::deserialize(F64Deserializer::<E>::new(x)),
-        ParamValue::Uint(u) => T::deserialize(U64Deserializer::<E>::new(u)),
-        ParamValue::Int(i) => T::deserialize(I64Deserializer::<E>::new(i)),
+        ParamValue::Float(x, _) => T::deserialize(F64Deserializer::<E>::new(x)),
+        ParamValue::Uint(u, _) => T::deserialize(U64Deserializer::<E>::new(u)),
+        ParamValue::Int(i, _) => T::deserialize(I64Deserializer::<E>::new(i)),
         ParamValue::Bool(b) => T::deserialize(BoolDeserializer::<E>::new(b)),
         ParamValue::Text(s) => T::deserialize(StrDeserializer::<E>::new(&s)),
     }

@@ -15,6 +15,8 @@ pub use crate::figure::Figure;
 mod ocp;
 mod resolve;
 
+pub use resolve::StepNames;
+
 pub use ocp::OcpMetric;
 
 /// A dotted metric path as written, each segment with its byte span (relative to the

@@ -22,12 +22,51 @@ fn path_error(
     }
 }
 
+/// The step names a metric path resolves against: a list, or a set (one look-up per
+/// path, so a spec of many steps compiles in time linear in its steps).
+pub trait StepNames {
+    /// Whether `name` is a step.
+    fn has(&self, name: &str) -> bool;
+    /// Some of the names, for a message (at most 12, then how many more).
+    fn listing(&self) -> String;
+}
+
+fn listing<'a>(names: impl Iterator<Item = &'a String>, len: usize) -> String {
+    let mut shown: Vec<&str> = names.map(String::as_str).collect();
+    shown.sort_unstable();
+    shown.truncate(12);
+    let more = len.saturating_sub(shown.len());
+    let mut text = shown.join(", ");
+    if more > 0 {
+        text.push_str(&format!(", … {more} more"));
+    }
+    text
+}
+
+impl StepNames for [String] {
+    fn has(&self, name: &str) -> bool {
+        self.iter().any(|s| s == name)
+    }
+    fn listing(&self) -> String {
+        listing(self.iter(), self.len())
+    }
+}
+
+impl StepNames for std::collections::HashSet<String> {
+    fn has(&self, name: &str) -> bool {
+        self.contains(name)
+    }
+    fn listing(&self) -> String {
+        listing(self.iter(), self.len())
+    }
+}
+
 impl MetricPath {
     /// Resolves `[step.][read.|write.]quantity[.stat]` against the spec's step names.
     /// Without a step, the path means `default_step` (the last workload step).
-    pub fn resolve(
+    pub fn resolve<S: StepNames + ?Sized>(
         &self,
-        steps: &[String],
+        steps: &S,
         default_step: Option<&str>,
     ) -> Result<MetricRef, PathError> {
         let (step, mut i) = self.step_segment(steps, default_step)?;
@@ -78,13 +117,13 @@ impl MetricPath {
 
     /// The step a path names and the index of the segment after it: the first segment
     /// when it is a step, the whole run for `health.*`, else `default_step`.
-    fn step_segment(
+    fn step_segment<S: StepNames + ?Sized>(
         &self,
-        steps: &[String],
+        steps: &S,
         default_step: Option<&str>,
     ) -> Result<(String, usize), PathError> {
         match self.segments.first() {
-            Some((name, _)) if steps.iter().any(|s| s == name) => Ok((name.clone(), 1)),
+            Some((name, _)) if steps.has(name) => Ok((name.clone(), 1)),
             // `health.*` without a step: the drive's log over the whole run.
             Some((name, _)) if name == "health" => Ok((String::new(), 0)),
             Some((name, span)) => {
@@ -94,7 +133,7 @@ impl MetricPath {
                     (true, Some(d)) => Ok((d.to_string(), 0)),
                     _ => Err(path_error(
                         span.clone(),
-                        format!("a step name (one of: {})", steps.join(", ")),
+                        format!("a step name (one of: {})", steps.listing()),
                         format!("`{name}`"),
                     )),
                 }
@@ -345,12 +384,17 @@ impl MetricPath {
             return Ok(None);
         }
         let mut c = CaseSelector::default();
-        for (key, value, span) in &self.selector {
+        for (i, (key, value, span)) in self.selector.iter().enumerate() {
             let bad = |expected: &str| PathError {
                 span: span.clone(),
                 expected: expected.to_string(),
                 found: format!("`{key}={value}`"),
             };
+            if let Some((_, first, _)) = self.selector[..i].iter().find(|(k, _, _)| k == key) {
+                return Err(bad(&format!(
+                    "each selector key once (`{key}={first}` is already given)"
+                )));
+            }
             match key.as_str() {
                 "block_size" => {
                     c.block_size_bytes = Some(

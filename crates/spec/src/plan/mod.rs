@@ -435,6 +435,18 @@ impl PlanStep {
         }
     }
 
+    /// Whether requests wait for a due time (a rate limit, think time, a burst's delay,
+    /// or a replay's recorded timing): only then is there a latency from due time
+    /// (`latency_from_due`, coordinated omission).
+    pub fn is_paced(&self) -> bool {
+        self.rate.is_limited()
+            || self.think_time_ns > 0
+            || self.mix.iter().any(|m| m.burst > 0)
+            || self
+                .replay()
+                .is_some_and(|r| !matches!(r.timing, ReplayTiming::AsFastAsPossible))
+    }
+
     /// The set, rounds and probe of a repeat step.
     pub fn repeat(&self) -> Option<&RepeatPlan> {
         match &self.body {

@@ -1,0 +1,165 @@
+//! Selectors, identities and rules that mean exactly one thing (issue 55): a parameter
+//! keeps the text it was given (`1.10` and `1.1` are two firmware revisions, two
+//! identities), a number that does not fit is refused where a number goes, a baseline
+//! rule is one rule whether it was written in the spec or in a fragment, a duplicate
+//! step name points into the file that has the first, and `check` stays linear in the
+//! number of steps. Diagnostics of single specs are snapshots in `tests/bad_specs/`
+//! (`scale_mismatch.yaml`, `ambiguous_selector.yaml`).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::code;
+use serde_json::Value;
+
+tests_main![
+    parameter_values_keep_their_text,
+    a_baseline_rule_is_one_rule_wherever_it_is_written,
+    a_duplicate_step_name_points_into_the_file_that_has_the_first,
+    check_is_linear_in_steps,
+];
+
+fn iogate_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iogate"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the iogate binary runs")
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).expect("written");
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+const PARAMS: &str = "iogate: 1\nname: t\nparams:\n  fw: 1.10\n  qd: 4\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, queue_depth: \"${qd}\", ios: 8, mix: [ { block_size: 4KiB } ] }\n";
+
+fn parameter_values_keep_their_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    write(d, "p.yaml", PARAMS);
+    let identity = |set: &[&str]| -> String {
+        let mut args = vec!["plan", "--json", "p.yaml"];
+        for s in set {
+            args.extend(["--set", s]);
+        }
+        let o = iogate_in(d, &args);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let plan: Value = serde_json::from_slice(&o.stdout).expect("plan JSON");
+        plan["spec_name"].as_str().unwrap_or("").to_string()
+    };
+    // The default as written in the YAML, not the number it reads as.
+    assert_eq!(identity(&[]), "t@fw=1.10,qd=4");
+    let (a, b) = (identity(&["fw=1.10"]), identity(&["fw=1.1"]));
+    assert_eq!(
+        (a.as_str(), b.as_str()),
+        ("t@fw=1.10,qd=4", "t@fw=1.1,qd=4")
+    );
+    assert_eq!(identity(&["fw=007"]), "t@fw=007,qd=4");
+    let long = "12345678901234567890123";
+    assert_eq!(
+        identity(&[&format!("fw={long}")]),
+        format!("t@fw={long},qd=4")
+    );
+    // Where a number goes, a value that is not one exactly is refused, never rounded.
+    for bad in ["1e400", long, "-1e400", "4.5"] {
+        let o = iogate_in(d, &["check", "p.yaml", "--set", &format!("qd={bad}")]);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "qd={bad}: {err}");
+        assert!(err.contains("expected a whole number"), "qd={bad}: {err}");
+    }
+}
+
+fn a_baseline_rule_is_one_rule_wherever_it_is_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    write(d, "rules.yaml", "w.iops: -10%\nw.latency.p99: +20%\n");
+    let spec = |rules: &str| {
+        format!("iogate: 1\nname: b\ntarget: {{ size: 16MiB }}\nsteps:\n  - workload: {{ name: w, ios: 8, mix: [ {{ block_size: 4KiB }} ] }}\nbaseline:\n{rules}")
+    };
+    write(
+        d,
+        "dup.yaml",
+        &spec("  include: rules.yaml\n  w.iops: -5%\n"),
+    );
+    let o = iogate_in(d, &["check", "dup.yaml"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert_eq!(err.matches("error: ").count(), 1, "{err}");
+    assert!(err.contains("duplicate baseline rule"), "{err}");
+    assert!(err.contains("dup.yaml:8:3"), "located at the second: {err}");
+    assert!(err.contains("the first is at rules.yaml:1:1"), "{err}");
+    // The same metric under another name of it is the same rule (`w.iops` is `iops`
+    // of the last workload).
+    write(
+        d,
+        "alias.yaml",
+        &spec("  include: rules.yaml\n  iops: -5%\n"),
+    );
+    assert_eq!(code(&iogate_in(d, &["check", "alias.yaml"])), 2);
+    // Distinct metrics in both places are fine.
+    write(
+        d,
+        "ok.yaml",
+        &spec("  include: rules.yaml\n  w.bandwidth: -5%\n"),
+    );
+    let o = iogate_in(d, &["check", "ok.yaml"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+fn a_duplicate_step_name_points_into_the_file_that_has_the_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    write(
+        d,
+        "frag.yaml",
+        "# a fragment\n- idle: { name: rest, duration: 1ms }\n",
+    );
+    let text = "iogate: 1\nname: n\ntarget: { size: 16MiB }\nsteps:\n  - include: frag.yaml\n  - idle: { name: rest, duration: 1ms }\n";
+    write(d, "spec.yaml", text);
+    let o = iogate_in(d, &["check", "spec.yaml"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("duplicate step name"), "{err}");
+    assert!(
+        err.contains("the first step named `rest` is at frag.yaml:2"),
+        "{err}"
+    );
+}
+
+/// `check` of a loop of `n` idle steps: its wall time.
+fn check_time(d: &Path, n: u64) -> Duration {
+    let text = format!("iogate: 1\nname: many\ntarget: {{ size: 16MiB }}\nsteps:\n  - loop:\n      name: l\n      times: {n}\n      steps:\n        - idle: {{ name: rest, duration: 1ms }}\n");
+    let name = format!("many{n}.yaml");
+    write(d, &name, &text);
+    let started = Instant::now();
+    let o = iogate_in(d, &["check", &name]);
+    let took = started.elapsed();
+    assert_eq!(code(&o), 0, "{n} steps: {}", stderr(&o));
+    took
+}
+
+/// Ten times the steps take about ten times as long (a quadratic `check` takes a
+/// hundred times): the two sizes measured interleaved, the best of three each, so the
+/// ratio is the code's and not the machine's load.
+fn check_is_linear_in_steps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let (mut small, mut large) = (Duration::MAX, Duration::MAX);
+    for _ in 0..3 {
+        small = small.min(check_time(d, 10_000));
+        large = large.min(check_time(d, 99_999));
+    }
+    let ratio = large.as_secs_f64() / small.as_secs_f64();
+    eprintln!("check: 10,000 steps {small:?}, 99,999 steps {large:?}, ratio {ratio:.1}");
+    assert!(
+        ratio < 30.0,
+        "check grows faster than linearly: ratio {ratio:.1}"
+    );
+}
