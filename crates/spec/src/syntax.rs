@@ -280,6 +280,10 @@ pub enum SizeOrPercent {
 
 /// Parses `1GiB` or `50%`.
 pub fn parse_size_or_percent(text: &str) -> Result<SizeOrPercent, ValueError> {
+    // Zero needs no unit: `offset: 0` is the start, in bytes or as a share.
+    if text.trim() == "0" {
+        return Ok(SizeOrPercent::Bytes(0));
+    }
     let pair = parse_one(
         Rule::size_or_percent_value,
         text,
@@ -488,6 +492,9 @@ mod tests {
             Ok(SizeOrPercent::Percent(50.0))
         );
         assert!(parse_percent("80").is_err());
+        // The README's `region: { offset: 0, length: 100% }`: zero needs no unit.
+        assert_eq!(parse_size_or_percent("0"), Ok(SizeOrPercent::Bytes(0)));
+        assert!(parse_size_or_percent("1").is_err());
     }
 
     #[test]
