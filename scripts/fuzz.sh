@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target (fuzz/fuzz_targets: spec, trace, baseline, result,
+# Runs every cargo-fuzz target (fuzz/fuzz_targets: spec, compose, trace, baseline, result,
 # fio_import, iometer_import, journal) for a bounded time each and prints, per target, the
 # executions and the crashes found. FUZZ_TIMEOUT (s, default 10) is libFuzzer's limit
 # per input: the importers run with FUZZ_TIMEOUT=1 (linear time).
@@ -16,7 +16,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(spec trace baseline result fio_import iometer_import journal)
+  targets=(spec compose trace baseline result fio_import iometer_import journal)
 fi
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
