@@ -136,7 +136,7 @@ fn scale(ns: &mut u64, f: f64, what: &str, step: &str) -> Result<(), String> {
         format!(
             "--time-scale {f}: the {what} of step `{step}` ({ns} ns) would become {:.3e} ns, \
              past the longest duration a plan holds ({MAX_DURATION_NS} ns, about 292 \
-             years); expected a factor up to {:.3e} for this plan, found {f}",
+             years); expected a factor up to {:.2} for this plan, found {f}",
             *ns as f64 * f,
             MAX_DURATION_NS as f64 / *ns as f64
         )
