@@ -174,7 +174,8 @@ pub struct RunArgs {
     /// drives at once: each gets OUT/<device name>/, and OUT/summary.json compares them.
     #[arg(long)]
     pub target: Vec<PathBuf>,
-    /// Output directory (default: results/<spec name>/<UTC timestamp>/).
+    /// Output directory, replaced when it exists (not a symbolic link). Default: a new
+    /// directory of the run's own, results/<spec name>/<UTC timestamp, µs>[-N]/.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Golden directory holding baselines.
@@ -188,8 +189,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub require_baseline: bool,
     /// Run the plan N times: metrics become means over the repeats, and their spread
-    /// measures run-to-run noise for the baseline comparison (and for `bless`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// measures run-to-run noise for the baseline comparison (and for `bless`); 1 to
+    /// 10,000.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = shorten::repeat_count)]
     pub repeat: u32,
     /// Device model, for targets that report none (loop devices, files, emulators);
     /// refused when the device reports another.
@@ -439,17 +441,19 @@ pub struct DiffArgs {
 /// How a plan is shortened for CI (`plan` and `run`).
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct ShortenArgs {
-    /// Scale every duration of the plan (steps, idle, ramps, rounds, events) by F (0 < F).
+    /// Scale every duration of the plan (steps, idle, ramps, rounds, events) by F
+    /// (0 < F ≤ 1000; refused when a duration would pass 63 bits of nanoseconds).
     #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = shorten::time_scale)]
     pub time_scale: f64,
     /// Shorten sweeps: each case runs this long per round (more than 0).
     #[arg(long = "case-duration", value_name = "DURATION", value_parser = shorten::positive_duration_ns)]
     pub case_duration_ns: Option<u64>,
-    /// Shorten sweeps: at most this many rounds (at least the steady-state window).
-    #[arg(long)]
+    /// Shorten sweeps: at most N rounds (N ≥ 1; a sweep keeps at least its steady-state
+    /// window).
+    #[arg(long, value_name = "N", value_parser = shorten::positive_count)]
     pub max_rounds: Option<u32>,
-    /// Shorten `times:` loops: at most this many iterations.
-    #[arg(long)]
+    /// Shorten `times:` loops: at most N iterations (N ≥ 1).
+    #[arg(long, value_name = "N", value_parser = shorten::positive_count)]
     pub max_iterations: Option<u32>,
 }
 

@@ -211,6 +211,69 @@ fn command_line_durations_are_checked_never_wrapped() {
     }
 }
 
+/// Every numeric option of `plan` and `run` is bounded where it is parsed: zero,
+/// negative, NaN, infinite and huge values are usage errors saying what was expected and
+/// what was found (`--time-scale 1e12` made every duration u64::MAX ns, `--max-rounds 0`
+/// meant the window, `--max-iterations 0` meant 1); a scale that would take a duration
+/// of the plan past 63 bits of nanoseconds names the step.
+#[test]
+fn numeric_options_are_bounded_where_parsed() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/fileserver.yaml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let long = write_spec(
+        dir.path(),
+        "long",
+        "iogate: 1\nname: long\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: soak, duration: 100000h, mix: [{ block_size: 4KiB, read: 100% }] }\n",
+    );
+    let long = long.to_str().expect("utf-8");
+    let factor = "expected a factor above 0 and at most 1000";
+    let count = "expected a whole number from 1 to";
+    let table: [(&[&str], &str); 17] = [
+        (&["plan", spec, "--time-scale", "1e12"], "found 1e12"),
+        (&["plan", spec, "--time-scale", "0"], factor),
+        (&["plan", spec, "--time-scale=-1"], factor),
+        (&["plan", spec, "--time-scale", "NaN"], factor),
+        (&["plan", spec, "--time-scale", "inf"], factor),
+        (&["run", spec, "--time-scale", "1e12"], factor),
+        (&["plan", long, "--time-scale", "1000"], "step `soak`"),
+        (
+            &["run", long, "--time-scale", "1000"],
+            "past the longest duration",
+        ),
+        (&["plan", spec, "--max-iterations", "0"], "found 0"),
+        (&["run", spec, "--max-iterations", "0"], count),
+        (&["plan", spec, "--max-rounds", "0"], "found 0"),
+        (&["run", spec, "--max-rounds=-1"], count),
+        (&["plan", spec, "--max-rounds", "4294967296"], count),
+        (&["run", spec, "--max-iterations", "1.5"], count),
+        (&["run", spec, "--repeat", "0"], "from 1 to 10000, found 0"),
+        (&["run", spec, "--repeat", "10001"], "found 10001"),
+        (&["run", spec, "--atomic-unit", "0KiB"], "above zero"),
+    ];
+    for (args, message) in table {
+        let o = iogate(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), USAGE, "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    // The bounds themselves pass.
+    for args in [
+        &["plan", spec, "--time-scale", "1000", "--max-rounds", "1"][..],
+        &[
+            "plan",
+            spec,
+            "--time-scale",
+            "1e-9",
+            "--max-iterations",
+            "1",
+        ],
+        &["plan", long, "--time-scale", "0.5"],
+    ] {
+        let o = iogate(args);
+        assert_eq!(code(&o), PASS, "{args:?}: {}", stderr(&o));
+    }
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

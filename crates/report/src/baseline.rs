@@ -87,7 +87,7 @@ pub enum BaselineError {
     },
     /// A spec name or key that is not one plain path component (it would put a golden
     /// file outside the golden directory).
-    #[error("the {what} `{value}` cannot name a golden file: it must be one path component (no `/`, not `.` or `..`, not empty, at most 200 bytes)")]
+    #[error("the {what} `{value}` cannot name a golden file: it must be one path component (no `/`, not `.` or `..`, not empty, at most {max} bytes)", max = iogate_spec::compile::MAX_IDENTITY_BYTES)]
     Name {
         /// `spec name` or `baseline key`.
         what: &'static str,
@@ -254,7 +254,8 @@ impl Baseline {
 
     /// `<golden>/<spec name>/<key>.json`, confined to `golden`: the spec name and the key
     /// come from files (a spec, a `result.json`, `--key`), so each must be one plain path
-    /// component (not empty, `.` or `..`, no `/` or NUL, at most 200 bytes).
+    /// component (not empty, `.` or `..`, no `/` or NUL, at most
+    /// [`iogate_spec::compile::MAX_IDENTITY_BYTES`], the bound `check` holds names to).
     ///
     /// Errors: [`BaselineError::Name`] naming the part that would leave the directory.
     pub fn path(golden: &Path, spec_name: &str, key: &str) -> Result<PathBuf, BaselineError> {
@@ -262,7 +263,7 @@ impl Baseline {
             let bad = v.is_empty()
                 || v == "."
                 || v == ".."
-                || v.len() > 200
+                || v.len() > iogate_spec::compile::MAX_IDENTITY_BYTES
                 || v.contains(['/', '\\', '\0']);
             if bad {
                 return Err(BaselineError::Name {

@@ -45,6 +45,12 @@ pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
+/// RFC 3339 UTC time, microseconds precision (`2026-11-27T06:15:41.123456Z`: always six
+/// fractional digits, so that such stamps sort as they happened).
+pub fn now_rfc3339_micros() -> String {
+    humantime::format_rfc3339_micros(SystemTime::now()).to_string()
+}
+
 fn read_trim(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()

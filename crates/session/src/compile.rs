@@ -38,7 +38,8 @@ pub fn summary(path: &Path, p: &Plan) -> String {
 
 /// `iogate plan`: the plan of `spec` for `target` (without one: the first drive of the
 /// spec's `targets:`, else a scratch file), sweeps shortened as `run` shortens them.
-/// Errors: the spec cannot be read or compiled (exit 2), the target probed (exit 3).
+/// Errors: the spec cannot be read or compiled, or the shortening would take a duration
+/// past its bound (exit 2), the target probed (exit 3).
 pub fn plan(
     spec: &Path,
     target: Option<&Path>,
@@ -56,7 +57,7 @@ pub fn plan(
         .map_or(Geometry::scratch(), Target::geometry);
     let mut plan = iogate_spec::compile_with(&src, &geometry, set)
         .map_err(|d| Failure::diagnostics(d.render()))?;
-    plan.shorten(shorten);
+    plan.shorten(shorten).map_err(Failure::usage)?;
     Ok(plan)
 }
 

@@ -16,7 +16,7 @@ use iogate_result::RunResult;
 use iogate_runner::{RequestLog, RunEvent};
 
 use crate::prepare::Prepared;
-use crate::staging::Staging;
+use crate::staging::{Dest, Staging};
 use crate::{exit, Console, Failure, RunConfig};
 
 /// What is settled before the first request besides the plan and target.
@@ -34,12 +34,13 @@ pub(crate) struct Ready {
 }
 
 /// Before the first request: everything [`Ready`] holds. Errors: a contradicted
-/// identity, a bad build or baseline (exit 2); a history store or result directory
-/// that cannot be opened (exit 3).
+/// identity, a bad build or baseline, an `--out` that is a symbolic link (exit 2); a
+/// history store or result directory that cannot be opened (exit 3). A refused run
+/// leaves no directory it made behind (`staging`).
 pub(crate) fn ready(
     config: &RunConfig,
     prepared: &Prepared,
-    out: PathBuf,
+    dest: Dest,
     console: &mut dyn Console,
 ) -> Result<Ready, Failure> {
     let mut identity = prepared.target.identity();
@@ -52,7 +53,8 @@ pub(crate) fn ready(
         .map(Store::open)
         .transpose()
         .map_err(Failure::target)?;
-    let staging = Staging::new(&out).map_err(Failure::target)?;
+    let staging = Staging::new(dest)?;
+    let out = staging.out().to_path_buf();
     let query = BaselineQuery {
         golden: &config.golden,
         spec_name: &prepared.plan.spec_name,

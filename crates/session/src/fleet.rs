@@ -23,6 +23,7 @@ use iogate_runner::{RequestLog, RunEvent};
 
 use crate::conclude::{conclude, ready};
 use crate::prepare::{grow, prepare, Prepared};
+use crate::staging::{self, Dest, MadeDirs};
 use crate::{exit, layout, Consoles, Failure, RunConfig};
 
 /// The targets of a run and how its result directory is laid out.
@@ -130,22 +131,20 @@ pub(crate) fn run_fleet(
         })?;
     }
     let spec_name = prepared[0].plan.spec_name.clone();
-    let out = config
-        .out
-        .clone()
-        .unwrap_or_else(|| layout::default_out(&spec_name));
-    std::fs::create_dir_all(&out)
-        .map_err(|e| Failure::target(format!("cannot create {}: {e}", out.display())))?;
+    let (out, made) = fleet_out(config, &spec_name)?;
     let mut readies = Vec::new();
     let mut logs = Vec::new();
     for (p, name) in prepared.iter().zip(&names) {
-        let r = ready(config, p, out.join(name), consoles(Some(name)).as_mut())?;
+        let dest = Dest::Given(out.join(name));
+        let r = ready(config, p, dest, consoles(Some(name)).as_mut())?;
         logs.push(layout::open_request_log(
             config.log_requests,
             r.staging.path(),
         )?);
         readies.push(r);
     }
+    // Every drive is ready: OUT stays, whatever happens to the runs.
+    made.keep();
     let placements: Vec<Placement> = prepared.iter().map(|p| placement(&p.target)).collect();
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, consoles(None).as_mut());
@@ -175,6 +174,21 @@ pub(crate) fn run_fleet(
         rule: prepared[0].plan.peers,
     };
     Ok(summarize(&out, fleet, consoles))
+}
+
+/// OUT: `--out` (not a symbolic link, created when absent), else a fresh directory of
+/// this run's own ([`layout::destination`]); with the directories made for it, removed
+/// when the run is refused before its drives are ready.
+fn fleet_out(config: &RunConfig, spec_name: &str) -> Result<(PathBuf, MadeDirs), Failure> {
+    match layout::destination(config.out.as_deref(), spec_name) {
+        Dest::Given(out) => {
+            staging::check_out(&out)?;
+            let made = MadeDirs::create_all(&out)
+                .map_err(|e| Failure::target(format!("cannot create {}: {e}", out.display())))?;
+            Ok((out, made))
+        }
+        Dest::Fresh { parent, stamp } => staging::reserve(&parent, &stamp).map_err(Failure::target),
+    }
 }
 
 /// Each drive's plan on its own thread, pinned to its placement's CPUs; the results in

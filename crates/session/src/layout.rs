@@ -3,7 +3,8 @@
 //! directory as the run goes), `report.md` (also appended to `$GITHUB_STEP_SUMMARY`),
 //! `report.html`, `junit.xml`, and `history.json` with `--history`. Several drives:
 //! `OUT/<device name>/` each as above, and `summary.json`, `report.md`, `report.html`,
-//! `junit.xml` in OUT. Without `--out`: `results/<spec>/<UTC timestamp>`. Also `bless`,
+//! `junit.xml` in OUT. Without `--out`: `results/<spec>/<UTC timestamp>`, one run's own
+//! ([`destination`]). Also `bless`,
 //! which turns a result directory into a golden baseline, and finding results
 //! ([`find_results`], [`load_side`]) for `history ingest` and `diff`. Neighbours: `staging` puts
 //! the directory in place atomically; `conclude` and `fleet` call the writers.
@@ -17,6 +18,7 @@ use iogate_result::fleet::FleetSummary;
 use iogate_result::RunResult;
 use iogate_runner::RequestLog;
 
+use crate::staging::Dest;
 use crate::{Console, Failure};
 
 /// The request log's name in a drive's result directory.
@@ -25,13 +27,20 @@ pub const REQUEST_LOG: &str = "ios.parquet";
 /// The files a run over several drives writes in OUT beside the drives' directories.
 pub const FLEET_FILES: [&str; 4] = ["summary.json", "report.md", "report.html", "junit.xml"];
 
-/// `results/<spec>/<UTC timestamp>`: the result directory without `--out`.
-pub fn default_out(spec_name: &str) -> PathBuf {
-    let stamp: String = iogate_runner::run::now_rfc3339()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
-    PathBuf::from("results").join(spec_name).join(stamp)
+/// The result directory: `--out` as given, else a new directory of this run's own,
+/// `results/<spec>/<UTC start, microseconds>` (`20261127T061541.123456Z`; `-2`, `-3`, …
+/// appended when another run holds that name), created exclusively before the run.
+pub(crate) fn destination(out: Option<&Path>, spec_name: &str) -> Dest {
+    match out {
+        Some(o) => Dest::Given(o.to_path_buf()),
+        None => Dest::Fresh {
+            parent: PathBuf::from("results").join(spec_name),
+            stamp: iogate_runner::run::now_rfc3339_micros()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '.')
+                .collect(),
+        },
+    }
 }
 
 /// With `--log-requests`, the request log, created in the staging result directory `dir`

@@ -47,7 +47,8 @@ pub struct RunConfig {
     pub set: Vec<iogate_spec::Setting>,
     /// `--target`s; empty: the spec's `targets:`, else a scratch file.
     pub targets: Vec<PathBuf>,
-    /// The result directory; `results/<spec>/<UTC timestamp>` without it.
+    /// The result directory (replaced when it exists); without it a new directory of the
+    /// run's own, `results/<spec>/<UTC timestamp>` (`layout::destination`).
     pub out: Option<PathBuf>,
     /// The golden baseline directory.
     pub golden: PathBuf,

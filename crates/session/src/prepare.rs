@@ -43,7 +43,7 @@ pub(crate) fn prepare(
         .map_or(Geometry::scratch(), Target::geometry);
     let mut plan = iogate_spec::compile_with(&src, &geometry, &config.set)
         .map_err(|d| Failure::diagnostics(d.render()))?;
-    plan.shorten(&config.shorten);
+    plan.shorten(&config.shorten).map_err(Failure::usage)?;
     // Without --target: a scratch file in a temporary directory, removed at the end.
     let (mut target, scratch) = match probed {
         Some(t) => (t, None),

@@ -16,13 +16,21 @@ use crate::{fleet, layout, Consoles, Failure, RunConfig};
 /// `iogate run`: returns the exit code (the worst drive's in a run over several drives).
 /// Failures before a result exists are shown on the console of the run as a whole.
 pub fn run(config: &RunConfig, consoles: &Consoles<'_>) -> u8 {
-    let outcome = fleet::resolve_targets(config).and_then(|t| {
-        if t.fleet {
-            fleet::run_fleet(config, &t.paths, consoles)
-        } else {
-            run_one(config, t.paths.first().map(PathBuf::as_path), consoles)
-        }
-    });
+    // An `--out` that can never be a result directory is refused before a target is
+    // created or grown.
+    let out_ok = config
+        .out
+        .as_deref()
+        .map_or(Ok(()), crate::staging::check_out);
+    let outcome = out_ok
+        .and_then(|()| fleet::resolve_targets(config))
+        .and_then(|t| {
+            if t.fleet {
+                fleet::run_fleet(config, &t.paths, consoles)
+            } else {
+                run_one(config, t.paths.first().map(PathBuf::as_path), consoles)
+            }
+        });
     outcome.unwrap_or_else(|f| {
         consoles(None).note(f.text.trim_end());
         f.code
@@ -37,11 +45,8 @@ fn run_one(
 ) -> Result<u8, Failure> {
     let prepared = prepare(config, target, true)?;
     let mut console = consoles(None);
-    let out = config
-        .out
-        .clone()
-        .unwrap_or_else(|| layout::default_out(&prepared.plan.spec_name));
-    let ready = ready(config, &prepared, out, console.as_mut())?;
+    let dest = layout::destination(config.out.as_deref(), &prepared.plan.spec_name);
+    let ready = ready(config, &prepared, dest, console.as_mut())?;
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, console.as_mut());
     let request_log = layout::open_request_log(config.log_requests, ready.staging.path())?;

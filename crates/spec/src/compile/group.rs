@@ -424,7 +424,8 @@ mod tests {
         plan.shorten(&Shortening {
             time_scale: 0.01,
             ..Shortening::default()
-        });
+        })
+        .unwrap();
         assert_eq!((rest(&plan, 2), rest(&plan, 9)), (50_000_000, 100_000_000));
         assert_eq!(
             plan.estimated_duration_ns,
@@ -478,7 +479,8 @@ mod tests {
         plan.shorten(&Shortening {
             max_iterations: Some(1),
             ..Shortening::default()
-        });
+        })
+        .unwrap();
         let exprs: Vec<&str> = plan.assertions.iter().map(|a| a.expr.as_str()).collect();
         assert_eq!(plan.steps.len(), 1);
         assert!(exprs.contains(&"l_1_w.iops > 1"), "{exprs:?}");

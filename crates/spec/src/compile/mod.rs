@@ -366,6 +366,32 @@ fn check_header(cx: &mut Ctx<'_>, raw: &RawSpec) {
             ),
         );
     }
+    check_name_length(cx, raw);
+}
+
+/// The one bound on a spec's name: its identity ([`identity`]) fits
+/// [`MAX_IDENTITY_BYTES`], with room for the parameters' digest when it has parameters.
+fn check_name_length(cx: &mut Ctx<'_>, raw: &RawSpec) {
+    let (most, why) = if cx.params.is_empty() {
+        (MAX_IDENTITY_BYTES, "")
+    } else {
+        (
+            MAX_IDENTITY_BYTES - IDENTITY_DIGEST_BYTES,
+            " with parameters (the identity `name@<16 hex digits>` must fit too)",
+        )
+    };
+    let len = raw.name.value.len();
+    if len > most {
+        let span = cx.span(&raw.name);
+        cx.error(
+            span,
+            "spec name too long",
+            format!(
+                "expected a name of at most {most} bytes{why}: it names the result and \
+                 golden directories, found {len} bytes"
+            ),
+        );
+    }
 }
 
 /// Every step compiled by its kind; a step name used twice is a diagnostic pointing at
@@ -579,10 +605,18 @@ fn digest(sources: &[SourceFile], params: &ParamTable) -> String {
     format!("sha256:{hex}")
 }
 
+/// Longest spec identity, bytes: it is one path component of the result directory
+/// (`results/<identity>/`) and of the golden file (`<golden>/<identity>/<key>.json`).
+/// `check_header` holds a spec's name to it, [`identity`] its parameters.
+pub const MAX_IDENTITY_BYTES: usize = 200;
+
+/// What a spec with parameters adds to its name at most: `@` and 16 hex digits.
+const IDENTITY_DIGEST_BYTES: usize = 17;
+
 /// A spec's identity for results, baselines and history: its name, and with parameters
 /// `name@k=v,k=v` (sorted by name), so that two parameter sets of one spec are two
 /// series. Characters other than letters, digits and `._+-` in a value are written
-/// `%XX`, so the identity stays one path component; one over 200 bytes is
+/// `%XX`, so the identity stays one path component; one over [`MAX_IDENTITY_BYTES`] is
 /// `name@` and the first 16 hex digits of the parameters' digest.
 pub fn identity(name: &str, params: &ParamTable) -> String {
     if params.is_empty() {
@@ -604,7 +638,7 @@ pub fn identity(name: &str, params: &ParamTable) -> String {
         .map(|(k, v)| format!("{k}={}", enc(v.text())))
         .collect();
     let id = format!("{name}@{}", pairs.join(","));
-    if id.len() <= 200 {
+    if id.len() <= MAX_IDENTITY_BYTES {
         return id;
     }
     let d = digest(&[SourceFile::new("", "")], params);

@@ -1,6 +1,8 @@
 //! Plans shortened for CI: `--time-scale F` (every duration of the plan times F) and
 //! the sweep limits `--case-duration` and `--max-rounds`. Child of `plan`; applied by
-//! the session (`iogate plan` and `iogate run`) right after `compile`.
+//! the session (`iogate plan` and `iogate run`) right after `compile`. Also the parsers
+//! of the numeric command-line options of `plan` and `run`, each bounded where it is
+//! parsed (zero, negative, NaN and out-of-range values are usage errors).
 
 use super::*;
 
@@ -49,12 +51,46 @@ impl Default for Shortening {
     }
 }
 
-/// `--time-scale`'s value: a finite factor above 0.
+/// Largest `--time-scale`: a plan runs at most a thousand times as long as written.
+pub const MAX_TIME_SCALE: f64 = 1000.0;
+
+/// Longest duration a shortened plan holds, ns: the spec's own bound (63 bits of
+/// nanoseconds, about 292 years; [`crate::syntax::parse_duration`]).
+pub const MAX_DURATION_NS: u64 = i64::MAX as u64;
+
+/// `--time-scale`'s value: a finite factor above 0 and at most [`MAX_TIME_SCALE`]
+/// (zero, negative, NaN and infinite values are refused). A factor that would take a
+/// duration of the plan past [`MAX_DURATION_NS`] is refused by [`Plan::shorten`].
 pub fn time_scale(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
+    match text.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= MAX_TIME_SCALE => Ok(f),
         _ => Err(format!(
-            "expected a factor above 0 (0.01 runs a hundredth), found {text}"
+            "expected a factor above 0 and at most {MAX_TIME_SCALE} (0.01 runs a \
+             hundredth), found {text}"
+        )),
+    }
+}
+
+/// A command-line count of at least 1 (`--max-rounds`, `--max-iterations`): 0 would
+/// run nothing, so it is refused rather than read as 1 or as no limit.
+pub fn positive_count(text: &str) -> Result<u32, String> {
+    count_up_to(text, u32::MAX)
+}
+
+/// Most runs in a set (`run --repeat`): each keeps its metrics in memory and in
+/// result.json (`set_runs`).
+pub const MAX_REPEAT: u32 = 10_000;
+
+/// `run --repeat`'s value: 1 to [`MAX_REPEAT`].
+pub fn repeat_count(text: &str) -> Result<u32, String> {
+    count_up_to(text, MAX_REPEAT)
+}
+
+fn count_up_to(text: &str, most: u32) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=most).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected a whole number from 1 to {most}, found {text}"
         )),
     }
 }
@@ -84,57 +120,81 @@ pub(super) fn is_one(f: &f64) -> bool {
     *f == 1.0
 }
 
-/// `ns × f`, rounded to the nearest nanosecond, at least 1 when `ns` was not 0.
-fn scaled(ns: u64, f: f64) -> u64 {
+/// `ns × f`, rounded to the nearest nanosecond, at least 1 when `ns` was not 0; `None`
+/// past [`MAX_DURATION_NS`].
+fn scaled(ns: u64, f: f64) -> Option<u64> {
     if ns == 0 || f == 1.0 {
-        return ns;
+        return Some(ns);
     }
-    ((ns as f64 * f).round() as u64).max(1)
+    let x = (ns as f64 * f).round();
+    (x < MAX_DURATION_NS as f64).then(|| (x as u64).max(1))
+}
+
+/// [`scaled`], or the error naming the duration, the step and the factor.
+fn scale(ns: &mut u64, f: f64, what: &str, step: &str) -> Result<(), String> {
+    *ns = scaled(*ns, f).ok_or_else(|| {
+        format!(
+            "--time-scale {f}: the {what} of step `{step}` ({ns} ns) would become {:.3e} ns, \
+             past the longest duration a plan holds ({MAX_DURATION_NS} ns, about 292 \
+             years); expected a factor up to {:.2} for this plan, found {f}",
+            *ns as f64 * f,
+            MAX_DURATION_NS as f64 / *ns as f64
+        )
+    })?;
+    Ok(())
 }
 
 impl PlanStep {
     /// Scales the step's own durations (and those of its sweep cases and power-cycle
-    /// writes) by `f`.
-    fn scale_time(&mut self, f: f64) {
+    /// writes) by `f`. Errors: a duration would pass [`MAX_DURATION_NS`].
+    fn scale_time(&mut self, f: f64) -> Result<(), String> {
+        let name = self.name.clone();
+        let at = |ns: &mut u64, what: &str| scale(ns, f, what, &name);
         if let Limit::Duration { duration_ns } = &mut self.limit {
-            *duration_ns = scaled(*duration_ns, f);
+            at(duration_ns, "duration")?;
         }
-        self.ramp_ns = scaled(self.ramp_ns, f);
-        self.estimated_duration_ns = self.estimated_duration_ns.map(|d| scaled(d, f));
+        at(&mut self.ramp_ns, "ramp")?;
+        // An estimate saturates (a sum of durations); it is no duration of the test.
+        self.estimated_duration_ns = self
+            .estimated_duration_ns
+            .map(|d| scaled(d, f).unwrap_or(u64::MAX));
         match &mut self.body {
             StepBody::Workload(events) => {
                 for e in events {
-                    e.schedule = match e.schedule {
-                        EventSchedule::At { at_ns } => EventSchedule::At {
-                            at_ns: scaled(at_ns, f),
-                        },
+                    match &mut e.schedule {
+                        EventSchedule::At { at_ns } => at(at_ns, "event time")?,
                         EventSchedule::Within {
                             from_ns,
                             to_ns,
                             at_ns,
-                        } => EventSchedule::Within {
-                            from_ns: scaled(from_ns, f),
-                            to_ns: scaled(to_ns, f),
-                            at_ns: scaled(at_ns, f),
-                        },
+                        } => {
+                            at(from_ns, "event window")?;
+                            at(to_ns, "event window")?;
+                            at(at_ns, "event time")?;
+                        }
                         EventSchedule::Every {
                             first_ns,
                             period_ns,
-                        } => EventSchedule::Every {
-                            first_ns: scaled(first_ns, f),
-                            period_ns: scaled(period_ns, f),
-                        },
+                        } => {
+                            at(first_ns, "event time")?;
+                            at(period_ns, "event period")?;
+                        }
                     }
                 }
             }
-            StepBody::Sweep(sweep) => sweep.cases.iter_mut().for_each(|c| c.step.scale_time(f)),
+            StepBody::Sweep(sweep) => {
+                for c in &mut sweep.cases {
+                    c.step.scale_time(f)?;
+                }
+            }
             StepBody::PowerCycle(p) => {
-                p.cut_after_ns = scaled(p.cut_after_ns, f);
-                p.cut_before_ns = scaled(p.cut_before_ns, f);
-                p.workload.scale_time(f);
+                at(&mut p.cut_after_ns, "cut window")?;
+                at(&mut p.cut_before_ns, "cut window")?;
+                p.workload.scale_time(f)?;
             }
             _ => {}
         }
+        Ok(())
     }
 }
 
@@ -172,14 +232,18 @@ impl Plan {
     /// line's [`Shortening`]): durations scaled first, then every sweep case set to
     /// `case_duration_ns` per round and at most `max_rounds` rounds (kept at least the
     /// steady-state window), `times:` loops cut to `max_iterations`; the estimates follow.
-    pub fn shorten(&mut self, how: &Shortening) {
+    ///
+    /// Errors (a usage mistake): the scale would take a duration of the plan past
+    /// [`MAX_DURATION_NS`]; the message names the step and the largest factor it takes.
+    /// Counts of 0 are refused by [`positive_count`] where they are parsed.
+    pub fn shorten(&mut self, how: &Shortening) -> Result<(), String> {
         self.time_scale = how.time_scale;
         if let Some(n) = how.max_iterations {
             self.cut_iterations(n.max(1));
         }
         let mut total = 0;
         for step in &mut self.steps {
-            step.scale_time(how.time_scale);
+            step.scale_time(how.time_scale)?;
             let StepBody::Sweep(sweep) = &mut step.body else {
                 total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
                 continue;
@@ -206,6 +270,7 @@ impl Plan {
             total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
         }
         self.estimated_duration_ns = total;
+        Ok(())
     }
 }
 
@@ -215,10 +280,18 @@ mod tests {
 
     #[test]
     fn a_scaled_duration_rounds_and_never_vanishes() {
-        assert_eq!(scaled(5_000_000_000, 0.01), 50_000_000);
-        assert_eq!(scaled(3, 0.1), 1);
-        assert_eq!(scaled(0, 0.1), 0);
-        assert_eq!(scaled(7, 1.0), 7);
-        assert_eq!(scaled(10, 2.5), 25);
+        assert_eq!(scaled(5_000_000_000, 0.01), Some(50_000_000));
+        assert_eq!(scaled(3, 0.1), Some(1));
+        assert_eq!(scaled(0, 0.1), Some(0));
+        assert_eq!(scaled(7, 1.0), Some(7));
+        assert_eq!(scaled(10, 2.5), Some(25));
+    }
+
+    #[test]
+    fn a_scaled_duration_past_63_bits_is_none_never_saturated() {
+        assert_eq!(scaled(60_000_000_000, 1e12), None);
+        assert_eq!(scaled(super::MAX_DURATION_NS, 2.0), None);
+        assert_eq!(scaled(1 << 62, 2.0), None);
+        assert_eq!(scaled(1 << 60, 2.0), Some(1 << 61));
     }
 }
