@@ -95,7 +95,8 @@ pub(crate) fn float_to_ns(ns: f64) -> Option<u64> {
     // 2^64 as f64 is exact; every f64 below it converts without saturating.
     const LIMIT: f64 = 18_446_744_073_709_551_616.0;
     let r = ns.round();
-    (r.is_finite() && r >= 0.0 && r < LIMIT).then_some(r as u64)
+    // NaN and infinities are outside the range.
+    (0.0..LIMIT).contains(&r).then_some(r as u64)
 }
 
 /// The UTF-8 byte order mark some Windows tools write before a text file's first line.
