@@ -229,7 +229,10 @@ pub fn steady_state(args: &crate::cli::SteadyStateArgs) -> u8 {
         max_slope_pct: args.max_slope,
     };
     if args.window < 2 {
-        eprintln!("error: --window must be at least 2 rounds");
+        eprintln!(
+            "error: --window: expected at least 2 rounds, found {}",
+            args.window
+        );
         return exit::USAGE;
     }
     // Measurements are finite and not negative (IOPS, bandwidth, latency); limits too.

@@ -393,8 +393,9 @@ pub struct AnalyzeArgs {
     /// polars or Spark read as they are.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
-    /// Worker threads reading the trace (default: one per CPU).
-    #[arg(long, value_name = "N")]
+    /// Worker threads reading the trace (default: one per CPU; from 1 to 4 per CPU,
+    /// others refused).
+    #[arg(long, value_name = "N", value_parser = iogate_trace::chunks::parse_threads)]
     pub threads: Option<usize>,
 }
 

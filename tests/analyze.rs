@@ -316,3 +316,90 @@ fn a_trace_of_many_blocks_reads_alike_on_any_number_of_threads() {
     ]);
     assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `--threads` is bounded where it is parsed: 0, values above 4 per CPU available and
+/// non-numbers are usage errors (exit 2, saying what was expected and found) before any
+/// thread starts or the trace is read; values within the bound work and agree.
+#[test]
+fn analyze_threads_are_bounded_where_they_are_parsed() {
+    let path = data("mqsim-wsrch-small.trace");
+    let p = path.to_str().unwrap();
+    let max = std::thread::available_parallelism().map_or(1, |n| n.get()) * 4;
+    let above = (max + 1).to_string();
+    for n in [
+        "100000",
+        "0",
+        above.as_str(),
+        "many",
+        "18446744073709551616",
+    ] {
+        let started = std::time::Instant::now();
+        let o = iogate(&["analyze", p, "--format", "disksim_ns", "--threads", n]);
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "--threads {n}: {err}");
+        let says = format!(
+            "expected a number of threads from 1 to {max} (4 per CPU available), found {n}"
+        );
+        assert!(err.contains(&says), "--threads {n}: {err}");
+        assert!(o.stdout.is_empty(), "--threads {n}: nothing analysed");
+        // Refused by the parser: no thread, no memory (100000 threads once took 23 GB).
+        assert!(
+            took < std::time::Duration::from_secs(30),
+            "--threads {n} took {took:?}"
+        );
+    }
+    let one = analyze_json(&[p, "--format", "disksim_ns", "--threads", "1"]);
+    let two = analyze_json(&[p, "--format", "disksim_ns", "--threads", "2"]);
+    let most = analyze_json(&[p, "--format", "disksim_ns", "--threads", &max.to_string()]);
+    assert!(one["requests"].as_u64().is_some_and(|n| n > 0), "{one}");
+    assert_eq!(one, two);
+    assert_eq!(one, most);
+    // steady-state's window is bounded below here and above by the values given.
+    let o = iogate(&["steady-state", "1", "2", "3", "--window", "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("expected at least 2 rounds, found 1"), "{err}");
+    let o = iogate(&["steady-state", "1", "2", "3", "--window", "100000"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("fewer than the 100000-round window"), "{err}");
+}
+
+/// A CSV trace that starts with a UTF-8 byte order mark keeps its first request, and a
+/// garbage first line is reported as line 1 (not taken for a header).
+#[test]
+fn analyze_keeps_the_first_request_after_a_byte_order_mark() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marked = dir.path().join("marked.csv");
+    let lines =
+        "128166372003061629,hm,1,Read,0,4096,1331\n128166372003061729,hm,1,Write,4096,4096,100\n";
+    std::fs::write(&marked, format!("\u{feff}{lines}")).expect("write");
+    let a = analyze_json(&[marked.to_str().unwrap(), "--format", "msr"]);
+    assert_eq!(
+        (a["requests"].as_u64(), a["malformed_count"].as_u64()),
+        (Some(2), Some(0)),
+        "{a}"
+    );
+    let garbage = dir.path().join("garbage.csv");
+    std::fs::write(&garbage, format!("x1,hm,1,Read,0,4096,1331\n{lines}")).expect("write");
+    let o = iogate(&[
+        "analyze",
+        garbage.to_str().unwrap(),
+        "--format",
+        "msr",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(
+        err.contains("line 1: expected a filetime timestamp"),
+        "{err}"
+    );
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        (a["requests"].as_u64(), a["malformed_count"].as_u64()),
+        (Some(2), Some(1)),
+        "{a}"
+    );
+}

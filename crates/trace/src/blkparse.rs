@@ -4,8 +4,10 @@
 //! As with the binary format, requests are the issue events (`D`); the completion (`C`)
 //! of the same device and sector gives the service time (`pairing`). RWBS holds `R` for a
 //! read and `W` for a write; discards (`D`), flushes without data and `N` events are
-//! skipped. Lines that do not start with `maj,min` (blkparse's per-CPU and total summary
-//! at the end) are skipped; event lines that do not parse are malformed.
+//! skipped. Before the first event, blkparse's `Input file … added` lines (its header) and
+//! blank lines are skipped and any other line is malformed; after it, lines that do not
+//! start with `maj,min` (blkparse's per-CPU and total summary at the end) are skipped.
+//! Event lines that do not parse, and times beyond 2^64 − 1 ns, are malformed.
 
 use std::io::BufRead;
 
@@ -19,6 +21,8 @@ pub struct BlkparseReader<R> {
     pairing: Pairing,
     first_ns: Option<u64>,
     ended: bool,
+    /// An event line was read (summary lines may follow it).
+    events_began: bool,
     /// Events and lines that are not requests.
     pub skipped: u64,
 }
@@ -31,24 +35,38 @@ impl<R: BufRead> BlkparseReader<R> {
             pairing: Pairing::default(),
             first_ns: None,
             ended: false,
+            events_began: false,
             skipped: 0,
         }
     }
 }
 
-/// `seconds.nanoseconds` → ns, exactly (no floating point).
-fn parse_time(s: &str) -> Option<u64> {
+/// `seconds.nanoseconds` → ns, exactly (no floating point). Errors: not that shape, or
+/// beyond 2^64 − 1 ns (never wrapped or saturated).
+fn parse_time(s: &str) -> Result<u64, String> {
+    let shape = || format!("expected a time as seconds.nanoseconds, found `{s}`");
     let (secs, frac) = s.split_once('.').unwrap_or((s, ""));
-    if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if frac.len() > 9 || !(frac.is_empty() || digits(frac)) || !digits(secs) {
+        return Err(shape());
     }
-    let secs: u64 = secs.parse().ok()?;
+    let beyond = || format!("a time of {s} s is beyond 2^64 − 1 ns");
+    let secs: u64 = secs.parse().map_err(|_| beyond())?;
     let frac_ns: u64 = if frac.is_empty() {
         0
     } else {
-        frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32)
+        frac.parse::<u64>().map_err(|_| shape())? * 10u64.pow(9 - frac.len() as u32)
     };
-    secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+    secs.checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(frac_ns))
+        .ok_or_else(beyond)
+}
+
+/// Whether `line`, before the first event, is what blkparse prints there: a blank line
+/// or `Input file NAME added` (one per per-CPU file it opened, on standard output).
+fn before_events(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || (t.starts_with("Input file ") && t.ends_with(" added"))
 }
 
 /// `maj,min` → the kernel's `dev_t` encoding (major << 20 | minor), as blktrace records it.
@@ -72,11 +90,9 @@ fn parse_event(line: &str, first_ns: &mut Option<u64>) -> Option<Result<Event, S
             f.len()
         )));
     }
-    let Some(time) = parse_time(f[3]) else {
-        return Some(Err(format!(
-            "expected a time as seconds.nanoseconds, found `{}`",
-            f[3]
-        )));
+    let time = match parse_time(f[3]) {
+        Ok(t) => t,
+        Err(message) => return Some(Err(message)),
     };
     let first = *first_ns.get_or_insert(time);
     let (action, rwbs) = (f[5], f[6]);
@@ -148,7 +164,16 @@ impl<R: BufRead> Iterator for BlkparseReader<R> {
                 Some(Err(e)) => return Some(Err(e)),
                 Some(Ok(l)) => l,
             };
-            match parse_event(line, &mut self.first_ns) {
+            let event = parse_event(line, &mut self.first_ns);
+            if event.is_none() && !self.events_began && !before_events(line) {
+                return Some(Err(TraceError::Malformed {
+                    unit: "line",
+                    number,
+                    message: format!("expected an event `maj,min cpu seq seconds.nanoseconds pid action RWBS …` (or blkparse's `Input file … added` before the first), found `{}`", line.trim()),
+                }));
+            }
+            self.events_began |= event.is_some();
+            match event {
                 None | Some(Ok(Event::Other)) => self.skipped += 1,
                 Some(Ok(Event::Issue(device, sector, request, at))) => {
                     self.pairing.issue(device, sector, request, at)
@@ -205,8 +230,16 @@ CPU0 (8,0):
 
     #[test]
     fn times_are_exact() {
-        assert_eq!(parse_time("12.000000001"), Some(12_000_000_001));
-        assert_eq!(parse_time("0.5"), Some(500_000_000));
-        assert_eq!(parse_time("1.0000000001"), None);
+        assert_eq!(parse_time("12.000000001"), Ok(12_000_000_001));
+        assert_eq!(parse_time("0.5"), Ok(500_000_000));
+        assert!(parse_time("1.0000000001").is_err());
+        assert!(parse_time("-1.5").is_err());
+        // 2^64 ns is 18446744073.709551616 s: the last second that fits, and the next.
+        assert_eq!(parse_time("18446744073.709551615"), Ok(u64::MAX));
+        let e = parse_time("18446744073.709551616").expect_err("past 2^64 ns");
+        assert!(e.contains("beyond 2^64"), "{e}");
+        assert!(parse_time("99999999999999999999.0")
+            .expect_err("past u64 seconds")
+            .contains("beyond 2^64"));
     }
 }

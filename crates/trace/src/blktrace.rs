@@ -31,6 +31,8 @@ pub struct BlktraceReader<R> {
     first_ns: Option<u64>,
     pairing: Pairing,
     ended: bool,
+    /// A record whose extent does not fit in 64 bits of bytes, reported next.
+    bad_extent: Option<TraceError>,
     /// Events that are not requests (queue, merge, plug, notify, discards, …).
     pub skipped: u64,
 }
@@ -44,6 +46,7 @@ impl<R: Read> BlktraceReader<R> {
             first_ns: None,
             pairing: Pairing::default(),
             ended: false,
+            bad_extent: None,
             skipped: 0,
         }
     }
@@ -111,12 +114,19 @@ impl<R: Read> BlktraceReader<R> {
             } else {
                 Op::Read
             };
-            let Some(offset) = sector
-                .checked_mul(512)
-                .filter(|o| o.checked_add(u64::from(bytes)).is_some())
-            else {
-                self.skipped += 1; // a sector beyond 2^64 bytes: not a real request
-                return Ok(true);
+            let extent = super::sectors(sector, "sector")
+                .and_then(|o| super::check_extent(o, u64::from(bytes)).map(|()| o));
+            let offset = match extent {
+                Ok(o) => o,
+                Err(message) => {
+                    // Reported, and reading goes on: the record's boundaries are sound.
+                    self.bad_extent = Some(TraceError::Malformed {
+                        unit: "record",
+                        number: self.record,
+                        message,
+                    });
+                    return Ok(true);
+                }
             };
             let request = TraceRequest {
                 time_ns: time.saturating_sub(first),
@@ -149,7 +159,11 @@ impl<R: Read> Iterator for BlktraceReader<R> {
             if self.ended {
                 return None;
             }
-            match self.step() {
+            let stepped = self.step();
+            if let Some(e) = self.bad_extent.take() {
+                return Some(Err(e));
+            }
+            match stepped {
                 Ok(true) => {}
                 Ok(false) => self.ended = true,
                 Err(e) => {

@@ -34,6 +34,31 @@ pub const CHUNK_REQUESTS: usize = 1 << 16;
 /// Chunks read ahead, per worker, before the sink has taken the oldest.
 pub const IN_FLIGHT_PER_THREAD: usize = 4;
 
+/// Most worker threads per CPU available to the process: more only add memory
+/// ([`IN_FLIGHT_PER_THREAD`] chunks and a stack each), never speed.
+pub const THREADS_PER_CPU: usize = 4;
+
+/// The most worker threads [`for_each_chunk`] runs: [`THREADS_PER_CPU`] per CPU this
+/// process may use (`std::thread::available_parallelism`, 1 when unknown).
+pub fn max_threads() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cpus.saturating_mul(THREADS_PER_CPU)
+}
+
+/// A number of worker threads as given on the command line (`analyze --threads N`):
+/// from 1 to [`max_threads`]. Errors: anything else, saying what was expected and found
+/// (refused, never clamped: each thread holds memory of its own, and more than that never
+/// read faster).
+pub fn parse_threads(text: &str) -> Result<usize, String> {
+    let max = max_threads();
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected a number of threads from 1 to {max} ({THREADS_PER_CPU} per CPU available), found {text}"
+        )),
+    }
+}
+
 /// Consecutive requests of a trace, with the malformed records among them (in order).
 #[derive(Debug, Default)]
 pub struct Chunk {
@@ -155,7 +180,8 @@ enum Work {
 
 type Done = (u64, Result<Chunk, TraceError>);
 
-/// Reads `path` as a trace of `format` on `threads` workers (at least 1). Each worker
+/// Reads `path` as a trace of `format` on `threads` workers (at least 1, at most
+/// [`max_threads`]: a value outside is clamped; the command line refuses it). Each worker
 /// starts from `init()` and folds every chunk it parses into it with `work`; `sink` then
 /// gets every chunk in file order, on the calling thread. Returns the workers' states.
 ///
@@ -170,7 +196,7 @@ pub fn for_each_chunk<W: Send>(
     work: impl Fn(&mut W, &Chunk) + Sync,
     mut sink: impl FnMut(Chunk) -> Result<(), TraceError>,
 ) -> Result<Vec<W>, TraceError> {
-    let threads = threads.max(1);
+    let threads = threads.clamp(1, max_threads());
     let in_flight = threads * IN_FLIGHT_PER_THREAD;
     let line_format = LineFormat::of(format);
     let first_ns = match line_format {

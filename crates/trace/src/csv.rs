@@ -7,7 +7,13 @@
 //!   Opcode `r`/`R` or `w`/`W`, Timestamp in seconds (fractional).
 //! - VMware vSCSI as CSV (libCacheSim's CloudPhysics rendering): `version,time,op,size,lbn`;
 //!   time in seconds, op a hexadecimal SCSI opcode (`08`/`28`/`88` reads, `0a`/`2a`/`8a`
-//!   writes; others skipped), size in bytes, lbn in 512-byte blocks. A header line is skipped.
+//!   writes; others skipped), size in bytes, lbn in 512-byte blocks.
+//!
+//! Every format: a UTF-8 byte order mark before line 1 is dropped; line 1 is a header
+//! (skipped) only when it is not a record and looks like a header (`looks_like_header`:
+//! a name in every field, none a number), else it is a malformed line like any other.
+//! A time or extent that does not fit in 64 bits of ns or bytes after its unit's
+//! conversion is a malformed line.
 
 use std::io::BufRead;
 
@@ -62,12 +68,17 @@ impl<R: BufRead> CsvReader<R> {
 /// last (MSR has 7, UMass 5 or more, vSCSI 5).
 const MAX_FIELDS: usize = 8;
 
-fn seconds_to_ns(s: &str) -> Option<u64> {
-    s.trim()
+/// A time in seconds (fractional) in ns. Errors: not a finite number of 0 or more, or
+/// beyond 2^64 − 1 ns (about 584 years): never saturated into a valid-looking time.
+fn seconds_to_ns(s: &str, field: usize) -> Result<u64, String> {
+    let text = s.trim();
+    let seconds = text
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| (v * 1e9).round() as u64)
+        .ok_or_else(|| format!("expected a time in seconds in field {field}, found `{text}`"))?;
+    super::float_to_ns(seconds * 1e9)
+        .ok_or_else(|| format!("a time of {text} s in field {field} is beyond 2^64 − 1 ns"))
 }
 
 /// (time ns, op, offset, length, device, service time) of one record; None when it is
@@ -97,8 +108,12 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
                 ));
             };
             let device = f[2].trim().parse::<u32>().ok();
+            let ticks = num(0, "a filetime timestamp")?;
+            let time = ticks.checked_mul(100).ok_or_else(|| {
+                format!("a timestamp of {ticks} filetime ticks (100 ns) is beyond 2^64 − 1 ns")
+            })?;
             Ok(Some((
-                num(0, "a filetime timestamp")? * 100,
+                time,
                 op,
                 num(4, "a byte offset")?,
                 num(5, "a size in bytes")?,
@@ -119,7 +134,7 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
                 "w" | "W" => Op::Write,
                 other => return Err(format!("expected Opcode `r` or `w`, found `{other}`")),
             };
-            let time = seconds_to_ns(f[4]).ok_or("expected a timestamp in seconds in field 5")?;
+            let time = seconds_to_ns(f[4], 5)?;
             let device = f[0].trim().parse::<u32>().ok();
             Ok(Some((
                 time,
@@ -145,7 +160,7 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
                 0x0a | 0x2a | 0x8a => Op::Write,
                 _ => return Ok(None),
             };
-            let time = seconds_to_ns(f[1]).ok_or("expected a time in seconds in field 2")?;
+            let time = seconds_to_ns(f[1], 2)?;
             Ok(Some((
                 time,
                 op,
@@ -156,6 +171,26 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
             )))
         }
     }
+}
+
+/// Fields of a record of `format` (the fewest a record has).
+fn record_fields(format: CsvFormat) -> usize {
+    match format {
+        CsvFormat::Msr => 7,
+        CsvFormat::Spc | CsvFormat::Vscsi => 5,
+    }
+}
+
+/// Whether line 1's `fields` (a line that is not a record) are a header: at least as
+/// many fields as a record has, each a name (it starts with a letter, after an optional
+/// double quote) and none a number, as in `Timestamp,Hostname,…` or
+/// `version,time,op,size,lbn`. Anything else on line 1 is a malformed line.
+fn looks_like_header(format: CsvFormat, fields: &[&str]) -> bool {
+    let name = |f: &&str| {
+        let f = f.trim().trim_matches('"').trim();
+        f.starts_with(|c: char| c.is_alphabetic()) && f.parse::<f64>().is_err()
+    };
+    fields.len() >= record_fields(format) && fields.iter().all(name)
 }
 
 /// What a CSV reader keeps between lines.
@@ -170,13 +205,8 @@ impl State {
     /// record that is not a read or write.
     fn record(&mut self, number: u64, line: &str) -> Option<Result<TraceRequest, TraceError>> {
         let trimmed = line.trim();
-        // Blank lines, comments and a header line (its first field is not a number).
-        let header = number == 1
-            && trimmed
-                .split(',')
-                .next()
-                .is_some_and(|f| f.trim().parse::<f64>().is_err());
-        if trimmed.is_empty() || trimmed.starts_with('#') || header {
+        // Blank lines and comments.
+        if trimmed.is_empty() || trimmed.starts_with('#') {
             return None;
         }
         // Fields on the stack, found in one pass: no allocation per record (a trace has
@@ -216,6 +246,8 @@ impl State {
                 self.skipped += 1;
                 None
             }
+            // Line 1 that is not a record is a header when it looks like one.
+            Err(_) if number == 1 && looks_like_header(self.format, &fields[..n]) => None,
             Err(message) => Some(Err(TraceError::Malformed {
                 unit: "line",
                 number,
@@ -250,7 +282,8 @@ pub(crate) fn parse_block(
                 super::MAX_LINE_BYTES
             ))));
         }
-        if let Some(r) = state.record(number, line.trim_end_matches(['\n', '\r'])) {
+        let line = super::without_bom(number, line.trim_end_matches(['\n', '\r']));
+        if let Some(r) = state.record(number, line) {
             each(r);
         }
     }

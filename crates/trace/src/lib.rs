@@ -15,6 +15,11 @@
 //! | blkparse text | `maj,min cpu seq s.ns pid action RWBS sector + sectors` | ns | 512-byte sectors |
 //! | iogate request log | `ios.parquet` rows (the runner's `requestlog`; [`request_log`] reads it) | ns | bytes |
 //!
+//! Text formats: a UTF-8 byte order mark before line 1 is dropped; line 1 is a header
+//! only when it looks like one (each reader says how), else a malformed line; a time or
+//! extent beyond 64 bits of ns or bytes after its unit's conversion is malformed (checked
+//! arithmetic at every conversion: `sectors`, `check_extent`, `float_to_ns`).
+//!
 //! [`open`] picks the reader for a [`TraceFormat`]; the runner's replay and trace
 //! analysis (the report crate) read through it.
 
@@ -81,6 +86,29 @@ pub(crate) fn check_extent(offset: u64, length: u64) -> Result<(), String> {
         .checked_add(length)
         .map(|_| ())
         .ok_or_else(|| format!("offset {offset} + length {length} is beyond 2^64 − 1 bytes"))
+}
+
+/// `ns` (a converted time, already multiplied into nanoseconds) rounded to a whole
+/// nanosecond; None when it is not finite, negative, or beyond 2^64 − 1 ns: a time that
+/// does not fit is a malformed record, never a saturated value read as valid.
+pub(crate) fn float_to_ns(ns: f64) -> Option<u64> {
+    // 2^64 as f64 is exact; every f64 below it converts without saturating.
+    const LIMIT: f64 = 18_446_744_073_709_551_616.0;
+    let r = ns.round();
+    // NaN and infinities are outside the range.
+    (0.0..LIMIT).contains(&r).then_some(r as u64)
+}
+
+/// The UTF-8 byte order mark some Windows tools write before a text file's first line.
+pub(crate) const BOM: char = '\u{feff}';
+
+/// `line` without a leading byte order mark when it is line 1 (`number`); other lines as
+/// they are. Every text reader takes its lines through this.
+pub(crate) fn without_bom(number: u64, line: &str) -> &str {
+    match number {
+        1 => line.strip_prefix(BOM).unwrap_or(line),
+        _ => line,
+    }
 }
 
 /// Longest text line a trace reader accepts, bytes: far above any trace format's record,
@@ -206,7 +234,8 @@ pub enum TimeUnit {
     Nanoseconds,
 }
 
-/// Reads text lines with their 1-based numbers, streaming (one line in memory).
+/// Reads text lines with their 1-based numbers, streaming (one line in memory); line 1
+/// without a leading UTF-8 byte order mark.
 pub(crate) struct Lines<R> {
     reader: R,
     number: u64,
@@ -239,7 +268,8 @@ impl<R: BufRead> Lines<R> {
             )))),
             Ok(_) => {
                 self.number += 1;
-                Some(Ok((self.number, self.buf.trim_end_matches(['\n', '\r']))))
+                let line = self.buf.trim_end_matches(['\n', '\r']);
+                Some(Ok((self.number, without_bom(self.number, line))))
             }
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 Some(Err(TraceError::Io(format!(

@@ -13,6 +13,16 @@ fn malformed(number: u64, message: impl Into<String>) -> TraceError {
     }
 }
 
+/// A v3 record's first field (µs from the start) in ns. Errors: not a number, or beyond
+/// 2^64 − 1 ns once converted (never saturated).
+fn v3_time_ns(field: &str, line: &str) -> Result<u64, String> {
+    let us = field
+        .parse::<u64>()
+        .map_err(|_| format!("expected a timestamp in µs first, found `{line}`"))?;
+    us.checked_mul(1_000)
+        .ok_or_else(|| format!("a timestamp of {us} µs is beyond 2^64 − 1 ns, in `{line}`"))
+}
+
 /// fio iolog v2 or v3 (`read_iolog`/`write_iolog`). Only `read` and `write` become
 /// requests; file actions (`add`, `open`, `close`), `sync`, `datasync`, `trim` and `wait`
 /// are skipped and counted in [`FioIologReader::skipped`]. Times: v3's first field (µs
@@ -69,14 +79,9 @@ impl<R: BufRead> Iterator for FioIologReader<R> {
             }
             let fields: Vec<&str> = line.split_whitespace().collect();
             let (time_ns, rest) = if version == 3 {
-                match fields.first().map(|t| t.parse::<u64>()) {
-                    Some(Ok(us)) => (us.saturating_mul(1_000), &fields[1..]),
-                    _ => {
-                        return Some(Err(malformed(
-                            number,
-                            format!("expected a timestamp in µs first, found `{line}`"),
-                        )))
-                    }
+                match v3_time_ns(fields.first().copied().unwrap_or(""), line) {
+                    Ok(ns) => (ns, &fields[1..]),
+                    Err(m) => return Some(Err(malformed(number, m))),
                 }
             } else {
                 (self.waited_ns, &fields[..])
@@ -88,7 +93,10 @@ impl<R: BufRead> Iterator for FioIologReader<R> {
                     "wait" if version == 2 => {
                         match args.first().map(|a| a.parse::<u64>()) {
                             Some(Ok(us)) if us >= 100 => {
-                                self.waited_ns = self.waited_ns.saturating_add(us.saturating_mul(1_000))
+                                let Some(ns) = us.checked_mul(1_000).and_then(|ns| self.waited_ns.checked_add(ns)) else {
+                                    return Some(Err(malformed(number, format!("a wait of {us} µs brings the time beyond 2^64 − 1 ns, in `{line}`"))));
+                                };
+                                self.waited_ns = ns;
                             }
                             Some(Ok(_)) => {}
                             _ => return Some(Err(malformed(number, format!("expected a wait in µs, found `{line}`")))),
@@ -179,12 +187,28 @@ impl<R: BufRead> Iterator for DiskSimReader<R> {
                 )));
             }
             let time_ns = match self.unit {
-                TimeUnit::Nanoseconds => f[0].parse::<u64>().ok(),
-                TimeUnit::Milliseconds => f[0]
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|t| t.is_finite() && *t >= 0.0)
-                    .map(|ms| (ms * 1e6).round() as u64),
+                TimeUnit::Nanoseconds => match f[0].parse::<u64>() {
+                    Ok(ns) => Some(ns),
+                    Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                        return Some(Err(malformed(
+                            number,
+                            format!("a time of {} ns is beyond 2^64 − 1 ns, in `{line}`", f[0]),
+                        )))
+                    }
+                    Err(_) => None,
+                },
+                TimeUnit::Milliseconds => match f[0].parse::<f64>() {
+                    Ok(ms) if ms.is_finite() && ms >= 0.0 => match super::float_to_ns(ms * 1e6) {
+                        Some(ns) => Some(ns),
+                        None => {
+                            return Some(Err(malformed(
+                                number,
+                                format!("a time of {} ms is beyond 2^64 − 1 ns, in `{line}`", f[0]),
+                            )))
+                        }
+                    },
+                    _ => None,
+                },
             };
             let parsed = (
                 time_ns,
