@@ -45,6 +45,18 @@ pub struct BaselineInput<'a> {
     pub not_compared: Option<String>,
 }
 
+/// Why a side that is not a finite number decides nothing: a division by a metric that
+/// was 0 (`w.iops / w.errors`), or a metric the run did not measure. Never a pass or a
+/// fail on infinity: the assertion is undecided (exit 4).
+fn not_finite(lhs: f64, rhs: f64) -> Option<String> {
+    let bad = |v: f64| !v.is_finite();
+    (bad(lhs) || bad(rhs)).then(|| {
+        format!(
+            "the expression is not a finite number ({lhs} vs {rhs}): a division by a metric that was 0, or a metric this run has no value for"
+        )
+    })
+}
+
 /// Evaluates `plan`'s assertions and baseline rules on `result`.
 pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> Verdict {
     let lookup = |m: &iogate_spec::MetricRef| result.metric(m);
@@ -60,7 +72,8 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
             let undecided = a
                 .metrics
                 .iter()
-                .find_map(|m| evidence::metric_gap(result, m));
+                .find_map(|m| evidence::metric_gap(result, m))
+                .or_else(|| not_finite(e.lhs, e.rhs));
             AssertionResult {
                 expr: a.expr.clone(),
                 passed: e.passed && undecided.is_none(),

@@ -311,22 +311,34 @@ impl Expr {
                 kind: TypeErrorKind::Constant,
             });
         }
-        let constant = lt.constant.zip(rt.constant).map(|(a, b)| match op {
-            BinOp::Add => a + b,
-            BinOp::Sub => a - b,
-            BinOp::Mul => a * b,
-            BinOp::Div => a / b,
+        let constant = lt.constant.zip(rt.constant).map(|(a, b)| {
+            let v = match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::Div => a / b,
+            };
+            // A sum that cancels to binary rounding noise is the 0 it is in decimal
+            // (`0.1 + 0.2 - 0.3`), so a divisor written that way is refused too.
+            let cancels = matches!(op, BinOp::Add | BinOp::Sub)
+                && v.abs() <= 1e-12 * a.abs().max(b.abs());
+            if cancels {
+                0.0
+            } else {
+                v
+            }
         });
         if matches!(op, BinOp::Add | BinOp::Sub) {
             let t = unify(lt, rt, r.span.clone(), "add or subtract")?;
             return Ok(Ty { constant, ..t });
         }
-        // A literal factor keeps the other side's scale (`errors * 2`, `baseline.iops *
-        // 95%`); a ratio of two metrics is a plain number.
-        let scale = match (lt.constant, rt.constant) {
-            (Some(_), None) => rt.scale,
-            (None, Some(_)) => lt.scale,
-            _ => Scale::Plain,
+        // A plain factor keeps the other side's scale (`errors * 2`, `5% * 1`,
+        // `available_spare / 1`); a ratio of two of one kind is a plain number
+        // (`errors / ios`, `10% / 1%`).
+        let scale = match (op, lt.scale, rt.scale) {
+            (_, Scale::Plain, s) | (_, s, Scale::Plain) => s,
+            (BinOp::Div, a, b) if a == b => Scale::Plain,
+            (_, a, _) => a,
         };
         let sign = if op == BinOp::Mul { 1 } else { -1 };
         let exponent = |a: i8, b: i8| {

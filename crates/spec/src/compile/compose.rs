@@ -128,10 +128,19 @@ fn params(
 fn as_written(src: &SourceFile, v: &Spanned<ParamValue>) -> ParamValue {
     let range = super::include::range_of(src, v);
     let text = src.text.get(range).unwrap_or_default().trim();
+    // The span's text is the value's only when it reads as the same number: an alias
+    // (`*qd`) or a merge key's map (`<<: { qd: 8 }`) spans other text, and then the
+    // value's own text is kept.
+    let same = |a: &ParamValue, b: &ParamValue| match (a, b) {
+        (ParamValue::Uint(x, _), ParamValue::Uint(y, _)) => x == y,
+        (ParamValue::Int(x, _), ParamValue::Int(y, _)) => x == y,
+        (ParamValue::Float(x, _), ParamValue::Float(y, _)) => x == y,
+        _ => false,
+    };
     match v.value.clone() {
-        ParamValue::Float(x, _) if !x.is_finite() => ParamValue::Text(text.to_string()),
-        value if text.is_empty() => value,
-        value => value.written(text),
+        ParamValue::Float(x, t) if !x.is_finite() => ParamValue::Text(t),
+        value if same(&value, &ParamValue::from_set(text)) => value.written(text),
+        value => value,
     }
 }
 

@@ -167,6 +167,14 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
     );
     if let Some(f) = crate::plan::loop_figure_name(&name, &cx.scope.loops) {
         if with_requests && out.figures_seen.insert(f.clone()) {
+            if let Some(first) = out.names.get(&f) {
+                let span = cx.span(step);
+                cx.error(
+                    span,
+                    "duplicate step name",
+                    format!("expected a loop figure name of no step, found `{f}`, the name of the step at {first}"),
+                );
+            }
             out.loop_figures.push(f);
         }
     }
@@ -190,6 +198,16 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
         resolve_recovery(cx, w, &mut s, out);
     }
     let span = name_span.unwrap_or_else(|| cx.span(step));
+    if out.figures_seen.contains(&s.name) {
+        cx.error(
+            span.clone(),
+            "duplicate step name",
+            format!(
+                "`{}` is already the name of a loop figure (a nested loop's runs of one step, taken together)",
+                s.name
+            ),
+        );
+    }
     if let Some(first) = out.names.get(&s.name) {
         cx.error_note(
             span,

@@ -434,6 +434,19 @@ pub(super) fn baseline_rule(
         );
         return None;
     }
+    if higher && pct >= 100.0 {
+        let span = cx.span(value);
+        cx.error_note(
+            span,
+            "baseline tolerance can never be exceeded",
+            format!(
+                "expected a fall of less than 100% ({metric} cannot fall below 0), found `{}`",
+                value.value
+            ),
+            "a rule whose tolerance cannot be exceeded gates nothing",
+        );
+        return None;
+    }
     Some(BaselineRule {
         path: key.value.clone(),
         metric,

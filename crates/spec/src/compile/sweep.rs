@@ -200,12 +200,50 @@ fn matrix_values(
             cx.error(span, "empty matrix list", "expected at least one value");
         }
     }
+    if let (Some(l), Some(v)) = (&m.block_size, &bs_values) {
+        duplicates(cx, &l.value, v, "block size");
+    }
+    if let (Some(l), Some(v)) = (&m.read, &read_values) {
+        duplicates(cx, &l.value, v, "read share");
+    }
+    if let (Some(l), Some(v)) = (&m.queue_depth, &qd_values) {
+        duplicates(cx, &l.value, v, "queue depth");
+    }
+    if let (Some(l), Some(v)) = (&m.jobs, &jobs_values) {
+        duplicates(cx, &l.value, v, "jobs");
+    }
     let mix_values = match (&m.mix, mixes) {
         (None, _) => Some(vec![Value::Mix(usize::MAX)]),
         (Some(_), Some(mixes)) => Some((0..mixes.len()).map(Value::Mix).collect()),
         (Some(_), None) => None,
     };
     [mix_values, bs_values, read_values, qd_values, jobs_values]
+}
+
+/// A matrix list that gives one value twice (`[1, 1]`, `[4KiB, 4096B]`, `[65%, 65.0%]`)
+/// would make two identical cases that no selector can tell apart: a diagnostic at the
+/// second. Read shares compare in hundredths of a percent, as selectors do.
+fn duplicates<T>(cx: &mut Ctx<'_>, list: &[Spanned<T>], values: &[Value], what: &str) {
+    let key = |v: &Value| match *v {
+        Value::Mix(i) => i as u64,
+        Value::Bytes(b) | Value::Count(b) => b,
+        Value::Pct(p) => (p * 100.0).round() as u64,
+    };
+    let mut seen = std::collections::HashMap::new();
+    for (i, (v, item)) in values.iter().zip(list).enumerate() {
+        if let Some(first) = seen.insert(key(v), i) {
+            let span = cx.span(item);
+            cx.error(
+                span,
+                "duplicate matrix value",
+                format!(
+                    "expected each {what} once, found value {} equal to value {} of the list",
+                    i + 1,
+                    first + 1
+                ),
+            );
+        }
+    }
 }
 
 /// The nesting order: `order`'s parameters (each at most once), then those not named in
