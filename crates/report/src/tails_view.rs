@@ -3,7 +3,7 @@
 //! events as a table (when each ran, how it ended, the I/O in its window). Child of the
 //! report's views (`view` calls it for each step); reads `iogate_result::step::tails`.
 
-use iogate_result::step::EventOutcome;
+use iogate_result::step::{EventOutcome, EventResult};
 use iogate_result::StepResult;
 use iogate_spec::units::format_ns;
 use serde::Serialize;
@@ -73,16 +73,8 @@ pub(crate) fn event_views(s: &StepResult) -> Vec<EventView> {
             action: e.action.clone(),
             start: format_ns(e.start_ns as f64),
             length: format_ns(e.end_ns.saturating_sub(e.start_ns) as f64),
-            outcome: match &e.outcome {
-                EventOutcome::Exited { code } => format!("exit {code}"),
-                EventOutcome::Signaled { signal } => format!("signal {signal}"),
-                EventOutcome::Completed => "completed".into(),
-                EventOutcome::NvmeStatus { sct, sc } => {
-                    format!("NVMe status SCT {sct:#x} SC {sc:#04x}")
-                }
-                EventOutcome::Failed { reason } => reason.clone(),
-            },
-            ok: e.outcome.succeeded(),
+            outcome: outcome_text(e),
+            ok: !e.outcome.failed() && e.unrecorded.is_none_or(|u| u.failed == 0),
             ios: e.ios,
             iops: format!("{:.0}", e.iops),
             p99: format_ns(e.latency.p99_ns as f64),
@@ -90,4 +82,40 @@ pub(crate) fn event_views(s: &StepResult) -> Vec<EventView> {
             stall: format_ns(e.stall_max_ns as f64),
         })
         .collect()
+}
+
+/// How a run ended ("exit 3", "killed (SIGTERM): …"), and for the last recorded run of
+/// an `every:` event, the runs after it.
+fn outcome_text(e: &EventResult) -> String {
+    let mut text = match &e.outcome {
+        EventOutcome::Exited { code } => format!("exit {code}"),
+        EventOutcome::Signaled { signal } => format!("signal {signal}"),
+        EventOutcome::Completed => "completed".into(),
+        EventOutcome::NvmeStatus { sct, sc } => format!("NVMe status SCT {sct:#x} SC {sc:#04x}"),
+        EventOutcome::Killed {
+            signal,
+            reason,
+            schedule_ended,
+        } => {
+            let name = match signal {
+                9 => "SIGKILL".to_string(),
+                15 => "SIGTERM".to_string(),
+                n => format!("signal {n}"),
+            };
+            let end = if *schedule_ended {
+                " (its schedule's end: not a failure)"
+            } else {
+                ""
+            };
+            format!("killed ({name}): {reason}{end}")
+        }
+        EventOutcome::Failed { reason } => reason.clone(),
+    };
+    if let Some(u) = e.unrecorded {
+        text.push_str(&format!(
+            "; then {} more runs, not recorded one by one ({} failed, {} killed)",
+            u.runs, u.failed, u.killed
+        ));
+    }
+    text
 }

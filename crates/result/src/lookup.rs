@@ -345,6 +345,8 @@ impl RunResult {
             Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
             Metric::LatencyFromDue(s) => metrics.latency_from_due?.latency.get(s) / 1e9,
             Metric::StallMax => metrics.stall.max_ns as f64 / 1e9,
+            Metric::EventsFailed => crate::step::events_failed(step.events()) as f64,
+            Metric::EventsKilled => crate::step::events_killed(step.events()) as f64,
             Metric::SteadyStateReached
             | Metric::SteadyStateRound
             | Metric::Integrity(_)

@@ -17,7 +17,9 @@ use crate::request_set::RepeatResult;
 mod flat;
 mod tails;
 pub use flat::FlatStepResult;
-pub use tails::{DueLatency, EventOutcome, EventResult, Stall};
+pub use tails::{
+    events_failed, events_killed, DueLatency, EventOutcome, EventResult, Stall, UnrecordedRuns,
+};
 
 /// What a replay played, per loop (every loop plays the same requests).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

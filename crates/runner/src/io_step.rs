@@ -11,7 +11,7 @@ use iogate_result::step::{LatencySummary, ReplayFigures};
 use iogate_result::{StepDetail, StepResult};
 use iogate_spec::{Limit, PlanStep, ReplayPlan};
 
-use crate::during::{run_events, EventContext, EventRun};
+use crate::during::{EventContext, EventRun, Scheduler};
 use crate::engine::data::check_written;
 use crate::engine::job::{JobLimit, JobParams, JobProgress, RequestLogging, VerifyParams};
 use crate::engine::pacing::Pacer;
@@ -293,11 +293,12 @@ pub(crate) fn run_io_step(
                     origin,
                     board,
                     jobs_done,
+                    stop: opts.stop,
                     target: &target.path,
                     dir: &opts.spec_dir,
                     deadline_ns: step.estimated_duration_ns,
                 };
-                scope.spawn(move || run_events(step.events(), &cx))
+                Scheduler::spawn(scope, step.events(), cx)
             });
             // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
             // progress every 500 ms.
@@ -321,7 +322,7 @@ pub(crate) fn run_io_step(
                 }
             }
             jobs_done.store(true, Ordering::Relaxed);
-            let runs = events.map(|h| h.join().unwrap_or_default());
+            let runs = events.map(Scheduler::join);
             let outcomes = handles
                 .into_iter()
                 .map(|h| {

@@ -447,8 +447,12 @@ pub struct RawWorkload {
     #[schemars(with = "Option<EngineName>")]
     pub engine: Option<Spanned<String>>,
     /// Events run while the requests go on (a command, an NVMe admin command), each at a
-    /// time, at a seeded time within a window, or every period.
+    /// time, at a seeded time within a window, or every period: at most 64 per step, none
+    /// in a power cycle's workload. Each command ends with its step (SIGTERM to its
+    /// process group, SIGKILL 2 s later); one that does not succeed fails the run
+    /// (`<step>.events.failed == 0`, implicit).
     #[serde(default)]
+    #[schemars(length(max = 64))]
     pub during: Option<Spanned<Vec<Spanned<RawEvent>>>>,
     /// The time until the step's bandwidth returns to a reference step's (SNIA PTS XSR).
     #[serde(default)]

@@ -60,6 +60,35 @@ pub struct EventResult {
     pub latency: LatencySummary,
     /// The longest stall inside the window, ns.
     pub stall_max_ns: u64,
+    /// The last bytes (at most 4 KiB: the runner's `OUTPUT_TAIL_BYTES`) the command wrote
+    /// to its stdout and stderr together, as text (invalid UTF-8 replaced); null for an
+    /// admin command and for a command that could not start. Never copied to iogate's
+    /// own output.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// All the bytes the command wrote to its stdout and stderr (the `output` tail is the
+    /// last of them); null where `output` is.
+    #[serde(default)]
+    pub output_bytes: Option<u64>,
+    /// On the last recorded run of an `every:` event that ran more often than the runner
+    /// records (its `MAX_RECORDED_RUNS`): the runs after it, counted but not recorded one
+    /// by one (no window, no output); null otherwise.
+    #[serde(default)]
+    pub unrecorded: Option<UnrecordedRuns>,
+}
+
+/// Runs of an `every:` event past the number recorded one by one: counted, so that
+/// `events.failed` and `events.killed` still see them.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct UnrecordedRuns {
+    /// Runs.
+    pub runs: u64,
+    /// Those that failed ([`EventOutcome::failed`]).
+    pub failed: u64,
+    /// Those killed by iogate (`killed` outcome).
+    pub killed: u64,
 }
 
 /// How an event ended.
@@ -86,6 +115,20 @@ pub enum EventOutcome {
         /// Status Code.
         sc: u8,
     },
+    /// Still running when its step ended or the run was stopped: iogate sent SIGTERM to
+    /// its process group and, after a grace of 2 s (the runner's `KILL_GRACE`), SIGKILL.
+    Killed {
+        /// The last signal iogate sent its process group (15: SIGTERM, 9: SIGKILL).
+        signal: i32,
+        /// Why it was ended (its step's requests ended, or the run was stopped).
+        reason: String,
+        /// A run of an `every:` event in flight when its step's requests ended: its
+        /// schedule ended, so it is not counted in `events.failed` (only in
+        /// `events.killed`). False for an `at:` or `within:` event, which did not finish
+        /// what it was to do, and for a run the stopped run ended.
+        #[serde(default)]
+        schedule_ended: bool,
+    },
     /// It could not be started, or failed in a way that has no code: why.
     Failed {
         /// What went wrong.
@@ -101,4 +144,38 @@ impl EventOutcome {
             EventOutcome::Exited { code: 0 } | EventOutcome::Completed
         )
     }
+
+    /// Whether it counts in `events.failed`: every outcome but a success and a periodic
+    /// run cut by the end of its schedule (another code, a signal, an NVMe error status,
+    /// killed, not run, could not start).
+    pub fn failed(&self) -> bool {
+        !self.succeeded()
+            && !matches!(
+                self,
+                EventOutcome::Killed {
+                    schedule_ended: true,
+                    ..
+                }
+            )
+    }
+}
+
+/// A step's event runs that failed (`events.failed`, [`EventOutcome::failed`]): recorded
+/// and unrecorded.
+pub fn events_failed(events: &[EventResult]) -> u64 {
+    events
+        .iter()
+        .map(|e| u64::from(e.outcome.failed()) + e.unrecorded.map_or(0, |u| u.failed))
+        .sum()
+}
+
+/// A step's event runs iogate killed (`events.killed`), unrecorded runs included.
+pub fn events_killed(events: &[EventResult]) -> u64 {
+    events
+        .iter()
+        .map(|e| {
+            u64::from(matches!(e.outcome, EventOutcome::Killed { .. }))
+                + e.unrecorded.map_or(0, |u| u.killed)
+        })
+        .sum()
 }

@@ -1,11 +1,16 @@
 //! Compilation of a workload's `during:` list into the plan's events: exactly one action
 //! and at most one way to say when, durations in the unit language, names unique and
-//! valid, every start inside a time-bounded step, and each `within:` start drawn from the
-//! spec's seed (so the plan shows it and a rerun repeats it). Child of `compile`.
+//! valid, every start inside a time-bounded step, at most [`MAX_EVENTS_PER_STEP`] of
+//! them, and each `within:` start drawn from the spec's seed (so the plan shows it and a
+//! rerun repeats it). Child of `compile`.
 
 use super::*;
 use crate::document::{RawAdmin, RawEvent};
 use crate::plan::{AdminCommand, EventAction, EventPlan, EventSchedule};
+
+/// Most `during:` entries one step may have (the runner's one scheduler thread keeps a
+/// process, a pipe and a window for each; more is a diagnostic of `check`).
+pub const MAX_EVENTS_PER_STEP: usize = 64;
 
 /// The events of workload `w` (step `index`), whose run ends at `end_ns` when it is
 /// time-bounded (ramp included). None after a diagnostic.
@@ -19,6 +24,18 @@ pub(super) fn events(
     let Some(list) = &w.during else {
         return Some(Vec::new());
     };
+    if list.value.len() > MAX_EVENTS_PER_STEP {
+        let span = cx.span(list);
+        cx.error(
+            span,
+            "too many events in one step",
+            format!(
+                "expected at most {MAX_EVENTS_PER_STEP} `during:` entries, found {}",
+                list.value.len()
+            ),
+        );
+        return None;
+    }
     let mut out = Vec::new();
     let mut ok = true;
     for (i, e) in list.value.iter().enumerate() {

@@ -38,6 +38,7 @@ mod sweep;
 mod sweep_points;
 mod yaml;
 pub use compose::{compose, parse_document, Composed};
+pub use events::MAX_EVENTS_PER_STEP;
 pub use group::MAX_EXPANDED_STEPS;
 pub use include::{MAX_DEPTH, MAX_FRAGMENTS, MAX_INCLUDES};
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;

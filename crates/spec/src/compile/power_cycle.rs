@@ -43,6 +43,19 @@ pub(super) fn power_cycle(
             "expected a shell command that cuts the drive's power and restores it",
         );
     }
+    if let Some(during) = &p.workload.during {
+        // A power cycle's writes are cut and restarted; its events would run outside the
+        // cycle's schedule, unplanned and unreported.
+        let span = cx.span(during);
+        cx.error(
+            span,
+            "events in a power cycle",
+            format!(
+                "expected no `during:` in a power_cycle workload, found {} entries",
+                during.value.len()
+            ),
+        );
+    }
     let writes = workload(cx, &p.workload, index, size, lbs, seed).map(|(w, _)| w);
     let (wait_ns, cut_after_ns, cut_before_ns, cycles, mut writes) =
         (wait_ns?, cut_after_ns?, cut_before_ns?, cycles?, writes?);

@@ -17,7 +17,8 @@ use crate::syntax;
 /// with failed writes is not a pass) `<step>.errors == 0` for steps with requests (for
 /// a step inside two or more loops, once per loop figure: `hir_2_burst.errors == 0`); under
 /// `health_errors: fail` (default) `health.media_errors == 0` and
-/// `health.critical_warning == 0`, judged only where the target has a health log.
+/// `health.critical_warning == 0`, judged only where the target has a health log; and
+/// `<step>.events.failed == 0` for workloads with `during:` events.
 pub(super) fn implicit_assertions(
     cx: &mut Ctx<'_>,
     raw: &RawSpec,
@@ -53,11 +54,33 @@ pub(super) fn implicit_assertions(
             }
         }
     }
+    event_assertions(steps, assertions);
     if !records(cx, raw.health_errors.as_ref(), "health_errors") {
         for metric in ["health.media_errors", "health.critical_warning"] {
             assertions.extend(implicit_assertion("", metric));
         }
     }
+}
+
+/// `<step>.events.failed == 0` for each workload step with `during:` events (an event
+/// that fails, is killed at the step's end or never runs is a failed run: a fault
+/// injection that did not happen proves nothing), unless the spec's own assertions
+/// already judge that step's `events.failed` (`fw.events.failed <= 1`).
+fn event_assertions(steps: &[PlanStep], assertions: &mut Vec<Assertion>) {
+    let written: std::collections::HashSet<&str> = assertions
+        .iter()
+        .flat_map(|a| &a.metrics)
+        .filter(|m| m.metric == Metric::EventsFailed)
+        .map(|m| m.step.as_str())
+        .collect();
+    let mut judged = std::collections::HashSet::new();
+    let mut implied = Vec::new();
+    for s in steps.iter().filter(|s| !s.events().is_empty()) {
+        if !written.contains(s.name.as_str()) && judged.insert(s.name.as_str()) {
+            implied.extend(implicit_assertion(&s.name, "events.failed"));
+        }
+    }
+    assertions.extend(implied);
 }
 
 /// A `fail | record` policy key: true for `record`; `fail` when absent; anything else is
@@ -154,6 +177,14 @@ fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(
         return Err(err(
             "`latency_from_due` only on a paced step (a rate limit, think time, a burst with a delay, or a replay with recorded timing)".into(),
             format!("{kind} step `{}`, whose requests have no due time", m.step),
+        ));
+    }
+    if matches!(m.metric, Metric::EventsFailed | Metric::EventsKilled)
+        && (m.case.is_some() || step.kind() != StepKind::Workload)
+    {
+        return Err(err(
+            "`events` only on a workload step, without a case selector".into(),
+            format!("{kind} step `{}`", m.step),
         ));
     }
     if matches!(

@@ -248,6 +248,14 @@ pub enum Metric {
     LatencyFromDue(LatencyStat),
     /// The longest span with requests outstanding and none completing (`stall.max`).
     StallMax,
+    /// Runs of the workload's `during:` events that failed (`events.failed`): another
+    /// exit code than 0, a signal, an NVMe error status, killed (but for an `every:`
+    /// event's run cut by the step's end: its schedule's end), not run, could not start;
+    /// unrecorded runs of an `every:` event included.
+    EventsFailed,
+    /// Runs of the workload's `during:` events iogate killed because they outlived their
+    /// step or the run was stopped (`events.killed`; also counted in `events.failed`).
+    EventsKilled,
     /// A power cycle's verification, summed over its cycles.
     Integrity(IntegrityCount),
     /// A sweep's steady state: 1 when reached, else 0.
@@ -398,7 +406,9 @@ impl Metric {
             | Metric::SteadyStateReached
             | Metric::SteadyStateRound
             | Metric::LatencyOver(_)
-            | Metric::LatencyOverPct(_) => Dim::NONE,
+            | Metric::LatencyOverPct(_)
+            | Metric::EventsFailed
+            | Metric::EventsKilled => Dim::NONE,
             Metric::Figure(x) => x.dim(),
             Metric::Health(h) => h.dim(),
             Metric::Bytes => Dim::BYTES,
@@ -536,6 +546,8 @@ impl fmt::Display for MetricRef {
             Metric::LatencyOver(t) => write!(f, ".latency.over[{}]", threshold_name(t)),
             Metric::LatencyOverPct(t) => write!(f, ".latency.over_pct[{}]", threshold_name(t)),
             Metric::StallMax => f.write_str(".stall.max"),
+            Metric::EventsFailed => f.write_str(".events.failed"),
+            Metric::EventsKilled => f.write_str(".events.killed"),
             Metric::Latency(s)
             | Metric::SubmissionLatency(s)
             | Metric::CompletionLatency(s)
@@ -558,7 +570,7 @@ impl fmt::Display for MetricRef {
 }
 
 /// Names accepted as the quantity segment.
-pub const METRIC_NAMES: [&str; 21] = [
+pub const METRIC_NAMES: [&str; 22] = [
     "iops",
     "bandwidth",
     "ios",
@@ -571,6 +583,7 @@ pub const METRIC_NAMES: [&str; 21] = [
     "completion_latency",
     "latency_from_due",
     "stall",
+    "events",
     "steady_state",
     "health",
     "probe",

@@ -199,6 +199,10 @@ impl MetricPath {
                     }
                 }
             }
+            "events" if op == OpFilter::All => {
+                *i += 1;
+                self.events_count(*i)?
+            }
             kind @ ("latency" | "submission_latency" | "completion_latency"
             | "latency_from_due") => {
                 *i += 1;
@@ -216,6 +220,17 @@ impl MetricPath {
                 ));
             }
         })
+    }
+
+    /// `events.failed` or `events.killed`; `i` is the segment after `events`.
+    fn events_count(&self, i: usize) -> Result<Metric, PathError> {
+        let expected = "`failed` or `killed` after `events`";
+        match self.segments.get(i).map(|(n, sp)| (n.as_str(), sp)) {
+            Some(("failed", _)) => Ok(Metric::EventsFailed),
+            Some(("killed", _)) => Ok(Metric::EventsKilled),
+            Some((name, sp)) => Err(path_error(sp.clone(), expected, format!("`{name}`"))),
+            None => Err(path_error(self.end_span(), expected, "the end of the path")),
+        }
     }
 
     /// `integrity.<count>`; `i` is the segment after `integrity`.
