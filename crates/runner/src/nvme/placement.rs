@@ -9,7 +9,7 @@
 //!
 //! Sources: NVMe Base Specification 2.1, §5.1.12.1.21–23 (log pages 21h, 23h: Log
 //! Specific Identifier = endurance group in CDW11 bits 31:16, LSP in CDW10 bits 11:8),
-//! Set and Get Features with feature identifier 1Dh "FDP Events" (in the layout QEMU
+//! Set and Get Features with feature identifier 1Eh "FDP Events" (in the layout QEMU
 //! 10's hw/nvme implements and libnvme declares) and NVM Command Set Specification 1.1 §3.3 (I/O Management Receive, opcode 12h:
 //! management operation in CDW10 bits 7:0, dwords to transfer 0-based in CDW11).
 
@@ -97,7 +97,7 @@ fn events_log(file: &File, group: u16, lsp: u8) -> Result<(u32, Option<Vec<FdpEv
 const OPC_SET_FEATURES: u8 = 0x09;
 /// Feature identifier "FDP Events" (namespace scoped; CDW11: placement handle in bits
 /// 15:0, number of event types in bits 23:16; Set Features CDW12 bit 0: enable).
-const FID_FDP_EVENTS: u32 = 0x1D;
+const FID_FDP_EVENTS: u32 = 0x1E;
 
 /// Enables (or disables) FDP event type `event_type` for placement handle `handle` of
 /// namespace `nsid` (Set Features, FDP Events, one event type in the data).
