@@ -160,26 +160,30 @@ impl EventWatch {
         )
     }
 
-    /// Disables the event types iogate enabled.
-    pub fn restore(mut self) {
-        self.disable();
+    /// Disables the event types iogate enabled; returns what could not be disabled.
+    pub fn restore(mut self) -> Vec<String> {
+        self.disable()
     }
 
-    fn disable(&mut self) {
+    fn disable(&mut self) -> Vec<String> {
         let Some(file) = self.file.take() else {
-            return;
+            return Vec::new();
         };
+        let mut failed = Vec::new();
         for (&h, (_, enabled)) in &self.handles {
             for &t in enabled {
-                let _ = crate::nvme::set_fdp_event(&file, self.nsid, h, t, false);
+                if let Err(e) = crate::nvme::set_fdp_event(&file, self.nsid, h, t, false) {
+                    failed.push(format!("FDP event type {t:02X}h stays enabled for placement handle {h}: disabling it failed ({e})"));
+                }
             }
         }
+        failed
     }
 }
 
 impl Drop for EventWatch {
     fn drop(&mut self) {
-        self.disable();
+        let _ = self.disable();
     }
 }
 

@@ -288,7 +288,9 @@ pub fn execute(
     if let Some(m) = monitor {
         result.health_samples = m.finish();
     }
-    fdp_events.restore();
+    for w in fdp_events.restore() {
+        on_event(RunEvent::Warning(w));
+    }
     result.loops = iogate_result::groups::loop_figures(&result.steps);
     result.finished_at = now_rfc3339();
     result
