@@ -12,7 +12,10 @@
 //! Reclaim Unit Handle Status says each handle's reclaim unit took (its available media
 //! writes fell by exactly those bytes), and the handles a step did not name did not
 //! move. Placement on the block device, a handle past the namespace's eight, and
-//! placement on a drive without FDP are refused before any I/O.
+//! placement on a drive without FDP are refused before any I/O. A step that fills
+//! several reclaim units of a handle gets no drive figure (null, with the reason), not
+//! the remainder RUAMW's difference would give; the change events iogate enabled count
+//! the units it filled.
 
 mod common;
 
@@ -22,9 +25,13 @@ const SPEC: &str = "iogate: 1\nname: fdp\nsteps:\n  - workload: { name: w, ios: 
 
 const PLACE: &str = "iogate: 1\nname: placement\nsteps:\n  - workload:\n      name: hot_cold\n      bytes: 6MiB\n      queue_depth: 4\n      mix:\n        - { block_size: 4KiB, weight: 90%, read: 0%, random: 100%, placement: 1 }\n        - { block_size: 128KiB, weight: 10%, read: 0%, random: 0%, placement: 2 }\n  - workload:\n      name: mixed\n      bytes: 6MiB\n      queue_depth: 4\n      placement: 3\n      mix:\n        - { block_size: 4KiB, weight: 90%, read: 0%, random: 100% }\n        - { block_size: 128KiB, weight: 10%, read: 0%, random: 0% }\n";
 
+/// Writes 36 MiB through handle 4 (four and a half of its 8 MiB reclaim units), then
+/// 1 MiB more (within the fifth unit).
+const FILL: &str = "iogate: 1\nname: fill\nsteps:\n  - workload: { name: many, bytes: 36MiB, queue_depth: 4, placement: 4, mix: [{ block_size: 128KiB, read: 0%, random: 0% }] }\n  - workload: { name: more, bytes: 1MiB, queue_depth: 4, placement: 4, mix: [{ block_size: 128KiB, read: 0%, random: 0% }] }\n";
+
 /// Runs the statistics spec on the block device, then the placement spec on the
-/// generic device, on the block device, and with handle 9; each run's exit code is in
-/// `/out/<name>.rc`, its stderr in `/out/<name>.err`.
+/// generic device, on the block device, and with handle 9, then the fill spec; each
+/// run's exit code is in `/out/<name>.rc`, its stderr in `/out/<name>.err`.
 fn run_in_vm(fdp: bool) -> (i32, tempfile::TempDir) {
     let nine = PLACE.replace("placement: 3", "placement: 9");
     let run = |spec: &str, target: &str, name: &str| {
@@ -34,10 +41,12 @@ fn run_in_vm(fdp: bool) -> (i32, tempfile::TempDir) {
         put(SPEC, "/tmp/s.yaml"),
         put(PLACE, "/tmp/p.yaml"),
         put(&nine, "/tmp/n.yaml"),
+        put(FILL, "/tmp/f.yaml"),
         run("/tmp/s.yaml", "/dev/nvme0n1", "run"),
         run("/tmp/p.yaml", "/dev/ng0n1", "place"),
         run("/tmp/p.yaml", "/dev/nvme0n1", "block"),
         run("/tmp/n.yaml", "/dev/ng0n1", "nine"),
+        run("/tmp/f.yaml", "/dev/ng0n1", "fill"),
     ]
     .join("; ");
     let subsys = if fdp {
@@ -139,6 +148,9 @@ fn placement_lands_in_the_named_handles(out: &std::path::Path) {
                 Some(host),
                 "{h}"
             );
+            // iogate enabled the change events, and the drive logged none.
+            assert_eq!(h["reclaim_unit"]["reclaim_unit_changes"], 0, "{h}");
+            assert!(h["reclaim_unit"].get("null_reason").is_none(), "{h}");
             assert_eq!(h["reclaim_unit"]["reclaim_unit_handle"], h["handle"], "{h}");
             sum += host;
             eprintln!(
@@ -197,6 +209,52 @@ fn placement_lands_in_the_named_handles(out: &std::path::Path) {
     for name in ["block", "nine"] {
         assert!(!out.join(name).join("result.json").exists(), "{name} ran");
     }
+    a_handle_that_fills_reclaim_units_is_null_not_a_remainder(out);
+}
+
+/// 36 MiB through handle 4 fill four of its 8 MiB reclaim units: RUAMW after the step
+/// (4 MiB left in the fifth) minus before (8 MiB) would say 4 MiB. The drive's figure
+/// is null with the reason; QEMU logged one change event per unit filled. The next
+/// step, 1 MiB within the fifth unit, is exact again.
+fn a_handle_that_fills_reclaim_units_is_null_not_a_remainder(out: &std::path::Path) {
+    let (rc, err) = outcome(out, "fill");
+    assert_eq!(rc, 0, "{err}");
+    // The events iogate enabled were disabled again after the run (a failure warns).
+    assert!(!err.contains("stays enabled"), "{err}");
+    let r = json(&out.join("fill/result.json"));
+    let lba = r["target"]["logical_block_size"].as_u64().expect("lba");
+    let s = &r["steps"][0];
+    let ruamw = |s: &serde_json::Value, at: &str| {
+        s["health"][at]["placement"]["handles"][4]["available_media_writes_blocks"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{}", s["health"][at]))
+    };
+    assert_eq!(ruamw(s, "before") * lba, 8 << 20, "a fresh reclaim unit");
+    assert_eq!(
+        ruamw(s, "after") * lba,
+        4 << 20,
+        "half of the fifth unit left"
+    );
+    let p = &s["placement"][0];
+    assert_eq!(p["handle"], 4, "{p}");
+    assert_eq!(p["host_written_bytes"], 36u64 << 20, "{p}");
+    let ru = &p["reclaim_unit"];
+    assert!(
+        ru["written_bytes"].is_null(),
+        "the remainder was taken: {ru}"
+    );
+    let why = ru["null_reason"].as_str().unwrap_or_else(|| panic!("{ru}"));
+    assert!(why.contains("RUAMW is per reclaim unit"), "{why}");
+    assert!(why.contains("37748736 bytes through the handle"), "{why}");
+    // QEMU 10 logs "Reclaim Unit Not Written to Capacity" each time a write fills
+    // the unit (hw/nvme/ctrl.c, nvme_do_write_fdp → nvme_update_ruh).
+    eprintln!("fill: {ru}");
+    assert_eq!(ru["reclaim_unit_changes"], 4, "{ru}");
+    let s = &r["steps"][1];
+    let p = &s["placement"][0];
+    assert_eq!(p["reclaim_unit"]["written_bytes"], 1u64 << 20, "{p}");
+    assert_eq!(p["reclaim_unit"]["reclaim_unit_changes"], 0, "{p}");
+    assert_eq!((ruamw(s, "before") - ruamw(s, "after")) * lba, 1 << 20);
 }
 
 fn a_controller_without_fdp_has_no_statistics() {

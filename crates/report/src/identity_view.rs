@@ -112,10 +112,10 @@ fn fdp_steps(steps: &[iogate_result::StepResult]) -> String {
                 .placement
                 .iter()
                 .map(|p| {
-                    let drive = match p.reclaim_unit {
+                    let drive = match &p.reclaim_unit {
                         Some(r) => match r.written_bytes {
                             Some(b) => format_bytes(b as f64),
-                            None => "new reclaim unit".into(),
+                            None => "not counted (null_reason in result.json)".into(),
                         },
                         None => "not read".into(),
                     };

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::fdp_events::FdpEvent;
+
 /// Log identifier of the FDP Configurations log page (endurance-group scoped).
 pub const LID_FDP_CONFIGURATIONS: u8 = 0x20;
 /// Log identifier of the FDP Statistics log page (endurance-group scoped).
@@ -99,12 +101,17 @@ pub struct PlacementLog {
     pub host_events: u32,
     /// Controller events the log holds (LSP 0).
     pub controller_events: u32,
+    /// The host and the controller events themselves, oldest first, when both logs
+    /// were read whole (compared around a step by [`ReclaimUnitWrites::between`]; not
+    /// written to result.json).
+    #[serde(skip)]
+    pub events: Option<Vec<FdpEvent>>,
 }
 
 /// Bytes a step wrote with one placement handle: iogate's count (completed writes of
 /// the mix lines that carry it) and the drive's (how far the handle's reclaim unit
 /// filled).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlacementWrites {
     /// The placement handle (index into the namespace's list).
     pub handle: u16,
@@ -115,24 +122,46 @@ pub struct PlacementWrites {
 }
 
 /// What the drive's Reclaim Unit Handle Status says a placement handle took in a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReclaimUnitWrites {
     /// The reclaim unit handle the placement handle maps to.
     pub reclaim_unit_handle: u16,
-    /// Reclaim unit available media writes before minus after, bytes; None when the
-    /// handle moved to a new reclaim unit during the step (RUAMW rose), where the
-    /// difference no longer counts the writes.
+    /// Reclaim unit available media writes (RUAMW) before minus after, bytes, when the
+    /// handle cannot have moved to another reclaim unit during the step; null otherwise
+    /// (RUAMW counts down within one reclaim unit, so across a change the difference
+    /// is a remainder, not the bytes written), with the reason in `null_reason`.
     pub written_bytes: Option<u64>,
+    /// Why `written_bytes` is null; absent when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub null_reason: Option<String>,
+    /// Reclaim unit change events (FDP event types 00h, 01h, 02h, 81h) the drive logged
+    /// for the handle during the step; null when the FDP Events log could not tell
+    /// (iogate could not enable them, a log was not read whole, or the log dropped
+    /// every event it held before the step).
+    pub reclaim_unit_changes: Option<u32>,
 }
+
+/// Whether a handle's reclaim unit change events are logged during a run (iogate
+/// enables them before the first step with Set Features, FDP Events), or why not.
+pub type ChangeEventsWatched = Result<(), String>;
 
 impl ReclaimUnitWrites {
     /// Handle `handle`'s figures from the logs around a step, with `lba_bytes` per
-    /// logical block; None when either log lacks the handle.
+    /// logical block, `host_written_bytes` that iogate sent through it, and whether its
+    /// change events are logged (`watched`); None when either log lacks the handle.
+    ///
+    /// The difference of RUAMW counts the bytes only when all of these hold, else it
+    /// is null with the first that failed: RUAMW did not rise; iogate sent fewer bytes
+    /// through the handle than its reclaim unit had left (more would have filled it,
+    /// and a drive logs no event when a unit fills); the change events were logged and
+    /// none concerns the handle.
     pub fn between(
         before: &PlacementLog,
         after: &PlacementLog,
         handle: u16,
         lba_bytes: u64,
+        host_written_bytes: u64,
+        watched: &ChangeEventsWatched,
     ) -> Option<ReclaimUnitWrites> {
         let b = before.handles.get(usize::from(handle))?;
         let a = after.handles.get(usize::from(handle))?;
@@ -140,11 +169,53 @@ impl ReclaimUnitWrites {
             b.available_media_writes_blocks,
             a.available_media_writes_blocks,
         );
+        let changes = change_events(before, after, b, watched);
+        let moved = "the handle moved to a new reclaim unit during the step: RUAMW is per reclaim unit, so its difference is not the bytes written";
+        let left = was.saturating_mul(lba_bytes);
+        let reason = if is > was {
+            Some(format!(
+                "RUAMW rose from {was} to {is} logical blocks: {moved}"
+            ))
+        } else if host_written_bytes >= left {
+            Some(format!("iogate wrote {host_written_bytes} bytes through the handle, at least the {left} bytes ({was} logical blocks) its reclaim unit had left, which fills it: {moved}"))
+        } else {
+            match &changes {
+                Ok(0) => None,
+                Ok(n) => Some(format!("the drive logged {n} reclaim unit change event(s) for the handle (FDP Events log 23h): {moved}")),
+                Err(why) => Some(format!("a change of reclaim unit during the step cannot be ruled out: {why}")),
+            }
+        };
         Some(ReclaimUnitWrites {
             reclaim_unit_handle: a.reclaim_unit_handle,
-            written_bytes: (is <= was).then(|| (was - is).saturating_mul(lba_bytes)),
+            written_bytes: reason
+                .is_none()
+                .then(|| (was - is).saturating_mul(lba_bytes)),
+            null_reason: reason,
+            reclaim_unit_changes: changes.ok(),
         })
     }
+}
+
+/// The reclaim unit change events the logs around a step add for handle `h`, or why
+/// they cannot be counted.
+fn change_events(
+    before: &PlacementLog,
+    after: &PlacementLog,
+    h: &PlacementHandleStatus,
+    watched: &ChangeEventsWatched,
+) -> Result<u32, String> {
+    watched.clone()?;
+    let (Some(old), Some(new)) = (&before.events, &after.events) else {
+        return Err("the FDP Events log (23h) was not read whole before and after the step".into());
+    };
+    let added = crate::fdp_events::new_events(old, new).ok_or_else(|| {
+        format!("the FDP Events log (23h) holds {} events after the step, none of which continue the {} it held before: it dropped events, so the new ones cannot be counted", new.len(), old.len())
+    })?;
+    let n = added
+        .iter()
+        .filter(|e| e.is_reclaim_unit_change() && e.concerns(h.placement_id, h.reclaim_unit_handle))
+        .count();
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 /// The kind of a reclaim unit handle (RUHT).
@@ -333,5 +404,92 @@ mod tests {
         assert_eq!(st.host_written_bytes, 3 << 20);
         assert_eq!(st.media_written_bytes, 5 << 20);
         assert_eq!(st.media_erased_bytes, u64::MAX);
+    }
+
+    fn log(ruamw: u64, events: Option<Vec<FdpEvent>>) -> PlacementLog {
+        let handle = |pid: u16, ruh: u16, blocks: u64| PlacementHandleStatus {
+            placement_id: pid,
+            reclaim_unit_handle: ruh,
+            time_remaining_s: 0,
+            available_media_writes_blocks: blocks,
+        };
+        PlacementLog {
+            handles: vec![handle(0, 0, 2048), handle(1, 4, ruamw)],
+            handle_usage: Vec::new(),
+            host_events: 0,
+            controller_events: 0,
+            events,
+        }
+    }
+
+    fn change(kind: u8, pid: u16, time: u8) -> FdpEvent {
+        let mut d = [0u8; 64];
+        (d[0], d[1], d[2], d[4]) = (kind, 0x7, pid as u8, time);
+        FdpEvent(d)
+    }
+
+    /// Handle 1 (reclaim unit handle 4) of 512-byte blocks with 2048 left before the
+    /// step. The difference counts only while nothing can have moved the handle to
+    /// another reclaim unit; otherwise null with the reason, never the remainder.
+    #[test]
+    fn ruamw_counts_only_within_one_reclaim_unit() {
+        let old = vec![change(0x00, 0, 1)];
+        let before = log(2048, Some(old.clone()));
+        let watched: ChangeEventsWatched = Ok(());
+        let at = |after: &PlacementLog, host: u64, w: &ChangeEventsWatched| {
+            ReclaimUnitWrites::between(&before, after, 1, 512, host, w).expect("handle 1")
+        };
+        // 1,000 blocks written, no change event for the handle (one for handle 0).
+        let after = log(1048, Some(vec![old[0], change(0x00, 0, 2)]));
+        let r = at(&after, 512_000, &watched);
+        assert_eq!(r.written_bytes, Some(512_000), "{r:?}");
+        assert_eq!((r.null_reason, r.reclaim_unit_changes), (None, Some(0)));
+        assert_eq!(r.reclaim_unit_handle, 4);
+        // The unit's 2,048 blocks filled, two more units of 4,096, and 3,000 blocks
+        // into a fourth: the remainder (952 blocks) looks like a count but is not one.
+        let events = vec![
+            old[0],
+            change(0x00, 1, 2),
+            change(0x00, 1, 3),
+            change(0x00, 1, 4),
+        ];
+        let moved = log(1096, Some(events));
+        let r = at(&moved, (2048 + 2 * 4096 + 3000) * 512, &watched);
+        assert_eq!(r.written_bytes, None);
+        assert_eq!(r.reclaim_unit_changes, Some(3));
+        let why = r.null_reason.expect("a reason");
+        assert!(why.contains("at least the 1048576 bytes"), "{why}");
+        assert!(why.contains("RUAMW is per reclaim unit"), "{why}");
+        // A change event with fewer bytes than the unit had left (a time limit).
+        let limit = log(1500, Some(vec![old[0], change(0x01, 1, 2)]));
+        let r = at(&limit, 4096, &watched);
+        assert_eq!((r.written_bytes, r.reclaim_unit_changes), (None, Some(1)));
+        assert!(r
+            .null_reason
+            .expect("why")
+            .contains("logged 1 reclaim unit change"));
+        // RUAMW rose.
+        let r = at(&log(3000, Some(old.clone())), 4096, &watched);
+        assert!(r
+            .null_reason
+            .expect("why")
+            .contains("RUAMW rose from 2048 to 3000"));
+        // Events not logged, not read, or dropped: a change cannot be ruled out.
+        let off: ChangeEventsWatched = Err("the drive refused".into());
+        let r = at(&after, 512_000, &off);
+        assert_eq!((r.written_bytes, r.reclaim_unit_changes), (None, None));
+        assert!(r.null_reason.expect("why").contains("the drive refused"));
+        let r = at(&log(1048, None), 512_000, &watched);
+        assert!(r.null_reason.expect("why").contains("not read whole"));
+        let r = at(
+            &log(1048, Some(vec![change(0x00, 0, 9)])),
+            512_000,
+            &watched,
+        );
+        assert!(r.null_reason.expect("why").contains("dropped events"));
+        assert_eq!(
+            ReclaimUnitWrites::between(&before, &after, 2, 512, 0, &watched),
+            None
+        );
     }
 }

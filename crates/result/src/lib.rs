@@ -16,6 +16,7 @@ pub mod cases;
 pub mod drive;
 pub mod faults;
 pub mod fdp;
+pub mod fdp_events;
 pub mod fleet;
 pub mod groups;
 pub mod identity;

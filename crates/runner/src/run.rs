@@ -225,6 +225,7 @@ pub fn execute(
 ) -> RunResult {
     let mut result = empty_result(plan, target);
     let monitor = crate::health::HealthMonitor::start(&target.path, &result.target);
+    let fdp_events = crate::data_placement::EventWatch::start(plan, target);
     let read_health = |on_event: &mut dyn FnMut(RunEvent)| {
         let m = monitor.as_ref()?;
         let log = m
@@ -263,7 +264,8 @@ pub fn execute(
         );
         if let (Some(m), Some(b), Some(a)) = (&monitor, before, read_health(on_event)) {
             r.health = Some(m.span(b.0, a.0, b.1, a.1));
-            crate::data_placement::fill(&mut r, u64::from(target.logical_block_size));
+            let lba = u64::from(target.logical_block_size);
+            crate::data_placement::fill(&mut r, lba, &fdp_events);
         }
         on_event(RunEvent::StepFinished {
             index,
@@ -291,6 +293,9 @@ pub fn execute(
     }
     if let Some(m) = monitor {
         result.health_samples = m.finish();
+    }
+    for w in fdp_events.restore() {
+        on_event(RunEvent::Warning(w));
     }
     result.loops = iogate_result::groups::loop_figures(&result.steps);
     result.finished_at = now_rfc3339();

@@ -18,7 +18,7 @@ mod placement;
 use std::fs::File;
 
 pub use erase::{format_nvm, sanitize, SanitizeAction, SecureErase};
-pub use placement::{handle_status, placement_log};
+pub use placement::{fdp_events_enabled, handle_status, placement_log, set_fdp_event};
 
 use ioctl::{Completion, PassthruCmd};
 use iogate_result::drive::{NvmeController, NvmeIdentity, NvmeNamespace, SmartLog};
