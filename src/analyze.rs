@@ -228,35 +228,8 @@ pub fn steady_state(args: &crate::cli::SteadyStateArgs) -> u8 {
         max_excursion_pct: args.max_excursion,
         max_slope_pct: args.max_slope,
     };
-    if args.window < 2 {
-        eprintln!(
-            "error: --window: expected at least 2 rounds, found {}",
-            args.window
-        );
-        return exit::USAGE;
-    }
-    // Measurements are finite and not negative (IOPS, bandwidth, latency); limits too.
-    let bad = args
-        .values
-        .iter()
-        .enumerate()
-        .find(|(_, v)| !v.is_finite() || **v < 0.0);
-    if let Some((i, v)) = bad {
-        eprintln!(
-            "error: value {} is {v}: expected a finite measurement of 0 or more",
-            i + 1
-        );
-        return exit::USAGE;
-    }
-    for (name, v) in [
-        ("--max-excursion", args.max_excursion),
-        ("--max-slope", args.max_slope),
-    ] {
-        if !v.is_finite() || v < 0.0 {
-            eprintln!("error: {name} is {v}: expected a percentage of 0 or more");
-            return exit::USAGE;
-        }
-    }
+    // The window (2 to 1000), the limits (0 to 100%) and the values (finite, 0 or more)
+    // are bounded where they are parsed (`cli`).
     let Some(w) = evaluate(&args.values, &c) else {
         eprintln!(
             "error: {} values, fewer than the {}-round window",

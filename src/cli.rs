@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use iogate_report::history::edivisive;
+use iogate_spec::cli_values;
 use iogate_spec::plan::shorten;
+use iogate_spec::steady;
 
 /// Declarative storage tests: run a spec on a file or block device, gate it against a
 /// golden baseline. Exit codes: 0 pass, 1 assertion failed or regression, 2 spec or
@@ -239,8 +241,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub build: Option<String>,
     /// The build's position in build order (default: `IOGATE_BUILD_ORDER` or the CI's
-    /// build number).
-    #[arg(long, allow_negative_numbers = true)]
+    /// build number): a whole number of 64 bits, negative allowed.
+    #[arg(long, allow_negative_numbers = true, value_parser = cli_values::build_order)]
     pub build_order: Option<i64>,
 }
 
@@ -287,8 +289,8 @@ pub enum HistoryCommand {
         #[arg(long)]
         build: Option<String>,
         /// Build order (one result only; default: the result's own, else its start
-        /// time in seconds).
-        #[arg(long, allow_negative_numbers = true)]
+        /// time in seconds): a whole number of 64 bits, negative allowed.
+        #[arg(long, allow_negative_numbers = true, value_parser = cli_values::build_order)]
         build_order: Option<i64>,
     },
     /// Print the series (or JSON), and write trend pages.
@@ -312,15 +314,16 @@ pub enum HistoryCommand {
         /// Which series.
         #[command(flatten)]
         filter: SeriesFilter,
-        /// Builds per sliding window of the first pass.
-        #[arg(long, default_value_t = edivisive::DEFAULT_WINDOW)]
+        /// Builds per sliding window of the first pass (2 to 1000).
+        #[arg(long, default_value_t = edivisive::DEFAULT_WINDOW, value_parser = edivisive::window_arg)]
         window: usize,
-        /// Largest p-value of a change point.
-        #[arg(long, default_value_t = edivisive::DEFAULT_MAX_PVALUE)]
+        /// Largest p-value of a change point (above 0, at most 1).
+        #[arg(long, default_value_t = edivisive::DEFAULT_MAX_PVALUE, value_parser = cli_values::pvalue)]
         max_pvalue: f64,
         /// Smallest change of a change point, percent (Otava's min magnitude): smaller
-        /// significant changes (a 1.7% IOPS shift of a throttle) do not alert.
-        #[arg(long, default_value_t = edivisive::DEFAULT_MIN_CHANGE_PCT)]
+        /// significant changes (a 1.7% IOPS shift of a throttle) do not alert (0 to
+        /// 1000; 0 keeps every significant change).
+        #[arg(long, default_value_t = edivisive::DEFAULT_MIN_CHANGE_PCT, value_parser = cli_values::change_pct)]
         min_change_pct: f64,
         /// Print JSON.
         #[arg(long)]
@@ -335,8 +338,8 @@ pub enum HistoryCommand {
         /// Spec name.
         #[arg(long)]
         spec: String,
-        /// First build of the new segment.
-        #[arg(long, allow_negative_numbers = true)]
+        /// First build of the new segment (a build order: a whole number of 64 bits).
+        #[arg(long, allow_negative_numbers = true, value_parser = cli_values::build_order)]
         build_order: i64,
         /// Only this metric path (default: every metric of the spec).
         #[arg(long)]
@@ -402,18 +405,18 @@ pub struct AnalyzeArgs {
 /// Options of `iogate steady-state`.
 #[derive(Debug, clap::Args)]
 pub struct SteadyStateArgs {
-    /// The tracked metric's value in each round, in order.
-    #[arg(required = true, allow_negative_numbers = true)]
+    /// The tracked metric's value in each round, in order (finite, 0 or more).
+    #[arg(required = true, allow_negative_numbers = true, value_parser = cli_values::measurement)]
     pub values: Vec<f64>,
-    /// Rounds in the measurement window.
-    #[arg(long, default_value_t = 5)]
+    /// Rounds in the measurement window (2 to 1000).
+    #[arg(long, default_value_t = 5, value_parser = steady::window_arg)]
     pub window: usize,
-    /// Largest data excursion (max − min), percent of the window average.
-    #[arg(long, default_value_t = 20.0)]
+    /// Largest data excursion (max − min), percent of the window average (0 to 100).
+    #[arg(long, default_value_t = 20.0, value_parser = steady::limit_arg)]
     pub max_excursion: f64,
     /// Largest slope excursion (best-fit line's change across the window), percent of
-    /// the window average.
-    #[arg(long, default_value_t = 10.0)]
+    /// the window average (0 to 100).
+    #[arg(long, default_value_t = 10.0, value_parser = steady::limit_arg)]
     pub max_slope: f64,
     /// Print JSON.
     #[arg(long)]
@@ -428,8 +431,8 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// Side B, in the same forms.
     pub b: PathBuf,
-    /// Allowed change of every metric in its worse direction, percent.
-    #[arg(long, default_value_t = 5.0)]
+    /// Allowed change of every metric in its worse direction, percent (0 to 1000).
+    #[arg(long, default_value_t = 5.0, value_parser = cli_values::change_pct)]
     pub tolerance: f64,
     /// Also write diff.md, diff.html (with overlay charts) and diff.json here.
     #[arg(long)]

@@ -14,10 +14,6 @@ use crate::exit;
 
 /// `iogate diff`: returns the exit code.
 pub fn diff(args: &DiffArgs) -> u8 {
-    if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
-        eprintln!("error: --tolerance must be a percentage of 0 or more");
-        return exit::USAGE;
-    }
     let (a, b) = match (load_side(&args.a), load_side(&args.b)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {

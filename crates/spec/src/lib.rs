@@ -8,6 +8,7 @@
 //! probes the target and passes its [`Geometry`] in.
 
 pub mod case;
+pub mod cli_values;
 pub mod compile;
 pub mod diag;
 pub mod dim;

@@ -13,6 +13,24 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Fewest rounds in a window: a line needs two points.
+pub const MIN_WINDOW: u64 = 2;
+
+/// Most rounds in a window (a sweep's `steady_state: window:` and `iogate steady-state
+/// --window`).
+pub const MAX_WINDOW: u64 = 1000;
+
+/// `iogate steady-state --window`: [`MIN_WINDOW`] to [`MAX_WINDOW`] rounds.
+pub fn window_arg(text: &str) -> Result<usize, String> {
+    crate::cli_values::count(text, MIN_WINDOW, MAX_WINDOW).map(|n| n as usize)
+}
+
+/// `iogate steady-state --max-excursion`/`--max-slope`: a percentage of the window
+/// average from 0 to 100, as in a spec.
+pub fn limit_arg(text: &str) -> Result<f64, String> {
+    crate::cli_values::percent(text, 100.0)
+}
+
 /// The criterion's parameters (SNIA defaults: 5 rounds, 20%, 10%, 25 rounds).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Criterion {

@@ -36,6 +36,19 @@ pub struct Options {
 /// Points per window by default (Apache Otava's).
 pub const DEFAULT_WINDOW: usize = 50;
 
+/// Fewest points per window: a split needs a point on each side.
+pub const MIN_WINDOW: u64 = 2;
+
+/// Most points per window (`history detect --window`): the split pass costs the cube of
+/// the window per candidate, so a window of 1,000 builds is already about 10⁹ steps, and
+/// a window longer than the series is the series.
+pub const MAX_WINDOW: u64 = 1000;
+
+/// `history detect --window`: [`MIN_WINDOW`] to [`MAX_WINDOW`] builds.
+pub fn window_arg(text: &str) -> Result<usize, String> {
+    iogate_spec::cli_values::count(text, MIN_WINDOW, MAX_WINDOW).map(|n| n as usize)
+}
+
 /// Largest p-value of a change point by default (Apache Otava's).
 pub const DEFAULT_MAX_PVALUE: f64 = 0.001;
 

@@ -31,9 +31,8 @@ pub fn build_info(build: Option<&str>, order: Option<i64>) -> Result<Option<Buil
         Some(o) => Some(o),
         None => match pairs.iter().find_map(|(_, o)| env(o).map(|v| (*o, v))) {
             Some((name, v)) => Some(
-                v.trim()
-                    .parse::<i64>()
-                    .map_err(|_| format!("{name}={v:?} is not a build number"))?,
+                iogate_spec::cli_values::build_order(&v)
+                    .map_err(|e| format!("{name} is not a build number: {e}"))?,
             ),
             None => None,
         },

@@ -446,10 +446,14 @@ fn steady_fields(cx: &mut Ctx<'_>, s: &RawSteadyState) -> Option<Fields> {
             None
         }
     };
-    let window = s
-        .window
-        .as_ref()
-        .map_or(Some(5), |w| cx.count(w, "window", 2, 1000));
+    let window = s.window.as_ref().map_or(Some(5), |w| {
+        cx.count(
+            w,
+            "window",
+            crate::steady::MIN_WINDOW,
+            crate::steady::MAX_WINDOW,
+        )
+    });
     let max_excursion = s
         .max_excursion
         .as_ref()

@@ -87,12 +87,7 @@ pub fn repeat_count(text: &str) -> Result<u32, String> {
 }
 
 fn count_up_to(text: &str, most: u32) -> Result<u32, String> {
-    match text.trim().parse::<u32>() {
-        Ok(n) if (1..=most).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "expected a whole number from 1 to {most}, found {text}"
-        )),
-    }
+    crate::cli_values::count(text, 1, u64::from(most)).map(|n| n as u32)
 }
 
 /// A duration on the command line, read as the spec reads one (`250us`, `10ms`, `60s`,

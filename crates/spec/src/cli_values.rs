@@ -1,0 +1,113 @@
+//! Parsers of the numbers the command line takes, one per kind of value: counts in a
+//! range, percentages up to a maximum, p-values, measurements and build orders. Each
+//! refuses what the option cannot mean (zero where zero is meaningless, negative, NaN,
+//! infinite, past the stated maximum) with "expected …, found …", which clap prints
+//! under the option's name with exit 2. Used by the binary's `cli` (as `value_parser`s)
+//! and by `plan::shorten` (the `plan`/`run` counts); the spec's own values are
+//! `syntax`'s.
+
+/// Largest change percentage an option takes (`diff --tolerance`, `history detect
+/// --min-change-pct`): a change of 1000% is eleven times the reference; a larger
+/// tolerance could never be exceeded by a metric where higher is better and means no
+/// gate.
+pub const MAX_CHANGE_PCT: f64 = 1000.0;
+
+/// A whole number from `min` to `max` (both included): `"expected a whole number from
+/// {min} to {max}, found {text}"` for anything else (signs, fractions, exponents,
+/// values past `max`, past 64 bits).
+pub fn count(text: &str, min: u64, max: u64) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected a whole number from {min} to {max}, found {text}"
+        )),
+    }
+}
+
+/// A percentage from 0 to `max` (both included), written `5` or `5%`: finite, not
+/// negative.
+pub fn percent(text: &str, max: f64) -> Result<f64, String> {
+    let t = text.trim();
+    let number = t.strip_suffix('%').unwrap_or(t).trim_end();
+    match number.parse::<f64>() {
+        Ok(p) if (0.0..=max).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "expected a percentage from 0 to {max}, found {text}"
+        )),
+    }
+}
+
+/// A change percentage: [`percent`] up to [`MAX_CHANGE_PCT`].
+pub fn change_pct(text: &str) -> Result<f64, String> {
+    percent(text, MAX_CHANGE_PCT)
+}
+
+/// A p-value threshold: above 0 (no p-value is below 0, so 0 would find nothing) and at
+/// most 1.
+pub fn pvalue(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        _ => Err(format!(
+            "expected a p-value above 0 and at most 1 (0.001 by default), found {text}"
+        )),
+    }
+}
+
+/// A measured value (IOPS, bandwidth, latency): finite and not negative.
+pub fn measurement(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "expected a finite measurement of 0 or more, found {text}"
+        )),
+    }
+}
+
+/// A build's position in build order: a whole number of 64 bits, negative allowed (as
+/// the history store keeps it).
+pub fn build_order(text: &str) -> Result<i64, String> {
+    text.trim().parse::<i64>().map_err(|_| {
+        format!(
+            "expected a whole number from {} to {}, found {text}",
+            i64::MIN,
+            i64::MAX
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_refuses_its_worst_values() {
+        for bad in [
+            "0",
+            "-1",
+            "NaN",
+            "inf",
+            "1e300",
+            "18446744073709551616",
+            "1.5",
+            "",
+        ] {
+            assert!(count(bad, 1, 10).is_err(), "{bad}");
+        }
+        assert_eq!(count("10", 1, 10), Ok(10));
+        for bad in ["-1", "NaN", "inf", "-inf", "1e300", "1000.1", "5%%", "x"] {
+            assert!(change_pct(bad).is_err(), "{bad}");
+        }
+        assert_eq!(change_pct("0"), Ok(0.0));
+        assert_eq!(change_pct("1000%"), Ok(1000.0));
+        for bad in ["0", "-0.1", "NaN", "inf", "1.0001", "1e300"] {
+            assert!(pvalue(bad).is_err(), "{bad}");
+        }
+        assert_eq!(pvalue("1"), Ok(1.0));
+        for bad in ["-1", "NaN", "inf", "1e400"] {
+            assert!(measurement(bad).is_err(), "{bad}");
+        }
+        assert_eq!(measurement("0"), Ok(0.0));
+        assert!(build_order("9223372036854775808").is_err());
+        assert_eq!(build_order("-9223372036854775808"), Ok(i64::MIN));
+    }
+}

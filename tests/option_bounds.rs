@@ -1,0 +1,187 @@
+//! Every numeric option of `steady-state`, `diff`, `history` and the build orders of
+//! `run` and `history` is bounded where it is parsed (issue 55; `run`/`plan`'s own are
+//! `tests/edges.rs::numeric_options_are_bounded_where_parsed`): through the `iogate`
+//! binary, each option with its worst values is exit 2 with what was expected and what
+//! was found, and each bound itself is taken.
+
+mod common;
+
+use common::{code, iogate};
+
+/// Exit codes (DESIGN.md).
+const PASS: i32 = 0;
+const USAGE: i32 = 2;
+
+const WORST_REALS: [&str; 6] = ["-1", "NaN", "inf", "-inf", "1e300", "1e400"];
+const WORST_COUNTS: [&str; 6] = ["0", "-1", "1.5", "1e3", "NaN", "18446744073709551616"];
+
+/// Each row: the command line up to the option, the option, its worst values, and the
+/// message they get (followed by `found <value>`).
+fn rows() -> Vec<(
+    Vec<&'static str>,
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+)> {
+    let steady = vec!["steady-state", "10", "10", "10"];
+    let diff = vec!["diff", "/nonexistent/a", "/nonexistent/b"];
+    let detect = vec!["history", "--db", "/nonexistent/h.db", "detect"];
+    let pct = |more: &[&'static str]| [&WORST_REALS[..], more].concat();
+    vec![
+        (
+            steady.clone(),
+            "--window",
+            [&WORST_COUNTS[..], &["1", "1001"]].concat(),
+            "expected a whole number from 2 to 1000",
+        ),
+        (
+            steady.clone(),
+            "--max-excursion",
+            pct(&["100.5", "101%"]),
+            "expected a percentage from 0 to 100",
+        ),
+        (
+            steady,
+            "--max-slope",
+            pct(&["1000"]),
+            "expected a percentage from 0 to 100",
+        ),
+        (
+            diff,
+            "--tolerance",
+            pct(&["1000.01", "5%%"]),
+            "expected a percentage from 0 to 1000",
+        ),
+        (
+            detect.clone(),
+            "--window",
+            [&WORST_COUNTS[..], &["1", "1001"]].concat(),
+            "expected a whole number from 2 to 1000",
+        ),
+        (
+            detect.clone(),
+            "--max-pvalue",
+            pct(&["0", "1.01"]),
+            "expected a p-value above 0 and at most 1",
+        ),
+        (
+            detect,
+            "--min-change-pct",
+            pct(&["1001"]),
+            "expected a percentage from 0 to 1000",
+        ),
+        (
+            vec!["run", "/nonexistent/spec.yaml"],
+            "--build-order",
+            vec![
+                "9223372036854775808",
+                "-9223372036854775809",
+                "1.5",
+                "NaN",
+                "1e3",
+            ],
+            "expected a whole number from -9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            vec![
+                "history",
+                "--db",
+                "/nonexistent/h.db",
+                "expect",
+                "--spec",
+                "s",
+            ],
+            "--build-order",
+            vec!["18446744073709551616", "inf"],
+            "expected a whole number from -9223372036854775808",
+        ),
+    ]
+}
+
+/// Before: `steady-state --window 18446744073709551616` and `history detect --window
+/// 99999999999999999999` said only "number too large to fit in target type", `history
+/// detect --window 0` silently meant 2, `--max-pvalue NaN` found nothing, a negative or
+/// NaN `--min-change-pct` let every change alert, `--max-excursion 1e300` judged every
+/// window steady, `diff --tolerance 1e300` could not regress.
+#[test]
+fn numeric_options_of_the_other_commands_are_bounded_where_parsed() {
+    for (head, option, values, message) in rows() {
+        for v in values {
+            let arg = format!("{option}={v}");
+            let mut args = head.clone();
+            args.push(&arg);
+            let o = iogate(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(code(&o), USAGE, "{args:?}: {err}");
+            assert!(err.contains(message), "{args:?}: {err}");
+            assert!(err.contains(&format!("found {v}")), "{args:?}: {err}");
+            assert!(err.contains(option), "{args:?}: {err}");
+        }
+    }
+    // The bounds are taken: a steady window of 2 and of 1000 rounds, the limits 0 and
+    // 100%, every value 0 or more.
+    let thousand = vec!["7"; 1000];
+    let mut args = vec!["steady-state", "--window", "1000", "--max-slope", "0"];
+    args.extend(thousand.iter());
+    assert_eq!(code(&iogate(&args)), PASS);
+    let o = iogate(&[
+        "steady-state",
+        "0",
+        "0",
+        "3",
+        "3",
+        "--window=2",
+        "--max-excursion=100%",
+        "--max-slope=0",
+    ]);
+    assert_eq!(code(&o), PASS, "{}", String::from_utf8_lossy(&o.stderr));
+    // The other bounds pass the parser and fail later, for the missing files they name.
+    for args in [
+        &[
+            "diff",
+            "/nonexistent/a",
+            "/nonexistent/b",
+            "--tolerance",
+            "1000",
+        ][..],
+        &["diff", "/nonexistent/a", "/nonexistent/b", "--tolerance=0%"],
+        &[
+            "history",
+            "--db",
+            "/nonexistent/h.db",
+            "detect",
+            "--window=1000",
+            "--max-pvalue=1",
+            "--min-change-pct=0",
+        ],
+        &[
+            "history",
+            "--db",
+            "/nonexistent/h.db",
+            "detect",
+            "--window=2",
+        ],
+        &[
+            "run",
+            "/nonexistent/s.yaml",
+            "--build-order=-9223372036854775808",
+        ],
+        &[
+            "history",
+            "--db",
+            "/nonexistent/h.db",
+            "expect",
+            "--spec",
+            "s",
+            "--build-order",
+            "9223372036854775807",
+        ],
+    ] {
+        let o = iogate(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        // 2 for a missing input, 3 for a store that cannot be created there.
+        assert!(matches!(code(&o), USAGE | 3), "{args:?}: {err}");
+        assert!(!err.contains("invalid value"), "{args:?}: {err}");
+        assert!(err.contains("/nonexistent/"), "{args:?}: {err}");
+    }
+}
