@@ -355,15 +355,21 @@ fn analyze_threads_are_bounded_where_they_are_parsed() {
     assert!(one["requests"].as_u64().is_some_and(|n| n > 0), "{one}");
     assert_eq!(one, two);
     assert_eq!(one, most);
-    // steady-state's window is bounded below here and above by the values given.
-    let o = iogate(&["steady-state", "1", "2", "3", "--window", "1"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(code(&o), 2, "{err}");
-    assert!(err.contains("expected at least 2 rounds, found 1"), "{err}");
-    let o = iogate(&["steady-state", "1", "2", "3", "--window", "100000"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(code(&o), 2, "{err}");
-    assert!(err.contains("fewer than the 100000-round window"), "{err}");
+    // steady-state's window is bounded where it is parsed (2 to 1000) and above by the
+    // values given.
+    for (window, says) in [
+        ("1", "expected a whole number from 2 to 1000, found 1"),
+        (
+            "100000",
+            "expected a whole number from 2 to 1000, found 100000",
+        ),
+        ("1000", "fewer than the 1000-round window"),
+    ] {
+        let o = iogate(&["steady-state", "1", "2", "3", "--window", window]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{err}");
+        assert!(err.contains(says), "--window {window}: {err}");
+    }
 }
 
 /// A CSV trace that starts with a UTF-8 byte order mark keeps its first request, and a

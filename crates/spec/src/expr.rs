@@ -320,8 +320,8 @@ impl Expr {
             };
             // A sum that cancels to binary rounding noise is the 0 it is in decimal
             // (`0.1 + 0.2 - 0.3`), so a divisor written that way is refused too.
-            let cancels = matches!(op, BinOp::Add | BinOp::Sub)
-                && v.abs() <= 1e-12 * a.abs().max(b.abs());
+            let cancels =
+                matches!(op, BinOp::Add | BinOp::Sub) && v.abs() <= 1e-12 * a.abs().max(b.abs());
             if cancels {
                 0.0
             } else {

@@ -88,12 +88,14 @@ impl Sources {
         self.diags.push(d);
     }
 
-    /// Reads the file `path` names (relative to `from`'s file) and parses it as `T`.
-    fn open<T: DeserializeOwned>(
+    /// The file `path` names (relative to `from`'s file): (as joined, as shown, its
+    /// canonical path), or None after a diagnostic: not a YAML fragment (nor a link to
+    /// one), or unreadable.
+    fn locate(
         &mut self,
         from: &Origin,
         path: &Spanned<String>,
-    ) -> Option<(T, Origin)> {
+    ) -> Option<(PathBuf, String, PathBuf)> {
         let base = Path::new(&self.files[from.source].name)
             .parent()
             .map(Path::to_path_buf)
@@ -128,6 +130,16 @@ impl Sources {
             self.error(from, path, "cannot include that file", label);
             return None;
         }
+        Some((joined, shown, canonical))
+    }
+
+    /// Reads the file `path` names (relative to `from`'s file) and parses it as `T`.
+    fn open<T: DeserializeOwned>(
+        &mut self,
+        from: &Origin,
+        path: &Spanned<String>,
+    ) -> Option<(T, Origin)> {
+        let (joined, shown, canonical) = self.locate(from, path)?;
         let open = self
             .stack
             .iter()

@@ -15,10 +15,9 @@ use crate::document::{
     Origin, ParamTable, RawDistribution, RawMixLine, RawPrecondition, RawRegion, RawSpec, RawStep,
     RawWorkload, Setting, Spanned,
 };
-use crate::expr::Assertion;
 use crate::plan::{
-    derive_seed, BaselineRule, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep,
-    PlanTarget, RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
+    derive_seed, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep, PlanTarget,
+    RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 
@@ -288,7 +287,8 @@ fn build(cx: &mut Ctx<'_>, composed: &Composed, geometry: &Geometry) -> Option<P
     let size = resolve_target_size(cx, raw, geometry)?;
     let seed = raw.seed.as_ref().map_or(1, |s| s.value);
     let mut expansion = build_steps(cx, raw, group::Frame { size, lbs, seed });
-    let (assertions, baseline_rules, baseline_required) = build_rules(cx, composed, &expansion);
+    let (assertions, baseline_rules, baseline_required) =
+        rules::build_rules(cx, composed, &expansion);
     let expansion_origins = std::mem::take(&mut expansion.origins);
     let steps = expansion.steps;
     let latency_band_edges_ns = latency_bands(cx, raw.latency_bands.as_ref());
@@ -409,86 +409,6 @@ fn build_steps(cx: &mut Ctx<'_>, raw: &RawSpec, frame: group::Frame) -> group::E
     let mut out = group::Expansion::default();
     group::expand(cx, &raw.steps.value, frame, &mut out);
     out
-}
-
-/// The assertions (written and implicit) and the baseline rules, with
-/// `baseline.required`.
-fn build_rules(
-    cx: &mut Ctx<'_>,
-    composed: &Composed,
-    expansion: &group::Expansion,
-) -> (Vec<Assertion>, Vec<BaselineRule>, bool) {
-    let raw = &composed.raw;
-    // Metric paths resolve against every step's name, including steps with mistakes of
-    // their own (so one mistake does not cascade); without a step, the last workload.
-    // Loop figures (`hir_2_burst`) are step names of paths too.
-    let mut all: std::collections::HashSet<String> = expansion.all_names.iter().cloned().collect();
-    all.extend(expansion.loop_figures.iter().cloned());
-    let steps = &expansion.steps;
-    let names = rules::Names {
-        all,
-        index: steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.name.as_str(), i))
-            .collect(),
-        default_step: expansion.default_step.as_deref(),
-        compiled: steps,
-        loop_figures: &expansion.loop_figures,
-    };
-    let mut assertions: Vec<Assertion> = composed
-        .assertions
-        .iter()
-        .filter_map(|(o, a)| cx.within(o, |cx| rules::assertion(cx, a, &names)))
-        .collect();
-    rules::implicit_assertions(cx, raw, steps, &mut assertions);
-    let mut baseline_required = false;
-    // Each metric's first rule, where it was written: one rule per metric, whether the
-    // second comes from the spec or from a fragment.
-    let mut seen: std::collections::HashMap<String, String> = Default::default();
-    let baseline_rules = composed
-        .baseline
-        .iter()
-        .filter_map(|(o, k, v)| {
-            cx.within(o, |cx| {
-                if k.value == "required" {
-                    match v.value.as_str() {
-                        "true" => baseline_required = true,
-                        "false" => baseline_required = false,
-                        _ => cx.error(
-                            cx.span(v),
-                            "invalid `baseline.required`",
-                            format!("expected `true` or `false`, found `{}`", v.value),
-                        ),
-                    }
-                    return None;
-                }
-                let rule = rules::baseline_rule(cx, k, v, &names)?;
-                let span = cx.span(k);
-                let (line, col) = cx.src.line_col(span.start);
-                let here = format!("{}:{line}:{col}", cx.src.name);
-                match seen.entry(rule.metric.to_string()) {
-                    std::collections::hash_map::Entry::Occupied(first) => {
-                        cx.error(
-                            span,
-                            "duplicate baseline rule",
-                            format!(
-                                "expected one rule per metric, found a second rule for `{}` (the first is at {})",
-                                rule.metric,
-                                first.get()
-                            ),
-                        );
-                        None
-                    }
-                    std::collections::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(here);
-                        Some(rule)
-                    }
-                }
-            })
-        })
-        .collect();
-    (assertions, baseline_rules, baseline_required)
 }
 
 /// `targets:`: each pattern checked as a glob (resolved only when the run starts).
