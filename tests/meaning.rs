@@ -67,6 +67,18 @@ fn parameter_values_keep_their_text() {
         identity(&[&format!("fw={long}")]),
         format!("t@fw={long},qd=4")
     );
+    // A default given through an alias is the aliased value, not the alias's text.
+    for (qd, expected) in [("8", "a@qd=8"), ("32", "a@qd=32")] {
+        let text = PARAMS
+            .replace("name: t\n", "name: a\nx-qd: &qd QD\n")
+            .replace("  fw: 1.10\n  qd: 4\n", "  qd: *qd\n")
+            .replace("QD", qd);
+        write(d, "alias.yaml", &text);
+        let o = iogate_in(d, &["plan", "--json", "alias.yaml"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let plan: Value = serde_json::from_slice(&o.stdout).expect("plan JSON");
+        assert_eq!(plan["spec_name"], expected, "{text}");
+    }
     // Where a number goes, a value that is not one exactly is refused, never rounded.
     for bad in ["1e400", long, "-1e400", "4.5"] {
         let o = iogate_in(d, &["check", "p.yaml", "--set", &format!("qd={bad}")]);
