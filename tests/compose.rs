@@ -10,9 +10,9 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::{code, result, CHECK_JSONSCHEMA};
+use common::{code, iogate_in, result, CHECK_JSONSCHEMA};
 use serde_json::Value;
 
 tests_main![
@@ -21,15 +21,6 @@ tests_main![
     composition_mistakes_are_located_with_the_include_chain,
     pts_specs_on_fragments_plan_as_written_out: [CheckJsonschema],
 ];
-
-/// `iogate ARGS` run in `dir` (so that paths in diagnostics are the relative ones given).
-fn iogate_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the iogate binary runs")
-}
 
 fn write(dir: &Path, name: &str, text: &str) {
     let p = dir.join(name);

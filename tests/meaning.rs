@@ -9,10 +9,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::code;
+use common::{code, iogate_in};
 use serde_json::Value;
 
 tests_main![
@@ -21,14 +21,6 @@ tests_main![
     a_duplicate_step_name_points_into_the_file_that_has_the_first,
     check_is_linear_in_steps,
 ];
-
-fn iogate_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the iogate binary runs")
-}
 
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).expect("written");

@@ -18,6 +18,16 @@ pub fn iogate(args: &[&str]) -> Output {
         .expect("the iogate binary runs")
 }
 
+/// Runs the binary in `dir` (so that paths in its messages are the relative ones given).
+#[allow(dead_code)]
+pub fn iogate_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iogate"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the iogate binary runs")
+}
+
 /// Exit code (panics on death by signal).
 pub fn code(o: &Output) -> i32 {
     o.status.code().expect("exited normally")
