@@ -20,6 +20,7 @@ tests_main![
     a_baseline_rule_is_one_rule_wherever_it_is_written,
     a_duplicate_step_name_points_into_the_file_that_has_the_first,
     check_is_linear_in_steps,
+    a_division_by_a_metric_that_was_zero_is_undecided,
 ];
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -166,4 +167,29 @@ fn check_is_linear_in_steps() {
         ratio < 30.0,
         "check grows faster than linearly: ratio {ratio:.1}"
     );
+}
+
+/// `w.iops / w.errors > 1` on a run without errors is neither a pass nor a fail on
+/// infinity: the assertion is undecided with its reason, and the run inconclusive (4).
+fn a_division_by_a_metric_that_was_zero_is_undecided() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let text = "iogate: 1\nname: z\ntarget: { size: 4MiB }\nsteps:\n  - workload: { name: w, ios: 64, mix: [ { block_size: 4KiB } ] }\nassert:\n  - w.iops / w.errors > 1\n";
+    write(d, "z.yaml", text);
+    let o = iogate_in(
+        d,
+        &[
+            "run", "z.yaml", "--target", "t.img", "--out", "out", "--quiet",
+        ],
+    );
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let r = common::result(&d.join("out"));
+    let a = r["assertions"]
+        .as_array()
+        .and_then(|v| v.iter().find(|a| a["expr"] == "w.iops / w.errors > 1"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(a["passed"], false, "{a}");
+    let why = a["undecided"].as_str().unwrap_or("");
+    assert!(why.contains("division by a metric that was 0"), "{a}");
 }

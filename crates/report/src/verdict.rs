@@ -45,14 +45,14 @@ pub struct BaselineInput<'a> {
     pub not_compared: Option<String>,
 }
 
-/// Why a side that is not a finite number decides nothing: a division by a metric that
-/// was 0 (`w.iops / w.errors`), or a metric the run did not measure. Never a pass or a
-/// fail on infinity: the assertion is undecided (exit 4).
+/// Why a side that is not a finite number, though every metric it reads has a value,
+/// decides nothing: a division by a metric that was 0 (`w.iops / w.errors`). Never a
+/// pass or a fail on infinity: the assertion is undecided (exit 4).
 fn not_finite(lhs: f64, rhs: f64) -> Option<String> {
     let bad = |v: f64| !v.is_finite();
     (bad(lhs) || bad(rhs)).then(|| {
         format!(
-            "the expression is not a finite number ({lhs} vs {rhs}): a division by a metric that was 0, or a metric this run has no value for"
+            "the expression is not a finite number ({lhs} vs {rhs}): a division by a metric that was 0"
         )
     })
 }
@@ -73,7 +73,13 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
                 .metrics
                 .iter()
                 .find_map(|m| evidence::metric_gap(result, m))
-                .or_else(|| not_finite(e.lhs, e.rhs));
+                .or_else(|| {
+                    // Every metric has a value, yet a side is not finite: a division by
+                    // a metric that was 0. (A metric the run has no value for fails,
+                    // as before: the gate asked for something the target lacks.)
+                    let measured = a.metrics.iter().all(|m| lookup(m).is_some());
+                    measured.then(|| not_finite(e.lhs, e.rhs)).flatten()
+                });
             AssertionResult {
                 expr: a.expr.clone(),
                 passed: e.passed && undecided.is_none(),
