@@ -537,15 +537,16 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     );
     eprintln!("40,000 bad assertions checked in {took:?}");
     assert!(took < std::time::Duration::from_secs(20), "{took:?}");
-    // Division by zero never passes; a --baseline that is not a directory is an error (a missing one is a first run).
-    let spec = write_spec(
-        d,
-        "div",
-        "iogate: 1\nname: div\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, duration: 200ms, mix: [{ block_size: 4KiB, read: 100% }] }\nassert:\n  - w.iops / 0 > 1\nbaseline:\n  w.iops: -50%\n",
-    );
+    // Division by zero never passes: by a literal 0 it is a spec error, by a metric that
+    // was 0 the assertion is undecided (exit 4); a --baseline that is not a directory is
+    // an error (a missing one is a first run).
+    let text = "iogate: 1\nname: div\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, duration: 200ms, mix: [{ block_size: 4KiB, read: 100% }] }\nassert:\n  - w.iops / w.errors > 1\nbaseline:\n  w.iops: -50%\n";
+    let literal = write_spec(d, "div0", &text.replace("w.iops / w.errors", "w.iops / 0"));
+    assert_eq!(code(&iogate(&["check", s(&literal)])), 2);
+    let spec = write_spec(d, "div", text);
     let out = d.join("div-out");
     let o = iogate(&["run", s(&spec), "--out", s(&out), "-q"]);
-    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(code(&o), 4, "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(common::result(&out)["assertions"][0]["passed"], false);
     let o = iogate(&[
         "run",
