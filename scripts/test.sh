@@ -35,15 +35,28 @@ else
   echo "test.sh: not root and no sudo: nothing is installed, and tests that need root are skipped" >&2
   bash scripts/setup.sh
 fi
+build_start=$EPOCHREALTIME
 cargo build --release --locked --workspace --all-targets
 # The Debian package of that build, checked by tests/package.rs.
 bash scripts/deb.sh --no-build --quiet
+build_end=$EPOCHREALTIME
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 set +e
-cargo test --release --locked --workspace --no-fail-fast "$@" 2>&1 | tee "$log"
+# Each output line is stamped with the time it arrived ($EPOCHREALTIME, bash 5) in a
+# second log, to tell each test binary's wall time; the console gets the lines as they are.
+stamped=$(mktemp)
+trap 'rm -f "$log" "$stamped"' EXIT
+cargo test --release --locked --workspace --no-fail-fast "$@" 2>&1 \
+  | while IFS= read -r line || [ -n "$line" ]; do
+      printf '%s\n' "$line"
+      printf '%s %s\n' "$EPOCHREALTIME" "$line" >>"$stamped"
+    done | tee "$log"
 status=${PIPESTATUS[0]}
+tests_end=$EPOCHREALTIME
 set -e
+bash scripts/binary-times.sh "$stamped"
+awk -v b0="$build_start" -v b1="$build_end" -v t1="$tests_end" \
+  'BEGIN { printf "wall time: build and package %.0f s, tests %.0f s\n", b1 - b0, t1 - b1 }'
 # libtest's closing line of each binary: "test result: ok. 3 passed; 0 failed; 1 ignored; …"
 sum() { grep -E '^test result:' "$log" | grep -oE "[0-9]+ $1" | awk '{s+=$1} END {print s+0}'; }
 binaries=$(grep -cE '^test result:' "$log" || true)
