@@ -526,11 +526,17 @@ fn the_test_function_check_sees_a_planted_violation() {
         )
     };
     let found = long_test_functions("crates/x/src/a.rs", &unit(101));
-    assert_eq!(found, vec![("crates/x/src/a.rs:planted".to_string(), 6, 101)]);
+    assert_eq!(
+        found,
+        vec![("crates/x/src/a.rs:planted".to_string(), 6, 101)]
+    );
     assert!(long_test_functions("crates/x/src/a.rs", &unit(100)).is_empty());
     let file = |lines: usize| format!("//! A test binary.\n{}", body(lines));
     let found = long_test_functions("tests/common/x.rs", &file(101));
-    assert_eq!(found, vec![("tests/common/x.rs:planted".to_string(), 3, 101)]);
+    assert_eq!(
+        found,
+        vec![("tests/common/x.rs:planted".to_string(), 3, 101)]
+    );
     assert!(long_test_functions("tests/x.rs", &file(100)).is_empty());
     let before = format!("{}#[cfg(test)]\nmod tests {{}}\n", body(101));
     assert!(long_test_functions("crates/x/src/a.rs", &before).is_empty());

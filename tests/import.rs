@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{code, iogate, result, LoopDevice, Throttle, CHECK_JSONSCHEMA, FIO_EXAMPLES};
+use common::{code, iogate, result, LoopDevice, Run, Throttle, CHECK_JSONSCHEMA, FIO_EXAMPLES};
 
 tests_main![
     every_fio_example_converts_or_is_refused_with_a_located_reason: [FioExamples, CheckJsonschema],
@@ -266,11 +266,7 @@ fn a_converted_fio_rand_read_reaches_fio_iops_on_a_throttled_device() {
     let out = dir.path().join("out");
     let run = throttle
         .command(env!("CARGO_BIN_EXE_iogate"))
-        .args(["run", spec.to_str().unwrap(), "--target"])
-        .arg(&dev.path)
-        .arg("--out")
-        .arg(&out)
-        .arg("--quiet")
+        .args(Run::new(&spec).target(&dev.path).out(&out).quiet().argv())
         .output()
         .unwrap();
     assert!(

@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{code, iogate, write_spec, CHECK_JSONSCHEMA};
+use common::{code, iogate, write_spec, Run, CHECK_JSONSCHEMA};
 
 tests_main![
     published_schemas_are_the_generated_ones,
@@ -214,17 +214,12 @@ fn a_run_over_several_targets_meets_the_summary_schema() {
     let out = dir.path().join("out");
     let (a, b) = (dir.path().join("a.img"), dir.path().join("b.img"));
     let path = |p: &Path| p.display().to_string();
-    let o = iogate(&[
-        "run",
-        &path(&spec),
-        "--target",
-        &path(&a),
-        "--target",
-        &path(&b),
-        "--out",
-        &path(&out),
-        "--quiet",
-    ]);
+    let o = Run::new(&path(&spec))
+        .target(&path(&a))
+        .target(&path(&b))
+        .out(&path(&out))
+        .quiet()
+        .output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let o = check(
         &["--schemafile", &schema_file("summary")],
