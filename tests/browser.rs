@@ -132,7 +132,7 @@ fn marks_are_drawn_not_emoji() {
     );
     let out = dir.path().join("out");
     let o = common::Run::new(&spec)
-        .target(&dir.path().join("t.img"))
+        .target(dir.path().join("t.img"))
         .out(&out)
         .quiet()
         .output();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{code, iogate, result, write_spec};
+use common::{code, iogate, result, write_spec, Run};
 
 /// Exit codes (DESIGN.md).
 const PASS: i32 = 0;
@@ -16,17 +16,12 @@ fn run(dir: &std::path::Path, name: &str, spec: &str, extra: &[&str]) -> (i32, S
     let spec = write_spec(dir, name, spec);
     let out = dir.join(format!("{name}.out"));
     let target = dir.join(format!("{name}.img"));
-    let mut args = vec![
-        "run",
-        spec.to_str().expect("utf-8"),
-        "--target",
-        target.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-        "--quiet",
-    ];
-    args.extend_from_slice(extra);
-    let o = iogate(&args);
+    let o = Run::new(&spec)
+        .target(&target)
+        .out(&out)
+        .quiet()
+        .args(extra)
+        .output();
     (code(&o), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 

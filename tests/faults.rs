@@ -124,7 +124,7 @@ fn failed_writes_fail_the_run_unless_the_spec_records_them() {
     let run = |spec: &Path, fs: &Path| {
         let out = dir.path().join("out");
         let o = Run::new(spec)
-            .target(&fs.join("target.img"))
+            .target(fs.join("target.img"))
             .out(&out)
             .quiet()
             .output();
@@ -217,7 +217,7 @@ fn reads_failing_at_chosen_offsets_are_recorded_and_judged() {
     };
     for (policy, want) in [("", 1), ("io_errors: record\n", 0)] {
         let out = dir.path().join(format!("out{want}"));
-        let o = Run::new(&spec(policy))
+        let o = Run::new(spec(policy))
             .target(&dev)
             .out(&out)
             .quiet()

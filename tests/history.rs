@@ -217,7 +217,7 @@ fn run_history_judges_the_first_build_after_the_drop_regressed(
 /// the paced step's latency change at build 30.
 fn detect_finds_exactly_the_two_change_points(db: &Path) -> serde_json::Value {
     // `history detect`: exactly the two change points, at builds 20 and 30.
-    let o = detect(s(&db), &[]);
+    let o = detect(s(db), &[]);
     assert_eq!(code(&o), 1, "regressions exit 1: {}", stderr(&o));
     let alerts: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let builds: Vec<u64> = alerts
@@ -228,7 +228,7 @@ fn detect_finds_exactly_the_two_change_points(db: &Path) -> serde_json::Value {
         .collect();
     eprintln!(
         "{}",
-        String::from_utf8_lossy(&iogate(&["history", "detect", "--db", s(&db)]).stdout)
+        String::from_utf8_lossy(&iogate(&["history", "detect", "--db", s(db)]).stdout)
     );
     // The IOPS drop: at build 20, in IOPS and bandwidth, and nowhere else (a throttle's
     // IOPS is steady to about 1%). The latency change: at build 30 in the paced step.
@@ -294,7 +294,7 @@ fn the_latency_change_is_the_planted_millisecond(db: &Path, paced30: &serde_json
         "history",
         "show",
         "--db",
-        s(&db),
+        s(db),
         "--json",
         "--metric",
         paced30["metric"].as_str().unwrap_or(""),
@@ -321,7 +321,7 @@ fn the_latency_change_is_the_planted_millisecond(db: &Path, paced30: &serde_json
 /// Apache Otava (with its merge fix) finds the same change points on every series.
 fn detect_equals_apache_otava_on_every_series(db: &Path) {
     // Apache Otava on the same series (every stored metric, not only the judged ones).
-    let o = iogate(&["history", "show", "--db", s(&db), "--json", "--all-metrics"]);
+    let o = iogate(&["history", "show", "--db", s(db), "--json", "--all-metrics"]);
     let series = json_of(&o);
     let mut py = Command::new(OTAVA_PYTHON)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/history/otava_change_points.py"))
@@ -343,7 +343,7 @@ fn detect_equals_apache_otava_on_every_series(db: &Path) {
     // difference is printed.
     let theirs: std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<u64>>> =
         serde_json::from_slice(&po.stdout).expect("otava's JSON");
-    let all = detect(s(&db), &["--all-metrics"]);
+    let all = detect(s(db), &["--all-metrics"]);
     let mine = ours(&serde_json::from_slice(&all.stdout).expect("JSON"));
     let mut with_points = 0;
     for (k, t) in &theirs {
@@ -397,7 +397,7 @@ fn postgres_ingest_from_two_hosts_agrees_with_sqlite(dir: &Path, results: &Path,
             .spawn()
             .expect("ingest")
     };
-    let procs = [ingest(&results), ingest(&other), ingest(&results)];
+    let procs = [ingest(results), ingest(&other), ingest(results)];
     for mut p in procs {
         assert!(p.wait().expect("ingest").success());
     }
@@ -409,7 +409,7 @@ fn postgres_ingest_from_two_hosts_agrees_with_sqlite(dir: &Path, results: &Path,
         }
     }
     let from_pg = detect(&url, &[]);
-    let from_sqlite = detect(s(&db), &[]);
+    let from_sqlite = detect(s(db), &[]);
     assert_eq!(code(&from_pg), 1, "{}", stderr(&from_pg));
     let (a, b): (serde_json::Value, serde_json::Value) = (
         serde_json::from_slice(&from_pg.stdout).expect("JSON"),
@@ -511,9 +511,9 @@ fn ingest_and_export() {
             .baseline(&golden)
             .quiet()
             .arg("--build")
-            .arg(&format!("b{build}"))
+            .arg(format!("b{build}"))
             .arg("--build-order")
-            .arg(&build.to_string())
+            .arg(build.to_string())
             .output();
         assert_eq!(code(&o), 0, "{}", stderr(&o));
     }
@@ -525,13 +525,13 @@ fn ingest_and_export() {
 
 /// Ingesting the runs under `dir` twice stores them once, in build order.
 fn ingest_is_idempotent(dir: &Path, db: &Path) {
-    let ingest = || iogate(&["history", "ingest", "--db", s(&db), s(dir)]);
+    let ingest = || iogate(&["history", "ingest", "--db", s(db), s(dir)]);
     let o = ingest();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stderr(&o).contains("ingested 3 runs"), "{}", stderr(&o));
     let o = ingest();
     assert!(stderr(&o).contains("ingested 0 runs") && stderr(&o).contains("3 already there"));
-    let shown = json_of(&iogate(&["history", "show", "--db", s(&db), "--json"]));
+    let shown = json_of(&iogate(&["history", "show", "--db", s(db), "--json"]));
     let iops = shown
         .as_array()
         .expect("series")
@@ -554,7 +554,7 @@ fn detects_exit_code_and_outputs_agree(db: &Path) {
     // regression, and the Markdown counts the alerts the JSON lists. (Three builds can
     // hold a change point: two equal p99s, one HDR bucket, then another make a split with
     // zero variance, p = 0, as in Otava; 500-request runs are noisy.)
-    let o = iogate(&["history", "detect", "--db", s(&db), "--json"]);
+    let o = iogate(&["history", "detect", "--db", s(db), "--json"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let alerts: serde_json::Value = serde_json::from_str(&out)
         .unwrap_or_else(|e| panic!("detect --json: {e}\n{out}\n{}", stderr(&o)));
@@ -566,7 +566,7 @@ fn detects_exit_code_and_outputs_agree(db: &Path) {
         "history detect on 3 builds:\n{out}\n{}",
         stderr(&o)
     );
-    let md = iogate(&["history", "detect", "--db", s(&db)]);
+    let md = iogate(&["history", "detect", "--db", s(db)]);
     let text = String::from_utf8_lossy(&md.stdout);
     assert_eq!(code(&md), code(&o), "{text}");
     let n = alerts.len();
@@ -580,7 +580,7 @@ fn detects_exit_code_and_outputs_agree(db: &Path) {
 /// `history export --parquet` writes the three tables and every run.
 fn export_writes_every_run(dir: &Path, db: &Path) {
     let pq = dir.join("pq");
-    let o = iogate(&["history", "export", "--db", s(&db), "--parquet", s(&pq)]);
+    let o = iogate(&["history", "export", "--db", s(db), "--parquet", s(&pq)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     for f in [
         "runs.parquet",
@@ -600,13 +600,13 @@ fn export_writes_every_run(dir: &Path, db: &Path) {
 /// (the server's password never printed).
 fn bad_history_input_is_an_error(dir: &Path, db: &Path) {
     // Bad input: a missing result, two results with one build, an unreachable server.
-    let o = iogate(&["history", "ingest", "--db", s(&db), "/nonexistent/result"]);
+    let o = iogate(&["history", "ingest", "--db", s(db), "/nonexistent/result"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let o = iogate(&[
         "history",
         "ingest",
         "--db",
-        s(&db),
+        s(db),
         s(dir),
         "--build-order",
         "4",

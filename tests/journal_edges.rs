@@ -40,12 +40,11 @@ fn journal_refusals() {
     let spec_text = std::fs::read_to_string(&spec).expect("spec");
     let target = shm.path().join("t.img");
     let run = |extra: &[&str]| {
-        let mut args = vec!["run", s(&spec), "--quiet", "--out"];
-        let out = dir.path().join("out");
-        let out = s(&out).to_string();
-        args.push(&out);
-        args.extend_from_slice(extra);
-        iogate(&args)
+        Run::new(&spec)
+            .quiet()
+            .out(dir.path().join("out"))
+            .args(extra)
+            .output()
     };
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "keep").expect("victim");
@@ -243,8 +242,8 @@ fn a_journal_that_fills_its_device_stops_the_writes() {
     let o = Run::new(&spec)
         .quiet()
         .arg("--journal")
-        .arg(&small.join("j"))
-        .target(&shm.path().join("t.img"))
+        .arg(small.join("j"))
+        .target(shm.path().join("t.img"))
         .out(&out)
         .output();
     let took = started.elapsed();
@@ -450,16 +449,11 @@ fn a_power_command_is_bounded_and_killed_with_its_group() {
         FSYNC,
     );
     let out = dir.path().join("term");
-    let child = Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            s(&spec),
-            "--target",
-            s(&target),
-            "--out",
-            s(&out),
-            "--quiet",
-        ])
+    let child = Run::new(&spec)
+        .target(&target)
+        .out(&out)
+        .quiet()
+        .command()
         .spawn()
         .expect("run");
     common::wait_for(|| pgrep("sleep 996"), "the power command");
@@ -598,7 +592,7 @@ fn a_baseline_naming_an_unknown_kernel_path_is_refused() {
     std::fs::write(&file, serde_json::to_string(&b).expect("json")).expect("write");
     let o = Run::new(&spec)
         .baseline(&golden)
-        .out(&dir.path().join("second"))
+        .out(dir.path().join("second"))
         .quiet()
         .output();
     assert_eq!(code(&o), 2, "{}", stderr(&o));

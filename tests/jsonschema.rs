@@ -234,10 +234,10 @@ fn a_run_over_several_targets_meets_the_summary_schema() {
     let out = dir.path().join("out");
     let (a, b) = (dir.path().join("a.img"), dir.path().join("b.img"));
     let path = |p: &Path| p.display().to_string();
-    let o = Run::new(&path(&spec))
-        .target(&path(&a))
-        .target(&path(&b))
-        .out(&path(&out))
+    let o = Run::new(path(&spec))
+        .target(path(&a))
+        .target(path(&b))
+        .out(path(&out))
         .quiet()
         .output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));

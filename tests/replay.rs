@@ -373,7 +373,7 @@ fn malformed_traces_are_refused_before_any_io() {
     );
     let o = Run::new(&spec)
         .target(&target)
-        .out(&dir.path().join("out"))
+        .out(dir.path().join("out"))
         .quiet()
         .output();
     let err = String::from_utf8_lossy(&o.stderr);

@@ -165,9 +165,7 @@ fn quick_run(dir: &Path, name: &str, extra: &[&str]) -> (std::path::PathBuf, std
         &format!("iogate: 1\nname: {name}\ntarget: {{ size: 8MiB }}\nsteps:\n  - workload: {{ duration: 200ms, mix: [{{ block_size: 4KiB, read: 100%, random: 100% }}] }}\n"),
     );
     let out = dir.join(format!("out-{name}"));
-    let mut args = vec!["run", s(&spec), "--out", s(&out), "-q"];
-    args.extend_from_slice(extra);
-    let o = iogate(&args);
+    let o = Run::new(&spec).out(&out).quiet().args(extra).output();
     (out, o)
 }
 
@@ -331,7 +329,7 @@ fn read_only_targets_and_outputs_are_refused_first() {
         "iogate: 1\nname: long\ntarget: { size: 8MiB }\nsteps:\n  - workload: { duration: 60s, mix: [{ block_size: 4KiB, read: 50%, random: 100% }] }\n",
     );
     let started = std::time::Instant::now();
-    let o = Run::new(&long).out(&ro.join("out")).quiet().output();
+    let o = Run::new(&long).out(ro.join("out")).quiet().output();
     let _ = Command::new("umount").arg(&ro).status();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
@@ -558,7 +556,7 @@ fn division_by_zero_and_bad_baselines_never_pass(d: &Path) {
     let o = Run::new(&spec)
         .out(&out)
         .quiet()
-        .baseline(&d.join("nothing-here"))
+        .baseline(d.join("nothing-here"))
         .output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("does not exist"), "{err}");
@@ -609,17 +607,16 @@ fn a_writing_plan_without_wipefs_is_refused_saying_what_to_install() {
     );
     let before = digest(&dev.path);
     let run = |wipefs: &str, extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_iogate"))
+        Run::new(&spec)
             .env("IOGATE_WIPEFS", wipefs)
-            .args(["run", s(&spec), "--target", s(&dev.path), "--quiet"])
-            .arg("--out")
-            .arg(
+            .target(&dev.path)
+            .quiet()
+            .out(
                 dir.path()
                     .join(format!("out-{}-{}", wipefs.len(), extra.len())),
             )
             .args(extra)
             .output()
-            .expect("iogate runs")
     };
     let o = run("/nonexistent/wipefs", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
