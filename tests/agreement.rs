@@ -15,7 +15,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{result, write_spec, LoopDevice, Throttle};
+use common::{result, write_spec, LoopDevice, Run, Throttle};
 
 const PAIRS: usize = 5;
 const RUNTIME_S: u32 = 2;
@@ -60,18 +60,14 @@ fn fio(t: &Throttle, dev: &str, args: &[&str]) -> (f64, f64) {
 fn iogate_run(t: &Throttle, dev: &str, dir: &std::path::Path, workload: &str) -> (f64, f64) {
     let spec = write_spec(dir, "agree", &format!("iogate: 1\nname: agree\nsteps:\n  - workload:\n      name: w\n      duration: {RUNTIME_S}s\n{workload}"));
     let out = dir.join("out");
+    let run = Run::new(&spec)
+        .target(dev)
+        .out(&out)
+        .quiet()
+        .arg("--allow-destructive");
     let o = t
         .command(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--target",
-            dev,
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-            "--allow-destructive",
-        ])
+        .args(run.argv())
         .output()
         .expect("iogate runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -448,3 +448,97 @@ fn the_lexer_reads_literals_as_the_compiler_does() {
     let fns = rust_source::functions(&rust_source::code(src));
     assert_eq!(fns, vec![("a".to_string(), 1, 3), ("b".to_string(), 4, 3)]);
 }
+
+/// Every Rust file holding tests, with its path from the repository's root (with `/`)
+/// and its text: everything under `tests/` (the harness in `tests/common` too) and each
+/// crate's `tests/`, then each crate source (whose unit-test modules count).
+fn test_source_texts(root: &Path) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(&root.join("tests"), &mut files);
+    for dir in crate_sources(root) {
+        let tests = dir.with_file_name("tests");
+        if dir != root.join("src") && tests.is_dir() {
+            rust_files(&tests, &mut files);
+        }
+    }
+    let mut out: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (relative(root, f), std::fs::read_to_string(f).unwrap()))
+        .collect();
+    out.extend(crate_source_texts(root));
+    out
+}
+
+/// The test functions (and their helpers) of one file longer than
+/// [`MAX_FUNCTION_LINES`], as `path:function (line L): N lines`: in a test file (under a
+/// `tests/` directory) every function, in a crate source those from its first
+/// `#[cfg(test)]` on (the rest is `functions_fit_on_one_screen`'s).
+fn long_test_functions(rel: &str, text: &str) -> Vec<(String, usize, usize)> {
+    let code = rust_source::code_with_tests(text);
+    let test_file = rel.starts_with("tests/") || rel.contains("/tests/");
+    let first_test_line = match code.find("#[cfg(test)]") {
+        _ if test_file => 0,
+        Some(at) => code[..at].matches('\n').count() + 1,
+        None => return Vec::new(),
+    };
+    rust_source::functions(&code)
+        .into_iter()
+        .filter(|(_, line, lines)| *line >= first_test_line && *lines > MAX_FUNCTION_LINES)
+        .map(|(name, line, lines)| (format!("{rel}:{name}"), line, lines))
+        .collect()
+}
+
+/// Tests are code to read as well: the same 100 lines hold for every test function and
+/// its helpers, in `tests/`, in the crates' `tests/` and in their unit-test modules.
+#[test]
+fn test_functions_fit_on_one_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut long: Vec<(String, usize, usize)> = test_source_texts(root)
+        .iter()
+        .flat_map(|(rel, text)| long_test_functions(rel, text))
+        .collect();
+    long.sort_by_key(|l| std::cmp::Reverse(l.2));
+    let long: Vec<String> = long
+        .iter()
+        .map(|(n, line, lines)| format!("{n} (line {line}): {lines} lines"))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "test functions over {MAX_FUNCTION_LINES} lines (cut them into phases named for \
+         what each checks):\n{}",
+        long.join("\n")
+    );
+}
+
+/// A planted 101-line test function is seen in a unit-test module and in a `tests/`
+/// file, a 100-line one is not, and a long function before the test module is left to
+/// `functions_fit_on_one_screen`.
+#[test]
+fn the_test_function_check_sees_a_planted_violation() {
+    let body = |lines: usize| {
+        let filler = "    let _ = \"}\"; // {\n".repeat(lines - 2);
+        format!("#[test]\nfn planted() {{\n{filler}}}\n")
+    };
+    let unit = |lines: usize| {
+        format!(
+            "//! A crate source.\nfn short() {{}}\n#[cfg(test)]\nmod tests {{\n{}}}\n",
+            body(lines)
+        )
+    };
+    let found = long_test_functions("crates/x/src/a.rs", &unit(101));
+    assert_eq!(
+        found,
+        vec![("crates/x/src/a.rs:planted".to_string(), 6, 101)]
+    );
+    assert!(long_test_functions("crates/x/src/a.rs", &unit(100)).is_empty());
+    let file = |lines: usize| format!("//! A test binary.\n{}", body(lines));
+    let found = long_test_functions("tests/common/x.rs", &file(101));
+    assert_eq!(
+        found,
+        vec![("tests/common/x.rs:planted".to_string(), 3, 101)]
+    );
+    assert!(long_test_functions("tests/x.rs", &file(100)).is_empty());
+    let before = format!("{}#[cfg(test)]\nmod tests {{}}\n", body(101));
+    assert!(long_test_functions("crates/x/src/a.rs", &before).is_empty());
+    assert_eq!(long_test_functions("tests/x.rs", &before).len(), 1);
+}

@@ -16,11 +16,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{code, iogate, result, write_spec, NbdDisk};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use common::{code, iogate, result, s, write_spec, NbdDisk, Run};
 
 /// 64 sequential 32 KiB writes from offset 0, no flush: none durable, each unit
 /// written once.
@@ -44,11 +40,13 @@ fn cut(extra: &[&str], at: u64, len: usize) -> (i32, serde_json::Value, String) 
     let spec = write_spec(dir.path(), "aw", SPEC);
     let (target, journal) = (shm.path().join("t.img"), dir.path().join("j"));
     let out = dir.path().join("out");
-    let mut args = vec!["run", s(&spec), "-q", "--target", s(&target)];
-    args.extend(["--journal", s(&journal), "--out", s(&out)]);
-    args.extend(extra);
-    let o = iogate(&args);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    Run::new(&spec)
+        .quiet()
+        .target(&target)
+        .args(["--journal", s(&journal)])
+        .out(&out)
+        .args(extra)
+        .ok();
     assert_eq!(result(&out)["outcome"], "pass");
     zero(&target, at, len);
     let vout = dir.path().join("verify");
@@ -100,15 +98,12 @@ fn writes_that_do_not_fit_the_unit_are_refused_before_any_io() {
         ),
         ("2MiB", "at most 1MiB"),
     ] {
-        let o = iogate(&[
-            "run",
-            s(&spec),
-            "-q",
-            "--target",
-            s(&target),
-            "--atomic-unit",
-            unit,
-        ]);
+        let o = Run::new(&spec)
+            .quiet()
+            .target(&target)
+            .arg("--atomic-unit")
+            .arg(unit)
+            .output();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(code(&o), 2, "{unit}: {err}");
         assert!(err.contains(says), "{unit}: {err}");
@@ -143,17 +138,13 @@ fn drive_tear(unit: &str, tear_at: u64) -> (i32, serde_json::Value, String) {
     let mut drive = NbdDisk::start_with_blocks(&args, false, Some(4096));
     let spec = write_spec(dir.path(), "aw", WRAP_SPEC);
     let journal = dir.path().join("j");
-    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            s(&spec),
-            "-q",
-            "--allow-destructive",
-            "--atomic-unit",
-            unit,
-        ])
-        .args(["--target", s(&drive.dev), "--journal", s(&journal)])
-        .args(["--out", s(&dir.path().join("out"))])
+    let mut run = Run::new(&spec)
+        .quiet()
+        .args(["--allow-destructive", "--atomic-unit", unit])
+        .target(&drive.dev)
+        .args(["--journal", s(&journal)])
+        .out(dir.path().join("out"))
+        .command()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

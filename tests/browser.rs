@@ -131,15 +131,11 @@ fn marks_are_drawn_not_emoji() {
         "iogate: 1\nname: marks\ntarget: { size: 16MiB }\nsteps:\n  - workload:\n      name: rr\n      duration: 1s\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\nassert:\n  - rr.errors == 0\n  - rr.iops < 1\n",
     );
     let out = dir.path().join("out");
-    let o = common::iogate(&[
-        "run",
-        spec.to_str().expect("UTF-8"),
-        "--target",
-        dir.path().join("t.img").to_str().expect("UTF-8"),
-        "--out",
-        out.to_str().expect("UTF-8"),
-        "-q",
-    ]);
+    let o = common::Run::new(&spec)
+        .target(dir.path().join("t.img"))
+        .out(&out)
+        .quiet()
+        .output();
     assert_eq!(common::code(&o), 1, "one assertion fails: {o:?}");
     let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
     for emoji in ["✅", "❌", "⚠️", "➖"] {

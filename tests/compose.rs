@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use common::{code, iogate_in, result, CHECK_JSONSCHEMA};
+use common::{code, iogate_in, result, Run, CHECK_JSONSCHEMA};
 use serde_json::Value;
 
 tests_main![
@@ -151,19 +151,12 @@ fn a_composed_spec_plans_as_written_out_and_set_changes_only_its_parameter() {
     assert_eq!(diff, expected);
     assert_eq!(set["steps"][1]["queue_depth"], 32);
     // The run records the parameters and its identity.
-    let o = iogate_in(
-        d,
-        &[
-            "run",
-            "composed.yaml",
-            "--set",
-            "qd=32",
-            "--target",
-            "t.img",
-            "--out",
-            "out",
-        ],
-    );
+    let o = Run::new("composed.yaml")
+        .args(["--set", "qd=32"])
+        .target("t.img")
+        .out("out")
+        .in_dir(d)
+        .output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&d.join("out"));
     assert_eq!(r["params"], serde_json::json!({ "qd": "32" }));
@@ -195,23 +188,15 @@ fn two_parameter_sets_are_two_baselines() {
     // Exit 0, or 4 when compared with a baseline: one run measures no noise, so a
     // rule's verdict may be inconclusive; what matters here is which baseline it used.
     let run = |out: &str, set: &str, codes: &[i32]| {
-        let o = iogate_in(
-            d,
-            &[
-                "run",
-                "composed.yaml",
-                "--set",
-                set,
-                "--target",
-                "t.img",
-                "--out",
-                out,
-                "--baseline",
-                "golden",
-                "--key",
-                "k",
-            ],
-        );
+        let o = Run::new("composed.yaml")
+            .arg("--set")
+            .arg(set)
+            .target("t.img")
+            .out(out)
+            .baseline("golden")
+            .args(["--key", "k"])
+            .in_dir(d)
+            .output();
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(codes.contains(&code(&o)), "{stderr}");
         result(&d.join(out))

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{code, harness, iogate, result, write_spec, Need, Zram};
+use common::{code, harness, result, write_spec, Need, Run, Zram};
 
 /// 128 MiB written sequentially in 4 KiB requests, the `data:` block as given.
 fn fill_spec(data: &str, jobs: u32) -> String {
@@ -21,16 +21,12 @@ fn on_zram(spec: &str, tag: &str) -> (f64, common::ZramStat, serde_json::Value) 
     let dir = tempfile::tempdir().expect("tempdir");
     let path = write_spec(dir.path(), tag, spec);
     let out = dir.path().join(tag);
-    let o = iogate(&[
-        "run",
-        path.to_str().unwrap(),
-        "--target",
-        zram.path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--allow-destructive",
-        "--quiet",
-    ]);
+    let o = Run::new(&path)
+        .target(&zram.path)
+        .out(&out)
+        .arg("--allow-destructive")
+        .quiet()
+        .output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let stat = zram.stat();
     let r = result(&out);

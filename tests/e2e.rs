@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{code, iogate, mix_spec, result, write_spec, LoopDevice};
+use std::path::Path;
+
+use common::{code, iogate, mix_spec, result, write_spec, LoopDevice, Run};
 
 fn fileserver_mix_is_accurate_on_a_file() {
     let _io = common::io_lock();
@@ -21,19 +23,7 @@ fn fileserver_mix_is_accurate_on_a_file() {
     let out = dir.path().join("out");
     let target = dir.path().join("target.img");
     common::run_ok(&spec, &target, &out);
-    for f in [
-        "result.json",
-        "report.md",
-        "report.html",
-        "junit.xml",
-        "intervals.parquet",
-    ] {
-        assert!(out.join(f).exists(), "{f} missing");
-    }
-    let parquet = std::fs::read(out.join("intervals.parquet")).unwrap();
-    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1"));
-    // Without --log-requests there is no request log.
-    assert!(!out.join("ios.parquet").exists());
+    every_output_file_is_written(&out);
     let r = result(&out);
     assert_eq!(r["schema_version"], 1);
     assert_eq!(r["outcome"], "pass");
@@ -49,6 +39,33 @@ fn fileserver_mix_is_accurate_on_a_file() {
         "request-bounded step completes exactly its requests"
     );
     assert_eq!(m["errors"], 0);
+    every_request_is_counted_in_its_share(step, ios);
+    latencies_and_bands_account_for_every_request(m, ios);
+    reports_say_what_the_result_says(&out);
+}
+
+/// result.json, the reports and the interval Parquet exist; no request log without
+/// `--log-requests`.
+fn every_output_file_is_written(out: &Path) {
+    for f in [
+        "result.json",
+        "report.md",
+        "report.html",
+        "junit.xml",
+        "intervals.parquet",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let parquet = std::fs::read(out.join("intervals.parquet")).unwrap();
+    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1"));
+    // Without --log-requests there is no request log.
+    assert!(!out.join("ios.parquet").exists());
+}
+
+/// Every latency figure is there, each block size has its share of the requests (±1 point)
+/// and the intervals count every request.
+fn every_request_is_counted_in_its_share(step: &serde_json::Value, ios: u64) {
+    let m = &step["metrics"];
     for key in [
         "mean_ns",
         "stddev_ns",
@@ -93,6 +110,11 @@ fn fileserver_mix_is_accurate_on_a_file() {
         interval_ios, ios,
         "interval samples account for every request"
     );
+}
+
+/// Submission plus completion latency is the total, the latency bands and the read/write
+/// split account for every request.
+fn latencies_and_bands_account_for_every_request(m: &serde_json::Value, ios: u64) {
     // Submission + completion latency = total latency, request by request, so the means add
     // up (to the histograms' 0.1% precision).
     let slat = m["submission_latency"]["mean_ns"].as_f64().unwrap();
@@ -123,6 +145,10 @@ fn fileserver_mix_is_accurate_on_a_file() {
         m["read"]["ios"].as_u64().unwrap() + m["write"]["ios"].as_u64().unwrap(),
         ios
     );
+}
+
+/// report.md, the self-contained report.html and junit.xml say what the result says.
+fn reports_say_what_the_result_says(out: &Path) {
     // Reports say what the result says.
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
@@ -159,13 +185,7 @@ fn failed_assertion_exits_1_and_bad_spec_exits_2() {
         "iogate: 1\nname: failing\ntarget: { size: 16MiB }\nlatency_bands: [1ms, 100ms]\nsteps:\n  - workload: { name: w, ios: 2000, mix: [ { block_size: 4KiB } ] }\nassert:\n  - w.iops > 1000000000\n  - w.latency.max < 1ns\n",
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec).out(&out).quiet().output();
     assert_eq!(code(&o), 1);
     let r = result(&out);
     assert_eq!(r["outcome"], "fail");
@@ -198,7 +218,7 @@ fn failed_assertion_exits_1_and_bad_spec_exits_2() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let o = iogate(&["run", bad.to_str().unwrap()]);
+    let o = Run::new(&bad).output();
     assert_eq!(code(&o), 2);
 }
 
@@ -252,15 +272,11 @@ fn runs_on_a_loop_device_and_refuses_a_file_system() {
     };
     let h0 = digest(&dev.path);
     let out2 = dir.path().join("out2");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        dev.path.to_str().unwrap(),
-        "--out",
-        out2.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec)
+        .target(&dev.path)
+        .out(&out2)
+        .quiet()
+        .output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(
@@ -280,15 +296,11 @@ fn runs_on_a_loop_device_and_refuses_a_file_system() {
     assert!(mounted, "mount the ext4 loop device");
     std::fs::write(mnt.path().join("keep.txt"), b"firmware logs").unwrap();
     let out3 = dir.path().join("out3");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        dev.path.to_str().unwrap(),
-        "--out",
-        out3.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec)
+        .target(&dev.path)
+        .out(&out3)
+        .quiet()
+        .output();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(
         std::fs::read(mnt.path().join("keep.txt")).unwrap(),
@@ -312,6 +324,11 @@ fn runs_on_a_loop_device_and_refuses_a_file_system() {
     }
 }
 
+/// The shipped File Server spec's 20 s workload run for 5 s: its assertions and the
+/// baseline comparison need a run's figures and its intervals' noise (19 intervals), not
+/// its length.
+const SHORTENED: [&str; 2] = ["--time-scale", "0.25"];
+
 /// The shipped File Server spec runs end to end on a scratch file (no --target), and
 /// the shipped golden baseline for it has a value for every baseline rule.
 fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
@@ -320,15 +337,12 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     let out = dir.path().join("out");
     let empty_golden = dir.path().join("golden");
     let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/specs/fileserver.yaml");
-    let o = iogate(&[
-        "run",
-        spec,
-        "--out",
-        out.to_str().unwrap(),
-        "--baseline",
-        empty_golden.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(spec)
+        .args(SHORTENED)
+        .out(&out)
+        .baseline(&empty_golden)
+        .quiet()
+        .output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
     assert_eq!(r["outcome"], "pass");
@@ -367,15 +381,12 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     // baseline for this machine's key, so the run is green and says how to bless one.
     let golden_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/golden");
     let out2 = dir.path().join("out2");
-    let o = iogate(&[
-        "run",
-        spec,
-        "--out",
-        out2.to_str().unwrap(),
-        "--baseline",
-        golden_dir,
-        "--quiet",
-    ]);
+    let o = Run::new(spec)
+        .args(SHORTENED)
+        .out(&out2)
+        .baseline(golden_dir)
+        .quiet()
+        .output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 0, "{err}");
     assert_eq!(
@@ -385,17 +396,13 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
     // Gating against the reference works when asked for (the verdict depends on this
     // machine's disk, so only the comparison itself is checked here).
     let out3 = dir.path().join("out3");
-    let o = iogate(&[
-        "run",
-        spec,
-        "--out",
-        out3.to_str().unwrap(),
-        "--baseline",
-        golden_dir,
-        "--key",
-        "reference",
-        "--quiet",
-    ]);
+    let o = Run::new(spec)
+        .args(SHORTENED)
+        .out(&out3)
+        .baseline(golden_dir)
+        .args(["--key", "reference"])
+        .quiet()
+        .output();
     assert!(
         matches!(code(&o), 0 | 1 | 4),
         "{}",
@@ -465,15 +472,7 @@ fn failed_requests_are_recorded_not_fatal() {
         "iogate: 1\nname: errors\nsteps:\n  - workload:\n      name: rw\n      queue_depth: 8\n      ios: 8000\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\nassert:\n  - rw.errors == 0\n",
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        &loop_dev,
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec).target(&loop_dev).out(&out).quiet().output();
     assert_eq!(
         code(&o),
         1,
@@ -525,14 +524,10 @@ fn interrupt_writes_partial_result() {
         "iogate: 1\nname: long\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, duration: 60s, mix: [ { block_size: 4KiB } ] }\n",
     );
     let out = dir.path().join("out");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ])
+    let mut child = Run::new(&spec)
+        .out(&out)
+        .quiet()
+        .command()
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
@@ -563,18 +558,11 @@ fn markdown_summary_goes_to_github_step_summary() {
     let summary = dir.path().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
     let out = dir.path().join("out");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ])
+    Run::new(&spec)
+        .out(&out)
+        .quiet()
         .env("GITHUB_STEP_SUMMARY", &summary)
-        .output()
-        .expect("iogate runs");
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        .ok();
     let text = std::fs::read_to_string(&summary).unwrap();
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert_eq!(

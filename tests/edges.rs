@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{code, iogate, result, write_spec};
+use common::{code, iogate, result, write_spec, Run};
 
 /// Exit codes (DESIGN.md).
 const PASS: i32 = 0;
@@ -16,17 +16,12 @@ fn run(dir: &std::path::Path, name: &str, spec: &str, extra: &[&str]) -> (i32, S
     let spec = write_spec(dir, name, spec);
     let out = dir.join(format!("{name}.out"));
     let target = dir.join(format!("{name}.img"));
-    let mut args = vec![
-        "run",
-        spec.to_str().expect("utf-8"),
-        "--target",
-        target.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-        "--quiet",
-    ];
-    args.extend_from_slice(extra);
-    let o = iogate(&args);
+    let o = Run::new(&spec)
+        .target(&target)
+        .out(&out)
+        .quiet()
+        .args(extra)
+        .output();
     (code(&o), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
@@ -506,6 +501,15 @@ fn history_cannot_be_poisoned_or_misread() {
 fn importers_check_every_unit_and_report_on_the_source_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
+    fio_overflows_and_bad_values_are_errors_on_their_line(d);
+    many_failing_fio_jobs_give_bounded_output(d);
+    fio_import_time_is_linear_in_jobs(d);
+    iometer_overflows_are_errors_on_their_line(d);
+}
+
+/// fio: every product and sum of units is checked, and a value a spec cannot hold is
+/// an error on its option's line, with 0 steps converted.
+fn fio_overflows_and_bad_values_are_errors_on_their_line(d: &std::path::Path) {
     let head = "[j]\nioengine=io_uring\ndirect=1\nrw=randrw\nsize=1m\n";
     // (option on line 6, what stderr says)
     let fio: [(&str, &str); 6] = [
@@ -544,6 +548,10 @@ fn importers_check_every_unit_and_report_on_the_source_line() {
             "{option}: {err}"
         );
     }
+}
+
+/// fio: 20,000 jobs inheriting numjobs=100000 give one located error each, bounded.
+fn many_failing_fio_jobs_give_bounded_output(d: &std::path::Path) {
     // 20,000 jobs inheriting numjobs=100000: one located error each, bounded output.
     let many: String = std::iter::once(
         "[global]\nioengine=io_uring\ndirect=1\nsize=1m\nnumjobs=100000\n".to_string(),
@@ -559,6 +567,10 @@ fn importers_check_every_unit_and_report_on_the_source_line() {
         "{} bytes of stderr",
         stderr(&o).len()
     );
+}
+
+/// fio: importing empty sections takes time linear in their number.
+fn fio_import_time_is_linear_in_jobs(d: &std::path::Path) {
     // Empty sections: linear time (8,000 took 13 s before). 4x the jobs within 8x the
     // time (quadratic would be 16x); the two sizes alternate, 4 runs each, and each keeps
     // its fastest, so both see the same load (this binary's other tests run alongside).
@@ -593,7 +605,11 @@ fn importers_check_every_unit_and_report_on_the_source_line() {
         large < small * 8.0,
         "2,500 jobs {small:.2} s, 10,000 jobs {large:.2} s"
     );
+}
 
+/// IOMeter: overflowing run time, disk size and starting sector, and a read share of
+/// 200%, are each an error on their own line; a specification assigned twice converts.
+fn iometer_overflows_are_errors_on_their_line(d: &std::path::Path) {
     // IOMeter: run time, ramp, disk size and starting sector overflow, and a read share
     // of 200%, each an error on its own line.
     let icf = std::fs::read_to_string(concat!(

@@ -14,15 +14,48 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{code, iogate, result, write_spec};
+use common::{code, iogate, result, s, write_spec, Run};
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("test paths are UTF-8")
+/// A case's scratch: a directory for its specs and results, and one in /dev/shm for the
+/// target file `t.img`.
+struct Scratch {
+    dir: tempfile::TempDir,
+    shm: tempfile::TempDir,
 }
 
-/// A target file in /dev/shm.
-fn shm_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm")
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().expect("tempdir"),
+            shm: tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm"),
+        }
+    }
+
+    /// Writes [`spec`] `name` into the scratch directory.
+    fn spec(&self, name: &str, amount: &str, during: &[String], extra: &str) -> PathBuf {
+        spec(self.dir.path(), name, amount, during, extra)
+    }
+
+    /// Where the run of `spec` writes its results: `<spec name>.out`.
+    fn out(&self, spec: &Path) -> PathBuf {
+        self.dir
+            .path()
+            .join(spec.with_extension("out").file_name().expect("a name"))
+    }
+
+    /// `iogate run SPEC --target <shm>/t.img --out <spec name>.out --quiet`.
+    fn run(&self, spec: &Path) -> Run {
+        Run::new(spec)
+            .target(self.shm.path().join("t.img"))
+            .out(self.out(spec))
+            .quiet()
+    }
+
+    /// Runs `spec` and requires exit `code`; its output and result.json.
+    fn expect(&self, spec: &Path, code: i32) -> (std::process::Output, serde_json::Value) {
+        let o = self.run(spec).expect_code(code);
+        (o, result(&self.out(spec)))
+    }
 }
 
 /// A spec of one read workload `w` that runs `amount` with these `during:` entries
@@ -36,20 +69,6 @@ fn spec(dir: &Path, name: &str, amount: &str, during: &[String], extra: &str) ->
             "iogate: 1\nname: {name}\ntarget:\n  size: 4MiB\nseed: 3\nsteps:\n  - workload:\n      name: w\n      queue_depth: 2\n      {amount}\n      mix: [{{ block_size: 4KiB, read: 100%, random: 100% }}]\n      during:\n{during}{extra}"
         ),
     )
-}
-
-/// `iogate run SPEC --target <shm>/t.img --out OUT -q`.
-fn run(spec: &Path, shm: &Path, out: &Path) -> std::process::Output {
-    let target = shm.join("t.img");
-    iogate(&[
-        "run",
-        s(spec),
-        "--target",
-        s(&target),
-        "--out",
-        s(out),
-        "-q",
-    ])
 }
 
 /// A number unique to this test process, for markers in command lines.
@@ -75,18 +94,12 @@ fn assertion<'a>(r: &'a serde_json::Value, expr: &str) -> &'a serde_json::Value 
 /// `sleep 30` in a 1 s step: the run ends within the grace (not 30 s later), the event is
 /// `killed` (SIGTERM), nothing of it is left, and the killed event fails the run.
 fn an_event_that_outlives_its_step_is_killed() {
-    let (dir, shm) = (tempfile::tempdir().expect("tempdir"), shm_dir());
+    let x = Scratch::new();
     let sleeper = format!("sleep 30.{}1", marker());
-    let spec = spec(
-        dir.path(),
-        "outlives",
-        "duration: 1s",
-        &[format!("{{ name: hang, at: 0s, command: \"{sleeper}\" }}")],
-        "",
-    );
-    let out = dir.path().join("out");
+    let hang = [format!("{{ name: hang, at: 0s, command: \"{sleeper}\" }}")];
+    let spec = x.spec("outlives", "duration: 1s", &hang, "");
     let started = Instant::now();
-    let o = run(&spec, shm.path(), &out);
+    let o = x.run(&spec).output();
     let took = started.elapsed();
     eprintln!("a 1 s step with `{sleeper}` ended after {took:?}");
     assert!(
@@ -95,7 +108,7 @@ fn an_event_that_outlives_its_step_is_killed() {
     );
     assert!(!pgrep(&sleeper), "`{sleeper}` was left running");
     assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
-    let r = result(&out);
+    let r = result(&x.out(&spec));
     let ev = &r["steps"][0]["events"][0];
     assert_eq!(ev["outcome"]["status"], "killed", "{ev}");
     assert_eq!(ev["outcome"]["signal"], 15, "{ev}");
@@ -107,22 +120,14 @@ fn an_event_that_outlives_its_step_is_killed() {
 /// `sleep 17 &`: the shell exits at once (the event succeeds), and what it left in the
 /// background is killed with its group.
 fn a_background_child_does_not_outlive_the_run() {
-    let (dir, shm) = (tempfile::tempdir().expect("tempdir"), shm_dir());
+    let x = Scratch::new();
     let sleeper = format!("sleep 17.{}2", marker());
-    let spec = spec(
-        dir.path(),
-        "background",
-        "duration: 1s",
-        &[format!(
-            "{{ name: bg, at: 100ms, command: \"{sleeper} &\" }}"
-        )],
-        "",
-    );
-    let out = dir.path().join("out");
-    let o = run(&spec, shm.path(), &out);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let bg = [format!(
+        "{{ name: bg, at: 100ms, command: \"{sleeper} &\" }}"
+    )];
+    let (_, r) = x.expect(&x.spec("background", "duration: 1s", &bg, ""), 0);
     assert!(!pgrep(&sleeper), "`{sleeper}` outlived the run");
-    let ev = &result(&out)["steps"][0]["events"][0];
+    let ev = &r["steps"][0]["events"][0];
     assert_eq!(ev["outcome"]["status"], "exited", "{ev}");
     assert_eq!(ev["outcome"]["code"], 0, "{ev}");
 }
@@ -130,29 +135,11 @@ fn a_background_child_does_not_outlive_the_run() {
 /// SIGTERM to iogate while an event runs in a 60 s step: exit 143 within seconds, the
 /// result written with the event killed, the command gone.
 fn sigterm_ends_a_long_event_with_the_run() {
-    let (dir, shm) = (tempfile::tempdir().expect("tempdir"), shm_dir());
+    let x = Scratch::new();
     let sleeper = format!("sleep 31.{}3", marker());
-    let spec = spec(
-        dir.path(),
-        "term",
-        "duration: 60s",
-        &[format!("{{ name: long, at: 0s, command: \"{sleeper}\" }}")],
-        "",
-    );
-    let out = dir.path().join("out");
-    let target = shm.path().join("t.img");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            s(&spec),
-            "--target",
-            s(&target),
-            "--out",
-            s(&out),
-            "-q",
-        ])
-        .spawn()
-        .expect("run");
+    let long = [format!("{{ name: long, at: 0s, command: \"{sleeper}\" }}")];
+    let spec = x.spec("term", "duration: 60s", &long, "");
+    let mut child = x.run(&spec).command().spawn().expect("run");
     common::wait_for(|| pgrep(&sleeper), "the event's command");
     let sent = Instant::now();
     let killed = Command::new("kill")
@@ -173,7 +160,7 @@ fn sigterm_ends_a_long_event_with_the_run() {
     eprintln!("SIGTERM → {status:?} after {:?}", sent.elapsed());
     assert_eq!(status.code(), Some(143));
     assert!(!pgrep(&sleeper), "`{sleeper}` was left running");
-    let r = result(&out);
+    let r = result(&x.out(&spec));
     assert_eq!(r["interrupted"], true);
     let ev = &r["steps"][0]["events"][0];
     assert_eq!(ev["outcome"]["status"], "killed", "{ev}");
@@ -189,33 +176,21 @@ fn sigterm_ends_a_long_event_with_the_run() {
 /// metric reads 1; an assertion of the spec's own on `events.failed` replaces the
 /// implicit one.
 fn a_failing_event_fails_the_run() {
-    let (dir, shm) = (tempfile::tempdir().expect("tempdir"), shm_dir());
+    let x = Scratch::new();
     let during = [
         "{ name: fail, at: 100ms, command: \"exit 3\" }".to_string(),
         "{ name: ok, at: 100ms, command: \"true\" }".to_string(),
     ];
-    let failing = spec(dir.path(), "fails", "duration: 1s", &during, "");
-    let out = dir.path().join("fails.out");
-    let o = run(&failing, shm.path(), &out);
-    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
-    let r = result(&out);
+    let (_, r) = x.expect(&x.spec("fails", "duration: 1s", &during, ""), 1);
     let a = assertion(&r, "w.events.failed == 0");
     assert_eq!(a["passed"], false, "{a}");
     assert_eq!(a["value"], 1.0, "{a}");
     let events = &r["steps"][0]["events"];
     assert_eq!(events[0]["outcome"]["code"], 3, "{events}");
 
-    let own = spec(
-        dir.path(),
-        "own",
-        "duration: 1s",
-        &during,
-        "assert:\n  - w.events.failed <= 1\n  - w.events.killed == 0\n",
-    );
-    let out = dir.path().join("own.out");
-    let o = run(&own, shm.path(), &out);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    let exprs: Vec<String> = result(&out)["assertions"]
+    let own = "assert:\n  - w.events.failed <= 1\n  - w.events.killed == 0\n";
+    let (_, r) = x.expect(&x.spec("own", "duration: 1s", &during, own), 0);
+    let exprs: Vec<String> = r["assertions"]
         .as_array()
         .expect("assertions")
         .iter()
@@ -230,51 +205,39 @@ fn a_failing_event_fails_the_run() {
 /// 20 MB on a command's stderr under `--quiet`: iogate's own stderr stays empty, the
 /// event keeps the last 4 KiB (ending with what it printed last) and the count.
 fn an_events_output_is_a_bounded_tail() {
-    let (dir, shm) = (tempfile::tempdir().expect("tempdir"), shm_dir());
-    let spec = spec(
-        dir.path(),
-        "loud",
-        "duration: 3s",
-        &["{ name: loud, at: 0s, command: \"yes iogate-line | head -c 20000000 >&2; echo the-end\" }".to_string()],
-        "",
-    );
-    let out = dir.path().join("out");
-    let o = run(&spec, shm.path(), &out);
+    let x = Scratch::new();
+    let loud = [
+        "{ name: loud, at: 0s, command: \"yes iogate-line | head -c 20000000 >&2; echo the-end\" }"
+            .to_string(),
+    ];
+    let spec = x.spec("loud", "duration: 3s", &loud, "");
+    let (o, r) = x.expect(&spec, 0);
     eprintln!(
         "iogate's stdout {} bytes, stderr {} bytes",
         o.stdout.len(),
         o.stderr.len()
     );
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         o.stderr.len() < 4096,
         "iogate's stderr: {} bytes",
         o.stderr.len()
     );
-    let ev = &result(&out)["steps"][0]["events"][0];
+    let ev = &r["steps"][0]["events"][0];
     let output = ev["output"].as_str().expect("output");
     assert!(output.len() <= 4096, "{} bytes kept", output.len());
     assert!(output.ends_with("the-end\n"), "{output:?}");
     assert_eq!(ev["output_bytes"], 20_000_000 + 8, "{}", ev["output_bytes"]);
-    let json = std::fs::metadata(out.join("result.json")).expect("result.json");
+    let json = std::fs::metadata(x.out(&spec).join("result.json")).expect("result.json");
     assert!(json.len() < 1 << 20, "result.json {} bytes", json.len());
 }
 
 /// `every: 1ms` for 2 s: at most 100 runs recorded, the rest counted on the last one;
 /// result.json stays small.
 fn an_every_event_records_at_most_its_cap() {
-    let (dir, shm) = (tempfile::tempdir().expect("tempdir"), shm_dir());
-    let spec = spec(
-        dir.path(),
-        "often",
-        "duration: 2s",
-        &["{ name: tick, every: 1ms, command: \"true\" }".to_string()],
-        "",
-    );
-    let out = dir.path().join("out");
-    let o = run(&spec, shm.path(), &out);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    let r = result(&out);
+    let x = Scratch::new();
+    let tick = ["{ name: tick, every: 1ms, command: \"true\" }".to_string()];
+    let spec = x.spec("often", "duration: 2s", &tick, "");
+    let (_, r) = x.expect(&spec, 0);
     let events = r["steps"][0]["events"].as_array().expect("events");
     let last = events.last().expect("a run");
     let unrecorded = last["unrecorded"]["runs"].as_u64().unwrap_or(0);
@@ -290,7 +253,7 @@ fn an_every_event_records_at_most_its_cap() {
     );
     assert!(unrecorded > 0, "{last}");
     assert_eq!(last["unrecorded"]["failed"], 0, "{last}");
-    let json = std::fs::metadata(out.join("result.json")).expect("result.json");
+    let json = std::fs::metadata(x.out(&spec).join("result.json")).expect("result.json");
     assert!(json.len() < 512 << 10, "result.json {} bytes", json.len());
 }
 

@@ -6,13 +6,9 @@
 
 mod common;
 
-use common::{code, iogate, write_spec, NbdDisk};
+use common::{code, s, write_spec, NbdDisk, Run};
 use std::path::Path;
 use std::process::Command;
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
 
 /// Every signal that stops a run (SIGINT, SIGTERM, SIGHUP) ends each kind of wait at once
 /// (a paced workload, think time, an IOMeter delay, an `as_recorded` replay's gap, an idle
@@ -51,9 +47,11 @@ fn signals_end_every_wait_with_a_partial_result() {
         let tmp = dir.path().join(format!("tmp{i}"));
         std::fs::create_dir_all(&tmp).expect("TMPDIR");
         let out = dir.path().join(format!("out{i}"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_iogate"))
-            .args(["run", s(&spec), "--out", s(&out), "-q"])
+        let mut child = Run::new(&spec)
+            .out(&out)
+            .quiet()
             .env("TMPDIR", &tmp)
+            .command()
             .spawn()
             .expect("spawn iogate");
         std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -125,15 +123,11 @@ fn failed_writes_fail_the_run_unless_the_spec_records_them() {
     };
     let run = |spec: &Path, fs: &Path| {
         let out = dir.path().join("out");
-        let o = iogate(&[
-            "run",
-            s(spec),
-            "--target",
-            s(&fs.join("target.img")),
-            "--out",
-            s(&out),
-            "-q",
-        ]);
+        let o = Run::new(spec)
+            .target(fs.join("target.img"))
+            .out(&out)
+            .quiet()
+            .output();
         (o, common::result(&out))
     };
     let (fs1, fs2) = (small("small1"), small("small2"));
@@ -223,15 +217,11 @@ fn reads_failing_at_chosen_offsets_are_recorded_and_judged() {
     };
     for (policy, want) in [("", 1), ("io_errors: record\n", 0)] {
         let out = dir.path().join(format!("out{want}"));
-        let o = iogate(&[
-            "run",
-            s(&spec(policy)),
-            "--target",
-            s(&dev),
-            "--out",
-            s(&out),
-            "-q",
-        ]);
+        let o = Run::new(spec(policy))
+            .target(&dev)
+            .out(&out)
+            .quiet()
+            .output();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(code(&o), want, "policy {policy:?}: {err}");
         let r = common::result(&out);

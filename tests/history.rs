@@ -39,10 +39,6 @@ fn main() -> std::process::ExitCode {
     ])
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("test paths are UTF-8")
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -111,6 +107,29 @@ fn simulated_history() {
     let db = dir.path().join("history.db");
     let results = dir.path().join("results");
     let golden = dir.path().join("golden");
+    let codes = run_the_builds(&spec, &results, &golden, &db);
+    run_history_judges_the_first_build_after_the_drop_regressed(&codes, &results);
+    let paced30 = detect_finds_exactly_the_two_change_points(&db);
+    the_latency_change_is_the_planted_millisecond(&db, &paced30);
+    detect_equals_apache_otava_on_every_series(&db);
+    postgres_ingest_from_two_hosts_agrees_with_sqlite(dir.path(), &results, &db);
+}
+
+/// `history detect --db DB --json` with `extra` arguments.
+fn detect(db: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["history", "detect", "--db", db, "--json"];
+    args.extend_from_slice(extra);
+    iogate(&args)
+}
+
+/// Runs the 40 builds, each under its IOPS cap and read delay, with `--history`; each
+/// build's order, exit code and stderr.
+fn run_the_builds(
+    spec: &Path,
+    results: &Path,
+    golden: &Path,
+    db: &Path,
+) -> Vec<(u64, i32, String)> {
     // Every build's disk answers reads after nbdkit's delay filter, so that the host's own
     // shifts (the FUSE round trip moved by 20 µs mid-history in one run) stay below the
     // 5% smallest change; the "firmware" of builds 30 on is 1 ms slower.
@@ -128,18 +147,20 @@ fn simulated_history() {
         };
         let throttle = Throttle::new(&disk.dev, cap, cap).expect("blkio throttle");
         let out = results.join(format!("{build:02}"));
+        let run = Run::new(spec)
+            .target(&disk.dev)
+            .out(&out)
+            .baseline(golden)
+            .args(["--model", "SIM-DRIVE"])
+            .args(["--firmware-revision", &format!("fw-{build}")])
+            .args(["--build", &format!("fw-{build}")])
+            .args(["--build-order", &build.to_string()])
+            .arg("--history")
+            .arg(db)
+            .quiet();
         let o = throttle
             .command(env!("CARGO_BIN_EXE_iogate"))
-            .args(["run", s(&spec), "--target", s(&disk.dev), "--out", s(&out)])
-            .args(["--baseline", s(&golden), "--model", "SIM-DRIVE"])
-            .args(["--firmware-revision", &format!("fw-{build}")])
-            .args([
-                "--build",
-                &format!("fw-{build}"),
-                "--build-order",
-                &build.to_string(),
-            ])
-            .args(["--history", s(&db), "--quiet"])
+            .args(run.argv())
             .output()
             .expect("iogate run");
         assert!(
@@ -152,9 +173,17 @@ fn simulated_history() {
         drop(throttle);
     }
     drop(disk);
+    codes
+}
+
+/// `run --history`: the builds before the drop pass, the first after it is regressed.
+fn run_history_judges_the_first_build_after_the_drop_regressed(
+    codes: &[(u64, i32, String)],
+    results: &Path,
+) {
     // `run --history`: the builds before the drop pass; the first build after it is
     // judged regressed against the accepted builds, naming the throughput IOPS.
-    for (build, c, err) in &codes {
+    for (build, c, err) in codes {
         if *build < IOPS_DROP_BUILD {
             assert_eq!(*c, 0, "build {build} was judged against history: {err}");
         }
@@ -182,14 +211,13 @@ fn simulated_history() {
         .expect("throughput.iops judged");
     assert_eq!(iops["verdict"], "regressed", "{h20:#}");
     assert!(iops["builds"].as_u64() >= Some(14), "{iops}");
+}
 
+/// `history detect`: the change points at builds 20 (IOPS, bandwidth) and 30 (latency);
+/// the paced step's latency change at build 30.
+fn detect_finds_exactly_the_two_change_points(db: &Path) -> serde_json::Value {
     // `history detect`: exactly the two change points, at builds 20 and 30.
-    let detect = |db: &str, extra: &[&str]| {
-        let mut args = vec!["history", "detect", "--db", db, "--json"];
-        args.extend_from_slice(extra);
-        iogate(&args)
-    };
-    let o = detect(s(&db), &[]);
+    let o = detect(s(db), &[]);
     assert_eq!(code(&o), 1, "regressions exit 1: {}", stderr(&o));
     let alerts: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let builds: Vec<u64> = alerts
@@ -200,7 +228,7 @@ fn simulated_history() {
         .collect();
     eprintln!(
         "{}",
-        String::from_utf8_lossy(&iogate(&["history", "detect", "--db", s(&db)]).stdout)
+        String::from_utf8_lossy(&iogate(&["history", "detect", "--db", s(db)]).stdout)
     );
     // The IOPS drop: at build 20, in IOPS and bandwidth, and nowhere else (a throttle's
     // IOPS is steady to about 1%). The latency change: at build 30 in the paced step.
@@ -252,6 +280,11 @@ fn simulated_history() {
                 .starts_with("paced.latency")
         })
         .expect("the paced step's latency changed at build 30");
+    paced30.clone()
+}
+
+/// The planted change is physical: 1 ms more per read, against the builds before it.
+fn the_latency_change_is_the_planted_millisecond(db: &Path, paced30: &serde_json::Value) {
     // The planted change is physical: every read waits 1 ms longer from build 30 on. The
     // segment after it is held to that against the median of every build before it, not
     // against e-divisive's previous segment, which a host shift of its own can raise (a
@@ -261,7 +294,7 @@ fn simulated_history() {
         "history",
         "show",
         "--db",
-        s(&db),
+        s(db),
         "--json",
         "--metric",
         paced30["metric"].as_str().unwrap_or(""),
@@ -283,9 +316,12 @@ fn simulated_history() {
         (after - median) * 1e3,
         median * 1e3
     );
+}
 
+/// Apache Otava (with its merge fix) finds the same change points on every series.
+fn detect_equals_apache_otava_on_every_series(db: &Path) {
     // Apache Otava on the same series (every stored metric, not only the judged ones).
-    let o = iogate(&["history", "show", "--db", s(&db), "--json", "--all-metrics"]);
+    let o = iogate(&["history", "show", "--db", s(db), "--json", "--all-metrics"]);
     let series = json_of(&o);
     let mut py = Command::new(OTAVA_PYTHON)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/history/otava_change_points.py"))
@@ -307,7 +343,7 @@ fn simulated_history() {
     // difference is printed.
     let theirs: std::collections::BTreeMap<String, std::collections::BTreeMap<String, Vec<u64>>> =
         serde_json::from_slice(&po.stdout).expect("otava's JSON");
-    let all = detect(s(&db), &["--all-metrics"]);
+    let all = detect(s(db), &["--all-metrics"]);
     let mine = ours(&serde_json::from_slice(&all.stdout).expect("JSON"));
     let mut with_points = 0;
     for (k, t) in &theirs {
@@ -336,11 +372,15 @@ fn simulated_history() {
         series.as_array().map_or(0, Vec::len) >= 20,
         "series compared"
     );
+}
 
+/// PostgreSQL: two hosts ingest at once (one twice), nothing lost or doubled, detection
+/// as SQLite's; trend pages and the Parquet export from it.
+fn postgres_ingest_from_two_hosts_agrees_with_sqlite(dir: &Path, results: &Path, db: &Path) {
     // PostgreSQL: two hosts ingest at the same time (one of them twice), nothing is
     // lost or doubled, and detection gives the same answer as SQLite.
     let pg = Postgres::start();
-    let other = dir.path().join("host-b");
+    let other = dir.join("host-b");
     for build in 1..=BUILDS {
         let src = results.join(format!("{build:02}/result.json"));
         let mut r: serde_json::Value =
@@ -357,7 +397,7 @@ fn simulated_history() {
             .spawn()
             .expect("ingest")
     };
-    let procs = [ingest(&results), ingest(&other), ingest(&results)];
+    let procs = [ingest(results), ingest(&other), ingest(results)];
     for mut p in procs {
         assert!(p.wait().expect("ingest").success());
     }
@@ -369,7 +409,7 @@ fn simulated_history() {
         }
     }
     let from_pg = detect(&url, &[]);
-    let from_sqlite = detect(s(&db), &[]);
+    let from_sqlite = detect(s(db), &[]);
     assert_eq!(code(&from_pg), 1, "{}", stderr(&from_pg));
     let (a, b): (serde_json::Value, serde_json::Value) = (
         serde_json::from_slice(&from_pg.stdout).expect("JSON"),
@@ -380,7 +420,7 @@ fn simulated_history() {
         "PostgreSQL and SQLite disagree:\n{a:#}\n{b:#}"
     );
     // Trend pages and the Parquet export from PostgreSQL.
-    let html = dir.path().join("trend");
+    let html = dir.join("trend");
     let o = iogate(&["history", "show", "--db", &url, "--html", s(&html)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let page = std::fs::read_to_string(html.join("firmware-history.html")).expect("page");
@@ -389,7 +429,7 @@ fn simulated_history() {
         page.contains("20 (fw-20)") && page.contains("30 (fw-30)"),
         "change table"
     );
-    let pq = dir.path().join("parquet");
+    let pq = dir.join("parquet");
     let o = iogate(&["history", "export", "--db", &url, "--parquet", s(&pq)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
@@ -466,28 +506,32 @@ fn ingest_and_export() {
     let golden = dir.path().join("golden");
     for build in 1..=3 {
         let out = dir.path().join(format!("r{build}"));
-        let o = iogate(&[
-            "run",
-            s(&spec),
-            "--out",
-            s(&out),
-            "--baseline",
-            s(&golden),
-            "--quiet",
-            "--build",
-            &format!("b{build}"),
-            "--build-order",
-            &build.to_string(),
-        ]);
+        let o = Run::new(&spec)
+            .out(&out)
+            .baseline(&golden)
+            .quiet()
+            .arg("--build")
+            .arg(format!("b{build}"))
+            .arg("--build-order")
+            .arg(build.to_string())
+            .output();
         assert_eq!(code(&o), 0, "{}", stderr(&o));
     }
-    let ingest = || iogate(&["history", "ingest", "--db", s(&db), s(dir.path())]);
+    ingest_is_idempotent(dir.path(), &db);
+    detects_exit_code_and_outputs_agree(&db);
+    export_writes_every_run(dir.path(), &db);
+    bad_history_input_is_an_error(dir.path(), &db);
+}
+
+/// Ingesting the runs under `dir` twice stores them once, in build order.
+fn ingest_is_idempotent(dir: &Path, db: &Path) {
+    let ingest = || iogate(&["history", "ingest", "--db", s(db), s(dir)]);
     let o = ingest();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stderr(&o).contains("ingested 3 runs"), "{}", stderr(&o));
     let o = ingest();
     assert!(stderr(&o).contains("ingested 0 runs") && stderr(&o).contains("3 already there"));
-    let shown = json_of(&iogate(&["history", "show", "--db", s(&db), "--json"]));
+    let shown = json_of(&iogate(&["history", "show", "--db", s(db), "--json"]));
     let iops = shown
         .as_array()
         .expect("series")
@@ -501,11 +545,16 @@ fn ingest_and_export() {
         .map(|p| p["build_order"].as_i64().unwrap_or(-1))
         .collect();
     assert_eq!(orders, vec![1, 2, 3]);
+}
+
+/// `history detect` exits 1 exactly when an alert is a regression, and its Markdown
+/// counts the alerts its JSON lists.
+fn detects_exit_code_and_outputs_agree(db: &Path) {
     // Detect's exit code and its two outputs agree: exit 1 exactly when an alert is a
     // regression, and the Markdown counts the alerts the JSON lists. (Three builds can
     // hold a change point: two equal p99s, one HDR bucket, then another make a split with
     // zero variance, p = 0, as in Otava; 500-request runs are noisy.)
-    let o = iogate(&["history", "detect", "--db", s(&db), "--json"]);
+    let o = iogate(&["history", "detect", "--db", s(db), "--json"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let alerts: serde_json::Value = serde_json::from_str(&out)
         .unwrap_or_else(|e| panic!("detect --json: {e}\n{out}\n{}", stderr(&o)));
@@ -517,7 +566,7 @@ fn ingest_and_export() {
         "history detect on 3 builds:\n{out}\n{}",
         stderr(&o)
     );
-    let md = iogate(&["history", "detect", "--db", s(&db)]);
+    let md = iogate(&["history", "detect", "--db", s(db)]);
     let text = String::from_utf8_lossy(&md.stdout);
     assert_eq!(code(&md), code(&o), "{text}");
     let n = alerts.len();
@@ -526,8 +575,12 @@ fn ingest_and_export() {
         text.contains(&heading),
         "expected `{heading}`:\n{text}\n{out}"
     );
-    let pq = dir.path().join("pq");
-    let o = iogate(&["history", "export", "--db", s(&db), "--parquet", s(&pq)]);
+}
+
+/// `history export --parquet` writes the three tables and every run.
+fn export_writes_every_run(dir: &Path, db: &Path) {
+    let pq = dir.join("pq");
+    let o = iogate(&["history", "export", "--db", s(db), "--parquet", s(&pq)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     for f in [
         "runs.parquet",
@@ -541,15 +594,20 @@ fn ingest_and_export() {
         );
     }
     assert!(stderr(&o).contains("3 runs"), "{}", stderr(&o));
+}
+
+/// A missing result, two results with one build and an unreachable server are errors
+/// (the server's password never printed).
+fn bad_history_input_is_an_error(dir: &Path, db: &Path) {
     // Bad input: a missing result, two results with one build, an unreachable server.
-    let o = iogate(&["history", "ingest", "--db", s(&db), "/nonexistent/result"]);
+    let o = iogate(&["history", "ingest", "--db", s(db), "/nonexistent/result"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let o = iogate(&[
         "history",
         "ingest",
         "--db",
-        s(&db),
-        s(dir.path()),
+        s(db),
+        s(dir),
         "--build-order",
         "4",
     ]);

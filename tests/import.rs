@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{code, iogate, result, LoopDevice, Throttle, CHECK_JSONSCHEMA, FIO_EXAMPLES};
+use common::{code, iogate, result, LoopDevice, Run, Throttle, CHECK_JSONSCHEMA, FIO_EXAMPLES};
 
 tests_main![
     every_fio_example_converts_or_is_refused_with_a_located_reason: [FioExamples, CheckJsonschema],
@@ -266,11 +266,7 @@ fn a_converted_fio_rand_read_reaches_fio_iops_on_a_throttled_device() {
     let out = dir.path().join("out");
     let run = throttle
         .command(env!("CARGO_BIN_EXE_iogate"))
-        .args(["run", spec.to_str().unwrap(), "--target"])
-        .arg(&dev.path)
-        .arg("--out")
-        .arg(&out)
-        .arg("--quiet")
+        .args(Run::new(&spec).target(&dev.path).out(&out).quiet().argv())
         .output()
         .unwrap();
     assert!(
@@ -376,9 +372,15 @@ fn iometer_queue_depth_cycling_becomes_a_sweep_that_runs() {
         .map(|s| s["queue_depth"].as_u64().unwrap())
         .collect();
     assert_eq!(fs, [1, 2, 4, 8, 16, 32]);
-    // And the converted spec runs (a scratch file of the worker's disk size).
+    // And the converted spec runs (a scratch file of the worker's disk size), its 12 s
+    // of steps shortened to 2.4 s: each step needs only to run.
     let out = dir.path().join("out");
-    let r = common::run_scratch_ok(&spec, &out);
+    Run::new(&spec)
+        .out(&out)
+        .quiet()
+        .args(["--time-scale", "0.2"])
+        .ok();
+    let r = result(&out);
     let ran = r["steps"].as_array().unwrap();
     assert_eq!(ran.len(), 7);
     assert!(ran

@@ -11,11 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{code, iogate, result, write_spec};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use common::{code, iogate, result, s, write_spec, Run};
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -44,12 +40,11 @@ fn journal_refusals() {
     let spec_text = std::fs::read_to_string(&spec).expect("spec");
     let target = shm.path().join("t.img");
     let run = |extra: &[&str]| {
-        let mut args = vec!["run", s(&spec), "--quiet", "--out"];
-        let out = dir.path().join("out");
-        let out = s(&out).to_string();
-        args.push(&out);
-        args.extend_from_slice(extra);
-        iogate(&args)
+        Run::new(&spec)
+            .quiet()
+            .out(dir.path().join("out"))
+            .args(extra)
+            .output()
     };
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "keep").expect("victim");
@@ -104,11 +99,12 @@ fn two_runs_cannot_share_a_journal() {
     let shm = shm_dir();
     let spec = writes_spec(dir.path(), "share", "duration: 3s");
     let j = dir.path().join("j");
-    let first = Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args(["run", s(&spec), "--quiet", "--journal", s(&j), "--target"])
-        .arg(shm.path().join("a.img"))
-        .arg("--out")
-        .arg(dir.path().join("a"))
+    let first = Run::new(&spec)
+        .quiet()
+        .args(["--journal", s(&j)])
+        .target(shm.path().join("a.img"))
+        .out(dir.path().join("a"))
+        .command()
         .spawn()
         .expect("first run");
     common::wait_for(
@@ -137,17 +133,13 @@ fn two_runs_cannot_share_a_journal() {
 
 /// `iogate run SPEC --quiet --journal J --target T --out OUT`.
 fn journaled_run(spec: &Path, journal: &Path, target: &Path, out: &Path) -> std::process::Output {
-    iogate(&[
-        "run",
-        s(spec),
-        "--quiet",
-        "--journal",
-        s(journal),
-        "--target",
-        s(target),
-        "--out",
-        s(out),
-    ])
+    Run::new(spec)
+        .quiet()
+        .arg("--journal")
+        .arg(journal)
+        .target(target)
+        .out(out)
+        .output()
 }
 
 /// Byte offset of the journal's first frame.
@@ -247,17 +239,13 @@ fn a_journal_that_fills_its_device_stops_the_writes() {
     let spec = writes_spec(dir.path(), "full", "duration: 30s");
     let out = dir.path().join("out");
     let started = Instant::now();
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--quiet",
-        "--journal",
-        s(&small.join("j")),
-        "--target",
-        s(&shm.path().join("t.img")),
-        "--out",
-        s(&out),
-    ]);
+    let o = Run::new(&spec)
+        .quiet()
+        .arg("--journal")
+        .arg(small.join("j"))
+        .target(shm.path().join("t.img"))
+        .out(&out)
+        .output();
     let took = started.elapsed();
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     let r = result(&out);
@@ -279,15 +267,7 @@ fn one_drive_under_two_names_runs_once() {
     std::fs::write(&a, vec![0u8; 4 << 20]).expect("a");
     let b = dir.path().join("b.img");
     std::fs::hard_link(&a, &b).expect("hard link");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(&a),
-        "--target",
-        s(&b),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec).target(&a).target(&b).quiet().output();
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("are the same drive"), "{}", stderr(&o));
 }
@@ -296,16 +276,12 @@ fn a_loop_device_and_its_backing_file_are_one_drive() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = writes_spec(dir.path(), "loopnames", "ios: 100");
     let dev = common::LoopDevice::new(8, "names");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(&dev.path),
-        "--target",
-        s(&dev.backing),
-        "--quiet",
-        "--allow-destructive",
-    ]);
+    let o = Run::new(&spec)
+        .target(&dev.path)
+        .target(&dev.backing)
+        .quiet()
+        .arg("--allow-destructive")
+        .output();
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("are the same drive"), "{}", stderr(&o));
 }
@@ -322,15 +298,11 @@ fn a_refused_fleet_run_changes_no_target() {
         .status()
         .expect("mkfs.ext4");
     assert!(mkfs.success());
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(&file),
-        "--target",
-        s(&dev.path),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec)
+        .target(&file)
+        .target(&dev.path)
+        .quiet()
+        .output();
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert_eq!(
         std::fs::metadata(&file).expect("file").len(),
@@ -347,17 +319,12 @@ fn fleet_files_never_collide_with_drive_names() {
     std::fs::create_dir(&other).expect("x");
     let b = other.join("b.img");
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(&a),
-        "--target",
-        s(&b),
-        "--out",
-        s(&out),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec)
+        .target(&a)
+        .target(&b)
+        .out(&out)
+        .quiet()
+        .output();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let summary = common::json_file(&out.join("summary.json"));
     assert!(summary["drives"].is_array(), "{summary}");
@@ -378,15 +345,7 @@ fn power_spec(dir: &Path, command: &str, wait: &str, amount: &str, sync: &str) -
 const FSYNC: &str = "        fsync: 32\n";
 
 fn run_cycle(spec: &Path, target: &Path, out: &Path) -> std::process::Output {
-    iogate(&[
-        "run",
-        s(spec),
-        "--target",
-        s(target),
-        "--out",
-        s(out),
-        "--quiet",
-    ])
+    Run::new(spec).target(target).out(out).quiet().output()
 }
 
 fn pgrep(pattern: &str) -> bool {
@@ -490,16 +449,11 @@ fn a_power_command_is_bounded_and_killed_with_its_group() {
         FSYNC,
     );
     let out = dir.path().join("term");
-    let child = Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            s(&spec),
-            "--target",
-            s(&target),
-            "--out",
-            s(&out),
-            "--quiet",
-        ])
+    let child = Run::new(&spec)
+        .target(&target)
+        .out(&out)
+        .quiet()
+        .command()
         .spawn()
         .expect("run");
     common::wait_for(|| pgrep("sleep 996"), "the power command");
@@ -636,15 +590,11 @@ fn a_baseline_naming_an_unknown_kernel_path_is_refused() {
     let step = paths.keys().next().expect("a step").clone();
     paths.insert(step, serde_json::json!("warp-drive"));
     std::fs::write(&file, serde_json::to_string(&b).expect("json")).expect("write");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--baseline",
-        s(&golden),
-        "--out",
-        s(&dir.path().join("second")),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec)
+        .baseline(&golden)
+        .out(dir.path().join("second"))
+        .quiet()
+        .output();
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("warp-drive"), "{}", stderr(&o));
 }

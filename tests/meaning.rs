@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{code, iogate_in};
+use common::{code, iogate_in, Run};
 use serde_json::Value;
 
 tests_main![
@@ -176,12 +176,12 @@ fn a_division_by_a_metric_that_was_zero_is_undecided() {
     let d = dir.path();
     let text = "iogate: 1\nname: z\ntarget: { size: 4MiB }\nsteps:\n  - workload: { name: w, ios: 64, mix: [ { block_size: 4KiB } ] }\nassert:\n  - w.iops / w.errors > 1\n";
     write(d, "z.yaml", text);
-    let o = iogate_in(
-        d,
-        &[
-            "run", "z.yaml", "--target", "t.img", "--out", "out", "--quiet",
-        ],
-    );
+    let o = Run::new("z.yaml")
+        .target("t.img")
+        .out("out")
+        .quiet()
+        .in_dir(d)
+        .output();
     assert_eq!(code(&o), 4, "{}", stderr(&o));
     let r = common::result(&d.join("out"));
     let a = r["assertions"]

@@ -27,13 +27,17 @@ fn rows() -> Vec<(
     let diff = vec!["diff", "/nonexistent/a", "/nonexistent/b"];
     let detect = vec!["history", "--db", "/nonexistent/h.db", "detect"];
     let pct = |more: &[&'static str]| [&WORST_REALS[..], more].concat();
-    vec![
+    // `steady-state` and `history detect` share the window's bounds and message.
+    let window = |head: &Vec<&'static str>| {
         (
-            steady.clone(),
+            head.clone(),
             "--window",
             [&WORST_COUNTS[..], &["1", "1001"]].concat(),
             "expected a whole number from 2 to 1000",
-        ),
+        )
+    };
+    vec![
+        window(&steady),
         (
             steady.clone(),
             "--max-excursion",
@@ -52,12 +56,7 @@ fn rows() -> Vec<(
             pct(&["1000.01", "5%%"]),
             "expected a percentage from 0 to 1000",
         ),
-        (
-            detect.clone(),
-            "--window",
-            [&WORST_COUNTS[..], &["1", "1001"]].concat(),
-            "expected a whole number from 2 to 1000",
-        ),
+        window(&detect),
         (
             detect.clone(),
             "--max-pvalue",

@@ -24,14 +24,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{code, write_spec, NbdDisk};
+use common::{code, s, write_spec, NbdDisk, Run};
 
 fn iogate_bin() -> &'static str {
     env!("CARGO_BIN_EXE_iogate")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
 }
 
 /// What the drive does wrong.
@@ -160,16 +156,12 @@ fn cycle(fault: Fault, index: u64, dir: &Path) -> (i32, serde_json::Value) {
     let old_copy = dir.join("old.img");
     let mut drive = NbdDisk::start_with_blocks(&drive_args(fault, &disk), false, Some(4096));
     let spec = write_spec(dir, "powercut", SPEC);
-    let mut run = Command::new(iogate_bin())
-        .args([
-            "run",
-            s(&spec),
-            "--target",
-            s(&drive.dev),
-            "--allow-destructive",
-            "-q",
-        ])
-        .args(["--journal", s(&journal), "--out", s(&dir.join("run"))])
+    let mut run = Run::new(&spec)
+        .target(&drive.dev)
+        .args(["--allow-destructive", "-q"])
+        .args(["--journal", s(&journal)])
+        .out(dir.join("run"))
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -394,16 +386,11 @@ fn the_power_cycle_step_cuts_waits_and_verifies_in_one_run() {
             ),
         );
         let out = dir.path().join(format!("out-{want}"));
-        let o = common::iogate(&[
-            "run",
-            s(&spec),
-            "--target",
-            &drive.dev,
-            "--allow-destructive",
-            "-q",
-            "--out",
-            s(&out),
-        ]);
+        let o = common::Run::new(&spec)
+            .target(&drive.dev)
+            .args(["--allow-destructive", "-q"])
+            .out(&out)
+            .output();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(code(&o), want, "{drive_args}: {err}");
         let r = common::result(&out);

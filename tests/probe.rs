@@ -37,10 +37,6 @@ fn main() -> std::process::ExitCode {
     ])
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("test paths are UTF-8")
-}
-
 /// The two-tier device: 1 GiB of memory answering reads after 2 ms, a read cache of
 /// `cache_mib` MiB in front of it.
 fn cached_disk(cache_mib: u64) -> NbdDisk {
@@ -140,15 +136,7 @@ type Centre = (f64, f64);
 fn reference_ns(dir: &Path, dev: &Path, label: &str, hit_set_mib: u64) -> (Vec<Centre>, Centre) {
     let spec = write_spec(dir, "reference", &reference_spec(hit_set_mib));
     let out = dir.join(format!("reference-{label}"));
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(dev),
-        "--out",
-        s(&out),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec).target(dev).out(&out).quiet().output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
     let steps = r["steps"].as_array().expect("steps");
@@ -190,15 +178,7 @@ fn cache_probe(cache_mib: u64) {
     // this stack (FUSE, nbdkit's threads waking) moves from one run to the next, so each
     // tier is held to the references' own range around it, widened by the 25%.
     let (hit_before, miss_before) = reference_ns(dir.path(), &disk.dev, "before", cache_mib / 4);
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(&disk.dev),
-        "--out",
-        s(&out),
-        "--quiet",
-    ]);
+    let o = Run::new(&spec).target(&disk.dev).out(&out).quiet().output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
     let rep = &r["steps"][0]["repeat"];
@@ -306,15 +286,7 @@ fn knee_at_the_cap() {
     let out = dir.path().join("out");
     let o = throttle
         .command(env!("CARGO_BIN_EXE_iogate"))
-        .args([
-            "run",
-            s(&spec),
-            "--target",
-            s(&disk.dev),
-            "--out",
-            s(&out),
-            "--quiet",
-        ])
+        .args(Run::new(&spec).target(&disk.dev).out(&out).quiet().argv())
         .output()
         .expect("iogate run");
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));

@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use polars::prelude::*;
 
@@ -35,11 +34,8 @@ steps:
 /// kernel's accounting of the child (`wait4`'s `ru_maxrss`).
 // The child is reaped by wait4 (for its rusage), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
-fn run_measured(args: &[&str]) -> (i32, i64) {
-    let child = Command::new(env!("CARGO_BIN_EXE_iogate"))
-        .args(args)
-        .spawn()
-        .expect("iogate starts");
+fn run_measured(run: &common::Run) -> (i32, i64) {
+    let child = run.command().spawn().expect("iogate starts");
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
@@ -97,19 +93,8 @@ fn the_request_log_streams_and_keeps_every_request_in_order() {
     let spec = common::write_spec(dir.path(), "logged", SPEC);
     let target = dir.path().join("target.img");
     let run = |out: &Path, log: bool| {
-        let mut args = vec![
-            "run",
-            spec.to_str().expect("UTF-8"),
-            "--target",
-            target.to_str().expect("UTF-8"),
-            "--out",
-            out.to_str().expect("UTF-8"),
-            "--quiet",
-        ];
-        if log {
-            args.push("--log-requests");
-        }
-        run_measured(&args)
+        let run = common::Run::new(&spec).target(&target).out(out).quiet();
+        run_measured(&if log { run.arg("--log-requests") } else { run })
     };
     let (plain_out, logged_out) = (dir.path().join("plain"), dir.path().join("logged"));
     let (code, plain_rss) = run(&plain_out, false);

@@ -9,14 +9,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{code, write_spec};
+use common::{code, s, write_spec, Run};
 
 const PASS: i32 = 0;
 const USAGE: i32 = 2;
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
 
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -61,7 +57,11 @@ fn concurrent_default_runs(n: usize) {
     let children: Vec<_> = (0..n)
         .map(|i| {
             let target = dir.path().join(format!("t{i}.img"));
-            iogate_in(dir.path(), &["run", s(&spec), "--target", s(&target), "-q"])
+            Run::new(&spec)
+                .target(&target)
+                .quiet()
+                .in_dir(dir.path())
+                .command()
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -185,7 +185,11 @@ fn check_bounds_a_spec_name_as_run_does() {
             );
         }
         let target = d.join(format!("len{len}.img"));
-        let o = iogate_in(d, &["run", s(&spec), "--target", s(&target), "-q"])
+        let o = Run::new(&spec)
+            .target(&target)
+            .quiet()
+            .in_dir(d)
+            .command()
             .output()
             .expect("run");
         assert_eq!(code(&o), want, "run {len}: {}", err(&o));

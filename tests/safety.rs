@@ -5,13 +5,9 @@
 
 mod common;
 
-use common::{code, iogate, write_spec, LoopDevice};
+use common::{code, iogate, s, write_spec, LoopDevice, Run};
 use std::path::Path;
 use std::process::Command;
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
 
 /// FNV-1a of a whole device: "nothing was written".
 fn digest(p: &Path) -> u64 {
@@ -94,15 +90,7 @@ fn every_writing_step_kind_is_refused_on_a_device_holding_data() {
             let out = dir
                 .path()
                 .join(format!("out-{name}-{}", kind.replace(' ', "_")));
-            let o = iogate(&[
-                "run",
-                s(&spec),
-                "--target",
-                s(&dev.path),
-                "--out",
-                s(&out),
-                "-q",
-            ]);
+            let o = Run::new(&spec).target(&dev.path).out(&out).quiet().output();
             let err = String::from_utf8_lossy(&o.stderr);
             if writes {
                 assert_eq!(code(&o), 3, "{kind} on {name}: {err}");
@@ -152,15 +140,7 @@ fn a_sweep_on_a_mounted_file_system_is_refused() {
         &format!("iogate: 1\nname: sweep\nsteps:\n{}", sweep.2),
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(&dev.path),
-        "--out",
-        s(&out),
-        "-q",
-    ]);
+    let o = Run::new(&spec).target(&dev.path).out(&out).quiet().output();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let kept = std::fs::read(mnt.path().join("keep.txt"));
     let _ = Command::new("umount").arg(mnt.path()).status();
@@ -185,9 +165,7 @@ fn quick_run(dir: &Path, name: &str, extra: &[&str]) -> (std::path::PathBuf, std
         &format!("iogate: 1\nname: {name}\ntarget: {{ size: 8MiB }}\nsteps:\n  - workload: {{ duration: 200ms, mix: [{{ block_size: 4KiB, read: 100%, random: 100% }}] }}\n"),
     );
     let out = dir.join(format!("out-{name}"));
-    let mut args = vec!["run", s(&spec), "--out", s(&out), "-q"];
-    args.extend_from_slice(extra);
-    let o = iogate(&args);
+    let o = Run::new(&spec).out(&out).quiet().args(extra).output();
     (out, o)
 }
 
@@ -351,7 +329,7 @@ fn read_only_targets_and_outputs_are_refused_first() {
         "iogate: 1\nname: long\ntarget: { size: 8MiB }\nsteps:\n  - workload: { duration: 60s, mix: [{ block_size: 4KiB, read: 50%, random: 100% }] }\n",
     );
     let started = std::time::Instant::now();
-    let o = iogate(&["run", s(&long), "--out", s(&ro.join("out")), "-q"]);
+    let o = Run::new(&long).out(ro.join("out")).quiet().output();
     let _ = Command::new("umount").arg(&ro).status();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
@@ -370,15 +348,11 @@ fn read_only_targets_and_outputs_are_refused_first() {
         "blockdev --setro: {setro:?}"
     );
     let o_dir = dir.path().join("o");
-    let o = iogate(&[
-        "run",
-        s(&long),
-        "--target",
-        s(&dev.path),
-        "--out",
-        s(&o_dir),
-        "-q",
-    ]);
+    let o = Run::new(&long)
+        .target(&dev.path)
+        .out(&o_dir)
+        .quiet()
+        .output();
     let _ = Command::new("blockdev")
         .arg("--setrw")
         .arg(&dev.path)
@@ -397,11 +371,22 @@ fn read_only_targets_and_outputs_are_refused_first() {
 fn bad_inputs_are_bounded_and_never_wrap() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    let timed = |args: &[&str]| {
-        let started = std::time::Instant::now();
-        let o = iogate(args);
-        (o, started.elapsed())
-    };
+    special_files_are_refused_at_once(d);
+    empty_or_overflowing_traces_are_errors_never_wraps(d);
+    huge_assertions_are_diagnostics_in_linear_time(d);
+    division_by_zero_and_bad_baselines_never_pass(d);
+    check_and_steady_state_refuse_what_run_refuses(d);
+}
+
+/// Runs the binary; its output and how long it took.
+fn timed(args: &[&str]) -> (std::process::Output, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let o = iogate(args);
+    (o, started.elapsed())
+}
+
+/// Devices and FIFOs as spec, trace or result are refused at once (no hang, no growth).
+fn special_files_are_refused_at_once(d: &Path) {
     // Devices and FIFOs as spec, trace or result: refused at once (no hang, no growth).
     let fifo = d.join("fifo");
     let made = Command::new("mkfifo").arg(&fifo).status();
@@ -423,6 +408,11 @@ fn bad_inputs_are_bounded_and_never_wrap() {
             "{args:?} took {took:?}"
         );
     }
+}
+
+/// A trace without requests is no trace; extents past 2^64 and sector counts that overflow
+/// are malformed with their lines; timestamps stepping back never wrap a span.
+fn empty_or_overflowing_traces_are_errors_never_wraps(d: &Path) {
     // A file without newlines is not a text trace.
     let zeros = d.join("zeros.csv");
     std::fs::write(&zeros, vec![b'1'; 200_000]).expect("write");
@@ -486,6 +476,11 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let a: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(a["span_ns"], 5_000_000, "{a}");
+}
+
+/// Deeply nested, huge and unit-overflowing assertions are diagnostics, not stack
+/// overflows, and 40,000 bad ones are reported in linear time.
+fn huge_assertions_are_diagnostics_in_linear_time(d: &Path) {
     // Assertions: deep nesting and huge expressions are diagnostics, not stack overflows.
     let nested = |n: usize| format!("{}w.iops{} > 1", "(".repeat(n), ")".repeat(n));
     let long = format!("w.iops{} > 1", " + w.iops".repeat(80_000));
@@ -537,6 +532,11 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     );
     eprintln!("40,000 bad assertions checked in {took:?}");
     assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+}
+
+/// A division by a literal 0 is a spec error, by a metric that was 0 undecided (exit 4);
+/// a `--baseline` that is not a directory is an error, a missing one a first run.
+fn division_by_zero_and_bad_baselines_never_pass(d: &Path) {
     // Division by zero never passes: by a literal 0 it is a spec error, by a metric that
     // was 0 the assertion is undecided (exit 4); a --baseline that is not a directory is
     // an error (a missing one is a first run).
@@ -545,37 +545,30 @@ fn bad_inputs_are_bounded_and_never_wrap() {
     assert_eq!(code(&iogate(&["check", s(&literal)])), 2);
     let spec = write_spec(d, "div", text);
     let out = d.join("div-out");
-    let o = iogate(&["run", s(&spec), "--out", s(&out), "-q"]);
+    let o = Run::new(&spec).out(&out).quiet().output();
     assert_eq!(code(&o), 4, "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(common::result(&out)["assertions"][0]["passed"], false);
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--out",
-        s(&out),
-        "-q",
-        "--baseline",
-        s(&spec),
-    ]);
+    let o = Run::new(&spec).out(&out).quiet().baseline(&spec).output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 2, "{err}");
     assert!(err.contains("is not a directory"), "{err}");
     // A named --baseline that does not exist is a first run, said before the I/O.
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--out",
-        s(&out),
-        "-q",
-        "--baseline",
-        s(&d.join("nothing-here")),
-    ]);
+    let o = Run::new(&spec)
+        .out(&out)
+        .quiet()
+        .baseline(d.join("nothing-here"))
+        .output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("does not exist"), "{err}");
     assert_eq!(
         common::result(&out)["baseline"]["rules"][0]["outcome"],
         "no_baseline"
     );
+}
+
+/// `check` reads replay traces as `run` does; `steady-state` refuses values that are not
+/// measurements.
+fn check_and_steady_state_refuse_what_run_refuses(d: &Path) {
     // `check` reads replay traces as `run` does.
     let bad_trace = d.join("bad.trace");
     std::fs::write(&bad_trace, "0 0 0 8 1\n1 0 x 8 1\n").expect("write");
@@ -614,17 +607,16 @@ fn a_writing_plan_without_wipefs_is_refused_saying_what_to_install() {
     );
     let before = digest(&dev.path);
     let run = |wipefs: &str, extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_iogate"))
+        Run::new(&spec)
             .env("IOGATE_WIPEFS", wipefs)
-            .args(["run", s(&spec), "--target", s(&dev.path), "--quiet"])
-            .arg("--out")
-            .arg(
+            .target(&dev.path)
+            .quiet()
+            .out(
                 dir.path()
                     .join(format!("out-{}-{}", wipefs.len(), extra.len())),
             )
             .args(extra)
             .output()
-            .expect("iogate runs")
     };
     let o = run("/nonexistent/wipefs", &[]);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{code, harness, iogate, result, run_ok, write_spec, LoopDevice, Need, Zram};
+use common::{code, harness, iogate, result, run_ok, write_spec, LoopDevice, Need, Run, Zram};
 
 const READS: &str = "iogate: 1\nname: path\nsteps:\n  - workload:\n      name: reads\n      queue_depth: 8\n      duration: 1500ms\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\nbaseline:\n  reads.iops: -99%\n";
 
@@ -63,19 +63,13 @@ fn zram_goes_to_io_wq_and_a_loop_device_inline() {
     let o = iogate(&["bless", &s(&on_zram), "--golden", &s(&golden), "--key", "k"]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let gated = dir.path().join("gated");
-    let o = iogate(&[
-        "run",
-        &s(&spec),
-        "--target",
-        &s(&lo.path),
-        "--out",
-        &s(&gated),
-        "--baseline",
-        &s(&golden),
-        "--key",
-        "k",
-        "--quiet",
-    ]);
+    let o = Run::new(&spec)
+        .target(&lo.path)
+        .out(&gated)
+        .baseline(&golden)
+        .args(["--key", "k"])
+        .quiet()
+        .output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("warning: step `reads` reached the device by another kernel path than the blessed run (inline, blessed on io_wq)"),

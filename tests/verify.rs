@@ -6,7 +6,7 @@ mod common;
 
 use std::os::unix::fs::FileExt;
 
-use common::{code, iogate, result, write_spec};
+use common::{code, result, write_spec, Run};
 
 const WRITE: &str = "iogate: 1\nname: vwrite\ntarget: { size: 4MiB }\nsteps:\n  - workload:\n      name: fill\n      queue_depth: 4\n      ios: 1024\n      mix: [ { block_size: 4KiB, read: 0%, random: 0% } ]\n";
 const READ: &str = "iogate: 1\nname: vread\ntarget: { size: 4MiB }\nsteps:\n  - workload:\n      name: check\n      queue_depth: 4\n      ios: 1024\n      verify: true\n      mix: [ { block_size: 4KiB, read: 100%, random: 0% } ]\n";
@@ -21,17 +21,13 @@ impl Pass<'_> {
     fn run(&self, spec: &str, out: &str) -> (i32, serde_json::Value) {
         let spec = write_spec(self.dir, out, spec);
         let out = self.dir.join(out);
-        let o = iogate(&[
-            "run",
-            spec.to_str().unwrap(),
-            "--target",
-            &self.target,
-            "--out",
-            out.to_str().unwrap(),
-            "--verify-state",
-            &self.state,
-            "--quiet",
-        ]);
+        let o = Run::new(&spec)
+            .target(&self.target)
+            .out(&out)
+            .arg("--verify-state")
+            .arg(&self.state)
+            .quiet()
+            .output();
         (code(&o), result(&out))
     }
 }

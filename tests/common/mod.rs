@@ -4,9 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod run;
 pub mod ssd;
 pub mod vm;
 
+#[allow(unused_imports)]
+pub use run::{s, Run};
 #[allow(unused_imports)]
 pub use vm::{guest_put, qemu_nvme, VM_TIME_LIMIT_S};
 
@@ -236,7 +239,9 @@ pub fn harness(cases: Vec<Case>) -> std::process::ExitCode {
                     )
                     .into());
                 }
+                let started = std::time::Instant::now();
                 body();
+                eprintln!("took: {name}: {:.1} s", started.elapsed().as_secs_f64());
                 Ok(())
             })
             .with_ignored_flag(skip)
@@ -493,36 +498,13 @@ impl Drop for Throttle {
 /// Runs `iogate run SPEC --target TARGET --out OUT --quiet` and requires exit 0 (the
 /// failure message carries iogate's stderr).
 pub fn run_ok(spec: &Path, target: &Path, out: &Path) {
-    let path = |p: &Path| p.to_str().expect("test paths are UTF-8").to_string();
-    let o = iogate(&[
-        "run",
-        &path(spec),
-        "--target",
-        &path(target),
-        "--out",
-        &path(out),
-        "--quiet",
-    ]);
-    assert_eq!(
-        code(&o),
-        0,
-        "iogate run {}: {}",
-        spec.display(),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    Run::new(spec).target(target).out(out).quiet().ok();
 }
 
 /// Runs `iogate run SPEC --out OUT --quiet` on the spec's scratch file, requires exit 0
 /// (the failure message carries iogate's stderr) and returns the result.json.
 pub fn run_scratch_ok(spec: &Path, out: &Path) -> serde_json::Value {
-    let o = iogate(&[
-        "run",
-        spec.to_str().expect("test paths are UTF-8"),
-        "--out",
-        out.to_str().expect("test paths are UTF-8"),
-        "--quiet",
-    ]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    Run::new(spec).out(out).quiet().ok();
     result(out)
 }
 

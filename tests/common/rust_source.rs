@@ -14,6 +14,16 @@ use std::path::Path;
 /// lifetimes and labels (`'a`) are code. A literal's prefix (`b`, `c`, `r`, `br`, `cr`)
 /// counts only at the start of a word, so `r#type` and `attr"` are code.
 pub fn code(src: &str) -> String {
+    let text = code_with_tests(src);
+    match text.find("#[cfg(test)]") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// `src` without comments, string and character literals, as [`code`] reads it, but
+/// whole: test modules kept (for the limits test code is held to as well).
+pub fn code_with_tests(src: &str) -> String {
     let b = src.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -35,11 +45,7 @@ pub fn code(src: &str) -> String {
             }
         }
     }
-    let text = String::from_utf8_lossy(&out).into_owned();
-    match text.find("#[cfg(test)]") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A byte of an identifier (non-ASCII bytes count: identifiers may be Unicode).
