@@ -25,7 +25,8 @@ pub enum Outcome {
     Pass,
     /// An assertion failed.
     Fail,
-    /// A baseline rule regressed.
+    /// A baseline rule regressed, or (`run --history`) a gated metric regressed against
+    /// the accepted builds before this one.
     Regressed,
     /// No verdict could be reached (a required baseline is missing, the noise is too
     /// large to tell, a step measured nothing).
