@@ -117,7 +117,7 @@ pub struct RunResult {
     /// block. Non-empty makes an otherwise passing run `inconclusive`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmeasured: Vec<String>,
-    /// The spec's text as run (shown in reports), when the binary recorded it.
+    /// The spec's text as run (shown in reports), when the session crate recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_text: Option<String>,
     /// The text of each fragment the spec includes (`include:`), by its path relative to

@@ -16,9 +16,12 @@ use iogate_report::BaselineInput;
 use iogate_result::RunResult;
 use iogate_runner::{RequestLog, RunEvent};
 
+use crate::config::Console;
+use crate::config::RunConfig;
+use crate::exit;
+use crate::failure::Failure;
 use crate::prepare::Prepared;
 use crate::staging::{Dest, Staging};
-use crate::{exit, Console, Failure, RunConfig};
 
 /// What is settled before the first request besides the plan and target.
 pub(crate) struct Ready {

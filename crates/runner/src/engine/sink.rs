@@ -1,28 +1,32 @@
 //! Where completed requests go. The job loop (`uring::complete`) judges each completion
-//! once and hands it, as a [`Completed`], to every [`CompletionSink`] of its job, in
-//! completion order: the interval sampler (`intervals`, always), the request log (`log`:
-//! `--log-requests`, streamed to `requestlog::stream`, or kept for the cache probe), the
-//! threshold counter (`over`: `latency.over[…]`), the stall finder (`stall`), the
-//! event windows (`events`: a step's `during:` list) and the journal (`journal`:
-//! `--journal`, to the journal's writer thread). A sink is also
-//! told when time passes (`tick`), when a reap ends (`reaped`, with the job's low
-//! watermark) and when the job ends (`finish`, where it leaves its figures in the job's
-//! `JobStats`). What a sink keeps while the job runs is bounded (an interval, a batch),
-//! never a record per request: a run's memory does not grow with its requests (the kept
-//! log, bounded by its caller's request count, is the one exception). Neighbours: `uring`
-//! (the only caller), `job` (what decides the sinks), `requestlog::stream`, `journal`.
-//! No `unsafe` here.
+//! once, as a [`Completed`] (or a flush, [`Done::Flush`]), and hands each reap's batch,
+//! in completion order, to every [`CompletionSink`] of its job: one dynamic call per
+//! sink and reap ([`CompletionSink::completed`]), the sink's own `request` and `flush`
+//! called statically within it. The engine's own sinks are the interval sampler
+//! (`intervals`) and the stall finder (`stall`), always on; the caller passes the others
+//! in (`uring::run_job`): the threshold counter (`over`: `latency.over[…]`) and the
+//! event windows (`events`: a step's `during:` list) defined here, and sinks the engine
+//! knows only by this trait, the request log (`requestlog::sink`) and the journal
+//! (`journal::sink`). A sink is also told when time passes (`tick`), when a reap ends
+//! (`reaped`, with the job's low watermark; its answer can stop the job, as the journal
+//! does when it can no longer be written) and when the job ends (`finish`, where it
+//! leaves its figures in the job's `JobStats`); a sink that numbers writes gives a
+//! flush its horizon (`horizon`). What a sink keeps while the job runs is bounded (an
+//! interval, a batch), never a record per request: a run's memory does not grow with
+//! its requests (a kept request log, bounded by its caller's request count, is the one
+//! exception). Neighbours: `uring` (the only caller), `io_step` and `repeat` (which
+//! choose the sinks). No `unsafe` here.
 
 pub mod events;
 pub mod intervals;
-pub mod journal;
-pub mod log;
 pub mod over;
 pub mod stall;
 
+use std::ops::ControlFlow;
+
 use iogate_result::Op;
 
-use super::job::{JobParams, RequestLogging};
+use super::job::JobParams;
 use super::JobStats;
 
 /// Whether a completed request succeeded (the whole length transferred, no error).
@@ -89,61 +93,76 @@ impl<'r> Reaped<'r> {
     }
 }
 
+/// One completion of a reap: a read or write, or a successful flush.
+#[derive(Debug, Clone, Copy)]
+pub enum Done {
+    /// A read or write completed (successful or not).
+    Request(Completed),
+    /// A flush submitted with `horizon` (the journal's next sequence then) succeeded at
+    /// `done_ns`.
+    Flush {
+        /// The horizon it took when submitted ([`CompletionSink::horizon`]).
+        horizon: u64,
+        /// When it completed, ns from the step's origin.
+        done_ns: u64,
+    },
+}
+
+/// Whether a job goes on after a reap, or stops issuing (its requests in flight still
+/// complete) for the reason given, which becomes the step's error.
+pub type Flow = ControlFlow<String>;
+
 /// What receives a job's completions. Called on the job's thread only; each call is on
-/// the hot path of every request, so a sink does constant work per call and hands
-/// anything slow to a thread of its own.
+/// the hot path, so a sink does constant work per completion and hands anything slow to
+/// a thread of its own.
 pub trait CompletionSink {
     /// A read or write completed (successful or not).
     fn request(&mut self, c: &Completed);
     /// A flush submitted with `horizon` (the journal's next sequence then) succeeded at
     /// `done_ns`.
     fn flush(&mut self, _horizon: u64, _done_ns: u64) {}
+    /// Every completion of one reap, in completion order: the one call per reap the
+    /// engine makes through the trait object; `request` and `flush` are called from it
+    /// without one.
+    #[inline]
+    fn completed(&mut self, batch: &[Done]) {
+        for d in batch {
+            match d {
+                Done::Request(c) => self.request(c),
+                Done::Flush { horizon, done_ns } => self.flush(*horizon, *done_ns),
+            }
+        }
+    }
+    /// The horizon of a flush submitted now, when this sink numbers writes (the
+    /// journal); None otherwise.
+    fn horizon(&self) -> Option<u64> {
+        None
+    }
     /// Time reached `now_ns` (called before each reap's completions).
     fn tick(&mut self, _now_ns: u64) {}
-    /// A reap ended.
-    fn reaped(&mut self, _r: &Reaped<'_>) {}
+    /// A reap ended; [`ControlFlow::Break`] stops the job, with the reason.
+    fn reaped(&mut self, _r: &Reaped<'_>) -> Flow {
+        ControlFlow::Continue(())
+    }
     /// The job ended: leave what was kept in `stats`.
     fn finish(self: Box<Self>, stats: &mut JobStats);
 }
 
-/// The sinks of one job, as its parameters ask: the interval sampler, then the request
-/// log and the journal when they are on.
-pub fn for_job<'a>(p: &JobParams<'a>, queue_depth: usize) -> Vec<Box<dyn CompletionSink + 'a>> {
-    let mut sinks: Vec<Box<dyn CompletionSink + 'a>> = vec![
+/// The boxed sinks of one job.
+pub type Sinks<'a> = Vec<Box<dyn CompletionSink + 'a>>;
+
+/// The engine's own sinks of a job, before those its caller passes in: the interval
+/// sampler and the stall finder.
+pub fn engine_sinks<'a>(p: &JobParams<'_>) -> Sinks<'a> {
+    vec![
         Box::new(intervals::IntervalSampler::new(p.ramp_ns, p.interval_ns)),
         Box::new(stall::StallSink::new(p.ramp_ns)),
-    ];
-    match p.request_log {
-        RequestLogging::Off => {}
-        RequestLogging::Kept => sinks.push(Box::new(log::RequestLogSink::kept())),
-        RequestLogging::Streamed(to) => {
-            sinks.push(Box::new(log::RequestLogSink::streamed(to, p.job)))
-        }
-    }
-    if !p.latency_thresholds_ns.is_empty() {
-        sinks.push(Box::new(over::OverCounter::new(
-            p.latency_thresholds_ns,
-            p.ramp_ns,
-        )));
-    }
-    if let Some(board) = p.events {
-        sinks.push(Box::new(events::EventSink::new(board)));
-    }
-    if let Some(j) = p.journal {
-        sinks.push(Box::new(journal::JournalSink::new(
-            j,
-            p.origin,
-            p.durability.fua,
-            queue_depth,
-        )));
-    }
-    sinks
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::intervals::IntervalSampler;
-    use super::log::RequestLogSink;
     use super::*;
 
     fn read(seq: u64, issue_ns: u64, done_ns: u64, status: Status) -> Completed {
@@ -193,28 +212,6 @@ mod tests {
                 .sum::<u64>(),
             1
         );
-    }
-
-    /// A kept log holds every request, failures included, in completion order.
-    #[test]
-    fn a_kept_log_keeps_every_request() {
-        let mut s: Box<dyn CompletionSink> = Box::new(RequestLogSink::kept());
-        for i in 0..10_000 {
-            let status = if i % 7 == 0 {
-                Status::Failed
-            } else {
-                Status::Succeeded
-            };
-            s.request(&read(i, i, i + 3, status));
-            let none = || None;
-            s.reaped(&Reaped::new(i + 3, &none));
-        }
-        let mut stats = JobStats::new(1);
-        s.finish(&mut stats);
-        let log = stats.request_log.unwrap_or_default();
-        assert_eq!(log.len(), 10_000);
-        assert!(log.iter().enumerate().all(|(i, r)| r.seq == i as u64));
-        assert_eq!(log.iter().filter(|r| r.result < 0).count(), 1_429);
     }
 
     /// The low watermark is the earliest issue in flight, never after the reap.
