@@ -224,4 +224,94 @@ mod tests {
         let later = || Some(120);
         assert_eq!(Reaped::new(90, &later).low_watermark_ns(), 90);
     }
+
+    /// Stops its job at the first reap after `limit` completions.
+    struct StopAfter {
+        seen: u64,
+        limit: u64,
+    }
+
+    impl CompletionSink for StopAfter {
+        fn request(&mut self, _c: &Completed) {
+            self.seen += 1;
+        }
+
+        fn reaped(&mut self, _r: &Reaped<'_>) -> Flow {
+            match self.seen >= self.limit {
+                true => ControlFlow::Break(format!("stopped after {}", self.seen)),
+                false => ControlFlow::Continue(()),
+            }
+        }
+
+        fn finish(self: Box<Self>, _stats: &mut JobStats) {}
+    }
+
+    /// A sink passed in can stop its job: the job stops issuing after the reap that said
+    /// so (its requests in flight still complete), ends without an error and leaves the
+    /// first reason in its stats.
+    #[test]
+    fn a_sink_can_stop_its_job() {
+        use crate::engine::job::{JobLimit, JobProgress};
+        use std::sync::atomic::AtomicBool;
+        let path = std::env::temp_dir().join(format!("iogate-sink-stop-{}", std::process::id()));
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .expect("scratch file");
+        file.set_len(1 << 20).expect("sized");
+        let mix = [iogate_spec::MixLine {
+            block_size_bytes: 4096,
+            weight_pct: 100.0,
+            read_pct: 100.0,
+            random_pct: 100.0,
+            align_bytes: 4096,
+            burst: 0,
+            delay_ns: 0,
+            placement_handle: None,
+        }];
+        let region = iogate_spec::Region {
+            offset_bytes: 0,
+            length_bytes: 1 << 20,
+        };
+        let dist = iogate_spec::Distribution::Uniform;
+        let mut gen = crate::engine::Generator::new(&mix, &dist, region, 7, 0, 1, 512);
+        let rate = iogate_spec::RateLimit::default();
+        let mut pacer = crate::engine::pacing::Pacer::new(&rate, 0, &mix, 1, 7);
+        let (stop, progress) = (AtomicBool::new(false), JobProgress::default());
+        let data = iogate_spec::DataPattern::default();
+        let p = JobParams {
+            job: 0,
+            queue_depth: 4,
+            max_block_size: 4096,
+            align: 4096,
+            limit: JobLimit::Ios(100_000),
+            interval_ns: 1_000_000_000,
+            stop: &stop,
+            progress: &progress,
+            origin: std::time::Instant::now(),
+            ramp_ns: 0,
+            iopoll: false,
+            sqpoll: false,
+            cpu: None,
+            poll: false,
+            verify: None,
+            data: &data,
+            step_seed: 7,
+            job_seed: 7,
+            passthrough: None,
+            durability: iogate_spec::Durability::default(),
+        };
+        let mut stats = JobStats::new(1);
+        let sinks: Sinks<'_> = vec![Box::new(StopAfter { seen: 0, limit: 50 })];
+        let ran = super::super::uring::run_job(&file, &p, &mut gen, &mut pacer, &mut stats, sinks);
+        let _ = std::fs::remove_file(&path);
+        ran.expect("the job ends without an error");
+        let done = stats.ios();
+        assert!((50..50 + 8).contains(&done), "{done} requests completed");
+        let why = stats.stopped_by.as_deref().unwrap_or_default();
+        assert!(why.starts_with("stopped after"), "{why:?}");
+    }
 }
