@@ -409,14 +409,14 @@ pub struct SteadyStateArgs {
     #[arg(required = true, allow_negative_numbers = true, value_parser = cli_values::measurement)]
     pub values: Vec<f64>,
     /// Rounds in the measurement window (2 to 1000).
-    #[arg(long, default_value_t = 5, value_parser = steady::window_arg)]
+    #[arg(long, default_value_t = steady::DEFAULT_WINDOW as usize, value_parser = steady::window_arg)]
     pub window: usize,
     /// Largest data excursion (max − min), percent of the window average (0 to 100).
-    #[arg(long, default_value_t = 20.0, value_parser = steady::limit_arg)]
+    #[arg(long, default_value_t = steady::DEFAULT_MAX_EXCURSION_PCT, value_parser = steady::limit_arg)]
     pub max_excursion: f64,
     /// Largest slope excursion (best-fit line's change across the window), percent of
     /// the window average (0 to 100).
-    #[arg(long, default_value_t = 10.0, value_parser = steady::limit_arg)]
+    #[arg(long, default_value_t = steady::DEFAULT_MAX_SLOPE_PCT, value_parser = steady::limit_arg)]
     pub max_slope: f64,
     /// Print JSON.
     #[arg(long)]

@@ -11,8 +11,9 @@ use iogate_report::history::trend;
 use iogate_session::history::{self as ops, SeriesQuery};
 use iogate_session::terminal::safe;
 
+use crate::check::report;
 use crate::cli::{HistoryArgs, HistoryCommand, SeriesFilter};
-use crate::{exit, report};
+use crate::exit;
 
 /// `iogate history`: returns the exit code.
 pub fn history(args: &HistoryArgs) -> u8 {

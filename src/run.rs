@@ -54,7 +54,7 @@ pub fn bless(result: &Path, golden: &Path, key: Option<&str>) -> u8 {
             outln!("blessed {} as {}", file.display(), path.display());
             exit::PASS
         }
-        Err(f) => crate::report(f),
+        Err(f) => crate::check::report(f),
     }
 }
 
@@ -72,7 +72,7 @@ pub fn verify(args: &VerifyArgs) -> u8 {
             }
             code
         }
-        Err(f) => crate::report(f),
+        Err(f) => crate::check::report(f),
     }
 }
 

@@ -1,8 +1,25 @@
 //! Standard output without the panic. `println!` panics when the reader has gone
 //! (`iogate schema result | head -1`: the write fails with EPIPE, since Rust ignores
-//! SIGPIPE). [`write`] (through the `outln!` and `out!` macros of `main.rs`) writes the
+//! SIGPIPE). [`write`] (through the `outln!` and `out!` macros defined here, `#[macro_use]` in `main.rs`) writes the
 //! same text and, once stdout is gone, drops the rest quietly: the command goes on (a run
 //! still writes and commits its result directory) and exits with its own code.
+
+/// `println!` that never panics: see `stdout`.
+macro_rules! outln {
+    () => {
+        $crate::stdout::write(format_args!(""), true)
+    };
+    ($($t:tt)*) => {
+        $crate::stdout::write(format_args!($($t)*), true)
+    };
+}
+
+/// `print!` that never panics: see `stdout`.
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::stdout::write(format_args!($($t)*), false)
+    };
+}
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::{
+use crate::format::{
     JournalContents, JournalError, JournalHeader, Record, FILE_MAGIC, FRAME_MAGIC, RECORD_BYTES,
 };
 
@@ -177,14 +177,14 @@ fn whole_frame_after(bytes: &[u8], at: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SampleBlock;
+    use crate::format::SampleBlock;
 
     fn header() -> JournalHeader {
         JournalHeader {
             target: "/dev/x".into(),
             capacity_bytes: 1 << 20,
             unit_bytes: 4096,
-            unit_source: crate::UnitSource::LogicalBlock,
+            unit_source: crate::format::UnitSource::LogicalBlock,
             seed: 7,
             model: None,
             serial: None,
@@ -208,11 +208,11 @@ mod tests {
 
     /// A journal of three frames, each one write; its bytes and each frame's offset.
     fn three_frames() -> (Vec<u8>, Vec<usize>) {
-        let mut bytes = crate::encode_header(&header()).expect("header");
+        let mut bytes = crate::format::encode_header(&header()).expect("header");
         let mut frames = Vec::new();
         for i in 0..3u64 {
             frames.push(bytes.len());
-            crate::encode_frame(&[write(i * 4096, 4096)], &mut bytes);
+            crate::format::encode_frame(&[write(i * 4096, 4096)], &mut bytes);
         }
         (bytes, frames)
     }
@@ -244,8 +244,8 @@ mod tests {
     fn lengths_and_units_beyond_the_capacity_are_refused_before_any_allocation() {
         let p = Path::new("j");
         let encode = |h: &JournalHeader, records: &[Record]| {
-            let mut b = crate::encode_header(h).expect("header");
-            crate::encode_frame(records, &mut b);
+            let mut b = crate::format::encode_header(h).expect("header");
+            crate::format::encode_frame(records, &mut b);
             b
         };
         let ok = encode(&header(), &[write(0, 8192)]);

@@ -3,7 +3,7 @@
 //! replay and sweep step's IOPS, bandwidth, mean and p99 total latency) it gives the
 //! median, the spread and each drive's deviation from the median; a drive further than
 //! the rule's `max_deviation_pct` is an outlier (named only with [`MIN_PEERS`] or more
-//! drives). Neighbours: `iogate_result::fleet` (the types), the binary's `fleet` (which
+//! drives). Neighbours: `iogate_result::fleet` (the types), the session crate's `fleet` (which
 //! runs the drives and writes `summary.json`), `fleet_view` (the reports).
 
 use std::collections::BTreeMap;

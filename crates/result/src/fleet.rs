@@ -4,7 +4,7 @@
 //! drive's deviation, and the outliers beyond `peers.max_deviation`).
 //!
 //! Neighbours: `record` (each drive's own `result.json`), the report crate's `peers`
-//! (fills the comparison) and the binary's `fleet` (writes the file).
+//! (fills the comparison) and the session crate's `fleet` (writes the file).
 
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +31,7 @@ pub struct FleetSummary {
     /// The run's outcome: the worst drive's, or `fail` when an enforced peer rule found
     /// an outlier.
     pub outcome: Outcome,
-    /// The process's exit code (the worst of the drives', DESIGN.md "Exit codes").
+    /// The process's exit code (the worst of the drives'; README.md, "Commands").
     pub exit_code: u8,
     /// The peer rule applied.
     pub peer_rule: PeerRuleRecord,

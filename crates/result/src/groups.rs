@@ -54,7 +54,7 @@ impl LoopFigure {
     /// Its name in metric paths, `<loop>_<i>_<step>` (`hir_2_burst.iops`; see
     /// [`iogate_spec::plan::loop_figure_name`]).
     pub fn path_name(&self) -> String {
-        format!("{}_{}_{}", self.loop_name, self.index, self.step)
+        iogate_spec::plan::iteration_prefix(&self.loop_name, self.index) + &self.step
     }
 
     /// Whether a step's runs add to this figure.

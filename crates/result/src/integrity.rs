@@ -4,7 +4,7 @@
 //! runner's `integrity` module fills them from a journal and the drive; reports and the
 //! metric lookup read them.
 //!
-//! The classes follow the contract of DESIGN.md ("Power-cut integrity"): a block whose
+//! The classes follow the contract README.md gives ("Power-cut integrity"): a block whose
 //! latest acknowledged write was made durable (a completed flush submitted after its
 //! acknowledgement, or a FUA write) must hold exactly that generation; a block with
 //! acknowledged writes after its last durable one may hold any of them (or, with no

@@ -25,7 +25,8 @@ pub enum Outcome {
     Pass,
     /// An assertion failed.
     Fail,
-    /// A baseline rule regressed.
+    /// A baseline rule regressed, or (`run --history`) a gated metric regressed against
+    /// the accepted builds before this one.
     Regressed,
     /// No verdict could be reached (a required baseline is missing, the noise is too
     /// large to tell, a step measured nothing).
@@ -116,7 +117,7 @@ pub struct RunResult {
     /// block. Non-empty makes an otherwise passing run `inconclusive`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmeasured: Vec<String>,
-    /// The spec's text as run (shown in reports), when the binary recorded it.
+    /// The spec's text as run (shown in reports), when the session crate recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_text: Option<String>,
     /// The text of each fragment the spec includes (`include:`), by its path relative to

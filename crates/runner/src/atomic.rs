@@ -7,9 +7,9 @@
 
 use iogate_spec::plan::{PlanStep, StepBody};
 
+use crate::error::RunError;
 use crate::journal::UnitSource;
 use crate::target::Target;
-use crate::RunError;
 
 /// The unit chosen and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,8 +15,8 @@ use iogate_result::step::StepResult;
 use iogate_result::TargetKind;
 use iogate_spec::{Plan, PlanStep};
 
+use crate::error::RunError;
 use crate::target::Target;
-use crate::RunError;
 
 /// The first step that places writes, with its largest handle.
 fn placing_step(plan: &Plan) -> Option<(&PlanStep, u16)> {

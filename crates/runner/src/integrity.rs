@@ -3,10 +3,10 @@
 //! durable ([`verify_journal`]); a seeded sample of blocks is read before a journaled
 //! run's first write ([`sample_blocks`]) so that blocks the run never wrote can be
 //! checked too. Reads `journal`'s records and `engine::verify`'s headers; fills
-//! `iogate_result::integrity::Integrity`. The binary's `verify` command and the
-//! `power_cycle` step call it.
+//! `iogate_result::integrity::Integrity`. The session crate's `powercut::verify` (the
+//! `verify` command) and the `power_cycle` step call it.
 //!
-//! The rules (DESIGN.md, "Power-cut integrity"): writes to one block are never in flight
+//! The rules (README.md, "Power-cut integrity"): writes to one block are never in flight
 //! together (the engine's verification gate), so a block's generations rise with its
 //! acknowledgements. Let `d` be its last durable write (FUA, or acknowledged before a
 //! completed flush was submitted). The block must hold `d`'s generation or a later one

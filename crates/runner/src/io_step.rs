@@ -1,7 +1,9 @@
 //! Steps that issue requests through the engine: workloads, preconditioning and trace
 //! replays. [`run_io_step`] starts one thread per job (each with its file, generator or
-//! replay source, pacer and stats, from a shared `JobSetup`), reports progress every
-//! 500 ms, and merges the jobs into the step's result. `run::run_step` calls it.
+//! replay source, pacer and stats, from a shared `JobSetup`), gives each job the
+//! completion sinks the run asks for (`JobSetup::sinks`: the request log, the journal,
+//! the latency thresholds, the event windows), reports progress every 500 ms, and merges
+//! the jobs into the step's result. `run::run_step` calls it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -13,15 +15,20 @@ use iogate_spec::{Limit, PlanStep, ReplayPlan};
 
 use crate::during::{EventContext, EventRun, Scheduler};
 use crate::engine::data::check_written;
-use crate::engine::job::{JobLimit, JobParams, JobProgress, RequestLogging, VerifyParams};
+use crate::engine::job::{JobLimit, JobParams, JobProgress, VerifyParams};
 use crate::engine::pacing::Pacer;
-use crate::engine::sink::events::EventBoard;
+use crate::engine::sink::events::{EventBoard, EventSink};
+use crate::engine::sink::over::OverCounter;
+use crate::engine::sink::Sinks;
 use crate::engine::uring::run_job;
 use crate::engine::{new_latency_histogram, Generator, JobStats};
 use crate::event::RunEvent;
+use crate::journal::sink::JournalSink;
 use crate::merge::merge;
 use crate::options::RunOptions;
 use crate::replay::ReplaySource;
+use crate::requestlog::sink::RequestLogSink;
+use crate::requestlog::StepLog;
 use crate::target::Target;
 
 /// What every job of a workload, precondition or replay step shares.
@@ -126,7 +133,6 @@ impl<'a> JobSetup<'a> {
         origin: Instant,
         progress: &'a JobProgress,
         stop: &'a AtomicBool,
-        request_log: RequestLogging<'a>,
     ) -> JobParams<'a> {
         let step = self.step;
         JobParams {
@@ -145,7 +151,6 @@ impl<'a> JobSetup<'a> {
             iopoll: step.polled,
             sqpoll: step.kernel_submission,
             cpu: (!step.cpus.is_empty()).then(|| step.cpus[job as usize % step.cpus.len()]),
-            request_log,
             data: &step.data,
             step_seed: step.job_seeds.first().copied().unwrap_or(0),
             job_seed: seed,
@@ -154,14 +159,34 @@ impl<'a> JobSetup<'a> {
                 .passthrough()
                 .map(|p| p.placing(&step.mix).acting(step.protection)),
             durability: step.durability,
-            journal: self.opts.journal,
-            latency_thresholds_ns: self
-                .opts
-                .latency_thresholds
-                .get(&step.name)
-                .map_or(&[], Vec::as_slice),
-            events: self.board,
         }
+    }
+
+    /// Where job `job`'s completions go besides the engine's own sinks: the step's
+    /// request log, its latency thresholds, its event windows and the run's journal,
+    /// each when there is one.
+    fn sinks(&self, p: &JobParams<'a>, request_log: Option<&'a StepLog>) -> Sinks<'a> {
+        let mut sinks: Sinks<'a> = Vec::new();
+        if let Some(to) = request_log {
+            sinks.push(Box::new(RequestLogSink::streamed(to, p.job)));
+        }
+        let thresholds = self.opts.latency_thresholds.get(&self.step.name);
+        if let Some(t) = thresholds.filter(|t| !t.is_empty()) {
+            sinks.push(Box::new(OverCounter::new(t, p.ramp_ns)));
+        }
+        if let Some(board) = self.board {
+            sinks.push(Box::new(EventSink::new(board)));
+        }
+        if let Some(j) = self.opts.journal {
+            let qd = p.queue_depth.max(1) as usize;
+            sinks.push(Box::new(JournalSink::new(
+                j,
+                p.origin,
+                p.durability.fua,
+                qd,
+            )));
+        }
+        sinks
     }
 
     /// One job on its own thread: its file, generator or replay source, pacer and stats.
@@ -171,7 +196,7 @@ impl<'a> JobSetup<'a> {
         origin: Instant,
         progress: &'a JobProgress,
         stop: &'a AtomicBool,
-        request_log: RequestLogging<'a>,
+        request_log: Option<&'a StepLog>,
     ) -> Result<JobStats, JobFailure> {
         let step = self.step;
         let file = self
@@ -185,13 +210,14 @@ impl<'a> JobSetup<'a> {
             .unwrap_or(u64::from(job));
         let mut stats = JobStats::new(step.mix.len());
         let mut pacer = Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
-        let params = self.params(job, seed, origin, progress, stop, request_log);
+        let params = self.params(job, seed, origin, progress, stop);
+        let sinks = self.sinks(&params, request_log);
         if let Some((plan, fig)) = &self.replay {
             let path = crate::replay::trace_path(plan, &self.opts.spec_dir);
             let lbs = self.target.logical_block_size;
             let mut src = ReplaySource::new(&path, plan, step.region, lbs, fig)
                 .map_err(|e| JobFailure::before(e.to_string()))?;
-            let ran = run_job(&file, &params, &mut src, &mut pacer, &mut stats);
+            let ran = run_job(&file, &params, &mut src, &mut pacer, &mut stats, sinks);
             if let Some(e) = ran.err().map(|e| e.to_string()).or(src.error) {
                 return Err(JobFailure::after(e, stats));
             }
@@ -205,7 +231,7 @@ impl<'a> JobSetup<'a> {
             let dist = &step.distribution;
             let mut gen =
                 Generator::new(&step.mix, dist, region, seed, gen_job, gen_jobs, self.lbs);
-            if let Err(e) = run_job(&file, &params, &mut gen, &mut pacer, &mut stats) {
+            if let Err(e) = run_job(&file, &params, &mut gen, &mut pacer, &mut stats, sinks) {
                 return Err(JobFailure::after(e.to_string(), stats));
             }
         }
@@ -260,10 +286,7 @@ pub(crate) fn run_io_step(
     let mut watchdog = Watchdog::new(target);
     let origin = Instant::now();
     let step_log = opts.request_log.map(|l| l.step(&step.name, step.jobs));
-    let request_log = match &step_log {
-        Some(l) => RequestLogging::Streamed(l),
-        None => RequestLogging::Off,
-    };
+    let request_log = step_log.as_ref();
     let jobs_done = AtomicBool::new(false);
     let (outcomes, runs): (Vec<Result<JobStats, JobFailure>>, Vec<EventRun>) =
         std::thread::scope(|scope| {
@@ -276,7 +299,7 @@ pub(crate) fn run_io_step(
                         // The job's last batch as soon as it ends (a job that failed before
                         // its first request: none), so the others' records are not held
                         // until the step ends.
-                        if let RequestLogging::Streamed(log) = request_log {
+                        if let Some(log) = request_log {
                             let stats = match r.as_mut() {
                                 Ok(s) => Some(s),
                                 Err(f) => f.stats.as_deref_mut(),
@@ -305,8 +328,7 @@ pub(crate) fn run_io_step(
             let mut last_tick = 0;
             while !handles.iter().all(|h| h.is_finished()) {
                 std::thread::sleep(Duration::from_millis(20));
-                let journal_failed = opts.journal.is_some_and(|j| j.failed());
-                if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) || journal_failed {
+                if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) {
                     stop.store(true, Ordering::Relaxed);
                 }
                 let elapsed_ns = origin.elapsed().as_nanos() as u64;
@@ -334,19 +356,21 @@ pub(crate) fn run_io_step(
         });
     // Ends the step in the file.
     drop(step_log);
+    let stopped_by = stopped_by(&outcomes);
     let mut r = finish_io_step(&setup, outcomes, runs, band_edges_ns);
-    r.error = journal_error(opts).or(watchdog.verdict).or(r.error);
+    r.error = stopped_by.or(watchdog.verdict).or(r.error);
     r
 }
 
-/// Why the step stopped when the run's journal could not be written.
-fn journal_error(opts: &RunOptions<'_>) -> Option<String> {
-    opts.journal.filter(|j| j.failed()).map(|j| {
-        format!(
-            "the journal {} could not be written: the writes stopped, since what they \
-             wrote would be in no journal",
-            j.path().display()
-        )
+/// Why a completion sink stopped a job (the journal could not be written): the first
+/// job's reason, which becomes the step's error.
+fn stopped_by(outcomes: &[Result<JobStats, JobFailure>]) -> Option<String> {
+    outcomes.iter().find_map(|o| {
+        let stats = match o {
+            Ok(s) => Some(s),
+            Err(f) => f.stats.as_deref(),
+        };
+        stats.and_then(|s| s.stopped_by.clone())
     })
 }
 

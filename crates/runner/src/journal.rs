@@ -6,8 +6,11 @@
 //! Jobs hand [`Record`]s to a [`Journal`] (per reap, in batches); its writer thread
 //! appends whatever has arrived as one checksummed frame and `fdatasync`s it, at most
 //! once per 5 ms (group commit: the sync cost is shared by every record that arrived
-//! meanwhile). `engine::uring` records, `integrity` and `power_cycle` read back; no
-//! `unsafe` here.
+//! meanwhile). Its child `sink` is the job's side, a completion sink the engine is
+//! given (`io_step` passes it); `integrity` and `power_cycle` read back; no `unsafe`
+//! here.
+
+pub mod sink;
 
 use std::fs::File;
 use std::io::Write;
@@ -27,9 +30,16 @@ use iogate_result::integrity::JournalSummary;
 /// acknowledgement to its durable record stays a few ms above the sync's own time.
 const MIN_SYNC_INTERVAL: std::time::Duration = std::time::Duration::from_millis(5);
 
+/// The seed a journaled run (or power cycle) stamps: `seed` with [`seed_nonce`] mixed
+/// in, so that blocks an earlier run of the same spec left are never taken for its
+/// writes. The one rule for the session crate's journaled runs and `power_cycle`.
+pub fn journaled_seed(seed: u64) -> u64 {
+    seed ^ seed_nonce()
+}
+
 /// A value that differs between runs and cycles, mixed into a journaled run's seed so
 /// that blocks an earlier run of the same spec left are never taken for its writes.
-pub fn seed_nonce() -> u64 {
+fn seed_nonce() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);

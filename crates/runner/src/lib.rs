@@ -7,13 +7,15 @@
 //! in rounds to steady state; [`repeat`] runs repeated request sets and the cache probe;
 //! [`run`] executes a plan's steps and merges per-job measurements into an
 //! `iogate_result::RunResult`; `during` runs a workload's events beside its jobs;
-//! [`event`] is what the binary displays. The spec crate
+//! [`event`] is what the session crate's console displays; [`error`] the runner's
+//! runtime failures ([`RunError`]). The spec crate
 //! provides the plan, the result crate the types it fills; the report crate reads them.
 
 pub mod atomic;
 pub mod data_placement;
 mod during;
 pub mod engine;
+pub mod error;
 pub mod event;
 pub mod health;
 pub mod integrity;
@@ -35,38 +37,10 @@ pub mod sweep;
 pub mod target;
 pub mod tiers;
 
-use std::path::PathBuf;
-
+pub use error::RunError;
 pub use event::RunEvent;
 pub use options::RunOptions;
 pub use requestlog::RequestLog;
 pub use run::{check_host, check_target, execute, scan_replays};
 pub use set::execute_set;
 pub use target::Target;
-
-/// Runtime failures of the runner (exit code 3 in the CLI, except `Refused`: 3 too, with
-/// a message saying how to proceed).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The target cannot be opened, measured or sized.
-    #[error("target {path}: {message}")]
-    Target {
-        /// The target path.
-        path: PathBuf,
-        /// What failed.
-        message: String,
-    },
-    /// The plan asks for something this host or kernel cannot do.
-    #[error("{0}")]
-    Unsupported(String),
-    /// Writing to this block device was refused because it holds data.
-    #[error(
-        "refusing to write to {path}: it holds {what}; pass --allow-destructive to overwrite it"
-    )]
-    Refused {
-        /// The device.
-        path: PathBuf,
-        /// What was found on it.
-        what: String,
-    },
-}

@@ -1,7 +1,7 @@
 //! Where a drive's jobs run in a run over several drives: the CPUs of the drive's NUMA
 //! node (sysfs `device/numa_node` of the disk, or of its controller's PCI device for an
 //! NVMe namespace; the node's `cpulist`), within the CPUs this process may use.
-//! The binary pins each drive's coordinating thread with [`pin_current_thread`] before it
+//! The session crate (`fleet`) pins each drive's coordinating thread with [`pin_current_thread`] before it
 //! runs the plan; job threads inherit the mask, and a step's own `cpus:` still wins.
 //! Neighbours: [`crate::target`] (the device), `engine::uring` (per-job pinning).
 

@@ -104,7 +104,7 @@ fn cycle_steps(
     let w = &plan.workload;
     let cycle = record.cycle;
     let size = w.region.offset_bytes + w.region.length_bytes;
-    let seed = plan.seed ^ u64::from(cycle).rotate_left(32) ^ journal::seed_nonce();
+    let seed = journal::journaled_seed(plan.seed ^ u64::from(cycle).rotate_left(32));
     let unit = crate::atomic::verification_unit([w], target, opts.atomic_unit)
         .map_err(|e| e.to_string())?;
     let state = VerifyState::new(size, unit.bytes, seed)

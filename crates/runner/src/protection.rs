@@ -8,8 +8,8 @@ use iogate_spec::{PiAction, Plan};
 
 use iogate_result::TargetKind;
 
+use crate::error::RunError;
 use crate::target::Target;
-use crate::RunError;
 
 /// Checks that each step with `protection_information: host` or `host_checked` runs on
 /// an NVMe generic character device whose namespace is formatted with protection

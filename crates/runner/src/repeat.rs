@@ -20,12 +20,14 @@ use std::time::Instant;
 use iogate_spec::steady::{self, Criterion};
 use iogate_spec::{PlanStep, RepeatPlan};
 
-use crate::engine::job::{JobLimit, JobParams, RequestLogging};
+use crate::engine::job::{JobLimit, JobParams};
 use crate::engine::pacing::Pacer;
+use crate::engine::sink::Sinks;
 use crate::engine::uring::run_job;
 use crate::engine::{Generator, JobStats, Request, RequestSource};
 use crate::merge::merge;
 use crate::options::RunOptions;
+use crate::requestlog::sink::RequestLogSink;
 use crate::target::Target;
 use crate::tiers;
 use iogate_result::request_set::{ProbeResult, RepeatResult, RoundFigures, Trial, Turn};
@@ -84,8 +86,6 @@ fn run_set(
     let mut pacer = Pacer::new(&step.rate, 0, &mix, 1, seed);
     let progress = crate::engine::job::JobProgress::default();
     let params = JobParams {
-        latency_thresholds_ns: &[],
-        events: None,
         job: 0,
         queue_depth: step.queue_depth,
         max_block_size: block_size as usize,
@@ -101,15 +101,15 @@ fn run_set(
         iopoll: false,
         sqpoll: false,
         cpu: None,
-        request_log: RequestLogging::Kept,
         data: &step.data,
         step_seed: seed,
         job_seed: seed,
         passthrough: target.passthrough(),
         durability: iogate_spec::Durability::default(),
-        journal: None,
     };
-    run_job(&file, &params, &mut src, &mut pacer, &mut stats).map_err(|e| e.to_string())?;
+    // Every request kept, read back below by round.
+    let kept: Sinks<'_> = vec![Box::new(RequestLogSink::kept())];
+    run_job(&file, &params, &mut src, &mut pacer, &mut stats, kept).map_err(|e| e.to_string())?;
     let mut by_round = vec![Vec::with_capacity(requests as usize); rounds as usize];
     for r in stats.request_log.iter().flatten() {
         let round = (r.seq / requests.max(1)) as usize;

@@ -81,14 +81,15 @@ pub fn host() -> Host {
 /// must be one this process may run on.
 ///
 /// Errors: [`RunError::Unsupported`] naming the step and what is missing.
-pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
-    let allowed = rustix::thread::sched_getaffinity(None)
-        .map_err(|e| crate::RunError::Unsupported(format!("cannot read the CPU affinity: {e}")))?;
+pub fn check_host(plan: &Plan) -> Result<(), crate::error::RunError> {
+    let allowed = rustix::thread::sched_getaffinity(None).map_err(|e| {
+        crate::error::RunError::Unsupported(format!("cannot read the CPU affinity: {e}"))
+    })?;
     for step in &plan.steps {
         if let Some(cpu) = step.cpus.iter().find(|&&c| {
             c as usize >= rustix::thread::CpuSet::MAX_CPU || !allowed.is_set(c as usize)
         }) {
-            return Err(crate::RunError::Unsupported(format!(
+            return Err(crate::error::RunError::Unsupported(format!(
                 "step `{}` pins a job to CPU {cpu}, which this process cannot run on ({} CPUs online)",
                 step.name,
                 std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -102,8 +103,8 @@ pub fn check_host(plan: &Plan) -> Result<(), crate::RunError> {
 /// block device whose queue has poll queues (sysfs `queue/io_poll` = 1; for NVMe, the
 /// driver's `poll_queues` parameter).
 ///
-/// Errors: [`crate::RunError::Unsupported`] naming the step and the missing capability.
-pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
+/// Errors: [`crate::error::RunError::Unsupported`] naming the step and the missing capability.
+pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::error::RunError> {
     check_engines(plan, target)?;
     crate::data_placement::check(plan, target)?;
     crate::protection::check(plan, target)?;
@@ -114,7 +115,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError>
         .find(|s| matches!(s.body, StepBody::Purge(m) if m != iogate_spec::PurgeMethod::Discard));
     if let Some(step) = erasing {
         if target.identity().nvme.is_none() {
-            return Err(crate::RunError::Unsupported(format!(
+            return Err(crate::error::RunError::Unsupported(format!(
                 "step `{}` purges with `method: {}` (Sanitize or Format NVM, as SNIA PTS requires), but {} is not an NVMe namespace whose controller answers Identify (as root); `purge: {{ method: discard }}` trims it instead, which is not a SNIA purge",
                 step.name,
                 step.purge_method().map_or("auto", |m| m.as_str()),
@@ -132,7 +133,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError>
             (_, Some(false)) => "its queue/io_poll is 0 (no poll queues; for NVMe, load the driver with poll_queues=N)".to_string(),
             (_, _) => "its queue/io_poll cannot be read".to_string(),
         };
-        return Err(crate::RunError::Unsupported(format!(
+        return Err(crate::error::RunError::Unsupported(format!(
             "step `{}` asks for polled completions (completion: polled), but {} cannot poll: {why}",
             step.name,
             target.path.display()
@@ -143,7 +144,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::RunError>
 
 /// Each step's engine against the target: passthrough needs an NVMe generic device, and
 /// such a device takes nothing else (it has no read or write).
-fn check_engines(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
+fn check_engines(plan: &Plan, target: &Target) -> Result<(), crate::error::RunError> {
     use iogate_spec::IoEngine;
     let generic = target.kind == iogate_result::TargetKind::NvmeGeneric;
     for step in &plan.steps {
@@ -160,11 +161,11 @@ fn check_engines(plan: &Plan, target: &Target) -> Result<(), crate::RunError> {
             ),
             _ => continue,
         };
-        return Err(crate::RunError::Unsupported(why));
+        return Err(crate::error::RunError::Unsupported(why));
     }
     let polled = plan.steps.iter().find(|s| s.polled || s.kernel_submission);
     if let (true, Some(step)) = (generic, polled) {
-        return Err(crate::RunError::Unsupported(format!(
+        return Err(crate::error::RunError::Unsupported(format!(
             "step `{}` asks for polled completions or a kernel submission thread, which iogate does not offer with passthrough yet",
             step.name
         )));

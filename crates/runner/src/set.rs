@@ -2,7 +2,7 @@
 //! that baseline rules see run-to-run noise. Each run's metrics are kept
 //! ([`SetRun`]); the result's metrics are their means (`iogate_result::lookup`), its
 //! steps the last run's. A failed or interrupted run ends the set and is the result.
-//! The binary calls [`execute_set`]; `run::execute` runs each one.
+//! The session crate (`execute`) calls [`execute_set`]; `run::execute` runs each one.
 
 use iogate_result::samples::SetRun;
 use iogate_result::{Outcome, RunResult};

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use iogate_spec::Geometry;
 
-use crate::RunError;
+use crate::error::RunError;
 use iogate_result::{BackingDevice, HostIdentity, TargetIdentity, TargetKind};
 
 /// This machine's identity.

@@ -9,12 +9,12 @@ use std::path::Path;
 use iogate_runner::Target;
 use iogate_spec::{Geometry, Plan, Setting};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// `iogate check` of one spec file: its plan. Errors (exit 2): the file cannot be read,
 /// its diagnostics, a replay trace that cannot be played.
 pub fn check(path: &Path, set: &[Setting]) -> Result<Plan, Failure> {
-    let src = crate::read_spec(path)?;
+    let src = crate::failure::read_spec(path)?;
     let geometry = Geometry::for_check();
     let plan = iogate_spec::compile_with(&src, &geometry, set)
         .map_err(|d| Failure::diagnostics(d.render()))?;
@@ -46,12 +46,12 @@ pub fn plan(
     shorten: &iogate_spec::plan::Shortening,
     set: &[Setting],
 ) -> Result<Plan, Failure> {
-    let src = crate::read_spec(spec)?;
+    let src = crate::failure::read_spec(spec)?;
     let first = match target {
         Some(t) => Some(t.to_path_buf()),
         None => crate::fleet::spec_targets(spec, set)?.into_iter().next(),
     };
-    let target = crate::probe(first.as_deref())?;
+    let target = crate::failure::probe(first.as_deref())?;
     let geometry = target
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);

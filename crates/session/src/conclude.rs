@@ -3,7 +3,8 @@
 //! the history store, a writable staging result directory and the baseline itself.
 //! Conclude, after the last: the verdict (assertions, baseline rules), the history's
 //! judgement (before the directory is committed, so that history.json belongs to it),
-//! the commit, and the one rule that a history regression turns a pass into a fail.
+//! the commit, and the one rule that a history regression turns a pass into
+//! `regressed` (exit 1) before anything is written (`gate::JudgedRun::turn_outcome`).
 //! Neighbours: `prepare` before, `layout` writes the files, `run` and `fleet` call both.
 
 use std::path::PathBuf;
@@ -15,9 +16,12 @@ use iogate_report::BaselineInput;
 use iogate_result::RunResult;
 use iogate_runner::{RequestLog, RunEvent};
 
+use crate::config::Console;
+use crate::config::RunConfig;
+use crate::exit;
+use crate::failure::Failure;
 use crate::prepare::Prepared;
 use crate::staging::{Dest, Staging};
-use crate::{exit, Console, Failure, RunConfig};
 
 /// What is settled before the first request besides the plan and target.
 pub(crate) struct Ready {
@@ -127,10 +131,14 @@ pub(crate) fn conclude(
         not_compared: chosen.not_compared,
     };
     iogate_report::evaluate(plan, &result, &input).apply(&mut result);
-    let judged = match history.as_mut() {
+    let mut judged = match history.as_mut() {
         Some(store) if !result.interrupted => Some(gate::judge_run(store, &result)),
         _ => None,
     };
+    // Before anything is written: result.json, the reports and the exit code agree.
+    if let Some(Ok(j)) = judged.as_mut() {
+        j.turn_outcome(&mut result);
+    }
     let written =
         crate::layout::write_run(&result, staging.path(), request_log, console).and_then(|()| {
             match &judged {
@@ -162,14 +170,12 @@ pub(crate) fn conclude(
     let ingested = match (history.as_mut(), &judged) {
         (Some(store), Some(Ok(j))) => j.ingest(store).map(|()| {
             console.note(&format!("history: ingested into {}", store.name()));
-            j.regressed()
         }),
         (_, Some(Err(e))) => Err(e.clone()),
-        _ => Ok(false),
+        _ => Ok(()),
     };
     let code = match ingested {
-        Ok(true) if code == exit::PASS => exit::FAIL,
-        Ok(_) => code,
+        Ok(()) => code,
         Err(e) => {
             console.note(&format!(
                 "error: history: {e} (the result is in {})",

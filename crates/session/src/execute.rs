@@ -8,8 +8,10 @@ use std::sync::atomic::AtomicBool;
 
 use iogate_runner::{RequestLog, RunOptions};
 
+use crate::config::Console;
+use crate::config::RunConfig;
+use crate::failure::Failure;
 use crate::prepare::Prepared;
-use crate::{Console, Failure, RunConfig};
 
 /// The plan's set of runs with the journal of `--journal` opened before the first write
 /// and finished (its cost in `result.journal`) after the last. A journal that failed

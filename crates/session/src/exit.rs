@@ -1,4 +1,4 @@
-//! The exit codes of `iogate`, the contract with CI systems (DESIGN.md, "Exit codes"),
+//! The exit codes of `iogate`, the contract with CI systems (README.md, "Commands"),
 //! and their order; a run over several drives records each drive's in summary.json.
 
 use iogate_result::Outcome;

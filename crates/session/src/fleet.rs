@@ -22,9 +22,12 @@ use iogate_runner::target::{discover, same_drive};
 use iogate_runner::{RequestLog, RunEvent};
 
 use crate::conclude::{conclude, ready};
+use crate::config::Consoles;
+use crate::config::RunConfig;
+use crate::failure::Failure;
 use crate::prepare::{grow, prepare, Prepared};
 use crate::staging::{self, Dest, MadeDirs};
-use crate::{exit, layout, Consoles, Failure, RunConfig};
+use crate::{exit, layout};
 
 /// The targets of a run and how its result directory is laid out.
 pub struct Targets {
@@ -66,7 +69,7 @@ pub fn resolve_targets(config: &RunConfig) -> Result<Targets, Failure> {
 /// when the spec has no `targets:` (or does not parse: its diagnostics come from the
 /// compiler). Errors (exit 2): a pattern matching nothing.
 pub fn spec_targets(spec: &Path, set: &[iogate_spec::Setting]) -> Result<Vec<PathBuf>, Failure> {
-    let patterns = crate::read_spec(spec)
+    let patterns = crate::failure::read_spec(spec)
         .ok()
         .and_then(|src| iogate_spec::compose(&src, set).ok())
         .and_then(|c| c.raw.targets)

@@ -16,8 +16,9 @@ use iogate_report::history::series::{self, Series};
 use iogate_report::history::store::{ExpectedChange, Store};
 use iogate_report::history::{self as hist, trend, BuildOverride, HistoryError, RunRecord};
 
+use crate::failure::Failure;
+use crate::layout;
 use crate::terminal::safe;
-use crate::{layout, Failure};
 
 /// Opens the store; `existing`: read commands open an existing store only (a typo
 /// creates nothing). Errors: a missing store (exit 2), one that cannot be opened (3).

@@ -18,8 +18,9 @@ use iogate_result::fleet::FleetSummary;
 use iogate_result::RunResult;
 use iogate_runner::RequestLog;
 
+use crate::config::Console;
+use crate::failure::Failure;
 use crate::staging::Dest;
-use crate::{Console, Failure};
 
 /// The request log's name in a drive's result directory.
 pub const REQUEST_LOG: &str = "ios.parquet";

@@ -11,7 +11,8 @@ use std::path::Path;
 use iogate_runner::target::{on_target, same_drive};
 use iogate_spec::files::{check_destination, same_destination};
 
-use crate::{Failure, RunConfig};
+use crate::config::RunConfig;
+use crate::failure::Failure;
 
 fn refuse(message: String) -> Failure {
     Failure::usage(message)
@@ -78,14 +79,20 @@ fn check_journal(
         )));
     }
     if let Some(t) = target.filter(|t| same_destination(journal, t) || on_target(journal, t)) {
-        return Err(refuse(format!(
-            "the journal {} is on the target {}'s own device: a power cut would take it \
-             with the data it judges; keep it on another device",
-            journal.display(),
-            t.display()
-        )));
+        return Err(journal_on_target(journal, t));
     }
     Ok(())
+}
+
+/// The refusal of a journal on the target's own device (exit 2), the one message of
+/// `run --journal` (above) and of `powercut::open_journal`.
+pub(crate) fn journal_on_target(journal: &Path, target: &Path) -> Failure {
+    refuse(format!(
+        "the journal {} is on the target {}'s own device: a power cut would take it \
+         with the data it judges; keep it on another device",
+        journal.display(),
+        target.display()
+    ))
 }
 
 /// `iogate verify`'s output directory: its `integrity.json` and `integrity.md` must not

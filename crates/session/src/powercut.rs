@@ -13,7 +13,8 @@ use iogate_runner::integrity::{open_journal as create_journal, verify_journal};
 use iogate_runner::journal::{self, Journal};
 use iogate_runner::Target;
 
-use crate::{exit, Failure};
+use crate::exit;
+use crate::failure::Failure;
 
 /// Creates the journal at `path` for a run over `[0, size)` of `target` with the
 /// verification `state`. Errors: the journal would be on the target's own device (exit
@@ -25,11 +26,7 @@ pub fn open_journal(
     state: &VerifyState,
 ) -> Result<Journal, Failure> {
     if iogate_runner::target::on_target(path, &target.path) {
-        return Err(Failure::usage(format!(
-            "the journal {} is on the target's own device: a power cut would take it \
-             with the data it judges; keep it on another device",
-            path.display()
-        )));
+        return Err(crate::own_files::journal_on_target(path, &target.path));
     }
     create_journal(path, target, size, state).map_err(Failure::target)
 }

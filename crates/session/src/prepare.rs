@@ -12,7 +12,9 @@ use iogate_runner::engine::verify::VerifyState;
 use iogate_runner::Target;
 use iogate_spec::Geometry;
 
-use crate::{Failure, RunConfig};
+use crate::failure::Failure;
+
+use crate::config::RunConfig;
 
 /// Everything checked and made ready before the first request.
 pub(crate) struct Prepared {
@@ -36,8 +38,8 @@ pub(crate) fn prepare(
     grow: bool,
 ) -> Result<Prepared, Failure> {
     crate::own_files::check_run(config, target)?;
-    let src = crate::read_spec(&config.spec)?;
-    let probed = crate::probe(target)?;
+    let src = crate::failure::read_spec(&config.spec)?;
+    let probed = crate::failure::probe(target)?;
     let geometry = probed
         .as_ref()
         .map_or(Geometry::scratch(), Target::geometry);
@@ -128,7 +130,7 @@ fn verify_state(
     // A journaled run stamps its own seed, so that blocks left by an earlier run of the
     // same spec are not taken for this run's writes.
     let seed = match &config.journal {
-        Some(_) => plan.seed ^ iogate_runner::journal::seed_nonce(),
+        Some(_) => iogate_runner::journal::journaled_seed(plan.seed),
         None => plan.seed,
     };
     loaded

@@ -9,9 +9,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::conclude::{conclude, ready};
+use crate::config::Consoles;
+use crate::config::RunConfig;
 use crate::execute::execute_journaled;
+use crate::failure::Failure;
 use crate::prepare::prepare;
-use crate::{fleet, layout, Consoles, Failure, RunConfig};
+use crate::{fleet, layout};
 
 /// `iogate run`: returns the exit code (the worst drive's in a run over several drives).
 /// Failures before a result exists are shown on the console of the run as a whole.

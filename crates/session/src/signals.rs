@@ -16,7 +16,7 @@ static LAST: std::sync::OnceLock<Arc<AtomicUsize>> = std::sync::OnceLock::new();
 
 /// Registers the handlers: each stopping signal sets `stop` and records itself; one
 /// arriving while `stop` is already set exits at once (status 128 + signal).
-pub fn register(stop: &Arc<AtomicBool>, console: &mut dyn crate::Console) {
+pub fn register(stop: &Arc<AtomicBool>, console: &mut dyn crate::config::Console) {
     let last = Arc::clone(LAST.get_or_init(|| Arc::new(AtomicUsize::new(0))));
     for sig in STOPPING {
         // Order matters: the conditional exit checks the flag before this signal sets it.

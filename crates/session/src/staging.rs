@@ -12,7 +12,7 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Where a run's result directory goes.
 #[derive(Debug, Clone)]

@@ -3,7 +3,8 @@
 //! Every other module of this crate reports problems as [`Diagnostic`]s; [`Diagnostics`]
 //! collects them so that `iogate check` can report all of them at once. Rendering uses
 //! codespan-reporting (the offending line with a caret, the expected/found label, notes).
-//! The binary maps a non-empty set of diagnostics to exit code 2.
+//! The session crate maps a non-empty set of diagnostics to exit code 2
+//! (`Failure::diagnostics`).
 
 use std::ops::Range;
 

@@ -18,6 +18,7 @@ mod spanned;
 mod sweep;
 pub use during::{RawAdmin, RawEvent, RawFirmwareCommit};
 pub use include::{Fragment, Origin, RawAssertion};
+pub(crate) use params::variable_name;
 pub use params::{with_params, ParamTable, ParamValue, RawParams, Setting};
 pub use payload::RawData;
 pub use power_cycle::{RawPowerCycle, RawRecovery};
@@ -132,7 +133,7 @@ pub enum RawStep {
     /// The same seeded set of requests issued in rounds (cache and tier probing, Jun Xu ch. 6).
     Repeat(Box<RawRepeat>),
     /// Journaled writes while the user's command cuts the drive's power and restores it,
-    /// then every journaled block verified (DESIGN.md, "Power-cut integrity").
+    /// then every journaled block verified (README.md, "Power-cut integrity").
     PowerCycle(Box<RawPowerCycle>),
     /// A list of steps run `times` times, or once per value of a variable (`over:`),
     /// expanded into plain steps when the spec compiles.

@@ -3,8 +3,10 @@
 //! temporary file in the destination's directory and is renamed into place
 //! (`renameat`), so a reader never sees half a file, a failed write leaves the old file
 //! as it was, and a symbolic link or device at the destination is refused, never
-//! followed or replaced. The lowest crate holds it so that the runner, the report crate
-//! and the binary share one rule; `read_bounded` (lib.rs) is its reading counterpart.
+//! followed or replaced. The lowest crate holds it so that the runner, the report and
+//! session crates and the binary share one rule. Its reading counterpart is here too:
+//! [`read_bounded`] (and [`read_source`] for a spec), which refuses what is not a
+//! regular file of bounded size.
 
 use std::fs::File;
 use std::io::{Error, ErrorKind, Write};
@@ -137,6 +139,55 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
         _ => false,
     }
+}
+
+/// Reads a spec file. Errors: the file cannot be read or is not UTF-8 (a usage error).
+pub fn read_source(path: &std::path::Path) -> std::io::Result<crate::diag::SourceFile> {
+    let text = read_bounded(path, MAX_SPEC_BYTES)?;
+    Ok(crate::diag::SourceFile::new(
+        path.display().to_string(),
+        text,
+    ))
+}
+
+/// Largest spec file, bytes (1 MiB: the largest shipped spec is under 4 KiB).
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+
+/// Reads a regular file of at most `max_bytes` as UTF-8 text. Spec, golden and result
+/// files go through it, so that `/dev/zero`, a FIFO (whose open would block) or a huge
+/// file is a clear error instead of a hang or unbounded memory.
+///
+/// Errors: not a regular file, larger than `max_bytes`, unreadable, or not UTF-8 (the
+/// message gives the byte offset of the first invalid sequence).
+pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (a device, FIFO or directory cannot be read as one)",
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {max_bytes} bytes"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let text = &e.as_bytes()[..at];
+        let line = text.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = text.len() - text.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+        Error::new(
+            ErrorKind::InvalidData,
+            format!("invalid UTF-8 at line {line}, column {col} (byte {at})"),
+        )
+    })
 }
 
 #[cfg(test)]

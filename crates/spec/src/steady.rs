@@ -20,6 +20,19 @@ pub const MIN_WINDOW: u64 = 2;
 /// --window`).
 pub const MAX_WINDOW: u64 = 1000;
 
+/// Rounds in the window when none is given (SNIA: 5).
+pub const DEFAULT_WINDOW: u64 = 5;
+
+/// Largest data excursion when none is given, percent of the window average (SNIA: 20).
+pub const DEFAULT_MAX_EXCURSION_PCT: f64 = 20.0;
+
+/// Largest slope excursion when none is given, percent of the window average (SNIA: 10).
+pub const DEFAULT_MAX_SLOPE_PCT: f64 = 10.0;
+
+/// A sweep's round limit when it has a steady-state criterion and no `rounds:` (SNIA:
+/// 25).
+pub const DEFAULT_MAX_ROUNDS: u32 = 25;
+
 /// `iogate steady-state --window`: [`MIN_WINDOW`] to [`MAX_WINDOW`] rounds.
 pub fn window_arg(text: &str) -> Result<usize, String> {
     crate::cli_values::count(text, MIN_WINDOW, MAX_WINDOW).map(|n| n as usize)
@@ -31,7 +44,10 @@ pub fn limit_arg(text: &str) -> Result<f64, String> {
     crate::cli_values::percent(text, 100.0)
 }
 
-/// The criterion's parameters (SNIA defaults: 5 rounds, 20%, 10%, 25 rounds).
+/// The criterion's parameters (the defaults, SNIA's: [`DEFAULT_WINDOW`],
+/// [`DEFAULT_MAX_EXCURSION_PCT`], [`DEFAULT_MAX_SLOPE_PCT`]; the one home of them and of
+/// the window's bounds, for a sweep's `steady_state:`, `iogate steady-state` and the
+/// cache probe).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Criterion {
     /// Rounds in the measurement window.
@@ -45,9 +61,9 @@ pub struct Criterion {
 impl Default for Criterion {
     fn default() -> Self {
         Criterion {
-            window: 5,
-            max_excursion_pct: 20.0,
-            max_slope_pct: 10.0,
+            window: DEFAULT_WINDOW as usize,
+            max_excursion_pct: DEFAULT_MAX_EXCURSION_PCT,
+            max_slope_pct: DEFAULT_MAX_SLOPE_PCT,
         }
     }
 }

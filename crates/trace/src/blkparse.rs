@@ -12,7 +12,7 @@
 use std::io::BufRead;
 
 use super::pairing::Pairing;
-use super::{Lines, TraceError, TraceRequest};
+use crate::request::{Lines, TraceError, TraceRequest};
 use iogate_result::Op;
 
 /// Streams the requests of blkparse text output.
@@ -118,9 +118,9 @@ fn parse_event(line: &str, first_ns: &mut Option<u64>) -> Option<Result<Event, S
     } else {
         return Some(Ok(Event::Other));
     };
-    let extent = super::sectors(sector, "sector").and_then(|o| {
-        let l = super::sectors(sectors, "sectors")?;
-        super::check_extent(o, l).map(|()| (o, l))
+    let extent = crate::request::sectors(sector, "sector").and_then(|o| {
+        let l = crate::request::sectors(sectors, "sectors")?;
+        crate::request::check_extent(o, l).map(|()| (o, l))
     });
     let (offset, length) = match extent {
         Ok(e) => e,

@@ -11,7 +11,7 @@
 use std::io::Read;
 
 use super::pairing::Pairing;
-use super::{TraceError, TraceRequest};
+use crate::request::{TraceError, TraceRequest};
 use iogate_result::Op;
 
 const HEADER_BYTES: usize = 48;
@@ -114,8 +114,8 @@ impl<R: Read> BlktraceReader<R> {
             } else {
                 Op::Read
             };
-            let extent = super::sectors(sector, "sector")
-                .and_then(|o| super::check_extent(o, u64::from(bytes)).map(|()| o));
+            let extent = crate::request::sectors(sector, "sector")
+                .and_then(|o| crate::request::check_extent(o, u64::from(bytes)).map(|()| o));
             let offset = match extent {
                 Ok(o) => o,
                 Err(message) => {

@@ -24,8 +24,8 @@ use std::sync::Mutex;
 use iogate_spec::TraceFormat;
 
 use crate::csv::{CsvFormat, CsvReader};
+use crate::request::{TimeUnit, TraceError, TraceRequest, MAX_LINE_BYTES};
 use crate::text::DiskSimReader;
-use crate::{TimeUnit, TraceError, TraceRequest, MAX_LINE_BYTES};
 
 /// Bytes per block of a text trace handed to a worker (about 70,000 MSR records).
 pub const BLOCK_BYTES: usize = 4 << 20;
@@ -206,7 +206,7 @@ pub fn for_each_chunk<W: Send>(
     // A sequential format's stream is opened here, so that opening errors come first.
     let stream = match line_format {
         Some(_) => None,
-        None => Some(crate::open(path, format, log_step)?),
+        None => Some(crate::open::open(path, format, log_step)?),
     };
     let file = match line_format {
         Some(_) => Some(open_file(path)?),
@@ -367,7 +367,7 @@ fn read_blocks(
 
 /// The reader thread of a sequential format: its requests in chunks.
 fn read_requests(
-    stream: crate::TraceStream,
+    stream: crate::open::TraceStream,
     work: &SyncSender<Work>,
     done: &SyncSender<Done>,
     tokens: &Receiver<()>,
@@ -415,7 +415,7 @@ mod tests {
 
     fn sequential(path: &Path, format: TraceFormat) -> (Vec<TraceRequest>, Vec<TraceError>) {
         let (mut ok, mut bad) = (Vec::new(), Vec::new());
-        for r in crate::open(path, format, None).expect("open") {
+        for r in crate::open::open(path, format, None).expect("open") {
             match r {
                 Ok(r) => ok.push(r),
                 Err(e) => bad.push(e),

@@ -17,7 +17,7 @@
 
 use std::io::BufRead;
 
-use super::{Lines, TraceError, TraceRequest};
+use crate::request::{Lines, TraceError, TraceRequest};
 use iogate_result::Op;
 
 /// Which CSV layout.
@@ -77,7 +77,7 @@ fn seconds_to_ns(s: &str, field: usize) -> Result<u64, String> {
         .ok()
         .filter(|v| v.is_finite() && *v >= 0.0)
         .ok_or_else(|| format!("expected a time in seconds in field {field}, found `{text}`"))?;
-    super::float_to_ns(seconds * 1e9)
+    crate::request::float_to_ns(seconds * 1e9)
         .ok_or_else(|| format!("a time of {text} s in field {field} is beyond 2^64 − 1 ns"))
 }
 
@@ -139,7 +139,7 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
             Ok(Some((
                 time,
                 op,
-                super::sectors(num(1, "an LBA")?, "LBA")?,
+                crate::request::sectors(num(1, "an LBA")?, "LBA")?,
                 num(2, "a size in bytes")?,
                 device,
                 None,
@@ -164,7 +164,7 @@ fn parse(format: CsvFormat, f: &[&str]) -> Result<Parsed, String> {
             Ok(Some((
                 time,
                 op,
-                super::sectors(num(4, "an LBN")?, "LBN")?,
+                crate::request::sectors(num(4, "an LBN")?, "LBN")?,
                 num(3, "a size in bytes")?,
                 None,
                 None,
@@ -225,7 +225,7 @@ impl State {
         n += 1;
         match parse(self.format, &fields[..n]) {
             Ok(Some((t, op, offset, length, device, service_time_ns))) => {
-                if let Err(message) = super::check_extent(offset, length) {
+                if let Err(message) = crate::request::check_extent(offset, length) {
                     return Some(Err(TraceError::Malformed {
                         unit: "line",
                         number,
@@ -276,13 +276,13 @@ pub(crate) fn parse_block(
     };
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let number = lines_before + i as u64 + 1;
-        if line.len() > super::MAX_LINE_BYTES + 1 {
+        if line.len() > crate::request::MAX_LINE_BYTES + 1 {
             return Some(Err(TraceError::Io(format!(
                 "line {number} is longer than {} bytes: not a text trace of this format",
-                super::MAX_LINE_BYTES
+                crate::request::MAX_LINE_BYTES
             ))));
         }
-        let line = super::without_bom(number, line.trim_end_matches(['\n', '\r']));
+        let line = crate::request::without_bom(number, line.trim_end_matches(['\n', '\r']));
         if let Some(r) = state.record(number, line) {
             each(r);
         }

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::TraceRequest;
+use crate::request::TraceRequest;
 
 struct Pending {
     request: TraceRequest,

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use iogate_result::Op;
 use polars::prelude::*;
 
-use crate::TraceRequest;
+use crate::request::TraceRequest;
 
 /// Rows per Parquet file (about 60 MiB uncompressed).
 pub const ROWS_PER_FILE: usize = 1 << 21;

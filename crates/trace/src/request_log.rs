@@ -8,7 +8,7 @@ use std::path::Path;
 use iogate_result::Op;
 use polars::prelude::*;
 
-use crate::{TraceError, TraceRequest};
+use crate::request::{TraceError, TraceRequest};
 
 /// Rows per parquet row group (and per read slice: the reader's memory bound).
 pub const ROWS_PER_GROUP: usize = 1 << 20;

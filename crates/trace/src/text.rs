@@ -2,7 +2,7 @@
 
 use std::io::BufRead;
 
-use super::{Lines, TimeUnit, TraceError, TraceRequest};
+use crate::request::{Lines, TimeUnit, TraceError, TraceRequest};
 use iogate_result::Op;
 
 fn malformed(number: u64, message: impl Into<String>) -> TraceError {
@@ -121,7 +121,7 @@ impl<R: BufRead> Iterator for FioIologReader<R> {
                     format!("expected a byte offset and length after the action, found `{line}`"),
                 )));
             };
-            if let Err(m) = super::check_extent(offset, length) {
+            if let Err(m) = crate::request::check_extent(offset, length) {
                 return Some(Err(malformed(number, m)));
             }
             return Some(Ok(TraceRequest {
@@ -198,15 +198,20 @@ impl<R: BufRead> Iterator for DiskSimReader<R> {
                     Err(_) => None,
                 },
                 TimeUnit::Milliseconds => match f[0].parse::<f64>() {
-                    Ok(ms) if ms.is_finite() && ms >= 0.0 => match super::float_to_ns(ms * 1e6) {
-                        Some(ns) => Some(ns),
-                        None => {
-                            return Some(Err(malformed(
-                                number,
-                                format!("a time of {} ms is beyond 2^64 − 1 ns, in `{line}`", f[0]),
-                            )))
+                    Ok(ms) if ms.is_finite() && ms >= 0.0 => {
+                        match crate::request::float_to_ns(ms * 1e6) {
+                            Some(ns) => Some(ns),
+                            None => {
+                                return Some(Err(malformed(
+                                    number,
+                                    format!(
+                                        "a time of {} ms is beyond 2^64 − 1 ns, in `{line}`",
+                                        f[0]
+                                    ),
+                                )))
+                            }
                         }
-                    },
+                    }
                     _ => None,
                 },
             };
@@ -223,9 +228,9 @@ impl<R: BufRead> Iterator for DiskSimReader<R> {
                     format!("expected numbers `time device block size flags`, found `{line}`"),
                 )));
             };
-            let extent = super::sectors(block, "block").and_then(|o| {
-                let l = super::sectors(size, "size")?;
-                super::check_extent(o, l).map(|()| (o, l))
+            let extent = crate::request::sectors(block, "block").and_then(|o| {
+                let l = crate::request::sectors(size, "size")?;
+                crate::request::check_extent(o, l).map(|()| (o, l))
             });
             let (offset, length) = match extent {
                 Ok(e) => e,

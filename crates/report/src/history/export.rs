@@ -2,7 +2,8 @@
 //! analysis in DuckDB, Spark or Trino. Two files mirroring the store's tables:
 //! `runs.parquet` (one row per run, the `runs` columns) and `metrics.parquet` (one row
 //! per run and metric; `samples` a list of doubles), plus `expected_changes.parquet`.
-//! Values in SI base units, as stored. Neighbours: `store` (reads), the binary.
+//! Values in SI base units, as stored. Neighbours: `store` (reads), the session crate's
+//! `history` (the `history export` command).
 
 use std::path::Path;
 

@@ -1,11 +1,13 @@
 //! `iogate run --history`: a fresh run's gated metrics judged against the last accepted
 //! builds of their series before it is stored ([`judge_run`], [`JudgedRun`]), and which
-//! build a run tested ([`build_info`], from options or the CI's variables). The binary
-//! prints the judgements and maps them to the exit code; `detect::judge` decides each.
+//! build a run tested ([`build_info`], from options or the CI's variables). A regression
+//! turns a passing run's outcome into `regressed` ([`JudgedRun::turn_outcome`]), in the
+//! result and in the record stored, so result.json, the exit code and the store agree;
+//! the session crate prints the judgements; `detect::judge` decides each.
 
 use std::path::Path;
 
-use iogate_result::{BuildInfo, RunResult};
+use iogate_result::{BuildInfo, Outcome, RunResult};
 
 use super::detect::{self, Judgement};
 use super::edivisive::Options;
@@ -108,6 +110,19 @@ impl JudgedRun {
     /// Whether a gated metric regressed.
     pub fn regressed(&self) -> bool {
         self.judgements.iter().any(|j| j.verdict == "regressed")
+    }
+
+    /// A regression turns a passing run into a regressed one: `result.outcome` and the
+    /// outcome of the record this run will be stored as (a regressed build is not an
+    /// accepted one for the builds judged after it). Other outcomes stay: a failed,
+    /// inconclusive or erroneous run already says more. Returns whether it turned.
+    pub fn turn_outcome(&mut self, result: &mut RunResult) -> bool {
+        if !self.regressed() || result.outcome != Outcome::Pass {
+            return false;
+        }
+        result.outcome = Outcome::Regressed;
+        self.run.outcome = "regressed".to_string();
+        true
     }
 
     /// One line per gated metric that moved (regressed, improved, inconclusive), then

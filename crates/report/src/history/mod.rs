@@ -8,7 +8,7 @@
 //! change points in a series as Apache Otava does; [`detect`] runs it over every series,
 //! splits series at changes marked expected and groups points at the same build into
 //! alerts; [`trend`] draws the HTML trend page and the Markdown summary; [`export`]
-//! writes Parquet. The binary's `history` command drives them.
+//! writes Parquet. The session crate's `history` (the `history` commands) drives them.
 
 pub mod detect;
 pub mod edivisive;

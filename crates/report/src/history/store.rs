@@ -5,8 +5,8 @@
 //! Ingesting is idempotent and safe under concurrency: each run is one transaction whose
 //! run row is inserted with `ON CONFLICT DO NOTHING` on its key, and its metrics only when
 //! that row is new; PostgreSQL's schema creation is serialised by an advisory lock. Its
-//! neighbours: `history` (records), `series` (reads back), the binary's `history`
-//! command.
+//! neighbours: `history` (records), `series` (reads back), the session crate's
+//! `history` (the `history` commands).
 
 use super::{HistoryError, MetricRecord, RunRecord};
 

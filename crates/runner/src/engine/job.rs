@@ -1,5 +1,7 @@
 //! What a job is given and how it fails: [`JobParams`] (depth, limit, interval, ramp,
-//! completion mode, verification, data pattern, passthrough namespace, flushes, journal), [`JobLimit`] and
+//! completion mode, verification, data pattern, passthrough namespace, flushes; where
+//! its completions go is not a parameter: its caller passes the sinks to
+//! `uring::run_job`), [`JobLimit`] and
 //! [`EngineError`]. A leaf of the engine: `uring` runs a job with them; `ring`, `wait`,
 //! `buffers` and `data` return its errors.
 
@@ -7,8 +9,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Instant;
 
 use super::verify::VerifyState;
-use crate::journal::Journal;
-use crate::requestlog::StepLog;
 
 /// Errors that stop a job.
 #[derive(Debug, thiserror::Error)]
@@ -45,19 +45,6 @@ pub enum JobLimit {
     Bytes(u64),
 }
 
-/// Whether a job records its requests (`JobStats::request_log`), and where they go.
-#[derive(Clone, Copy)]
-pub enum RequestLogging<'a> {
-    /// Not recorded.
-    Off,
-    /// Every record kept in `JobStats::request_log` until the job ends: for bounded
-    /// sets of requests read back by the step itself (the cache probe's rounds).
-    Kept,
-    /// Handed over to the step's log in batches of `LOG_BATCH` as the job goes
-    /// (`--log-requests`); `JobStats::request_log` holds the last, unfinished batch.
-    Streamed(&'a StepLog),
-}
-
 /// Parameters of one job.
 pub struct JobParams<'a> {
     /// Job number within the step.
@@ -91,8 +78,6 @@ pub struct JobParams<'a> {
     /// Data verification: stamp writes (always, when present) and check reads (when
     /// `check_reads`).
     pub verify: Option<VerifyParams<'a>>,
-    /// Whether and where every request is recorded.
-    pub request_log: RequestLogging<'a>,
     /// What writes carry.
     pub data: &'a iogate_spec::DataPattern,
     /// Seed shared by the step's jobs (their duplicate contents).
@@ -103,13 +88,6 @@ pub struct JobParams<'a> {
     pub passthrough: Option<Passthrough>,
     /// Flushes every N writes and FUA writes (the step's `fsync:` and `sync:`).
     pub durability: iogate_spec::Durability,
-    /// The run's journal of acknowledged writes and completed flushes (`--journal`).
-    pub journal: Option<&'a Journal>,
-    /// Latency thresholds to count successful requests over, ascending, ns
-    /// (`latency.over[…]`); empty: none counted.
-    pub latency_thresholds_ns: &'a [u64],
-    /// The step's event windows (`during:`), when it has events.
-    pub events: Option<&'a super::sink::events::EventBoard>,
 }
 
 /// The namespace an NVMe passthrough job addresses.

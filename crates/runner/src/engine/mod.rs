@@ -370,6 +370,9 @@ pub struct JobStats {
     pub event_windows: Vec<sink::events::WindowStats>,
     /// Every request, when the run records a request log.
     pub request_log: Option<Vec<RequestRecord>>,
+    /// Why a completion sink stopped the job (the journal could not be written), the
+    /// first reason; None: it ran to its limit or was stopped from outside.
+    pub stopped_by: Option<String>,
     /// Completed (reads, writes) by transfer size, for sources without mix lines.
     pub sizes: std::collections::BTreeMap<u32, (u64, u64)>,
     /// A reservoir sample of completed writes (offset, length) for the read-back check
@@ -494,6 +497,7 @@ impl JobStats {
             skipped_ios: 0,
             event_windows: Vec::new(),
             request_log: None,
+            stopped_by: None,
             sizes: Default::default(),
             written_sample: Vec::new(),
             protection_errors: None,

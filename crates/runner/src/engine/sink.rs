@@ -1,28 +1,32 @@
 //! Where completed requests go. The job loop (`uring::complete`) judges each completion
-//! once and hands it, as a [`Completed`], to every [`CompletionSink`] of its job, in
-//! completion order: the interval sampler (`intervals`, always), the request log (`log`:
-//! `--log-requests`, streamed to `requestlog::stream`, or kept for the cache probe), the
-//! threshold counter (`over`: `latency.over[…]`), the stall finder (`stall`), the
-//! event windows (`events`: a step's `during:` list) and the journal (`journal`:
-//! `--journal`, to the journal's writer thread). A sink is also
-//! told when time passes (`tick`), when a reap ends (`reaped`, with the job's low
-//! watermark) and when the job ends (`finish`, where it leaves its figures in the job's
-//! `JobStats`). What a sink keeps while the job runs is bounded (an interval, a batch),
-//! never a record per request: a run's memory does not grow with its requests (the kept
-//! log, bounded by its caller's request count, is the one exception). Neighbours: `uring`
-//! (the only caller), `job` (what decides the sinks), `requestlog::stream`, `journal`.
-//! No `unsafe` here.
+//! once, as a [`Completed`] (or a flush, [`Done::Flush`]), and hands each reap's batch,
+//! in completion order, to every [`CompletionSink`] of its job: one dynamic call per
+//! sink and reap ([`CompletionSink::completed`]), the sink's own `request` and `flush`
+//! called statically within it. The engine's own sinks are the interval sampler
+//! (`intervals`) and the stall finder (`stall`), always on; the caller passes the others
+//! in (`uring::run_job`): the threshold counter (`over`: `latency.over[…]`) and the
+//! event windows (`events`: a step's `during:` list) defined here, and sinks the engine
+//! knows only by this trait, the request log (`requestlog::sink`) and the journal
+//! (`journal::sink`). A sink is also told when time passes (`tick`), when a reap ends
+//! (`reaped`, with the job's low watermark; its answer can stop the job, as the journal
+//! does when it can no longer be written) and when the job ends (`finish`, where it
+//! leaves its figures in the job's `JobStats`); a sink that numbers writes gives a
+//! flush its horizon (`horizon`). What a sink keeps while the job runs is bounded (an
+//! interval, a batch), never a record per request: a run's memory does not grow with
+//! its requests (a kept request log, bounded by its caller's request count, is the one
+//! exception). Neighbours: `uring` (the only caller), `io_step` and `repeat` (which
+//! choose the sinks). No `unsafe` here.
 
 pub mod events;
 pub mod intervals;
-pub mod journal;
-pub mod log;
 pub mod over;
 pub mod stall;
 
+use std::ops::ControlFlow;
+
 use iogate_result::Op;
 
-use super::job::{JobParams, RequestLogging};
+use super::job::JobParams;
 use super::JobStats;
 
 /// Whether a completed request succeeded (the whole length transferred, no error).
@@ -89,61 +93,76 @@ impl<'r> Reaped<'r> {
     }
 }
 
+/// One completion of a reap: a read or write, or a successful flush.
+#[derive(Debug, Clone, Copy)]
+pub enum Done {
+    /// A read or write completed (successful or not).
+    Request(Completed),
+    /// A flush submitted with `horizon` (the journal's next sequence then) succeeded at
+    /// `done_ns`.
+    Flush {
+        /// The horizon it took when submitted ([`CompletionSink::horizon`]).
+        horizon: u64,
+        /// When it completed, ns from the step's origin.
+        done_ns: u64,
+    },
+}
+
+/// Whether a job goes on after a reap, or stops issuing (its requests in flight still
+/// complete) for the reason given, which becomes the step's error.
+pub type Flow = ControlFlow<String>;
+
 /// What receives a job's completions. Called on the job's thread only; each call is on
-/// the hot path of every request, so a sink does constant work per call and hands
-/// anything slow to a thread of its own.
+/// the hot path, so a sink does constant work per completion and hands anything slow to
+/// a thread of its own.
 pub trait CompletionSink {
     /// A read or write completed (successful or not).
     fn request(&mut self, c: &Completed);
     /// A flush submitted with `horizon` (the journal's next sequence then) succeeded at
     /// `done_ns`.
     fn flush(&mut self, _horizon: u64, _done_ns: u64) {}
+    /// Every completion of one reap, in completion order: the one call per reap the
+    /// engine makes through the trait object; `request` and `flush` are called from it
+    /// without one.
+    #[inline]
+    fn completed(&mut self, batch: &[Done]) {
+        for d in batch {
+            match d {
+                Done::Request(c) => self.request(c),
+                Done::Flush { horizon, done_ns } => self.flush(*horizon, *done_ns),
+            }
+        }
+    }
+    /// The horizon of a flush submitted now, when this sink numbers writes (the
+    /// journal); None otherwise.
+    fn horizon(&self) -> Option<u64> {
+        None
+    }
     /// Time reached `now_ns` (called before each reap's completions).
     fn tick(&mut self, _now_ns: u64) {}
-    /// A reap ended.
-    fn reaped(&mut self, _r: &Reaped<'_>) {}
+    /// A reap ended; [`ControlFlow::Break`] stops the job, with the reason.
+    fn reaped(&mut self, _r: &Reaped<'_>) -> Flow {
+        ControlFlow::Continue(())
+    }
     /// The job ended: leave what was kept in `stats`.
     fn finish(self: Box<Self>, stats: &mut JobStats);
 }
 
-/// The sinks of one job, as its parameters ask: the interval sampler, then the request
-/// log and the journal when they are on.
-pub fn for_job<'a>(p: &JobParams<'a>, queue_depth: usize) -> Vec<Box<dyn CompletionSink + 'a>> {
-    let mut sinks: Vec<Box<dyn CompletionSink + 'a>> = vec![
+/// The boxed sinks of one job.
+pub type Sinks<'a> = Vec<Box<dyn CompletionSink + 'a>>;
+
+/// The engine's own sinks of a job, before those its caller passes in: the interval
+/// sampler and the stall finder.
+pub fn engine_sinks<'a>(p: &JobParams<'_>) -> Sinks<'a> {
+    vec![
         Box::new(intervals::IntervalSampler::new(p.ramp_ns, p.interval_ns)),
         Box::new(stall::StallSink::new(p.ramp_ns)),
-    ];
-    match p.request_log {
-        RequestLogging::Off => {}
-        RequestLogging::Kept => sinks.push(Box::new(log::RequestLogSink::kept())),
-        RequestLogging::Streamed(to) => {
-            sinks.push(Box::new(log::RequestLogSink::streamed(to, p.job)))
-        }
-    }
-    if !p.latency_thresholds_ns.is_empty() {
-        sinks.push(Box::new(over::OverCounter::new(
-            p.latency_thresholds_ns,
-            p.ramp_ns,
-        )));
-    }
-    if let Some(board) = p.events {
-        sinks.push(Box::new(events::EventSink::new(board)));
-    }
-    if let Some(j) = p.journal {
-        sinks.push(Box::new(journal::JournalSink::new(
-            j,
-            p.origin,
-            p.durability.fua,
-            queue_depth,
-        )));
-    }
-    sinks
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::intervals::IntervalSampler;
-    use super::log::RequestLogSink;
     use super::*;
 
     fn read(seq: u64, issue_ns: u64, done_ns: u64, status: Status) -> Completed {
@@ -195,28 +214,6 @@ mod tests {
         );
     }
 
-    /// A kept log holds every request, failures included, in completion order.
-    #[test]
-    fn a_kept_log_keeps_every_request() {
-        let mut s: Box<dyn CompletionSink> = Box::new(RequestLogSink::kept());
-        for i in 0..10_000 {
-            let status = if i % 7 == 0 {
-                Status::Failed
-            } else {
-                Status::Succeeded
-            };
-            s.request(&read(i, i, i + 3, status));
-            let none = || None;
-            s.reaped(&Reaped::new(i + 3, &none));
-        }
-        let mut stats = JobStats::new(1);
-        s.finish(&mut stats);
-        let log = stats.request_log.unwrap_or_default();
-        assert_eq!(log.len(), 10_000);
-        assert!(log.iter().enumerate().all(|(i, r)| r.seq == i as u64));
-        assert_eq!(log.iter().filter(|r| r.result < 0).count(), 1_429);
-    }
-
     /// The low watermark is the earliest issue in flight, never after the reap.
     #[test]
     fn the_low_watermark_is_the_earliest_issue_in_flight() {
@@ -226,5 +223,95 @@ mod tests {
         assert_eq!(Reaped::new(90, &none).low_watermark_ns(), 90);
         let later = || Some(120);
         assert_eq!(Reaped::new(90, &later).low_watermark_ns(), 90);
+    }
+
+    /// Stops its job at the first reap after `limit` completions.
+    struct StopAfter {
+        seen: u64,
+        limit: u64,
+    }
+
+    impl CompletionSink for StopAfter {
+        fn request(&mut self, _c: &Completed) {
+            self.seen += 1;
+        }
+
+        fn reaped(&mut self, _r: &Reaped<'_>) -> Flow {
+            match self.seen >= self.limit {
+                true => ControlFlow::Break(format!("stopped after {}", self.seen)),
+                false => ControlFlow::Continue(()),
+            }
+        }
+
+        fn finish(self: Box<Self>, _stats: &mut JobStats) {}
+    }
+
+    /// A sink passed in can stop its job: the job stops issuing after the reap that said
+    /// so (its requests in flight still complete), ends without an error and leaves the
+    /// first reason in its stats.
+    #[test]
+    fn a_sink_can_stop_its_job() {
+        use crate::engine::job::{JobLimit, JobProgress};
+        use std::sync::atomic::AtomicBool;
+        let path = std::env::temp_dir().join(format!("iogate-sink-stop-{}", std::process::id()));
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .expect("scratch file");
+        file.set_len(1 << 20).expect("sized");
+        let mix = [iogate_spec::MixLine {
+            block_size_bytes: 4096,
+            weight_pct: 100.0,
+            read_pct: 100.0,
+            random_pct: 100.0,
+            align_bytes: 4096,
+            burst: 0,
+            delay_ns: 0,
+            placement_handle: None,
+        }];
+        let region = iogate_spec::Region {
+            offset_bytes: 0,
+            length_bytes: 1 << 20,
+        };
+        let dist = iogate_spec::Distribution::Uniform;
+        let mut gen = crate::engine::Generator::new(&mix, &dist, region, 7, 0, 1, 512);
+        let rate = iogate_spec::RateLimit::default();
+        let mut pacer = crate::engine::pacing::Pacer::new(&rate, 0, &mix, 1, 7);
+        let (stop, progress) = (AtomicBool::new(false), JobProgress::default());
+        let data = iogate_spec::DataPattern::default();
+        let p = JobParams {
+            job: 0,
+            queue_depth: 4,
+            max_block_size: 4096,
+            align: 4096,
+            limit: JobLimit::Ios(100_000),
+            interval_ns: 1_000_000_000,
+            stop: &stop,
+            progress: &progress,
+            origin: std::time::Instant::now(),
+            ramp_ns: 0,
+            iopoll: false,
+            sqpoll: false,
+            cpu: None,
+            poll: false,
+            verify: None,
+            data: &data,
+            step_seed: 7,
+            job_seed: 7,
+            passthrough: None,
+            durability: iogate_spec::Durability::default(),
+        };
+        let mut stats = JobStats::new(1);
+        let sinks: Sinks<'_> = vec![Box::new(StopAfter { seen: 0, limit: 50 })];
+        let ran = super::super::uring::run_job(&file, &p, &mut gen, &mut pacer, &mut stats, sinks);
+        let _ = std::fs::remove_file(&path);
+        ran.expect("the job ends without an error");
+        let done = stats.ios();
+        assert!((50..50 + 8).contains(&done), "{done} requests completed");
+        let why = stats.stopped_by.as_deref().unwrap_or_default();
+        assert!(why.starts_with("stopped after"), "{why:?}");
     }
 }

@@ -5,9 +5,10 @@
 //! `start` (pin, buffers, ring, registration), `refill` (take requests from the source
 //! while the queue has room, each through the gates of time, pacing, depth and
 //! verification, then `issue`), `submit_and_wait` (one enter for the batch; poll or sleep
-//! for a completion), then, in the child `complete`, `reap` (each completion goes to the
-//! job's `sink`s: intervals, request log, journal; then `record_success` with
-//! `check_read`, or `record_failure`) and `finish`. `unsafe` here: buffer registration,
+//! for a completion), then, in the child `complete`, `reap` (each completion recorded
+//! with `record_success` and `check_read`, or `record_failure`, and kept for the
+//! reap's batch, which goes to the job's `sink`s at once: intervals, stalls, and what
+//! the caller passed in; a sink may stop the job) and `finish`. `unsafe` here: buffer registration,
 //! pushing entries and the enter calls, each with its `SAFETY` comment; the other homes
 //! of `unsafe` in the engine are its buffer pool (`buffers`) and `wait`. `run::execute`
 //! calls [`run_job`] on one thread per job.
@@ -26,7 +27,7 @@ use super::job::{EngineError, JobLimit, JobParams};
 use super::pacing::Pacer;
 use super::pi::{HostPi, PiField};
 use super::ring::{build_ring, spin_budget_ns, wait_until};
-use super::sink::{self, Completed, CompletionSink, Reaped, Status};
+use super::sink::{self, Completed, Done, Reaped, Sinks, Status};
 use super::verify;
 use super::wait::wait_for_completion;
 use super::{ErrorRecord, JobStats, Op, Request, RequestSource, MAX_ERROR_RECORDS};
@@ -93,18 +94,25 @@ const IDLE_SLOT: Slot = Slot {
 
 /// Runs one job to its limit on `file`, recording into `stats`: block I/O, or NVMe
 /// commands when `p.passthrough` is set (then `file` is the namespace's character device).
+/// Its completions go to the engine's own sinks (`sink::engine_sinks`) and then to
+/// `sinks`, the caller's (request log, journal, thresholds, event windows); a sink that
+/// stops the job leaves its reason in `stats.stopped_by`.
 ///
 /// Errors: ring setup failures, or [`EngineError::AllFailed`] when the first 1000
 /// requests all fail (a failed request is otherwise counted and recorded, never fatal).
-pub fn run_job<R: RequestSource>(
+pub fn run_job<'p, R: RequestSource>(
     file: &File,
-    p: &JobParams<'_>,
+    p: &JobParams<'p>,
     src: &mut R,
     pacer: &mut Pacer,
     stats: &mut JobStats,
+    sinks: Sinks<'p>,
 ) -> Result<(), EngineError> {
+    let mut all = sink::engine_sinks(p);
+    all.extend(sinks);
+    let sinks = all;
     match &p.passthrough {
-        None => JobLoop::start(file, p, src, pacer, stats, BlockCommands)?.run(),
+        None => JobLoop::start(file, p, src, pacer, stats, sinks, BlockCommands)?.run(),
         Some(ns) => {
             if ns.protection.is_some() {
                 stats.protection_errors = Some(Default::default());
@@ -119,7 +127,7 @@ pub fn run_job<R: RequestSource>(
                     1 << ns.lba_shift,
                 )),
             });
-            JobLoop::start(file, p, src, pacer, stats, |reg| NvmeCommands {
+            JobLoop::start(file, p, src, pacer, stats, sinks, |reg| NvmeCommands {
                 reg,
                 nsid: ns.nsid,
                 lba_shift: ns.lba_shift,
@@ -207,8 +215,11 @@ struct JobLoop<'a, 'p, R: RequestSource, K: Commands> {
     cqes: Vec<(u64, i32)>,
     /// Writes issued since the last flush (`fsync:`).
     writes_since_flush: u64,
-    /// Where completions go: the interval sampler, the request log, the journal.
-    sinks: Vec<Box<dyn CompletionSink + 'p>>,
+    /// Where completions go: the interval sampler, the stall finder, then the caller's.
+    sinks: Sinks<'p>,
+    /// The current reap's completions, for the sinks (kept for the job: no allocation
+    /// per reap once it has held the largest).
+    done: Vec<Done>,
 }
 
 impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
@@ -220,6 +231,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         src: &'a mut R,
         pacer: &'a mut Pacer,
         stats: &'a mut JobStats,
+        sinks: Sinks<'p>,
         commands: impl FnOnce(Registration) -> K,
     ) -> Result<Self, EngineError> {
         if let Some(cpu) = p.cpu {
@@ -300,7 +312,8 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             },
             cqes: Vec::with_capacity(qd.next_power_of_two() * 2),
             writes_since_flush: 0,
-            sinks: sink::for_job(p, qd),
+            sinks,
+            done: Vec::with_capacity(qd.next_power_of_two() * 2),
         })
     }
 
@@ -521,8 +534,8 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         true
     }
 
-    /// Pushes a flush of the device's write cache in `slot`; its journal horizon is taken
-    /// now, before it is submitted. False when the submission queue is full.
+    /// Pushes a flush of the device's write cache in `slot`; its horizon (a sink's that
+    /// numbers writes: the journal's) is taken now, before it is submitted. False when the submission queue is full.
     fn issue_flush(&mut self, slot: u32, now: u64) -> bool {
         let entry = self.cmds.flush_entry(slot as u16);
         self.slots[slot as usize] = Slot {
@@ -530,7 +543,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             submit_ns: now,
             due_ns: 0,
             work: Work::Flush {
-                horizon: self.p.journal.map_or(0, |j| j.horizon()),
+                horizon: self.sinks.iter().find_map(|s| s.horizon()).unwrap_or(0),
             },
         };
         // SAFETY: a flush carries no buffer; the registered file outlives the ring's use

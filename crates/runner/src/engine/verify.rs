@@ -145,7 +145,7 @@ pub enum StateError {
 /// Last completed generation per unit of `[0, size)` of the target, shared by all jobs.
 pub struct VerifyState {
     unit: u32,
-    unit_source: crate::journal::UnitSource,
+    unit_source: iogate_journal::UnitSource,
     seed: u64,
     next_generation: AtomicU64,
     generations: Vec<AtomicU64>,
@@ -160,7 +160,7 @@ impl VerifyState {
         }
         Ok(VerifyState {
             unit,
-            unit_source: crate::journal::UnitSource::LogicalBlock,
+            unit_source: iogate_journal::UnitSource::LogicalBlock,
             seed,
             next_generation: AtomicU64::new(1),
             generations: (0..units).map(|_| AtomicU64::new(0)).collect(),
@@ -173,12 +173,12 @@ impl VerifyState {
     }
 
     /// Where the unit came from (the journal records it).
-    pub fn unit_source(&self) -> crate::journal::UnitSource {
+    pub fn unit_source(&self) -> iogate_journal::UnitSource {
         self.unit_source
     }
 
     /// The state, its unit said to come from `source`.
-    pub fn with_unit_source(mut self, source: crate::journal::UnitSource) -> VerifyState {
+    pub fn with_unit_source(mut self, source: iogate_journal::UnitSource) -> VerifyState {
         self.unit_source = source;
         self
     }

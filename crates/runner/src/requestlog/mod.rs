@@ -8,7 +8,8 @@
 //! −errno). Rows of a step are ordered by issue time, then job, then `seq`. The log is
 //! also a trace format ([`RequestLogReader`]), so a run can be replayed and compared
 //! with `iogate analyze A --compare B`. The engine hands the records over as the run
-//! goes ([`stream`]); the binary creates the log in the result directory.
+//! goes, through its completion sink ([`sink`]) to the step's log ([`stream`]); the
+//! session crate creates the log in the result directory.
 
 use std::path::Path;
 
@@ -18,6 +19,7 @@ use iogate_result::Op;
 
 use crate::engine::RequestRecord;
 
+pub mod sink;
 pub mod stream;
 pub use stream::{RequestLog, StepLog};
 

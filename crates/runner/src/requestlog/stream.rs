@@ -13,8 +13,9 @@
 //! [`LOG_HAND_OVER_NS`] of the other jobs' records behind a slow job's last hand-over:
 //! it grows with a stalled request's time, never with the run's length. The channel is bounded
 //! ([`CHANNEL_BATCHES`]): a writer that falls behind slows the jobs instead of holding
-//! their records. `io_step` opens the step logs; the engine (`uring::complete`) hands
-//! the batches over; the binary creates the log in the result directory and finishes it.
+//! their records. `io_step` opens the step logs; each job's completion sink
+//! (`requestlog::sink`) hands the batches over; the session crate creates the log in the
+//! result directory and finishes it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

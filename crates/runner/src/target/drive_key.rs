@@ -3,7 +3,8 @@
 //! file's. Two paths whose keys overlap are one
 //! drive ([`same_drive`]); a file whose file system lives on one of a target's devices
 //! is on that target ([`on_target`]). Reads metadata and sysfs only. `target` re-exports
-//! it; the binary's fleet and journal checks call it before any I/O.
+//! it; the session crate's fleet and journal checks (`fleet`, `own_files`) call it
+//! before any I/O.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::RunError;
+use crate::error::RunError;
 
 /// Refuses a block device that is mounted, used by another device (holders), has
 /// partitions, or carries any signature util-linux's wipefs lists (file systems, RAID

@@ -66,8 +66,7 @@ impl Ctx<'_> {
         if !s.value.contains("${") {
             return Some(Cow::Borrowed(&s.value));
         }
-        let name = s.value.strip_prefix("${").and_then(|r| r.strip_suffix('}'));
-        let Some(name) = name.filter(|n| !n.contains(['$', '{', '}'])) else {
+        let Some(name) = crate::document::variable_name(&s.value) else {
             let span = self.span(s);
             self.error(
                 span,
@@ -356,7 +355,7 @@ fn expand_loop(
     for (i, binding) in iterations(cx, l, at).into_iter().enumerate() {
         let index = i as u32 + 1;
         let saved_prefix = cx.scope.prefix.clone();
-        cx.scope.prefix = format!("{saved_prefix}{name}_{index}_");
+        cx.scope.prefix = saved_prefix.clone() + &crate::plan::iteration_prefix(&name, index);
         let bound = binding.is_some();
         if let Some(b) = &binding {
             cx.scope

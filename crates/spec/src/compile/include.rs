@@ -172,7 +172,7 @@ impl Sources {
             .position(|c| c.as_ref() == Some(&canonical))
         {
             Some(i) => i,
-            None => match crate::read_bounded(&joined, crate::MAX_SPEC_BYTES) {
+            None => match crate::files::read_bounded(&joined, crate::files::MAX_SPEC_BYTES) {
                 Ok(text) => {
                     self.files.push(SourceFile::new(shown.clone(), text));
                     self.canonical.push(Some(canonical));

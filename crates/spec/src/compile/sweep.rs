@@ -13,7 +13,7 @@ use super::sweep_points::{named_mixes, operating_points, NamedMixes};
 use super::*;
 use crate::document::{RawSteadyState, RawSweep};
 use crate::plan::{CaseAccess, SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
-use crate::steady::Criterion;
+use crate::steady::{self, Criterion};
 
 /// Matrix parameters, in the default nesting order (outermost first).
 const PARAMETERS: [&str; 5] = ["mix", "block_size", "read", "queue_depth", "jobs"];
@@ -386,12 +386,12 @@ impl CaseShape<'_> {
     }
 }
 
-/// The round limit (default 25 with a steady-state criterion, else 1), at least the
-/// criterion's window.
+/// The round limit (default `steady::DEFAULT_MAX_ROUNDS` with a steady-state criterion,
+/// else 1), at least the criterion's window.
 fn rounds(cx: &mut Ctx<'_>, w: &RawSweep, steady: Option<&SteadyStatePlan>) -> Option<u32> {
     let rounds = match &w.rounds {
         Some(r) => cx.count(r, "rounds", 1, 100_000)? as u32,
-        None if steady.is_some() => 25,
+        None if steady.is_some() => steady::DEFAULT_MAX_ROUNDS,
         None => 1,
     };
     if let (Some(ss), Some(r)) = (steady, &w.rounds) {
@@ -446,22 +446,21 @@ fn steady_fields(cx: &mut Ctx<'_>, s: &RawSteadyState) -> Option<Fields> {
             None
         }
     };
-    let window = s.window.as_ref().map_or(Some(5), |w| {
-        cx.count(
-            w,
-            "window",
-            crate::steady::MIN_WINDOW,
-            crate::steady::MAX_WINDOW,
-        )
+    let window = s.window.as_ref().map_or(Some(steady::DEFAULT_WINDOW), |w| {
+        cx.count(w, "window", steady::MIN_WINDOW, steady::MAX_WINDOW)
     });
     let max_excursion = s
         .max_excursion
         .as_ref()
-        .map_or(Some(20.0), |p| cx.percent(p, "maximum data excursion"));
+        .map_or(Some(steady::DEFAULT_MAX_EXCURSION_PCT), |p| {
+            cx.percent(p, "maximum data excursion")
+        });
     let max_slope = s
         .max_slope
         .as_ref()
-        .map_or(Some(10.0), |p| cx.percent(p, "maximum slope excursion"));
+        .map_or(Some(steady::DEFAULT_MAX_SLOPE_PCT), |p| {
+            cx.percent(p, "maximum slope excursion")
+        });
     let required = match s.on_failure.as_ref().map(|f| (f, f.value.as_str())) {
         None | Some((_, "fail")) => Some(true),
         Some((_, "warn")) => Some(false),

@@ -225,13 +225,18 @@ pub(crate) enum Lookup {
     Other(String),
 }
 
-/// Whether `text` is `${name}`, and whether `name` is a parameter of the parse.
-pub(crate) fn lookup(text: &str) -> Lookup {
-    let Some(name) = text
-        .strip_prefix("${")
+/// The name in `text` when it is `${NAME}` and nothing else (a parameter or a loop
+/// variable standing for the whole value), `NAME` free of `$`, `{` and `}`: the one
+/// reading of a variable, for parameters here and loop variables in `compile::group`.
+pub(crate) fn variable_name(text: &str) -> Option<&str> {
+    text.strip_prefix("${")
         .and_then(|r| r.strip_suffix('}'))
         .filter(|n| !n.contains(['$', '{', '}']))
-    else {
+}
+
+/// Whether `text` is `${name}`, and whether `name` is a parameter of the parse.
+pub(crate) fn lookup(text: &str) -> Lookup {
+    let Some(name) = variable_name(text) else {
         return Lookup::Plain;
     };
     match PARAMS.with(|p| p.borrow().get(name).cloned()) {

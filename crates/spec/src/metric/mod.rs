@@ -167,7 +167,7 @@ pub fn threshold_name(ns: u64) -> String {
 }
 
 /// A count of a power cycle's verification (`<step>.integrity.<count>`), summed over
-/// its cycles: the classes of `iogate verify` (DESIGN.md, "Power-cut integrity").
+/// its cycles: the classes of `iogate verify` (README.md, "Power-cut integrity").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IntegrityCount {

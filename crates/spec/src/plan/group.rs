@@ -25,12 +25,20 @@ pub struct Binding {
     pub value: String,
 }
 
+/// The prefix one loop iteration gives the names of the steps it expands, `<loop>_<i>_`
+/// (`hir_2_`): the one spelling of it, which step names, loop figures
+/// ([`loop_figure_name`], `LoopFigure::path_name` in the result crate) and
+/// [`inner_name`] share.
+pub fn iteration_prefix(loop_name: &str, index: u32) -> String {
+    format!("{loop_name}_{index}_")
+}
+
 /// A step's name with its loops' `<loop>_<i>_` prefixes removed (`burst` for
 /// `hir_2_cycle_7_burst`): its name inside the loops.
 pub fn inner_name<'a>(name: &'a str, loops: &[LoopIteration]) -> &'a str {
     let mut name = name;
     for it in loops {
-        let prefix = format!("{}_{}_", it.name, it.index);
+        let prefix = iteration_prefix(&it.name, it.index);
         name = name.strip_prefix(prefix.as_str()).unwrap_or(name);
     }
     name
@@ -44,10 +52,5 @@ pub fn loop_figure_name(name: &str, loops: &[LoopIteration]) -> Option<String> {
     let [outer, _, ..] = loops else {
         return None;
     };
-    Some(format!(
-        "{}_{}_{}",
-        outer.name,
-        outer.index,
-        inner_name(name, loops)
-    ))
+    Some(iteration_prefix(&outer.name, outer.index) + inner_name(name, loops))
 }

@@ -26,7 +26,7 @@ pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
 mod geometry;
 pub use geometry::Geometry;
-pub use group::{inner_name, loop_figure_name, Binding, LoopIteration};
+pub use group::{inner_name, iteration_prefix, loop_figure_name, Binding, LoopIteration};
 pub use power_cycle::PowerCyclePlan;
 pub use recovery::RecoveryPlan;
 pub use repeat::{ProbePlan, RepeatPlan};

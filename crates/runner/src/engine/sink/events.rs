@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 
 use super::intervals::interval_latency_histogram;
 use super::stall::Gaps;
-use super::{Completed, CompletionSink, Reaped, Status};
+use super::{Completed, CompletionSink, Flow, Reaped, Status};
 use crate::engine::JobStats;
 
 /// One event's window as its thread reports it, ns from the step's origin.
@@ -170,7 +170,7 @@ impl CompletionSink for EventSink<'_> {
         }
     }
 
-    fn reaped(&mut self, r: &Reaped<'_>) {
+    fn reaped(&mut self, r: &Reaped<'_>) -> Flow {
         // The gaps are needed only while a window is open (the queue is scanned then).
         let floor = if self.open.is_empty() { u64::MAX } else { 0 };
         if let Some(g) = self.gaps.reaped(r, floor) {
@@ -189,6 +189,7 @@ impl CompletionSink for EventSink<'_> {
                 i += 1;
             }
         }
+        Flow::Continue(())
     }
 
     fn finish(mut self: Box<Self>, stats: &mut JobStats) {
@@ -228,17 +229,17 @@ mod tests {
         let none = || None;
         s.tick(50);
         s.request(&done(10, 50, Status::Succeeded)); // before the event
-        s.reaped(&Reaped::new(50, &none));
+        let _ = s.reaped(&Reaped::new(50, &none));
         let w = board.open(100);
         s.tick(150);
         s.request(&done(120, 150, Status::Succeeded));
         s.request(&done(130, 150, Status::Failed));
-        s.reaped(&Reaped::new(150, &none));
+        let _ = s.reaped(&Reaped::new(150, &none));
         board.close(w, 300);
         s.tick(400);
         // Issued at 160, completed at 400: a stall from 160, 140 ns of it in the window.
         s.request(&done(160, 400, Status::Succeeded));
-        s.reaped(&Reaped::new(400, &none));
+        let _ = s.reaped(&Reaped::new(400, &none));
         let mut stats = JobStats::new(1);
         s.finish(&mut stats);
         assert_eq!(stats.event_windows.len(), 1);

@@ -6,7 +6,7 @@
 //! (`sink::events`) keep the longest inside each window. `merge` takes the longest over
 //! the jobs. Child of `sink`.
 
-use super::{Completed, CompletionSink, Reaped};
+use super::{Completed, CompletionSink, Flow, Reaped};
 use crate::engine::JobStats;
 
 /// One span with requests outstanding and none completing, ns from the step's origin.
@@ -101,7 +101,7 @@ impl CompletionSink for StallSink {
     }
 
     #[inline]
-    fn reaped(&mut self, r: &Reaped<'_>) {
+    fn reaped(&mut self, r: &Reaped<'_>) -> Flow {
         let floor = self.longest.map_or(0, |g| g.len_ns());
         if let Some(g) = self.gaps.reaped(r, floor) {
             if let Some(g) = g.clip(self.ramp_ns, u64::MAX) {
@@ -110,6 +110,7 @@ impl CompletionSink for StallSink {
                 }
             }
         }
+        Flow::Continue(())
     }
 
     fn finish(self: Box<Self>, stats: &mut JobStats) {
@@ -147,7 +148,7 @@ mod tests {
                     s.request(&done(i, d));
                 }
                 let earliest = || wm;
-                s.reaped(&Reaped::new(at, &earliest));
+                let _ = s.reaped(&Reaped::new(at, &earliest));
             };
         reap(&mut s, 150, &[(20, 150)], Some(60)); // 20 → 150, clipped to 100 → 150
         reap(&mut s, 170, &[(60, 170)], None); // 150 → 170

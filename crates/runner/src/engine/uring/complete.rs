@@ -1,9 +1,10 @@
 //! The completion side of the job loop: `reap` takes every completion from the ring and
-//! `complete` judges each: a flush (`complete_flush`: counted, and handed to the sinks
-//! when it succeeded), or a request, handed to the job's sinks (`engine::sink`: intervals,
-//! request log, journal) and then recorded as a success (`record_success`: histograms,
-//! `check_read` of a verified read) or a failure (`record_failure`: the step's error
-//! policy); `give_up` and `finish` end the job. Child of `uring`; no `unsafe` here.
+//! `complete` judges each: a flush (`complete_flush`: counted, and kept for the sinks
+//! when it succeeded), or a request, kept for the sinks and recorded as a success
+//! (`record_success`: histograms, `check_read` of a verified read) or a failure
+//! (`record_failure`: the step's error policy); then the reap's batch goes to the job's
+//! sinks (`engine::sink`), one call each, and a sink may stop the job; `give_up` and
+//! `finish` end the job. Child of `uring`; no `unsafe` here.
 
 use super::*;
 
@@ -17,9 +18,13 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             let c: cqueue::Entry = c.into();
             (c.user_data(), c.result())
         }));
+        self.done.clear();
         for i in 0..self.cqes.len() {
             let (user_data, res) = self.cqes[i];
             self.complete(user_data as usize, res, done);
+        }
+        for s in &mut self.sinks {
+            s.completed(&self.done);
         }
         self.stats.last_completion_ns = done;
         let slots = &self.slots;
@@ -32,7 +37,11 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         };
         let reaped = Reaped::new(done, &earliest);
         for s in &mut self.sinks {
-            s.reaped(&reaped);
+            if let std::ops::ControlFlow::Break(why) = s.reaped(&reaped) {
+                // The first reason stays; the requests in flight still complete.
+                self.stats.stopped_by.get_or_insert(why);
+                self.issue.issuing = false;
+            }
         }
         if self.reap.completed_since_publish >= 256 {
             let progress = self.p.progress;
@@ -46,8 +55,8 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         }
     }
 
-    /// One completion: the slot freed, the request logged, then recorded as a success or
-    /// a failure.
+    /// One completion: the slot freed, the request kept for the sinks, then recorded as a
+    /// success or a failure.
     #[inline]
     fn complete(&mut self, slot_index: usize, res: i32, done: u64) {
         let Some(s) = self.slots.get(slot_index).copied() else {
@@ -84,9 +93,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
                 Some(_) => Status::Failed,
             },
         };
-        for sink in &mut self.sinks {
-            sink.request(&completed);
-        }
+        self.done.push(Done::Request(completed));
         let latency = completed.latency_ns();
         let ewma = self.reap.latency_ewma_ns;
         self.reap.latency_ewma_ns = ewma - ewma / 16 + latency / 16;
@@ -104,8 +111,8 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         self.inflight -= 1;
     }
 
-    /// A completed flush: counted (with its latency) and, when it succeeded, journaled
-    /// with the horizon it took when it was submitted.
+    /// A completed flush: counted (with its latency) and, when it succeeded, kept for
+    /// the sinks with the horizon it took when it was submitted.
     fn complete_flush(&mut self, s: &Slot, horizon: u64, res: i32, done: u64) {
         let f = &mut self.stats.flushes;
         if self.cmds.failure(res, 0).is_some() {
@@ -116,9 +123,10 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         f.completed += 1;
         f.latency_sum_ns += latency;
         f.latency_max_ns = f.latency_max_ns.max(latency);
-        for sink in &mut self.sinks {
-            sink.flush(horizon, done);
-        }
+        self.done.push(Done::Flush {
+            horizon,
+            done_ns: done,
+        });
     }
 
     /// A successful request: verification state and checks, then (after the ramp) its

@@ -1,16 +1,20 @@
-//! The journal as a completion sink: each successful write becomes a
-//! `journal::Record::Write` with the next journal sequence and its acknowledgement time on
-//! the journal's clock, each successful flush a `Record::Flush` with the horizon it took
-//! when submitted; the records of one reap go to the journal's writer thread together.
-//! Child of `sink`; the format is `iogate-journal`'s.
+//! The journal as a completion sink (the engine's `engine::sink::CompletionSink`, which
+//! the engine calls without knowing the journal): each successful write becomes a
+//! `Record::Write` with the next journal sequence and its acknowledgement time on the
+//! journal's clock, each successful flush a `Record::Flush` with the horizon it took when
+//! submitted ([`CompletionSink::horizon`]); the records of one reap go to the journal's
+//! writer thread together, and a journal that can no longer be written stops the job
+//! (writes no journal records would be worthless to the verification after a cut).
+//! Child of `journal`; `io_step` passes it to the engine; the format is
+//! `iogate-journal`'s.
 
 use std::time::Instant;
 
 use iogate_result::Op;
 
-use super::{Completed, CompletionSink, Reaped, Status};
+use super::{Journal, Record};
+use crate::engine::sink::{Completed, CompletionSink, Flow, Reaped, Status};
 use crate::engine::JobStats;
-use crate::journal::{Journal, Record};
 
 /// Journals one job's acknowledged writes and completed flushes.
 pub struct JournalSink<'a> {
@@ -58,12 +62,24 @@ impl CompletionSink for JournalSink<'_> {
         });
     }
 
-    fn reaped(&mut self, _r: &Reaped<'_>) {
+    fn horizon(&self) -> Option<u64> {
+        Some(self.journal.horizon())
+    }
+
+    fn reaped(&mut self, _r: &Reaped<'_>) -> Flow {
         if !self.batch.is_empty() {
             let cap = self.batch.capacity();
             self.journal
                 .submit(std::mem::replace(&mut self.batch, Vec::with_capacity(cap)));
         }
+        if self.journal.failed() {
+            return Flow::Break(format!(
+                "the journal {} could not be written: the writes stopped, since what they \
+                 wrote would be in no journal",
+                self.journal.path().display()
+            ));
+        }
+        Flow::Continue(())
     }
 
     fn finish(self: Box<Self>, _stats: &mut JobStats) {
