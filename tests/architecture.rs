@@ -450,6 +450,89 @@ fn the_lexer_reads_literals_as_the_compiler_does() {
     assert_eq!(fns, vec![("a".to_string(), 1, 3), ("b".to_string(), 4, 3)]);
 }
 
+/// every `crates/*/src/lib.rs`, and `src/main.rs` with its `fn main`.
+#[test]
+fn crate_roots_only_declare_and_re_export() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for dir in crate_sources(root) {
+        for (name, is_main) in [("lib.rs", false), ("main.rs", true)] {
+            let f = dir.join(name);
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            for item in rust_source::root_items_besides_modules(&text, is_main) {
+                found.push(format!("{}: {item}", relative(root, &f)));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "crate roots define items (move each into a module and re-export it):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The root check finds each kind of planted item, and passes a root that only
+/// declares, imports, re-exports and documents (with `fn main` only in the binary's).
+#[test]
+fn the_root_check_sees_planted_items() {
+    let clean = r#"//! A crate.
+#![forbid(unsafe_code)]
+
+pub mod a;
+#[cfg(unix)]
+mod b;
+pub(crate) mod c;
+
+use std::path::Path;
+pub use a::{Thing, Other as Renamed};
+pub use b::{
+    nested::{x, y},
+    z,
+};
+"#;
+    assert_eq!(
+        rust_source::root_items_besides_modules(clean, false),
+        Vec::<String>::new()
+    );
+    let main = format!("{clean}\nfn main() {{\n    a::run();\n}}\n");
+    assert_eq!(
+        rust_source::root_items_besides_modules(&main, true),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        rust_source::root_items_besides_modules(&main, false).len(),
+        1,
+        "fn main in a lib"
+    );
+    for (what, planted) in [
+        (
+            "a struct",
+            "/// Doc.\n#[derive(Debug)]\npub struct S {\n    x: u8,\n}\n",
+        ),
+        ("a unit struct", "struct U;\n"),
+        ("an enum", "pub enum E { A, B }\n"),
+        ("a function", "pub fn f() -> u8 { 1 }\n"),
+        ("a constant", "pub const C: u8 = 1;\n"),
+        ("a static", "static S: &str = \"mod a;\";\n"),
+        ("a type alias", "pub type T = u8;\n"),
+        ("an impl", "impl a::Thing { fn g(&self) {} }\n"),
+        ("a trait", "pub trait Tr { fn h(&self); }\n"),
+        ("a macro", "macro_rules! m { () => {}; }\n"),
+        ("an inline module", "mod inline { pub fn i() {} }\n"),
+    ] {
+        let src = format!("{clean}\n{planted}");
+        let found = rust_source::root_items_besides_modules(&src, true);
+        assert_eq!(found.len(), 1, "{what}: {found:?}");
+        let line = clean.lines().count() + 2;
+        assert!(
+            found[0].starts_with(&format!("line {line}")) || what == "a struct",
+            "{what}: {found:?}"
+        );
+    }
+}
+
 /// Every Rust file holding tests, with its path from the repository's root (with `/`)
 /// and its text: everything under `tests/` (the harness in `tests/common` too) and each
 /// crate's `tests/`, then each crate source (whose unit-test modules count).
@@ -542,165 +625,4 @@ fn the_test_function_check_sees_a_planted_violation() {
     let before = format!("{}#[cfg(test)]\nmod tests {{}}\n", body(101));
     assert!(long_test_functions("crates/x/src/a.rs", &before).is_empty());
     assert_eq!(long_test_functions("tests/x.rs", &before).len(), 1);
-/// What a crate root may hold besides doc comments and attributes: module declarations
-/// (`mod a;`, `pub mod a;`, no inline bodies) and imports and re-exports (`use`, `pub
-/// use`); the binary's root `src/main.rs` also its `fn main` (the process's entry, which
-/// has nowhere else to live). Every other item (a type, a function, a constant, a macro,
-/// an inline module) belongs in a module of its own, so that modules never import from
-/// the root they are declared in. Returns each other item: its line and its start.
-fn root_items_besides_modules(src: &str, is_main: bool) -> Vec<String> {
-    let code = rust_source::code(src);
-    let mut found = Vec::new();
-    let (mut depth, mut start, mut line, mut start_line) = (0usize, None, 1usize, 1usize);
-    let chars: Vec<char> = code.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if start.is_none() && !c.is_whitespace() {
-            (start, start_line) = (Some(i), line);
-        }
-        match c {
-            '\n' => line += 1,
-            '{' | '[' | '(' => depth += 1,
-            ']' | ')' => depth = depth.saturating_sub(1),
-            '}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
-        // An item ends with `;`, or with the `}` closing its body (`use a::{b};` ends
-        // at its `;`); an attribute's `]` does not end one.
-        let ends = depth == 0 && (c == ';' || (c == '}' && next != Some(&';')));
-        if let (true, Some(s)) = (ends, start) {
-            let item: String = chars[s..=i].iter().collect();
-            let item = without_attributes(&item);
-            let words: Vec<&str> = item.split_whitespace().collect();
-            let item = words.join(" ");
-            let declared = |kw: &str| {
-                let rest = item
-                    .strip_prefix("pub ")
-                    .or_else(|| item.strip_prefix("pub(crate) "))
-                    .unwrap_or(&item);
-                rest.starts_with(kw)
-            };
-            let is_mod = declared("mod ") && item.ends_with(';');
-            let is_use = declared("use ");
-            let is_entry = is_main && item.starts_with("fn main(");
-            if !(is_mod || is_use || is_entry || item.is_empty()) {
-                found.push(format!(
-                    "line {start_line}: {}",
-                    &item[..item.len().min(60)]
-                ));
-            }
-            start = None;
-        }
-    }
-    found
-}
-
-/// `item` without its leading attributes (`#[…]`, `#![…]`).
-fn without_attributes(item: &str) -> &str {
-    let mut rest = item.trim_start();
-    while rest.starts_with('#') {
-        let mut depth = 0;
-        let end = rest.char_indices().find_map(|(i, c)| {
-            match c {
-                '[' => depth += 1,
-                ']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(i);
-                    }
-                }
-                _ => {}
-            }
-            None
-        });
-        match end {
-            Some(e) => rest = rest[e + 1..].trim_start(),
-            None => break,
-        }
-    }
-    rest
-}
-
-/// Crate roots only declare modules and re-export (`root_items_besides_modules`):
-/// every `crates/*/src/lib.rs`, and `src/main.rs` with its `fn main`.
-#[test]
-fn crate_roots_only_declare_and_re_export() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut found = Vec::new();
-    for dir in crate_sources(root) {
-        for (name, is_main) in [("lib.rs", false), ("main.rs", true)] {
-            let f = dir.join(name);
-            let Ok(text) = std::fs::read_to_string(&f) else {
-                continue;
-            };
-            for item in root_items_besides_modules(&text, is_main) {
-                found.push(format!("{}: {item}", relative(root, &f)));
-            }
-        }
-    }
-    assert!(
-        found.is_empty(),
-        "crate roots define items (move each into a module and re-export it):\n{}",
-        found.join("\n")
-    );
-}
-
-/// The root check finds each kind of planted item, and passes a root that only
-/// declares, imports, re-exports and documents (with `fn main` only in the binary's).
-#[test]
-fn the_root_check_sees_planted_items() {
-    let clean = r#"//! A crate.
-#![forbid(unsafe_code)]
-
-pub mod a;
-#[cfg(unix)]
-mod b;
-pub(crate) mod c;
-
-use std::path::Path;
-pub use a::{Thing, Other as Renamed};
-pub use b::{
-    nested::{x, y},
-    z,
-};
-"#;
-    assert_eq!(
-        root_items_besides_modules(clean, false),
-        Vec::<String>::new()
-    );
-    let main = format!("{clean}\nfn main() {{\n    a::run();\n}}\n");
-    assert_eq!(
-        root_items_besides_modules(&main, true),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        root_items_besides_modules(&main, false).len(),
-        1,
-        "fn main in a lib"
-    );
-    for (what, planted) in [
-        (
-            "a struct",
-            "/// Doc.\n#[derive(Debug)]\npub struct S {\n    x: u8,\n}\n",
-        ),
-        ("a unit struct", "struct U;\n"),
-        ("an enum", "pub enum E { A, B }\n"),
-        ("a function", "pub fn f() -> u8 { 1 }\n"),
-        ("a constant", "pub const C: u8 = 1;\n"),
-        ("a static", "static S: &str = \"mod a;\";\n"),
-        ("a type alias", "pub type T = u8;\n"),
-        ("an impl", "impl a::Thing { fn g(&self) {} }\n"),
-        ("a trait", "pub trait Tr { fn h(&self); }\n"),
-        ("a macro", "macro_rules! m { () => {}; }\n"),
-        ("an inline module", "mod inline { pub fn i() {} }\n"),
-    ] {
-        let src = format!("{clean}\n{planted}");
-        let found = root_items_besides_modules(&src, true);
-        assert_eq!(found.len(), 1, "{what}: {found:?}");
-        let line = clean.lines().count() + 2;
-        assert!(
-            found[0].starts_with(&format!("line {line}")) || what == "a struct",
-            "{what}: {found:?}"
-        );
-    }
 }

@@ -351,3 +351,82 @@ pub fn functions(code: &str) -> Vec<(String, usize, usize)> {
     }
     out
 }
+
+/// What a crate root may hold besides doc comments and attributes: module declarations
+/// (`mod a;`, `pub mod a;`, no inline bodies) and imports and re-exports (`use`, `pub
+/// use`); the binary's root `src/main.rs` also its `fn main` (the process's entry, which
+/// has nowhere else to live). Every other item (a type, a function, a constant, a macro,
+/// an inline module) belongs in a module of its own, so that modules never import from
+/// the root they are declared in. Returns each other item: its line and its start.
+pub fn root_items_besides_modules(src: &str, is_main: bool) -> Vec<String> {
+    let code = code(src);
+    let mut found = Vec::new();
+    let (mut depth, mut start, mut line, mut start_line) = (0usize, None, 1usize, 1usize);
+    let chars: Vec<char> = code.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if start.is_none() && !c.is_whitespace() {
+            (start, start_line) = (Some(i), line);
+        }
+        match c {
+            '\n' => line += 1,
+            '{' | '[' | '(' => depth += 1,
+            ']' | ')' => depth = depth.saturating_sub(1),
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+        // An item ends with `;`, or with the `}` closing its body (`use a::{b};` ends
+        // at its `;`); an attribute's `]` does not end one.
+        let ends = depth == 0 && (c == ';' || (c == '}' && next != Some(&';')));
+        if let (true, Some(s)) = (ends, start) {
+            let item: String = chars[s..=i].iter().collect();
+            let item = without_attributes(&item);
+            let words: Vec<&str> = item.split_whitespace().collect();
+            let item = words.join(" ");
+            let declared = |kw: &str| {
+                let rest = item
+                    .strip_prefix("pub ")
+                    .or_else(|| item.strip_prefix("pub(crate) "))
+                    .unwrap_or(&item);
+                rest.starts_with(kw)
+            };
+            let is_mod = declared("mod ") && item.ends_with(';');
+            let is_use = declared("use ");
+            let is_entry = is_main && item.starts_with("fn main(");
+            if !(is_mod || is_use || is_entry || item.is_empty()) {
+                found.push(format!(
+                    "line {start_line}: {}",
+                    &item[..item.len().min(60)]
+                ));
+            }
+            start = None;
+        }
+    }
+    found
+}
+
+/// `item` without its leading attributes (`#[…]`, `#![…]`).
+fn without_attributes(item: &str) -> &str {
+    let mut rest = item.trim_start();
+    while rest.starts_with('#') {
+        let mut depth = 0;
+        let end = rest.char_indices().find_map(|(i, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+            None
+        });
+        match end {
+            Some(e) => rest = rest[e + 1..].trim_start(),
+            None => break,
+        }
+    }
+    rest
+}
