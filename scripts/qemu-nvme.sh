@@ -61,7 +61,8 @@
 #
 # Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
 extras=()
 size=256M serial="" props="" nsprops="" subsysprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
 nbd="" trigger_exec=""
@@ -103,40 +104,57 @@ busybox=/bin/busybox  # busybox-static: no shared libraries to carry into the gu
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-root=$work/root
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,out,specs,modules,lib64,usr/bin}
-cp "$busybox" "$root/bin/busybox"
-for app in $("$root/bin/busybox" --list); do
-  [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
-done
+# The guest's files but this boot's command: (host file, guest path) pairs, packed once
+# into a base initramfs cached under the hash of every input (each file's content and
+# guest path, the kernel version, this script with the guest's init); the command, its
+# time limit and the namespace count go into a small uncompressed cpio of their own put
+# before it (Linux unpacks concatenated archives in order; nothing may follow an lz4 one).
+# lz4 (legacy frames, as the kernel wants them) unpacks in the guest in a quarter of
+# gzip's time; without lz4 on the host the base is left uncompressed.
+wipefs=$(command -v wipefs || echo /sbin/wipefs)
+[ -x "$wipefs" ] || { echo "qemu-nvme: wipefs (util-linux) missing" >&2; exit 2; }
+extras+=("$wipefs")
+srcs=("$busybox") dsts=(bin/busybox)
 # The NVMe driver and its dependencies, in load order (modprobe resolves them on the
 # host for the guest's kernel version).
 n=0
 for ko in $(modprobe -S "$kver" --show-depends nvme | awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++'); do
   n=$((n + 1))
-  case "$ko" in
-    *.xz) xz -dc "$ko" > "$root/modules/$(printf %02d $n)-$(basename "${ko%.xz}")" ;;
-    *.zst) zstd -dcq "$ko" > "$root/modules/$(printf %02d $n)-$(basename "${ko%.zst}")" ;;
-    *) cp "$ko" "$root/modules/$(printf %02d $n)-$(basename "$ko")" ;;
-  esac
+  name=$(basename "$ko"); name=${name%.xz}; name=${name%.zst}
+  srcs+=("$ko") dsts+=("modules/$(printf %02d $n)-$name")
 done
 # iogate and the shared libraries it links, at the same paths; util-linux's wipefs too
 # (the destructive-write guard runs it before a writing plan touches the namespace).
-wipefs=$(command -v wipefs || echo /sbin/wipefs)
-[ -x "$wipefs" ] || { echo "qemu-nvme: wipefs (util-linux) missing" >&2; exit 2; }
-extras+=("$wipefs")
-cp "$iogate" "$root/usr/bin/iogate"
+srcs+=("$iogate") dsts+=(usr/bin/iogate)
 for bin in "$iogate" "${extras[@]}"; do
-  [ "$bin" = "$iogate" ] || cp "$bin" "$root/usr/bin/$(basename "$bin")"
+  [ "$bin" = "$iogate" ] || { srcs+=("$bin"); dsts+=("usr/bin/$(basename "$bin")"); }
   for lib in $(ldd "$bin" | grep -oE '/[^ ]+' | sort -u); do
-    mkdir -p "$root$(dirname "$lib")"
-    cp -L "$lib" "$root$lib"
+    srcs+=("$lib") dsts+=("${lib#/}")
   done
 done
-cp -r specs/. "$root/specs/"
-# One argument per line, base64-encoded: arguments may hold newlines (a script for sh -c).
-for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$root/command.args"
-cat > "$root/init" <<'INIT'
+while IFS= read -r f; do srcs+=("$f") dsts+=("$f"); done < <(find specs -type f | sort)
+key=$({ echo "$kver"; printf '%s\n' "${dsts[@]}"; sha256sum "$self" "${srcs[@]}" | cut -d' ' -f1; } | sha256sum | cut -c1-32)
+cache=${IOGATE_VM_CACHE:-${CARGO_TARGET_DIR:-target}/qemu-nvme-initrd}
+mkdir -p "$cache"
+pack=(lz4 -l -1 -q) ext=lz4
+command -v lz4 >/dev/null || pack=(cat) ext=raw
+base=$cache/$key.cpio.$ext
+if [ ! -e "$base" ]; then
+  root=$work/root
+  mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,out,specs,modules,lib64,usr/bin}
+  for i in "${!srcs[@]}"; do
+    src=${srcs[$i]} dst=$root/${dsts[$i]}
+    mkdir -p "$(dirname "$dst")"
+    case "$src" in
+      *.ko.xz) xz -dc "$src" > "$dst" ;;
+      *.ko.zst) zstd -dcq "$src" > "$dst" ;;
+      *) cp -L "$src" "$dst" ;;
+    esac
+  done
+  for app in $("$root/bin/busybox" --list); do
+    [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+  done
+  cat > "$root/init" <<'INIT'
 #!/bin/sh
 export PATH=/usr/bin:/bin:/sbin
 mount -t proc proc /proc
@@ -144,9 +162,10 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 for m in /modules/*.ko; do insmod "$m" 2>/dev/null; done
-want=$(cat /controllers)
+want=$(cat /namespaces)
+count() { ls /dev | grep -cE "^$1[0-9]+n[0-9]+\$"; }
 i=0
-while [ "$(ls /dev/nvme*n1 2>/dev/null | wc -l)" -lt "$want" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+while { [ "$(count nvme)" -lt "$want" ] || [ "$(count ng)" -lt "$want" ]; } && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 cd /out
 set --
 while IFS= read -r a; do set -- "$@" "$(echo "$a" | base64 -d)"; done < /command.args
@@ -183,10 +202,24 @@ echo "qemu-nvme: exit $rc"
 sync
 poweroff -f
 INIT
-chmod +x "$root/init"
-echo "$controllers" > "$root/controllers"
-echo "$limit" > "$root/time-limit"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
+  chmod +x "$root/init"
+  # Written beside its final name and renamed: a concurrent boot sees it whole or not at all.
+  trap 'rm -rf "$work" "$base.$$.tmp"' EXIT
+  (cd "$root" && find . | cpio -o -H newc --quiet | "${pack[@]}") > "$base.$$.tmp"
+  mv -f "$base.$$.tmp" "$base"
+  # Keeps the six images used last; an older one goes once unused for 10 minutes.
+  ls -1t "$cache"/*.cpio.* | tail -n +7 | while read -r old; do
+    find "$old" -mmin +10 -delete 2>/dev/null || true
+  done
+fi
+touch "$base"
+boot=$work/boot
+mkdir -p "$boot"
+# One argument per line, base64-encoded: arguments may hold newlines (a script for sh -c).
+for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$boot/command.args"
+echo "$controllers" > "$boot/namespaces"
+echo "$limit" > "$boot/time-limit"
+(cd "$boot" && find . -mindepth 1 | cpio -o -H newc --quiet) | cat - "$base" > "$work/initrd"
 
 console=$work/console.log
 [ -n "$out" ] && mkdir -p "$out" && console=$out/console.log
@@ -272,7 +305,7 @@ if [ -n "$trigger_exec" ]; then
 fi
 set +e
 timeout $((limit + 600)) qemu-system-x86_64 -accel tcg -cpu max "${machine[@]}" -nographic -no-reboot -nic none \
-  -kernel "$kernel" -initrd "$work/initrd.gz" \
+  -kernel "$kernel" -initrd "$work/initrd" \
   -append "console=ttyS0 panic=-1 quiet loglevel=5" \
   "${drives[@]}" \
   -serial "file:$console" -serial "file:$work/data.txt" "${monitor[@]}" \
