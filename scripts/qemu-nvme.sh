@@ -6,7 +6,7 @@
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
 #                        [--numa] [--time-limit SECONDS] [--image PATH | --nbd SOCKET]
-#                        [--on-trigger-exec 'HOST COMMAND']
+#                        [--on-trigger-exec 'HOST COMMAND'] [--namespace 'IMAGE,k=v,…']…
 #                        -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
@@ -36,6 +36,11 @@
 # reconnects. With nbdkit's cache filter in writeback mode behind it, killing nbdkit is
 # a power cut of a drive with a volatile write cache, whose flushes and FUA writes come
 # from the kernel's NVMe driver.
+# --namespace IMAGE,PROPS gives the (one) controller a namespace backed by IMAGE (created
+# at --size when missing and kept, as --image), `-device nvme-ns,drive=…,nsid=K,PROPS`;
+# repeatable: nsid 1, 2, … in order, /dev/nvme0n1, /dev/nvme0n2, … (and /dev/ng0nK), so
+# one boot carries several formats. It replaces the fresh namespace and goes with neither
+# --controllers, --ns-props, --subsys-props, --image nor --nbd.
 # --time-limit bounds COMMAND (default 1200 s): past it, the guest writes every busy
 # task's state, wait channel and kernel stack and the kernel log's tail to the console, kills
 # COMMAND and reports exit code 124 ("qemu-nvme: COMMAND ran past …" on stderr, with that
@@ -68,6 +73,7 @@ size=256M serial="" props="" nsprops="" subsysprops="" mem=1024 iogate=target/re
 nbd="" trigger_exec=""
 controllers=1
 throttles=()
+namespaces=()
 numa=0
 limit=1200
 while [ $# -gt 0 ]; do
@@ -89,11 +95,16 @@ while [ $# -gt 0 ]; do
     --image) image=$2; shift 2 ;;
     --nbd) nbd=$2; shift 2 ;;
     --on-trigger-exec) trigger_exec=$2; shift 2 ;;
+    --namespace) namespaces+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [ $# -gt 0 ] || { echo "qemu-nvme: no command (… -- COMMAND)" >&2; exit 2; }
+if [ ${#namespaces[@]} -gt 0 ] && { [ "$controllers" != 1 ] || [ -n "$nsprops$subsysprops$nbd${image:-}" ]; }; then
+  echo "qemu-nvme: --namespace goes with neither --controllers, --ns-props, --subsys-props, --image nor --nbd" >&2
+  exit 2
+fi
 kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
 [ -n "$kernel" ] || { echo "qemu-nvme: no kernel in /boot (apt-get install linux-image-amd64)" >&2; exit 2; }
 kver=${kernel#/boot/vmlinuz-}
@@ -217,7 +228,7 @@ boot=$work/boot
 mkdir -p "$boot"
 # One argument per line, base64-encoded: arguments may hold newlines (a script for sh -c).
 for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$boot/command.args"
-echo "$controllers" > "$boot/namespaces"
+echo "$((${#namespaces[@]} > 0 ? ${#namespaces[@]} : controllers))" > "$boot/namespaces"
 echo "$limit" > "$boot/time-limit"
 (cd "$boot" && find . -mindepth 1 | cpio -o -H newc --quiet) | cat - "$base" > "$work/initrd"
 
@@ -257,7 +268,19 @@ for ((c = 0; c < controllers; c++)); do
   else
     drives+=(-drive "file=$img,if=none,id=$drive,format=raw$throttle")
   fi
-  if [ -n "$subsysprops" ]; then
+  if [ ${#namespaces[@]} -gt 0 ]; then
+    drives=(-device "nvme,id=nvme0,serial=$sn${props:+,$props}")
+    k=0
+    for ns in "${namespaces[@]}"; do
+      k=$((k + 1))
+      img=${ns%%,*} nsp=""
+      [ "$img" = "$ns" ] || nsp=${ns#*,}
+      [ -e "$img" ] || truncate -s "$size" "$img"
+      id=nvm; [ "$k" -gt 1 ] && id=nvm-ns$k
+      drives+=(-drive "file=$img,if=none,id=$id,format=raw")
+      drives+=(-device "nvme-ns,drive=$id,nsid=$k${nsp:+,$nsp}")
+    done
+  elif [ -n "$subsysprops" ]; then
     [ "$c" -eq 0 ] && drives+=(-device "nvme-subsys,id=subsys0,nqn=iogate-subsys,$subsysprops")
     drives+=(-device "nvme,id=nvme$c,serial=$sn,subsys=subsys0${props:+,$props}")
     drives+=(-device "nvme-ns,drive=$drive,nsid=$((c + 1))${nsprops:+,$nsprops}")
