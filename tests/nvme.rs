@@ -384,7 +384,10 @@ fn pi_script() -> String {
 /// The critical warning test's runs, last in the shared boot: its trigger sets the warning.
 fn warning_script() -> String {
     let step = "iogate: 1\nname: nv\nsteps:\n  - idle: { duration: 6s }\n";
-    let record = step.replace("name: nv\n", "name: nv\nhealth_errors: record\n");
+    // The warning is already raised when this one starts: a second is enough.
+    let record = step
+        .replace("name: nv\n", "name: nv\nhealth_errors: record\n")
+        .replace("6s", "1s");
     format!(
         "{}; {}; (until ls -d /out/.fail.iogate-* >/dev/null 2>&1; do sleep 0.1; done; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1) & iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/fail -q; echo $? > /out/fail.rc; iogate run /tmp/r.yaml --target /dev/nvme0n1 --out /out/record -q; echo $? > /out/record.rc",
         put(step, "/tmp/s.yaml"),
