@@ -64,7 +64,12 @@
 # `IOGATE-TRIGGER` to /dev/ttyS1, with IOGATE_TRIGGER_COUNT=1, 2, … in its environment
 # (e.g. kill the --nbd server and start it again: a power cycle).
 #
-# Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
+# The initramfs (all but the command) and the decompressed kernel are cached in
+# $IOGATE_VM_CACHE (default $CARGO_TARGET_DIR or target/, under qemu-nvme-initrd/), keyed
+# by the hash of everything that goes into them; the six images used last are kept.
+#
+# Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh); lz4
+# (optional) packs the initramfs smaller.
 set -euo pipefail
 self=$(realpath "$0")
 cd "$(dirname "$self")/.."
