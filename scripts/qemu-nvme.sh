@@ -6,7 +6,7 @@
 #                        [--mem 1024] [--iogate PATH] [--extra PATH]… [--out DIR]
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
 #                        [--numa] [--time-limit SECONDS] [--image PATH | --nbd SOCKET]
-#                        [--on-trigger-exec 'HOST COMMAND']
+#                        [--on-trigger-exec 'HOST COMMAND'] [--namespace 'IMAGE,k=v,…']…
 #                        -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
@@ -36,6 +36,11 @@
 # reconnects. With nbdkit's cache filter in writeback mode behind it, killing nbdkit is
 # a power cut of a drive with a volatile write cache, whose flushes and FUA writes come
 # from the kernel's NVMe driver.
+# --namespace IMAGE,PROPS gives the (one) controller a namespace backed by IMAGE (created
+# at --size when missing and kept, as --image), `-device nvme-ns,drive=…,nsid=K,PROPS`;
+# repeatable: nsid 1, 2, … in order, /dev/nvme0n1, /dev/nvme0n2, … (and /dev/ng0nK), so
+# one boot carries several formats. It replaces the fresh namespace and goes with neither
+# --controllers, --ns-props, --subsys-props, --image nor --nbd.
 # --time-limit bounds COMMAND (default 1200 s): past it, the guest writes every busy
 # task's state, wait channel and kernel stack and the kernel log's tail to the console, kills
 # COMMAND and reports exit code 124 ("qemu-nvme: COMMAND ran past …" on stderr, with that
@@ -59,14 +64,21 @@
 # `IOGATE-TRIGGER` to /dev/ttyS1, with IOGATE_TRIGGER_COUNT=1, 2, … in its environment
 # (e.g. kill the --nbd server and start it again: a power cycle).
 #
-# Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh).
+# The initramfs (all but the command) and the decompressed kernel are cached in
+# $IOGATE_VM_CACHE (default $CARGO_TARGET_DIR or target/, under qemu-nvme-initrd/), keyed
+# by the hash of everything that goes into them; the six images used last are kept.
+#
+# Needs qemu-system-x86, linux-image-amd64 and busybox-static (scripts/setup.sh); lz4
+# (optional) packs the initramfs smaller.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
 extras=()
 size=256M serial="" props="" nsprops="" subsysprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
 nbd="" trigger_exec=""
 controllers=1
 throttles=()
+namespaces=()
 numa=0
 limit=1200
 while [ $# -gt 0 ]; do
@@ -88,11 +100,16 @@ while [ $# -gt 0 ]; do
     --image) image=$2; shift 2 ;;
     --nbd) nbd=$2; shift 2 ;;
     --on-trigger-exec) trigger_exec=$2; shift 2 ;;
+    --namespace) namespaces+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [ $# -gt 0 ] || { echo "qemu-nvme: no command (… -- COMMAND)" >&2; exit 2; }
+if [ ${#namespaces[@]} -gt 0 ] && { [ "$controllers" != 1 ] || [ -n "$nsprops$subsysprops$nbd${image:-}" ]; }; then
+  echo "qemu-nvme: --namespace goes with neither --controllers, --ns-props, --subsys-props, --image nor --nbd" >&2
+  exit 2
+fi
 kernel=$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)
 [ -n "$kernel" ] || { echo "qemu-nvme: no kernel in /boot (apt-get install linux-image-amd64)" >&2; exit 2; }
 kver=${kernel#/boot/vmlinuz-}
@@ -103,40 +120,58 @@ busybox=/bin/busybox  # busybox-static: no shared libraries to carry into the gu
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-root=$work/root
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,out,specs,modules,lib64,usr/bin}
-cp "$busybox" "$root/bin/busybox"
-for app in $("$root/bin/busybox" --list); do
-  [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
-done
+# The guest's files but this boot's command: (host file, guest path) pairs, packed once
+# into a base initramfs cached under the hash of every input (each file's content and
+# guest path, the kernel version, this script with the guest's init); the command, its
+# time limit and the namespace count go into a small uncompressed cpio of their own put
+# before it (Linux unpacks concatenated archives in order; nothing may follow an lz4 one).
+# lz4 (legacy frames, as the kernel wants them) unpacks in the guest in a quarter of
+# gzip's time; without lz4 on the host the base is left uncompressed.
+wipefs=$(command -v wipefs || echo /sbin/wipefs)
+[ -x "$wipefs" ] || { echo "qemu-nvme: wipefs (util-linux) missing" >&2; exit 2; }
+extras+=("$wipefs")
+srcs=("$busybox") dsts=(bin/busybox)
 # The NVMe driver and its dependencies, in load order (modprobe resolves them on the
 # host for the guest's kernel version).
 n=0
 for ko in $(modprobe -S "$kver" --show-depends nvme | awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++'); do
   n=$((n + 1))
-  case "$ko" in
-    *.xz) xz -dc "$ko" > "$root/modules/$(printf %02d $n)-$(basename "${ko%.xz}")" ;;
-    *.zst) zstd -dcq "$ko" > "$root/modules/$(printf %02d $n)-$(basename "${ko%.zst}")" ;;
-    *) cp "$ko" "$root/modules/$(printf %02d $n)-$(basename "$ko")" ;;
-  esac
+  name=$(basename "$ko"); name=${name%.xz}; name=${name%.zst}
+  srcs+=("$ko") dsts+=("modules/$(printf %02d $n)-$name")
 done
 # iogate and the shared libraries it links, at the same paths; util-linux's wipefs too
 # (the destructive-write guard runs it before a writing plan touches the namespace).
-wipefs=$(command -v wipefs || echo /sbin/wipefs)
-[ -x "$wipefs" ] || { echo "qemu-nvme: wipefs (util-linux) missing" >&2; exit 2; }
-extras+=("$wipefs")
-cp "$iogate" "$root/usr/bin/iogate"
+srcs+=("$iogate") dsts+=(usr/bin/iogate)
 for bin in "$iogate" "${extras[@]}"; do
-  [ "$bin" = "$iogate" ] || cp "$bin" "$root/usr/bin/$(basename "$bin")"
+  [ "$bin" = "$iogate" ] || { srcs+=("$bin"); dsts+=("usr/bin/$(basename "$bin")"); }
   for lib in $(ldd "$bin" | grep -oE '/[^ ]+' | sort -u); do
-    mkdir -p "$root$(dirname "$lib")"
-    cp -L "$lib" "$root$lib"
+    srcs+=("$lib") dsts+=("${lib#/}")
   done
 done
-cp -r specs/. "$root/specs/"
-# One argument per line, base64-encoded: arguments may hold newlines (a script for sh -c).
-for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$root/command.args"
-cat > "$root/init" <<'INIT'
+while IFS= read -r f; do srcs+=("$f") dsts+=("$f"); done < <(find specs -type f | sort)
+key=$({ echo "$kver"; printf '%s\n' "${dsts[@]}"; sha256sum "$self" "${srcs[@]}" | cut -d' ' -f1; } | sha256sum | cut -c1-32)
+cache=${IOGATE_VM_CACHE:-${CARGO_TARGET_DIR:-target}/qemu-nvme-initrd}
+mkdir -p "$cache"
+trap 'rm -rf "$work" "$cache"/*.$$.tmp' EXIT
+pack=(lz4 -l -1 -q) ext=lz4
+command -v lz4 >/dev/null || pack=(cat) ext=raw
+base=$cache/$key.cpio.$ext
+if [ ! -e "$base" ]; then
+  root=$work/root
+  mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,out,specs,modules,lib64,usr/bin}
+  for i in "${!srcs[@]}"; do
+    src=${srcs[$i]} dst=$root/${dsts[$i]}
+    mkdir -p "$(dirname "$dst")"
+    case "$src" in
+      *.ko.xz) xz -dc "$src" > "$dst" ;;
+      *.ko.zst) zstd -dcq "$src" > "$dst" ;;
+      *) cp -L "$src" "$dst" ;;
+    esac
+  done
+  for app in $("$root/bin/busybox" --list); do
+    [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+  done
+  cat > "$root/init" <<'INIT'
 #!/bin/sh
 export PATH=/usr/bin:/bin:/sbin
 mount -t proc proc /proc
@@ -144,9 +179,10 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 for m in /modules/*.ko; do insmod "$m" 2>/dev/null; done
-want=$(cat /controllers)
+want=$(cat /namespaces)
+count() { ls /dev | grep -cE "^$1[0-9]+n[0-9]+\$"; }
 i=0
-while [ "$(ls /dev/nvme*n1 2>/dev/null | wc -l)" -lt "$want" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+while { [ "$(count nvme)" -lt "$want" ] || [ "$(count ng)" -lt "$want" ]; } && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 cd /out
 set --
 while IFS= read -r a; do set -- "$@" "$(echo "$a" | base64 -d)"; done < /command.args
@@ -183,10 +219,44 @@ echo "qemu-nvme: exit $rc"
 sync
 poweroff -f
 INIT
-chmod +x "$root/init"
-echo "$controllers" > "$root/controllers"
-echo "$limit" > "$root/time-limit"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
+  chmod +x "$root/init"
+  # Written beside its final name and renamed: a concurrent boot sees it whole or not at all.
+  (cd "$root" && find . | cpio -o -H newc --quiet | "${pack[@]}") > "$base.$$.tmp"
+  mv -f "$base.$$.tmp" "$base"
+  # Keeps the six images used last; an older one goes once unused for 10 minutes.
+  ls -1t "$cache"/*.cpio.* | tail -n +7 | while read -r old; do
+    find "$old" -mmin +10 -delete 2>/dev/null || true
+  done
+fi
+touch "$base"
+boot=$work/boot
+mkdir -p "$boot"
+# One argument per line, base64-encoded: arguments may hold newlines (a script for sh -c).
+for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$boot/command.args"
+echo "$((${#namespaces[@]} > 0 ? ${#namespaces[@]} : controllers))" > "$boot/namespaces"
+echo "$limit" > "$boot/time-limit"
+(cd "$boot" && find . -mindepth 1 | cpio -o -H newc --quiet) | cat - "$base" > "$work/initrd"
+# The kernel, decompressed once on the host: a kernel built with PVH boots its ELF image
+# directly (QEMU's PVH entry), which skips the in-guest decompression (about half of a
+# trivial boot's CPU time under TCG). Cached under the kernel's hash; without PVH, or
+# when no xz/zstd/gzip payload decompresses to an ELF image, the bzImage boots as before.
+boot_kernel=$kernel
+if grep -q '^CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null; then
+  elf=$cache/vmlinux-$(sha256sum "$kernel" | cut -c1-32)
+  if [ ! -s "$elf" ]; then
+    for magic in '\xfd7zXZ:xz -dcq' '\x28\xb5\x2f\xfd:zstd -dcq' '\x1f\x8b\x08:gzip -dcq'; do
+      at=$(LC_ALL=C grep -abo "$(printf "${magic%%:*}")" "$kernel" | head -1 | cut -d: -f1) || true
+      [ -n "$at" ] || continue
+      tail -c +$((at + 1)) "$kernel" | ${magic#*:} > "$elf.$$.tmp" 2>/dev/null || true
+      if [ "$(head -c 4 "$elf.$$.tmp" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+        mv -f "$elf.$$.tmp" "$elf"
+        break
+      fi
+    done
+    rm -f "$elf.$$.tmp"
+  fi
+  [ -s "$elf" ] && boot_kernel=$elf
+fi
 
 console=$work/console.log
 [ -n "$out" ] && mkdir -p "$out" && console=$out/console.log
@@ -224,7 +294,19 @@ for ((c = 0; c < controllers; c++)); do
   else
     drives+=(-drive "file=$img,if=none,id=$drive,format=raw$throttle")
   fi
-  if [ -n "$subsysprops" ]; then
+  if [ ${#namespaces[@]} -gt 0 ]; then
+    drives=(-device "nvme,id=nvme0,serial=$sn${props:+,$props}")
+    k=0
+    for ns in "${namespaces[@]}"; do
+      k=$((k + 1))
+      img=${ns%%,*} nsp=""
+      [ "$img" = "$ns" ] || nsp=${ns#*,}
+      [ -e "$img" ] || truncate -s "$size" "$img"
+      id=nvm; [ "$k" -gt 1 ] && id=nvm-ns$k
+      drives+=(-drive "file=$img,if=none,id=$id,format=raw")
+      drives+=(-device "nvme-ns,drive=$id,nsid=$k${nsp:+,$nsp}")
+    done
+  elif [ -n "$subsysprops" ]; then
     [ "$c" -eq 0 ] && drives+=(-device "nvme-subsys,id=subsys0,nqn=iogate-subsys,$subsysprops")
     drives+=(-device "nvme,id=nvme$c,serial=$sn,subsys=subsys0${props:+,$props}")
     drives+=(-device "nvme-ns,drive=$drive,nsid=$((c + 1))${nsprops:+,$nsprops}")
@@ -272,7 +354,7 @@ if [ -n "$trigger_exec" ]; then
 fi
 set +e
 timeout $((limit + 600)) qemu-system-x86_64 -accel tcg -cpu max "${machine[@]}" -nographic -no-reboot -nic none \
-  -kernel "$kernel" -initrd "$work/initrd.gz" \
+  -kernel "$boot_kernel" -initrd "$work/initrd" \
   -append "console=ttyS0 panic=-1 quiet loglevel=5" \
   "${drives[@]}" \
   -serial "file:$console" -serial "file:$work/data.txt" "${monitor[@]}" \

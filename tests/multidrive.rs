@@ -20,12 +20,14 @@
 //!   read it once they started).
 //! - A controller hot-removed from the VM mid-run (QEMU's `device_del`: the guest's PCI
 //!   hotplug removes the NVMe device and its namespace): that drive's partial result and
-//!   "left the system", exit 3; the other three complete.
+//!   "left the system", exit 3; the other three complete. It runs in the eight
+//!   controllers' VM, after their run, on iogate-nvme-0 … 3 (one boot for both).
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::{code, write_spec, LoopDevice, NbdDisk, Throttle};
@@ -332,15 +334,16 @@ fn a_drive_that_disappears_fails_alone() {
     assert!(wall >= Duration::from_secs(6), "the others ran to the end");
 }
 
-fn eight_nvme_controllers_in_one_vm() {
-    let spec = "iogate: 1\nname: eight\ntarget: { size: 64MiB }\npeers: { max_deviation: 10% }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 4s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
-    let targets: String = (0..8)
-        .map(|i| format!(" --target /dev/nvme{i}n1"))
-        .collect();
-    let script = format!(
-        "{}; iogate run /tmp/s.yaml{targets} --out /out/fleet -q",
-        common::guest_put(spec, "/tmp/s.yaml")
-    );
+static EIGHT: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
+
+/// What the eight controllers' VM wrote under /out: the eight-drive run (`fleet`,
+/// `fleet.rc`), then the removal run over iogate-nvme-0 … 3 (`removal`, `removal.rc`),
+/// QEMU's `nvme2` (iogate-nvme-2) removed 2 s into it.
+fn eight_boot() -> &'static Path {
+    common::vm::shared(&EIGHT, make_eight_boot).path()
+}
+
+fn make_eight_boot() -> tempfile::TempDir {
     let mut options = vec!["--size", "64M", "--controllers", "8"];
     let caps: Vec<String> = (0..8)
         .map(|i| format!("{i}:{}", if i == 5 { 200 } else { 400 }))
@@ -348,8 +351,33 @@ fn eight_nvme_controllers_in_one_vm() {
     for c in &caps {
         options.extend(["--throttle", c.as_str()]);
     }
-    let (rc, out) = common::qemu_nvme(&options, &script);
-    let fleet = out.path().join("fleet");
+    options.extend(["--on-trigger", "device_del nvme2"]);
+    let script = [eight_script(), removal_script()].join("\n");
+    let (vm, out) = common::qemu_nvme(&options, &script);
+    assert_eq!(vm, 0, "the shared boot's script");
+    out
+}
+
+/// The eight-drive run: every controller, `peers:` judging them.
+fn eight_script() -> String {
+    let spec = "iogate: 1\nname: eight\ntarget: { size: 64MiB }\npeers: { max_deviation: 10% }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 4s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
+    let targets: String = (0..8)
+        .map(|i| format!(" --target /dev/nvme{i}n1"))
+        .collect();
+    format!(
+        "{}; iogate run /tmp/s.yaml{targets} --out /out/fleet -q; echo $? > /out/fleet.rc",
+        common::guest_put(spec, "/tmp/s.yaml")
+    )
+}
+
+fn eight_nvme_controllers_in_one_vm() {
+    let out = eight_boot();
+    let rc: i32 = std::fs::read_to_string(out.join("fleet.rc"))
+        .expect("the run's exit code")
+        .trim()
+        .parse()
+        .expect("an exit code");
+    let fleet = out.join("fleet");
     let summary = json(&fleet.join("summary.json"));
     eprintln!(
         "{}",
@@ -405,29 +433,21 @@ fn eight_nvme_controllers_in_one_vm() {
     }
 }
 
-fn a_controller_removed_from_the_vm_fails_alone() {
+/// The removal run over iogate-nvme-0 … 3 (found by serial: the guest's probe order
+/// need not be the PCI order).
+fn removal_script() -> String {
     let spec = "iogate: 1\nname: removal\ntarget: { size: 64MiB }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 6s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
-    let targets: String = (0..4)
-        .map(|i| format!(" --target /dev/nvme{i}n1"))
-        .collect();
     // The run in the background; 2 s in, the guest asks the host to remove controller 2.
-    // Its exit code goes to a file: the VM script's own 3 means "the guest never ran".
-    let script = format!(
-        "{}; iogate run /tmp/s.yaml{targets} --out /out/fleet -q & pid=$!; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1; wait $pid; echo $? > /out/rc",
-        common::guest_put(spec, "/tmp/s.yaml")
-    );
-    let options = [
-        "--size",
-        "64M",
-        "--controllers",
-        "4",
-        "--on-trigger",
-        "device_del nvme2",
-    ];
-    let (vm, out) = common::qemu_nvme(&options, &script);
-    assert_eq!(vm, 0);
-    let rc = std::fs::read_to_string(out.path().join("rc")).expect("the run's exit code");
-    let fleet = out.path().join("fleet");
+    format!(
+        "{}; t=''; for s in 0 1 2 3; do for c in /sys/class/nvme/nvme*; do [ \"$(tr -d ' ' < $c/serial)\" = iogate-nvme-$s ] && t=\"$t --target /dev/${{c##*/}}n1\"; done; done; iogate run /tmp/r.yaml $t --out /out/removal -q & pid=$!; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1; wait $pid; echo $? > /out/removal.rc",
+        common::guest_put(spec, "/tmp/r.yaml")
+    )
+}
+
+fn a_controller_removed_from_the_vm_fails_alone() {
+    let out = eight_boot();
+    let rc = std::fs::read_to_string(out.join("removal.rc")).expect("the run's exit code");
+    let fleet = out.join("removal");
     let summary = json(&fleet.join("summary.json"));
     assert_eq!(rc.trim(), "3", "a removed drive fails the run: {summary}");
     let drives = summary["drives"].as_array().expect("drives");

@@ -4,11 +4,13 @@
 //! command line set; the SMART / Health log is read around every step and the run, its
 //! data units and write commands agree with what iogate wrote; a critical warning fails
 //! the run unless the spec records it. On a file, health is "not available" and nothing
-//! else changes.
+//! else changes. The tests on a controller without properties share one boot (its
+//! identity and health run first, the critical warning it raises last).
 
 mod common;
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use common::{code, guest_put as put, iogate, json_file as json, write_spec};
 
@@ -36,15 +38,68 @@ fn in_vm(serial: &str, props: &str, trigger: &str, script: &str) -> (i32, tempfi
     )
 }
 
+static BOOT: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
+
+/// The directory of what the shared boot's guest wrote under /out: one controller
+/// (serial IOGATE-SN-7, a plain namespace 1 and [`PI_FORMATS`]' namespaces 2, …) running
+/// the identity, protection information, purge and critical warning checks in this order.
+fn boot() -> &'static Path {
+    common::vm::shared(&BOOT, make_boot).path()
+}
+
+fn make_boot() -> tempfile::TempDir {
+    let images = tempfile::tempdir().expect("tempdir");
+    let mut options: Vec<String> = [
+        "--size",
+        "64M",
+        "--serial",
+        "IOGATE-SN-7",
+        "--on-trigger",
+        "qom-set /machine/peripheral/nvme0 smart_critical_warning 2",
+        "--namespace",
+    ]
+    .map(String::from)
+    .into();
+    options.push(images.path().join("ns1.img").display().to_string());
+    for (i, (props, ..)) in PI_FORMATS.iter().enumerate() {
+        let img = images.path().join(format!("ns{}.img", i + 2));
+        options.extend(["--namespace".into(), format!("{},{props}", img.display())]);
+    }
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let script = [
+        identity_script(),
+        pi_script(),
+        PURGE.into(),
+        warning_script(),
+    ]
+    .join("\n");
+    let (rc, out) = common::vm::qemu_nvme_within(&opts, &script, "900");
+    assert_eq!(rc, 0, "the shared boot's script");
+    out
+}
+
+/// An exit code the shared boot's script wrote to `name`.
+fn rc_in(out: &Path, name: &str) -> i32 {
+    std::fs::read_to_string(out.join(name))
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .trim()
+        .parse()
+        .expect("exit code")
+}
+
 const WRITES: &str = "iogate: 1\nname: nv\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 4, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: r, ios: 1000, queue_depth: 4, mix: [{ block_size: 8KiB, read: 100%, random: 100% }] }\n  - idle: { duration: 2500ms }\n";
 
-fn identity_and_health_come_from_the_controller() {
-    let script = format!(
-        "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
+fn identity_script() -> String {
+    format!(
+        "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q; echo $? > /out/run.rc",
         put(WRITES, "/tmp/s.yaml")
-    );
-    let (rc, out) = in_vm("IOGATE-SN-7", "", "", &script);
-    let r = json(&out.path().join("run/result.json"));
+    )
+}
+
+fn identity_and_health_come_from_the_controller() {
+    let out = boot();
+    let rc = rc_in(out, "run.rc");
+    let r = json(&out.join("run/result.json"));
     assert_eq!(rc, 0, "{}", r["error"]);
     let t = &r["target"];
     // Identity: what the QEMU command line set, from Identify Controller.
@@ -111,7 +166,7 @@ fn identity_and_health_come_from_the_controller() {
         "{}",
         r["health"]
     );
-    let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
+    let md = std::fs::read_to_string(out.join("run/report.md")).expect("report.md");
     assert!(
         md.contains("| identity from | NVMe Identify Controller"),
         "{md}"
@@ -283,53 +338,67 @@ const PI: &str = "iogate: 1\nname: pi\ntarget: { size: 16MiB }\nsteps:\n  - work
 /// and the identity and the report say which PI the namespace carries (type 1 as an
 /// extended LBA, DIF; type 3 in a separate buffer, DIX).
 fn a_namespace_with_protection_information_runs_and_says_so() {
-    for (props, pi_type, metadata, words) in [
-        ("ms=8,mset=1,pi=1", 1, "extended_lba", "type 1, 16-bit (CRC-16 T10-DIF) guard, in the last bytes of 8 metadata bytes per block, interleaved with the data (extended LBA, DIF)"),
-        ("ms=8,mset=0,pi=3", 3, "separate", "type 3, 16-bit (CRC-16 T10-DIF) guard, in the last bytes of 8 metadata bytes per block, in a separate buffer (DIX)"),
-    ] {
-        let script = format!(
-            "{}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/run -q",
-            put(PI, "/tmp/s.yaml")
+    let out = boot();
+    for (i, (props, pi_type, metadata, words)) in PI_FORMATS.into_iter().enumerate() {
+        let run = format!("pi{}", i + 2);
+        let r = json(&out.join(&run).join("result.json"));
+        assert_eq!(
+            rc_in(out, &format!("{run}.rc")),
+            0,
+            "{props}: {}",
+            r["error"]
         );
-        let (rc, out) = common::qemu_nvme(&["--size", "64M", "--ns-props", props], &script);
-        let r = json(&out.path().join("run/result.json"));
-        assert_eq!(rc, 0, "{props}: {}", r["error"]);
         assert_eq!(r["steps"][0]["metrics"]["ios"], 2000, "{props}");
         let ns = &r["target"]["nvme"]["namespace"];
         assert_eq!(ns["metadata_bytes"], 8, "{props}: {ns}");
         assert_eq!(ns["protection"]["pi_type"], pi_type, "{props}: {ns}");
         assert_eq!(ns["protection"]["metadata"], metadata, "{props}: {ns}");
-        let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
-        assert!(md.contains(&format!("| protection information | {words} |")), "{md}");
+        let md = std::fs::read_to_string(out.join(&run).join("report.md")).expect("report.md");
+        assert!(
+            md.contains(&format!("| protection information | {words} |")),
+            "{md}"
+        );
     }
+}
+
+/// The shared boot's namespaces 2, … : nvme-ns properties, PI type, where the metadata
+/// goes, and the report's words for it.
+const PI_FORMATS: [(&str, u64, &str, &str); 2] = [
+    ("ms=8,mset=1,pi=1", 1, "extended_lba", "type 1, 16-bit (CRC-16 T10-DIF) guard, in the last bytes of 8 metadata bytes per block, interleaved with the data (extended LBA, DIF)"),
+    ("ms=8,mset=0,pi=3", 3, "separate", "type 3, 16-bit (CRC-16 T10-DIF) guard, in the last bytes of 8 metadata bytes per block, in a separate buffer (DIX)"),
+];
+
+/// [`PI`] run through the block path of each of [`PI_FORMATS`]' namespaces, into /out/piK.
+fn pi_script() -> String {
+    let mut lines = vec![put(PI, "/tmp/pi.yaml")];
+    for k in 2..PI_FORMATS.len() + 2 {
+        lines.push(format!("iogate run /tmp/pi.yaml --target /dev/nvme0n{k} --out /out/pi{k} -q; echo $? > /out/pi{k}.rc"));
+    }
+    lines.join("\n")
 }
 
 /// A critical warning raised while a run is going on (QEMU's `smart_critical_warning`
 /// set through its monitor about 2 s into a 6 s step): the sampler sees it, the run is marked
 /// throttled (bit 1 is the temperature warning) and fails naming the warning; under
 /// `health_errors: record` the same drive passes.
-fn a_critical_warning_fails_the_run_unless_recorded() {
+/// The critical warning test's runs, last in the shared boot: its trigger sets the warning.
+fn warning_script() -> String {
     let step = "iogate: 1\nname: nv\nsteps:\n  - idle: { duration: 6s }\n";
-    let record = step.replace("name: nv\n", "name: nv\nhealth_errors: record\n");
-    let script = format!(
+    // The warning is already raised when this one starts: a second is enough.
+    let record = step
+        .replace("name: nv\n", "name: nv\nhealth_errors: record\n")
+        .replace("6s", "1s");
+    format!(
         "{}; {}; (until ls -d /out/.fail.iogate-* >/dev/null 2>&1; do sleep 0.1; done; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1) & iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/fail -q; echo $? > /out/fail.rc; iogate run /tmp/r.yaml --target /dev/nvme0n1 --out /out/record -q; echo $? > /out/record.rc",
         put(step, "/tmp/s.yaml"),
         put(&record, "/tmp/r.yaml")
-    );
-    let (_, out) = in_vm(
-        "IOGATE-SN-8",
-        "",
-        "qom-set /machine/peripheral/nvme0 smart_critical_warning 2",
-        &script,
-    );
-    let rc = |name: &str| {
-        std::fs::read_to_string(out.path().join(name))
-            .expect("exit code file")
-            .trim()
-            .parse::<i32>()
-            .expect("exit code")
-    };
-    let r = json(&out.path().join("fail/result.json"));
+    )
+}
+
+fn a_critical_warning_fails_the_run_unless_recorded() {
+    let out = boot();
+    let rc = |name: &str| rc_in(out, name);
+    let r = json(&out.join("fail/result.json"));
     assert_eq!(rc("fail.rc"), 1, "the default policy fails the run: {r}");
     let h = &r["health"];
     assert_eq!(h["before"]["critical_warning"], 0, "{h}");
@@ -355,7 +424,7 @@ fn a_critical_warning_fails_the_run_unless_recorded() {
     assert_eq!(failed[0]["expr"], "health.critical_warning == 0");
     assert_eq!(failed[0]["value"], 2.0);
     assert_eq!(rc("record.rc"), 0, "`health_errors: record` passes it");
-    let r = json(&out.path().join("record/result.json"));
+    let r = json(&out.join("record/result.json"));
     assert_eq!(r["health"]["after"]["critical_warning"], 2);
     assert_eq!(
         r["assertions"].as_array().unwrap().len(),
@@ -365,10 +434,8 @@ fn a_critical_warning_fails_the_run_unless_recorded() {
     );
 }
 
-/// A purge: `auto` chooses Format NVM on this controller (OACS: Format, SANICAP: none)
-/// and what was written reads back as zeros; `sanitize` is refused, saying why.
-fn a_purge_formats_and_sanitize_is_refused() {
-    let script = "dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=8 conv=fsync 2>/dev/null
+/// The purge test's commands in the shared boot.
+const PURGE: &str = "dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=8 conv=fsync 2>/dev/null
 dd if=/dev/nvme0n1 bs=1M count=8 2>/dev/null | md5sum > /out/before.md5
 dd if=/dev/zero bs=1M count=8 2>/dev/null | md5sum > /out/zero.md5
 printf 'iogate: 1\\nname: p\\nsteps:\\n  - purge: {}\\n' > /tmp/a.yaml
@@ -378,9 +445,13 @@ dd if=/dev/nvme0n1 bs=1M count=8 2>/dev/null | md5sum > /out/after.md5
 printf 'iogate: 1\\nname: s\\nsteps:\\n  - purge: { method: sanitize }\\n' > /tmp/s.yaml
 iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/sanitize -q 2> /out/sanitize.err; echo $? > /out/sanitize.rc
 ";
-    let (_, out) = in_vm("IOGATE-SN-9", "", "", script);
+
+/// A purge: `auto` chooses Format NVM on this controller (OACS: Format, SANICAP: none)
+/// and what was written reads back as zeros; `sanitize` is refused, saying why.
+fn a_purge_formats_and_sanitize_is_refused() {
+    let out = boot();
     let read = |name: &str| {
-        std::fs::read_to_string(out.path().join(name))
+        std::fs::read_to_string(out.join(name))
             .unwrap_or_else(|e| panic!("{name}: {e}"))
             .trim()
             .to_string()
@@ -391,7 +462,7 @@ iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/sanitize -q 2> /out/sani
         "random data was written"
     );
     assert_eq!(read("auto.rc"), "0");
-    let r = json(&out.path().join("auto/result.json"));
+    let r = json(&out.join("auto/result.json"));
     assert_eq!(r["steps"][0]["purge"]["method"], "format (userdata erase)");
     assert_eq!(r["steps"][0]["purge"]["snia_purge"], true);
     assert_eq!(

@@ -3,11 +3,48 @@
 //! through passthrough gives the same mix, obeys Little's law, and verifies data across
 //! the two paths (writes through one, checked reads through the other); a zoned
 //! namespace's Zone Invalid Write comes back as an NVMe status (SCT/SC), not an errno.
-//! On a file, passthrough is refused before any I/O.
+//! On a file, passthrough is refused before any I/O. Both VM tests share one boot: a
+//! plain namespace 1 and a zoned namespace 2 on one controller.
 
 mod common;
 
-use common::{code, guest_put as put, iogate, json_file as json, qemu_nvme, write_spec};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use common::{code, guest_put as put, iogate, json_file as json, write_spec};
+
+static BOOT: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
+
+/// What the shared boot's guest wrote under /out: controller IOGATE-PT-1 with a 64 MiB
+/// namespace 1 (the block path against passthrough) and a 256 MiB zoned namespace 2.
+fn boot() -> &'static Path {
+    common::vm::shared(&BOOT, make_boot).path()
+}
+
+fn make_boot() -> tempfile::TempDir {
+    let images = tempfile::tempdir().expect("tempdir");
+    let image = |name: &str, bytes: u64| {
+        let path = images.path().join(name);
+        let file = std::fs::File::create(&path).expect("image");
+        file.set_len(bytes).expect("image size");
+        format!("{}", path.display())
+    };
+    let plain = image("plain.img", 64 << 20);
+    let zoned = format!("{},zoned=true", image("zoned.img", 256 << 20));
+    let opts = [
+        "--serial",
+        "IOGATE-PT-1",
+        "--namespace",
+        &plain,
+        "--namespace",
+        &zoned,
+    ];
+    let script = [block_and_passthrough_script(), zoned_script()].join("\n");
+    let limit = common::VM_TIME_LIMIT_S;
+    let (rc, out) = common::vm::qemu_nvme_within(&opts, &script, limit);
+    assert_eq!(rc, 0, "the shared boot's script");
+    out
+}
 
 const MIX: &str = "iogate: 1\nname: pt\nsteps:\n  - workload:\n      name: mixed\n      queue_depth: 8\n      ios: 4000\n      verify: true\n      region: { offset: 0B, length: 16MiB }\n      mix: [ { block_size: 4KiB, read: 70%, random: 100% } ]\n";
 
@@ -37,15 +74,14 @@ fn check_step(r: &serde_json::Value, path: &str) {
     assert!(v["checked_blocks"].as_u64().unwrap() > 500, "{path}: {v}");
 }
 
-/// Block path, then passthrough, then a block-path check of what passthrough wrote, all
-/// with one verification state.
-fn passthrough_matches_the_block_path() {
+/// The block and passthrough test's runs, on namespace 1.
+fn block_and_passthrough_script() -> String {
     let passthrough = MIX.replace(
         "      queue_depth: 8\n",
         "      queue_depth: 8\n      engine: passthrough\n",
     );
     let check = "iogate: 1\nname: check\nsteps:\n  - workload:\n      name: check\n      ios: 4096\n      verify: true\n      region: { offset: 0B, length: 16MiB }\n      mix: [ { block_size: 4KiB, read: 100%, random: 0% } ]\n";
-    let script = format!(
+    format!(
         "{}\n{}\n{}\n\
 iogate run /tmp/b.yaml --target /dev/nvme0n1 --out /out/block --verify-state /out/v.state --allow-destructive -q; echo $? > /out/block.rc\n\
 iogate run /tmp/p.yaml --target /dev/ng0n1 --out /out/pt --verify-state /out/v.state --allow-destructive -q; echo $? > /out/pt.rc\n\
@@ -53,10 +89,15 @@ iogate run /tmp/c.yaml --target /dev/nvme0n1 --out /out/check --verify-state /ou
         put(MIX, "/tmp/b.yaml"),
         put(&passthrough, "/tmp/p.yaml"),
         put(check, "/tmp/c.yaml"),
-    );
-    let (_, out) = qemu_nvme(&["--size", "64M", "--serial", "IOGATE-PT-1"], &script);
+    )
+}
+
+/// Block path, then passthrough, then a block-path check of what passthrough wrote, all
+/// with one verification state.
+fn passthrough_matches_the_block_path() {
+    let out = boot();
     let rc = |name: &str| {
-        std::fs::read_to_string(out.path().join(name))
+        std::fs::read_to_string(out.join(name))
             .unwrap_or_else(|e| panic!("{name}: {e}"))
             .trim()
             .to_string()
@@ -64,8 +105,8 @@ iogate run /tmp/c.yaml --target /dev/nvme0n1 --out /out/check --verify-state /ou
     for run in ["block", "pt", "check"] {
         assert_eq!(rc(&format!("{run}.rc")), "0", "{run}");
     }
-    let block = json(&out.path().join("block/result.json"));
-    let pt = json(&out.path().join("pt/result.json"));
+    let block = json(&out.join("block/result.json"));
+    let pt = json(&out.join("pt/result.json"));
     assert_eq!(block["target"]["kind"], "block_device");
     assert_eq!(pt["target"]["kind"], "nvme_generic");
     assert_eq!(
@@ -80,7 +121,7 @@ iogate run /tmp/c.yaml --target /dev/nvme0n1 --out /out/check --verify-state /ou
     check_step(&block, "block");
     check_step(&pt, "passthrough");
     // The block path reads back every block of the region, passthrough's writes last.
-    let c = json(&out.path().join("check/result.json"));
+    let c = json(&out.join("check/result.json"));
     let v = &c["steps"][0]["metrics"]["verify"];
     assert_eq!(v["errors"], 0, "{}", c["steps"][0]["verify_records"]);
     assert!(v["checked_blocks"].as_u64().unwrap() > 1000, "{v}");
@@ -91,23 +132,27 @@ iogate run /tmp/c.yaml --target /dev/nvme0n1 --out /out/check --verify-state /ou
     );
 }
 
-/// Random writes to a zoned namespace miss the zones' write pointers: the controller
-/// answers Zone Invalid Write (SCT 1h, SC BCh, Do Not Retry), recorded as such.
-fn passthrough_records_nvme_status_codes() {
+/// The zoned namespace's runs (namespace 2): a mix, then random writes alone.
+fn zoned_script() -> String {
     let spec = "iogate: 1\nname: zns\nsteps:\n  - workload:\n      name: mixed\n      engine: passthrough\n      queue_depth: 4\n      ios: 400\n      region: { offset: 0B, length: 64MiB }\n      mix: [ { block_size: 4KiB, read: 50%, random: 100% } ]\n";
     // Random writes alone: every one fails, and the step's error says with what status.
     let writes = spec
         .replace("read: 50%", "read: 0%")
         .replace("ios: 400", "ios: 300");
-    let script = format!(
-        "{}\niogate run /tmp/z.yaml --target /dev/ng0n1 --out /out/z --allow-destructive -q; echo $? > /out/z.rc\n{}\niogate run /tmp/w.yaml --target /dev/ng0n1 --out /out/w --allow-destructive -q 2> /out/w.err; echo $? > /out/w.rc\n",
+    format!(
+        "{}\niogate run /tmp/z.yaml --target /dev/ng0n2 --out /out/z --allow-destructive -q; echo $? > /out/z.rc\n{}\niogate run /tmp/w.yaml --target /dev/ng0n2 --out /out/w --allow-destructive -q 2> /out/w.err; echo $? > /out/w.rc\n",
         put(spec, "/tmp/z.yaml"),
         put(&writes, "/tmp/w.yaml")
-    );
-    let (_, out) = qemu_nvme(&["--size", "256M", "--ns-props", "zoned=true"], &script);
-    let rc = std::fs::read_to_string(out.path().join("z.rc")).expect("z.rc");
+    )
+}
+
+/// Random writes to a zoned namespace miss the zones' write pointers: the controller
+/// answers Zone Invalid Write (SCT 1h, SC BCh, Do Not Retry), recorded as such.
+fn passthrough_records_nvme_status_codes() {
+    let out = boot();
+    let rc = std::fs::read_to_string(out.join("z.rc")).expect("z.rc");
     assert_eq!(rc.trim(), "1", "failed writes fail the errors assertion");
-    let r = json(&out.path().join("z/result.json"));
+    let r = json(&out.join("z/result.json"));
     let s = &r["steps"][0];
     let writes_failed = s["metrics"]["write"]["errors"].as_u64().unwrap_or(0);
     let errors = s["metrics"]["errors"].as_u64().unwrap();
@@ -128,8 +173,8 @@ fn passthrough_records_nvme_status_codes() {
         assert_eq!(st["dnr"], true, "{e}");
         assert_eq!(st["name"], "Zone Invalid Write", "{e}");
     }
-    let err = std::fs::read_to_string(out.path().join("w.err")).expect("w.err");
-    let rc = std::fs::read_to_string(out.path().join("w.rc")).expect("w.rc");
+    let err = std::fs::read_to_string(out.join("w.err")).expect("w.err");
+    let rc = std::fs::read_to_string(out.join("w.rc")).expect("w.rc");
     assert_eq!(
         rc.trim(),
         "3",
@@ -140,7 +185,7 @@ fn passthrough_records_nvme_status_codes() {
         "{err}"
     );
     // The failed step keeps its jobs' counts and records, each with its status.
-    let w = &json(&out.path().join("w/result.json"))["steps"][0];
+    let w = &json(&out.join("w/result.json"))["steps"][0];
     assert!(
         w["metrics"]["errors"].as_u64() >= Some(300),
         "{}",

@@ -7,10 +7,14 @@
 //! reads fail at exactly those LBAs: guard errors at the three, a reference tag error at
 //! the copied one where the type checks reference tags (1) and nothing there where it
 //! does not (3); result.json counts them per kind and records each with its LBA.
+//! Every format is a namespace of one controller, so two boots serve every test: the
+//! first writes and reads each namespace (and tries host-built PI where it cannot
+//! travel), the second reads the damaged ones; each test checks its namespace's runs.
 
 mod common;
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use common::{guest_put as put, json_file as json};
 
@@ -25,16 +29,155 @@ const FLIPPED: [u64; 3] = [10, 100, 1000];
 /// LBA 5's block, data and PI, is copied over LBA 50.
 const COPIED: (u64, u64) = (5, 50);
 
-/// Runs `spec` on /dev/ng0n1 of a namespace with `ns_props` backed by `image`.
-fn boot(image: &Path, ns_props: &str, spec: &str) -> (i32, serde_json::Value, tempfile::TempDir) {
-    let script = format!(
-        "{}; iogate run /tmp/s.yaml --target /dev/ng0n1 --out /out/run -q",
-        put(spec, "/tmp/s.yaml")
-    );
-    let img = image.to_str().expect("utf-8 path");
-    let opts = ["--size", "64M", "--image", img, "--ns-props", ns_props];
-    let (rc, out) = common::qemu_nvme(&opts, &script);
-    (rc, json(&out.path().join("run/result.json")), out)
+/// One namespace of the shared VM: its name (the runs' directory under /out), nvme-ns
+/// properties, metadata bytes per block, and the first and second boots' specs.
+struct Namespace {
+    name: &'static str,
+    props: &'static str,
+    ms: u64,
+    first: &'static str,
+    second: &'static str,
+}
+
+/// The namespaces, nsid 1, 2, … in this order (`/dev/ng0n1` …); the refused test's
+/// namespace, last, has no runs of its own.
+const NAMESPACES: [Namespace; 6] = [
+    ns("dif1", "ms=8,mset=1,pi=1", 8, WRITE_READ, READ),
+    ns("dix3", "ms=8,mset=0,pi=3", 8, WRITE_READ, READ),
+    ns(
+        "dif1_crc64",
+        "ms=16,mset=1,pi=1,pif=2",
+        16,
+        WRITE_READ,
+        READ,
+    ),
+    ns(
+        "host_dix1",
+        "ms=8,mset=0,pi=1",
+        8,
+        HOST_WRITE_READ,
+        HOST_READ,
+    ),
+    ns(
+        "host_dix3",
+        "ms=8,mset=0,pi=3",
+        8,
+        HOST_WRITE_READ,
+        HOST_READ,
+    ),
+    ns(
+        "host_crc64",
+        "ms=16,mset=0,pi=1,pif=2",
+        16,
+        HOST_WRITE_READ,
+        HOST_READ,
+    ),
+];
+
+const fn ns(
+    name: &'static str,
+    props: &'static str,
+    ms: u64,
+    first: &'static str,
+    second: &'static str,
+) -> Namespace {
+    Namespace {
+        name,
+        props,
+        ms,
+        first,
+        second,
+    }
+}
+
+/// The refused test's DIF namespace (nsid 7), fresh.
+const REFUSED_PROPS: &str = "ms=8,mset=1,pi=1";
+
+/// What the two boots left: each namespace's first and second run under
+/// `first/NAME` and `second/NAME` (with `NAME.rc`, the run's exit code), the refused
+/// test's attempts under `first/refused`.
+struct Boots {
+    first: tempfile::TempDir,
+    second: tempfile::TempDir,
+    _images: tempfile::TempDir,
+}
+
+static BOOTS: OnceLock<Result<Boots, String>> = OnceLock::new();
+
+/// Both boots, made once for every test of this file.
+fn boots() -> &'static Boots {
+    common::vm::shared(&BOOTS, make_boots)
+}
+
+/// The VM's time limit for the boots' command: seven runs (or attempts) one after another.
+const BOOT_LIMIT_S: &str = "900";
+
+fn make_boots() -> Boots {
+    let images = tempfile::tempdir().expect("tempdir");
+    let image = |i: usize| images.path().join(format!("ns{i}.img"));
+    let mut options = vec!["--size".to_string(), "16M".to_string()];
+    for (i, n) in NAMESPACES.iter().enumerate() {
+        let img = image(i);
+        options.extend([
+            "--namespace".into(),
+            format!("{},{}", img.display(), n.props),
+        ]);
+    }
+    let refused = images.path().join("refused.img");
+    options.extend([
+        "--namespace".into(),
+        format!("{},{REFUSED_PROPS}", refused.display()),
+    ]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let first = common::vm::qemu_nvme_within(&opts, &script(|n| n.first, true), BOOT_LIMIT_S);
+    assert_eq!(first.0, 0, "the first boot's script");
+    for (i, n) in NAMESPACES.iter().enumerate() {
+        damage(&image(i), n.ms);
+    }
+    let second = common::vm::qemu_nvme_within(&opts, &script(|n| n.second, false), BOOT_LIMIT_S);
+    assert_eq!(second.0, 0, "the second boot's script");
+    Boots {
+        first: first.1,
+        second: second.1,
+        _images: images,
+    }
+}
+
+/// The guest's script: `spec(ns)` run on each namespace's /dev/ng0nK, its exit code in
+/// /out/NAME.rc; with `refused`, the refused test's attempts on namespace 7 too.
+fn script(spec: fn(&Namespace) -> &'static str, refused: bool) -> String {
+    let mut lines = Vec::new();
+    for (i, n) in NAMESPACES.iter().enumerate() {
+        let name = n.name;
+        lines.push(put(spec(n), &format!("/tmp/{name}.yaml")));
+        lines.push(format!(
+            "iogate run /tmp/{name}.yaml --target /dev/ng0n{} --out /out/{name} -q; echo $? > /out/{name}.rc",
+            i + 1
+        ));
+    }
+    if refused {
+        lines.push(refused_script(NAMESPACES.len() + 1));
+    }
+    lines.push("true".into());
+    lines.join("\n")
+}
+
+/// One namespace's run of the first or second boot: its exit code, result.json and
+/// directory.
+fn run_of(dir: &tempfile::TempDir, name: &str) -> (i32, serde_json::Value, std::path::PathBuf) {
+    let rc = std::fs::read_to_string(dir.path().join(format!("{name}.rc")))
+        .unwrap_or_else(|e| panic!("{name}.rc: {e}"));
+    let run = dir.path().join(name);
+    let rc = rc.trim().parse().expect("an exit code");
+    (rc, json(&run.join("result.json")), run)
+}
+
+/// The namespace named `name`.
+fn namespace(name: &str) -> &'static Namespace {
+    NAMESPACES
+        .iter()
+        .find(|n| n.name == name)
+        .expect("a namespace of NAMESPACES")
 }
 
 /// QEMU's image layout with metadata: every block's data, then every block's metadata
@@ -65,10 +208,9 @@ fn counts(r: &serde_json::Value, i: usize) -> (u64, u64, u64) {
 
 /// Both boots of one format; `guard` is the identity's guard format, `reference`
 /// whether the type checks reference tags.
-fn damaged_blocks_fail_with_their_check(ns_props: &str, ms: u64, guard: &str, reference: bool) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let image = dir.path().join("ns.img");
-    let (rc, r, _) = boot(&image, ns_props, WRITE_READ);
+fn damaged_blocks_fail_with_their_check(name: &str, guard: &str, reference: bool) {
+    let ns_props = namespace(name).props;
+    let (rc, r, _) = run_of(&boots().first, name);
     assert_eq!(rc, 0, "{}", r["assertions"]);
     let p = &r["target"]["nvme"]["namespace"]["protection"];
     assert_eq!(p["guard"], guard, "{p}");
@@ -76,9 +218,8 @@ fn damaged_blocks_fail_with_their_check(ns_props: &str, ms: u64, guard: &str, re
     assert_eq!(r["steps"][1]["metrics"]["read"]["ios"], 2048);
     assert_eq!(counts(&r, 0), (0, 0, 0));
     assert_eq!(counts(&r, 1), (0, 0, 0));
-    damage(&image, ms);
-    let (rc, r, out) = boot(&image, ns_props, READ);
-    let report = out.path().join("run/report.md");
+    let (rc, r, out) = run_of(&boots().second, name);
+    let report = out.join("report.md");
     assert_eq!(rc, 1, "the failed reads fail the run");
     let want_ref = u64::from(reference);
     assert_eq!(counts(&r, 0), (3, 0, want_ref), "{ns_props}");
@@ -107,15 +248,15 @@ fn damaged_blocks_fail_with_their_check(ns_props: &str, ms: u64, guard: &str, re
 }
 
 fn dif_type_1_guard_and_reference_tag_errors_name_their_lbas() {
-    damaged_blocks_fail_with_their_check("ms=8,mset=1,pi=1", 8, "crc16", true);
+    damaged_blocks_fail_with_their_check("dif1", "crc16", true);
 }
 
 fn dix_type_3_checks_the_guard_but_not_the_reference_tag() {
-    damaged_blocks_fail_with_their_check("ms=8,mset=0,pi=3", 8, "crc16", false);
+    damaged_blocks_fail_with_their_check("dix3", "crc16", false);
 }
 
 fn a_64_bit_guard_catches_the_same_damage() {
-    damaged_blocks_fail_with_their_check("ms=16,mset=1,pi=1,pif=2", 16, "crc64", true);
+    damaged_blocks_fail_with_their_check("dif1_crc64", "crc64", true);
 }
 
 /// The same 1 MiB with host-built PI (PRACT 0, DIX): written with `host`, read back
@@ -157,10 +298,9 @@ fn failed(r: &serde_json::Value, i: usize) -> Vec<(u64, u64)> {
 /// PRACT 0 on a DIX namespace with `ns_props`: iogate's PI passes the controller's
 /// checks and its own; after the damage the host finds what the controller finds, at
 /// the same LBAs (the copied block only where the type checks reference tags).
-fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64, reference: bool) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let image = dir.path().join("ns.img");
-    let (rc, r, _) = boot(&image, ns_props, HOST_WRITE_READ);
+fn host_built_pi_is_checked_by_both(name: &str, reference: bool) {
+    let ns_props = namespace(name).props;
+    let (rc, r, _) = run_of(&boots().first, name);
     assert_eq!(rc, 0, "{}", r["steps"]);
     for i in 0..4 {
         assert_eq!(counts(&r, i), (0, 0, 0), "step {i}: {}", r["steps"][i]);
@@ -176,10 +316,9 @@ fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64, reference: bool) {
         0,
         "`host` reads leave the check to the controller"
     );
-    damage(&image, ms);
-    let (rc, r, out) = boot(&image, ns_props, HOST_READ);
+    let (rc, r, out) = run_of(&boots().second, name);
     assert_eq!(rc, 1, "the failed reads fail the run");
-    let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
     let r1 = u64::from(reference);
     let row = format!("reported by the controller: guard errors 3, application tag errors 0, reference tag errors {r1}; checked on the host (`host_checked`): 2048 blocks, reads failed on the guard 3, the application tag 0, the reference tag {r1} |");
     assert!(md.contains(&row), "{md}");
@@ -207,44 +346,45 @@ fn host_built_pi_is_checked_by_both(ns_props: &str, ms: u64, reference: bool) {
 const EILSEQ: u64 = 84;
 
 fn host_built_pi_with_a_16_bit_guard_passes_and_catches_the_damage() {
-    host_built_pi_is_checked_by_both("ms=8,mset=0,pi=1", 8, true);
+    host_built_pi_is_checked_by_both("host_dix1", true);
 }
 
 fn host_built_pi_of_type_3_checks_no_reference_tag() {
-    host_built_pi_is_checked_by_both("ms=8,mset=0,pi=3", 8, false);
+    host_built_pi_is_checked_by_both("host_dix3", false);
 }
 
 fn host_built_pi_with_a_64_bit_guard_passes_and_catches_the_damage() {
-    host_built_pi_is_checked_by_both("ms=16,mset=0,pi=1,pif=2", 16, true);
+    host_built_pi_is_checked_by_both("host_crc64", true);
 }
 
 /// `protection_information: host` where it cannot work is refused before any I/O
 /// (exit 3, no result): on a DIF namespace (the PI interleaved with the data, where
 /// iogate has no metadata buffer to fill) and on the block device.
 fn host_built_pi_is_refused_where_it_cannot_travel() {
-    let spec = "iogate: 1\nname: pi\nsteps:\n  - workload: { name: w, bytes: 64KiB, protection_information: host, mix: [{ block_size: 4KiB, read: 0%, random: 0% }] }\n";
-    let script = format!(
-        "{}; for t in ng0n1 nvme0n1; do iogate run /tmp/s.yaml --target /dev/$t --allow-destructive --out /out/$t -q 2> /out/$t.err; echo $? > /out/$t.rc; done",
-        put(spec, "/tmp/s.yaml")
-    );
-    let (rc, out) = common::qemu_nvme(
-        &["--size", "64M", "--ns-props", "ms=8,mset=1,pi=1"],
-        &script,
-    );
-    assert_eq!(rc, 0);
+    let out = boots().first.path().join("refused");
     for (t, says) in [
-        ("ng0n1", "interleaves the PI with each block's data (DIF"),
-        ("nvme0n1", "is not an NVMe generic character device"),
+        ("ng", "interleaves the PI with each block's data (DIF"),
+        ("nvme", "is not an NVMe generic character device"),
     ] {
-        let read = |f: &str| std::fs::read_to_string(out.path().join(f)).expect(f);
+        let read = |f: &str| std::fs::read_to_string(out.join(f)).expect(f);
         let err = read(&format!("{t}.err"));
         assert_eq!(read(&format!("{t}.rc")).trim(), "3", "{t}: {err}");
         assert!(err.contains(says) && err.contains("step `w`"), "{t}: {err}");
         assert!(
-            !out.path().join(t).join("result.json").exists(),
+            !out.join(t).join("result.json").exists(),
             "{t}: no I/O, no result"
         );
     }
+}
+
+/// The refused test's attempts on namespace `nsid` (DIF, fresh): on its generic
+/// character device (`ng`) and its block device (`nvme`), under /out/refused.
+fn refused_script(nsid: usize) -> String {
+    let spec = "iogate: 1\nname: pi\nsteps:\n  - workload: { name: w, bytes: 64KiB, protection_information: host, mix: [{ block_size: 4KiB, read: 0%, random: 0% }] }\n";
+    format!(
+        "{}; mkdir -p /out/refused; for t in ng nvme; do iogate run /tmp/refused.yaml --target /dev/${{t}}0n{nsid} --allow-destructive --out /out/refused/$t -q 2> /out/refused/$t.err; echo $? > /out/refused/$t.rc; done",
+        put(spec, "/tmp/refused.yaml")
+    )
 }
 
 tests_main![

@@ -1,7 +1,9 @@
 //! The NVMe VM of the drive tests: scripts/qemu-nvme.sh run with the test build of
-//! iogate, and the QEMU version it needs. Part of `common`.
+//! iogate, the QEMU version it needs, and one boot's result shared by the tests that
+//! check it. Part of `common`.
 
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Runs `script` (sh) in scripts/qemu-nvme.sh's VM with the test build of iogate and
 /// the script's `options`; returns the exit code and the directory holding what the
@@ -13,12 +15,18 @@ use std::process::Command;
 /// command run once more in a new VM (one CI run hung in the guest for 30 minutes, once
 /// in hundreds of runs, with no output to tell where). A second hang fails the test.
 pub fn qemu_nvme(options: &[&str], script: &str) -> (i32, tempfile::TempDir) {
+    qemu_nvme_within(options, script, VM_TIME_LIMIT_S)
+}
+
+/// [`qemu_nvme`] with a time limit of `limit_s` seconds: a boot whose command runs the
+/// checks of several tests, one after the other.
+pub fn qemu_nvme_within(options: &[&str], script: &str, limit_s: &str) -> (i32, tempfile::TempDir) {
     for attempt in 1..=2 {
         let out = tempfile::tempdir().expect("tempdir");
         let o = Command::new("bash")
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/qemu-nvme.sh"))
             .args(options)
-            .args(["--time-limit", VM_TIME_LIMIT_S, "--iogate"])
+            .args(["--time-limit", limit_s, "--iogate"])
             .arg(env!("CARGO_BIN_EXE_iogate"))
             .arg("--out")
             .arg(out.path())
@@ -62,4 +70,26 @@ pub fn qemu_major() -> Option<u32> {
     let text = String::from_utf8_lossy(&o.stdout);
     let version = text.split_whitespace().nth(3)?;
     version.split('.').next()?.parse().ok()
+}
+
+/// What the boots shared by several tests left, made by `make` in the first test that
+/// asks and kept in `cell` for the others (one boot per test binary where the checks can
+/// share it). When `make` panicked, each test that asks fails with its message, naming
+/// itself: the boot is not repeated.
+pub fn shared<T: Send + Sync>(
+    cell: &'static OnceLock<Result<T, String>>,
+    make: fn() -> T,
+) -> &'static T {
+    let made = cell.get_or_init(|| {
+        std::panic::catch_unwind(make).map_err(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic without a message".into())
+        })
+    });
+    match made {
+        Ok(t) => t,
+        Err(e) => panic!("the VM boot this test shares failed: {e}"),
+    }
 }
