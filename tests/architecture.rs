@@ -626,3 +626,31 @@ fn the_test_function_check_sees_a_planted_violation() {
     assert!(long_test_functions("crates/x/src/a.rs", &before).is_empty());
     assert_eq!(long_test_functions("tests/x.rs", &before).len(), 1);
 }
+
+/// The engine defines the completion-sink trait and knows none of its implementations:
+/// no module under the runner's `engine` refers to the runner's `journal` or
+/// `requestlog` modules (their sinks live there and are passed in by `io_step`).
+#[test]
+fn the_engine_knows_no_sink_implementation() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("crates/runner/src");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let graph = rust_source::module_graph(&dir, &files);
+    let engine: Vec<_> = graph.keys().filter(|m| m.starts_with("engine")).collect();
+    assert!(
+        engine.len() > 5,
+        "the engine's modules are found: {engine:?}"
+    );
+    let wrong: Vec<String> = engine
+        .iter()
+        .flat_map(|m| graph[*m].iter().map(move |d| (m, d)))
+        .filter(|(_, d)| d.starts_with("journal") || d.starts_with("requestlog"))
+        .map(|(m, d)| format!("{m} → {d}"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the engine imports a sink's implementation:\n{}",
+        wrong.join("\n")
+    );
+}
