@@ -30,11 +30,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{code, write_spec, LoopDevice, NbdDisk, Throttle};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use common::{code, s, write_spec, LoopDevice, NbdDisk, Run, Throttle};
 
 fn json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path)
@@ -104,7 +100,7 @@ fn spec_targets_resolve_at_run_time() {
         &text(&format!("{}/*.img", s(&drives))),
     );
     let out = dir.path().join("out");
-    let o = common::iogate(&["run", s(&spec), "--out", s(&out), "--quiet"]);
+    let o = Run::new(&spec).out(&out).quiet().output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let summary = json(&out.join("summary.json"));
     let names: Vec<&str> = summary["drives"]
@@ -123,11 +119,11 @@ fn spec_targets_resolve_at_run_time() {
         Some(3)
     );
     let none = write_spec(dir.path(), "none", &text(&format!("{}/*.nvme", s(&drives))));
-    let o = common::iogate(&["run", s(&none), "--out", s(&dir.path().join("none"))]);
+    let o = Run::new(&none).out(dir.path().join("none")).output();
     assert_eq!(code(&o), 2);
     assert!(String::from_utf8_lossy(&o.stderr).contains("matches no device"));
     let d1 = drives.join("d1.img");
-    let o = common::iogate(&["run", s(&spec), "--target", s(&d1), "--target", s(&d1)]);
+    let o = Run::new(&spec).target(&d1).target(&d1).output();
     assert_eq!(code(&o), 2, "one drive named twice");
     assert!(String::from_utf8_lossy(&o.stderr).contains("are the same drive"));
 }
@@ -150,12 +146,10 @@ fn the_guard_checks_every_drive_before_any_request() {
         "iogate: 1\nname: guard\ntarget: { size: 16MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 2000\n      mix: [{ block_size: 4KiB, read: 0%, random: 100% }]\n",
     );
     let out = dir.path().join("out");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iogate"));
-    cmd.args(["run", s(&spec), "--out", s(&out)]);
-    for d in &drives {
-        cmd.arg("--target").arg(&d.path);
-    }
-    let o = cmd.output().expect("iogate");
+    let run = drives
+        .iter()
+        .fold(Run::new(&spec).out(&out), |r, d| r.target(&d.path));
+    let o = run.output();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{stderr}");
     assert!(stderr.contains("refusing to write"), "{stderr}");
@@ -188,12 +182,14 @@ fn four_drives_one_throttled_is_the_only_outlier() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = spec(dir.path(), "fleet", 4, true);
     let out = dir.path().join("all");
-    let mut cmd = throttle.command(env!("CARGO_BIN_EXE_iogate"));
-    cmd.args(["run", s(&spec), "--out", s(&out), "--quiet"]);
-    for d in &drives {
-        cmd.arg("--target").arg(&d.path);
-    }
-    let o = cmd.output().expect("iogate");
+    let run = drives
+        .iter()
+        .fold(Run::new(&spec).out(&out).quiet(), |r, d| r.target(&d.path));
+    let o = throttle
+        .command(env!("CARGO_BIN_EXE_iogate"))
+        .args(run.argv())
+        .output()
+        .expect("iogate");
     let stderr = String::from_utf8_lossy(&o.stderr);
     let slow = name_of(&drives[3].path);
     assert_eq!(code(&o), 1, "an enforced outlier fails the run: {stderr}");

@@ -12,11 +12,7 @@ mod common;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use common::{code, guest_put as put, iogate, json_file as json, write_spec};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use common::{code, guest_put as put, json_file as json, write_spec, Run};
 
 /// Boots the VM with `props` on the NVMe device and runs `script` (sh) inside; returns
 /// the exit code and the directory holding what the guest wrote under /out.
@@ -487,7 +483,7 @@ fn a_file_has_no_health_and_nothing_else_changes() {
         "iogate: 1\nname: file\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, ios: 500, mix: [{ block_size: 4KiB, read: 50% }] }\n",
     );
     let out = dir.path().join("out");
-    let o = iogate(&["run", s(&spec), "--out", s(&out), "-q"]);
+    let o = Run::new(&spec).out(&out).quiet().output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = json(&out.join("result.json"));
     assert!(r.get("health").is_none(), "{}", r["health"]);

@@ -19,14 +19,9 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
-use common::guest_put as put;
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use common::{guest_put as put, s};
 
 /// The guest's power command: asks for the cut, then waits (at most 10 s) until a direct
 /// read of the namespace fails, i.e. the drive is off; exit 1 if it never goes off.

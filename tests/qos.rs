@@ -14,7 +14,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{code, iogate, result, write_spec, NbdDisk};
+use common::{code, iogate, result, write_spec, NbdDisk, Run};
 use polars::prelude::*;
 
 /// The planted-tail drive: `every` K-th read delayed by `delay_ms`; its count file.
@@ -57,10 +57,12 @@ fn logged_latencies(path: &Path) -> Vec<u64> {
 
 /// `iogate run SPEC --target DEV --out OUT -q` with `extra` arguments.
 fn run_on(spec: &Path, dev: &str, out: &Path, extra: &[&str]) -> std::process::Output {
-    let (spec, out) = (spec.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
-    let mut args = vec!["run", spec, "--target", dev, "--out", out, "-q"];
-    args.extend_from_slice(extra);
-    iogate(&args)
+    Run::new(spec)
+        .target(dev)
+        .out(out)
+        .quiet()
+        .args(extra)
+        .output()
 }
 
 fn spec(seed: u64, queue_depth: u32, ios: u64, assertions: &str) -> String {
