@@ -53,7 +53,7 @@ static uint64_t active[MAX_CHANNELS]; /* each channel's open block */
 static uint64_t fill[MAX_CHANNELS];   /* pages programmed in it */
 static uint64_t busy_until[MAX_CHANNELS]; /* ns, CLOCK_MONOTONIC */
 static uint64_t next_channel, last_io_ns, start_ns, rng, inflight;
-static uint64_t host_written, host_read, copied, erases, trimmed, fg_gc, bg_gc, mapped;
+static uint64_t host_written, host_written_done, host_read, copied, erases, trimmed, fg_gc, bg_gc, mapped;
 static int stats_fd = -1, series_fd = -1;
 static pthread_t bg_thread;
 static volatile int stopping;
@@ -259,9 +259,10 @@ static void write_stats (uint64_t now, int series)
     ",\"pages_copied\":%" PRIu64 ",\"erases\":%" PRIu64 ",\"trimmed_pages\":%" PRIu64
     ",\"foreground_gc\":%" PRIu64 ",\"background_gc\":%" PRIu64 ",\"free_blocks\":%" PRIu64
     ",\"blocks\":%" PRIu64 ",\"pages_per_block\":%" PRIu64 ",\"logical_pages\":%" PRIu64
-    ",\"channels\":%" PRIu64 ",\"mapped_pages\":%" PRIu64 "}\n",
+    ",\"channels\":%" PRIu64 ",\"mapped_pages\":%" PRIu64
+    ",\"host_pages_written_done\":%" PRIu64 "}\n",
     (now - start_ns) / 1000000, host_written, host_read, copied, erases, trimmed, fg_gc,
-    bg_gc, free_total (), blocks, ppb, lpages, channels, mapped);
+    bg_gc, free_total (), blocks, ppb, lpages, channels, mapped, host_written_done);
   if (len <= 0 || (size_t) len >= sizeof text)
     return;
   /* Written to a new file renamed over the old: a reader sees one whole line. */
@@ -386,11 +387,13 @@ static int ftl_can_multi_conn (void *handle) { return 1; }
 static int ftl_can_trim (void *handle) { return 1; }
 static int ftl_flush (void *handle, uint32_t flags) { return 0; }
 
-/* A request has been served: the drive is idle from when none is outstanding. */
-static void end_request (void)
+/* A request has been served (`written` of its pages programmed): the drive is idle from
+ * when none is outstanding. */
+static void end_request (uint64_t written)
 {
   pthread_mutex_lock (&lock);
   inflight--;
+  host_written_done += written;
   last_io_ns = now_ns ();
   pthread_mutex_unlock (&lock);
 }
@@ -414,14 +417,14 @@ static int ftl_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   memcpy (buf, data + offset, count);
   pthread_mutex_unlock (&lock);
   sleep_until (done);
-  end_request ();
+  end_request (0);
   return 0;
 }
 
 static int ftl_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                        uint32_t flags)
 {
-  uint64_t done = 0;
+  uint64_t done = 0, written = 0;
   int r = 0;
   if (count == 0)
     return 0;
@@ -433,10 +436,11 @@ static int ftl_pwrite (void *handle, const void *buf, uint32_t count, uint64_t o
     uint64_t c = next_channel++ % channels;  /* host writes stripe over the channels */
     r = program (c, lp, now, &done, 0);
     host_written += r == 0;
+    written += r == 0;
   }
   pthread_mutex_unlock (&lock);
   sleep_until (done);
-  end_request ();
+  end_request (written);
   if (r == -1)
     errno = ENOSPC;
   return r;
