@@ -276,15 +276,18 @@ fn littles_law(target: &std::path::Path, dir: &std::path::Path, qd: u32) -> f64 
 /// through the request's latency and the host's gap (from reaping its completion to
 /// submitting its next request, which the engine's latency excludes), so
 /// qd = IOPS × (mean latency + host gap). The host gap is measured in the same test,
-/// interleaved (before and after each run on the file): the same loop on a file in
-/// /dev/shm, the same engine path with a device of zero service time, where a slot's
-/// whole cycle less its latency is host time. On the file (ext4, O_DIRECT: the disk's
-/// latency), the gap it implies (qd / IOPS − mean latency) is at least −5% of its latency
-/// (never more than qd outstanding) and at most twice the reference's gap plus 5% of its
-/// latency. The file's latency must exceed the reference's host gap (else the host, not
-/// the file, sets the loop's pace and the test says it cannot judge, and fails).
+/// interleaved: the same loop on a file in /dev/shm, the same engine path with a device
+/// of zero service time, where a slot's whole cycle less its latency is host time, run
+/// before, between and after three runs on the file (ext4, O_DIRECT: the disk's
+/// latency). The gap the file's runs imply (qd / IOPS − mean latency; their median: a
+/// moment's load on the host lengthened one run's gap to 40 times the references' once)
+/// is at least −5% of its latency (never more than qd outstanding) and at most twice the
+/// references' largest gap plus 5% of its latency. The file's latency must exceed the
+/// references' gap (else the host, not the file, sets the loop's pace and the test says
+/// it cannot judge, and fails). The runs are ahead of the machine's other load (nice −10).
 fn littles_law_holds_on_a_file() {
     let _io = common::io_lock();
+    common::ssd::ahead_of_the_load();
     let dir = tempfile::tempdir().expect("tempdir");
     let target = dir.path().join("t.img");
     // Written once so reads hit allocated blocks.
@@ -294,14 +297,20 @@ fn littles_law_holds_on_a_file() {
     std::fs::write(&zero, vec![0x5a; 64 << 20]).unwrap();
     let gap_us = |(iops, mean_s): (f64, f64), qd: u32| (f64::from(qd) / iops - mean_s) * 1e6;
     for qd in [1, 4, 32] {
-        let before = gap_us(closed_loop(&zero, dir.path(), qd, "500ms"), qd);
-        let (iops, mean_s) = closed_loop(&target, dir.path(), qd, "1s");
-        let after = gap_us(closed_loop(&zero, dir.path(), qd, "500ms"), qd);
-        let host_us = before.max(after).max(0.0);
-        let (lat_us, gap) = (mean_s * 1e6, gap_us((iops, mean_s), qd));
+        let mut refs = vec![gap_us(closed_loop(&zero, dir.path(), qd, "250ms"), qd)];
+        let mut file = Vec::new();
+        for _ in 0..3 {
+            let (iops, mean_s) = closed_loop(&target, dir.path(), qd, "500ms");
+            file.push((gap_us((iops, mean_s), qd), mean_s * 1e6));
+            refs.push(gap_us(closed_loop(&zero, dir.path(), qd, "250ms"), qd));
+        }
+        file.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (gap, lat_us) = file[1];
+        let host_us = refs.iter().cloned().fold(0.0, f64::max);
         eprintln!(
-            "qd {qd}: qd / (iops × mean latency) = {:.4}; file: latency {lat_us:.1} µs, host gap {gap:.2} µs; zero-service reference gap {before:.2} / {after:.2} µs",
-            f64::from(qd) / (iops * mean_s)
+            "qd {qd}: qd / (iops × mean latency) = {:.4} (median run); file: latency {lat_us:.1} µs, host gaps {:.2?} µs; zero-service references' gaps {refs:.2?} µs",
+            1.0 + gap / lat_us,
+            file.iter().map(|f| f.0).collect::<Vec<_>>()
         );
         assert!(
             lat_us >= host_us,
@@ -309,7 +318,7 @@ fn littles_law_holds_on_a_file() {
         );
         assert!(
             gap >= -0.05 * lat_us && gap <= 2.0 * host_us + 0.05 * lat_us,
-            "qd {qd}: host gap {gap:.2} µs per request on the file (latency {lat_us:.1} µs), reference {host_us:.2} µs"
+            "qd {qd}: host gap {gap:.2} µs per request on the file (latency {lat_us:.1} µs), references {host_us:.2} µs"
         );
     }
 }

@@ -31,48 +31,18 @@
 //! three LBA ranges, of the twelve block sizes and of reads lie within binomial bounds.
 
 mod common;
+#[path = "pts/hir.rs"]
+mod hir;
 
 use std::path::Path;
 
 use common::ssd::{
-    delta, logged, run_spec, shipped, ssd, ssd_with, CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US,
+    delta, logged, pages, reclaims_between, run_spec, series, series_of, shipped, ssd, ssd_with,
+    CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US,
 };
 use common::{code, result, write_spec};
+use hir::{blessed_hir, done_with_blessed_hir, hir_dominates, hir_figure, hir_run, HIR_STEADY};
 use serde_json::Value;
-
-/// The drive's time series (every 100 ms): each line's values of `keys`.
-fn series_of<const N: usize>(stats: &Path, keys: [&str; N]) -> Vec<[u64; N]> {
-    let text = std::fs::read_to_string(stats.with_extension("series")).expect("stats.series");
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| keys.map(|k| v[k].as_u64().unwrap_or_else(|| panic!("series lacks {k}"))))
-        .collect()
-}
-
-/// (host pages written, background reclaims) every 100 ms.
-fn series(stats: &Path) -> Vec<(u64, u64)> {
-    let rows = series_of(stats, ["host_pages_written", "background_gc"]);
-    rows.into_iter().map(|[p, b]| (p, b)).collect()
-}
-
-/// The pages a step wrote (a sweep's own metrics are its measurement window's; its
-/// writes are all rounds').
-fn pages(s: &Value) -> u64 {
-    let b = s["sweep"]["written_bytes"].as_u64();
-    b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096
-}
-
-/// Background reclaims between the drive having `from` and `to` host pages written.
-fn reclaims_between(series: &[(u64, u64)], from: u64, to: u64) -> u64 {
-    let at = |w: u64| {
-        series
-            .iter()
-            .find(|(p, _)| *p >= w)
-            .or(series.last())
-            .map_or(0, |(_, b)| *b)
-    };
-    at(to) - at(from)
-}
 
 fn pearson(x: &[f64], y: &[f64]) -> f64 {
     let n = x.len() as f64;
@@ -83,131 +53,8 @@ fn pearson(x: &[f64], y: &[f64]) -> f64 {
     cov / (vx * vy).sqrt()
 }
 
-/// HIR shortened for CI: 1/100 of its durations, 10 cycles per wait state, 5 rounds of
-/// preconditioning.
-const HIR_SHORTENED: [&str; 6] = [
-    "--time-scale",
-    "0.01",
-    "--max-iterations",
-    "10",
-    "--max-rounds",
-    "5",
-];
-
-/// The HIR drive: the test drive with 600 µs programs, so that a burst on a drive its
-/// collector freed (at most 2 channels / 600 µs = 3,333 IOPS) takes it several times the
-/// host path's time for the same requests (4 KiB random writes at QD 32: 60-200 µs each
-/// under load, measured by the tests); its collector starts after 10 ms of idle.
-const HIR_DRIVE: [&str; 2] = ["program_us=600", "idle_ms=10"];
-
-/// The steady state of HIR's workload-dependent preconditioning, gated below.
-const HIR_STEADY: &str = "wdpc.iops[block_size=4KiB, read=0%, queue_depth=32, jobs=1]";
-
-/// One run of the gated HIR spec (the shipped one with baseline rules on [`HIR_STEADY`]
-/// and on each wait state's bursts, loop figures `hir_<i>_burst.iops`), shortened, on an
-/// HIR drive whose collector reclaims `bg` (e.g. `bg_blocks_per_s=50`), bracketed by two
-/// measurements of the host path for its bursts' requests. Its exit code, output
-/// directory, the drive's counters before and after, its stats file, and the host path's
-/// IOPS (the lesser of the two).
-struct HirRun {
-    code: i32,
-    stderr: String,
-    out: std::path::PathBuf,
-    before: Value,
-    after: Value,
-    stats: std::path::PathBuf,
-    host_iops: f64,
-}
-
-fn hir_run(d: &Path, name: &str, bg: &str) -> HirRun {
-    let text = std::fs::read_to_string(shipped(d, "snia-pts-hir")).expect("spec");
-    let rules: String = (1..=5)
-        .map(|i| format!("  hir_{i}_burst.iops: -10%\n"))
-        .collect();
-    let spec = write_spec(
-        d,
-        "hir-gated.yaml",
-        &format!("{text}baseline:\n  {HIR_STEADY}: -10%\n{rules}"),
-    );
-    let golden = d.join("golden");
-    let host = |tag: &str| {
-        let dir = d.join(format!("host-{name}-{tag}"));
-        common::ssd::host_path_iops(&dir, &HIR_DRIVE, "4KiB", 32, true, 1.0)
-    };
-    let host_before = host("before");
-    let mut params = HIR_DRIVE.to_vec();
-    params.push(bg);
-    let (drive, stats) = ssd(&d.join(name), 1, &params);
-    let dev = drive.dev.to_str().expect("utf-8").to_string();
-    let out = d.join(format!("out-{name}"));
-    let mut args = HIR_SHORTENED.to_vec();
-    let golden_s = golden.to_str().expect("utf-8");
-    args.extend([
-        "--model",
-        "ftl-sim",
-        "--firmware-revision",
-        bg,
-        "--baseline",
-        golden_s,
-    ]);
-    let (before, o, after) = run_spec(&spec, &dev, &out, &stats, &args);
-    drop(drive);
-    let host_iops = host_before.min(host("after"));
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    HirRun {
-        code: code(&o),
-        stderr,
-        out,
-        before,
-        after,
-        stats,
-        host_iops,
-    }
-}
-
-/// The HIR loop figures of a result: `step`'s (`burst` or `back`) IOPS per wait state.
-fn hir_figure(r: &Value, step: &str) -> Vec<f64> {
-    let loops = r["loops"].as_array().expect("loops");
-    (1..=5)
-        .map(|i| {
-            loops
-                .iter()
-                .find(|f| f["index"] == i && f["step"] == step)
-                .and_then(|f| f["iops"].as_f64())
-                .unwrap_or_else(|| panic!("no {step} figure for wait state {i}"))
-        })
-        .collect()
-}
-
-/// The drive's time per request in the fastest bursts of a run against the host path's.
-fn hir_dominates(what: &str, run: &HirRun) {
-    let burst = hir_figure(&result(&run.out), "burst");
-    eprintln!("{what}: burst IOPS {burst:.0?}");
-    let fastest = burst.iter().cloned().fold(0.0, f64::max);
-    common::ssd::dominates(what, fastest, run.host_iops, 3.0);
-}
-
-/// The blessed build's HIR run (collector at 50 blocks/s), shared by the HIR test and the
-/// gate test; its directory is removed when both are done with it.
-fn blessed_hir() -> &'static (tempfile::TempDir, HirRun) {
-    static RUN: std::sync::OnceLock<(tempfile::TempDir, HirRun)> = std::sync::OnceLock::new();
-    RUN.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let run = hir_run(dir.path(), "a", "bg_blocks_per_s=50");
-        (dir, run)
-    })
-}
-
-/// Each of the two HIR tests calls this when done with [`blessed_hir`].
-fn done_with_blessed_hir() {
-    static USERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(2);
-    if USERS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
-        let _ = std::fs::remove_dir_all(blessed_hir().0.path());
-    }
-}
-
 /// The shipped HIR spec (purge made a discard) at 1/100 of its durations and 10 cycles
-/// per wait state, on an HIR drive ([`HIR_DRIVE`]) whose background collector reclaims
+/// per wait state, on an HIR drive ([`hir::HIR_DRIVE`]) whose background collector reclaims
 /// 50 blocks/s, its fastest bursts dominated 3× by the drive.
 fn hir_recovers_with_the_drives_background_collection() {
     let (_, run) = blessed_hir();
@@ -286,7 +133,7 @@ fn outcome<'a>(rules: &'a [(String, String, f64)], path: &str) -> &'a str {
     found.map_or_else(|| panic!("no rule on {path}: {rules:?}"), |(_, o, _)| o)
 }
 
-/// A firmware change, simulated, through the gate: the gated HIR spec ([`hir_run`])
+/// A firmware change, simulated, through the gate: the gated HIR spec ([`hir::hir_run`])
 /// blessed on the HIR test's run (collector at 50 blocks/s), then run on a build whose
 /// collector reclaims 10 blocks/s and on the blessed build again, each run's fastest
 /// bursts dominated 3× by the drive (else the test cannot judge). The longest wait's
@@ -333,6 +180,76 @@ fn a_slower_background_collector_regresses_the_long_wait_bursts_only() {
             "regressed",
             "{path}, the blessed build again (exit {c_again}): {again:?}"
         );
+    }
+}
+
+/// What the XSR drive's series says of seq_after: when its collector last copied (ms from
+/// the step's start), when the recovery rule finds it recovered on its own count, and
+/// its bandwidth samples (ms from the start, bytes/s).
+struct DriveRecovery {
+    t_copy_ms: u64,
+    t_drive_ms: u64,
+    samples: Vec<(u64, f64)>,
+}
+
+/// [`DriveRecovery`] of the step that took the drive from `start` to `end` host pages,
+/// towards `level` (bytes/s).
+fn drive_recovery(stats_path: &Path, start: u64, end: u64, level: f64) -> DriveRecovery {
+    // The drive's clock: the sample before seq_after's first page, and the first sample
+    // from which its collector copies at most 1% of what the host writes.
+    let keys = [
+        "t_ms",
+        "host_pages_written",
+        "pages_copied",
+        "host_pages_written_done",
+    ];
+    let rows = series_of(stats_path, keys);
+    let i0 = rows
+        .iter()
+        .rposition(|r| r[1] <= start)
+        .expect("seq_after in the series");
+    let copying = |w: &[[u64; 4]]| w[1][2] - w[0][2] > (w[1][1] - w[0][1]) / 100;
+    let last_copy = rows[i0..]
+        .windows(2)
+        .rposition(copying)
+        .expect("the collector copied");
+    let t_copy_ms = rows[i0 + last_copy + 1][0] - rows[i0][0];
+    // The same rule on the drive's own count of host pages per sample (about 100 ms),
+    // counted as their writes complete (as iogate counts them: counted on arrival, they
+    // lead iogate's by a request's latency, 32 / 68 IOPS = 470 ms at the drive's
+    // sequential level), up to the last full sample inside seq_after (the one before the
+    // last: the drive also counts requests that the step's end cut from iogate's last
+    // interval, and, like iogate, the rule leaves the cut interval out; the samples after
+    // it, with nothing to do, are no part of the step): the first window
+    // of 5 samples from which every window's mean bandwidth lies within 10% of the
+    // reference level.
+    let i1 = rows
+        .iter()
+        .position(|r| r[3] >= end)
+        .expect("end of seq_after");
+    let samples: Vec<(u64, f64)> = rows[i0..i1]
+        .windows(2)
+        .map(|w| {
+            let dt = (w[1][0] - w[0][0]).max(1) as f64 / 1e3;
+            (
+                w[0][0] - rows[i0][0],
+                (w[1][3] - w[0][3]) as f64 * 4096.0 / dt,
+            )
+        })
+        .collect();
+    let means: Vec<(u64, f64)> = samples
+        .windows(5)
+        .map(|w| (w[0].0, w.iter().map(|x| x.1).sum::<f64>() / 5.0))
+        .collect();
+    let near = |bw: f64| (bw - level).abs() <= level * 0.1;
+    let t_drive_ms = match means.iter().rposition(|m| !near(m.1)) {
+        None => 0,
+        Some(k) => means.get(k + 1).map_or(u64::MAX, |m| m.0),
+    };
+    DriveRecovery {
+        t_copy_ms,
+        t_drive_ms,
+        samples,
     }
 }
 
@@ -398,62 +315,17 @@ fn xsr_recovery_agrees_with_the_drive() {
         bw(1)
     );
     let rec = &steps[3]["recovery"];
-    // The drive's clock: the sample before seq_after's first page, and the first sample
-    // from which its collector copies at most 1% of what the host writes.
     let start = before["host_pages_written"].as_u64().expect("pages")
         + steps[..3].iter().map(pages).sum::<u64>();
-    let keys = [
-        "t_ms",
-        "host_pages_written",
-        "pages_copied",
-        "host_pages_written_done",
-    ];
-    let rows = series_of(&stats_path, keys);
-    let i0 = rows
-        .iter()
-        .rposition(|r| r[1] <= start)
-        .expect("seq_after in the series");
-    let copying = |w: &[[u64; 4]]| w[1][2] - w[0][2] > (w[1][1] - w[0][1]) / 100;
-    let last_copy = rows[i0..]
-        .windows(2)
-        .rposition(copying)
-        .expect("the collector copied");
-    let t_copy_ms = rows[i0 + last_copy + 1][0] - rows[i0][0];
-    // The same rule on the drive's own count of host pages per sample (about 100 ms),
-    // counted as their writes complete (as iogate counts them: counted on arrival, they
-    // lead iogate's by a request's latency, 32 / 68 IOPS = 470 ms at the drive's
-    // sequential level), up to the last full sample inside seq_after (the one before the
-    // last: the drive also counts requests that the step's end cut from iogate's last
-    // interval, and, like iogate, the rule leaves the cut interval out): the first window
-    // of 5 samples from which every window's mean bandwidth lies within 10% of the
-    // reference level.
     let end = start + pages(&steps[3]);
-    let i1 = rows
-        .iter()
-        .rposition(|r| r[3] <= end)
-        .expect("end of seq_after");
     let level = rec["reference_bandwidth_bytes_per_s"]
         .as_f64()
         .expect("level");
-    let samples: Vec<(u64, f64)> = rows[i0..i1]
-        .windows(2)
-        .map(|w| {
-            let dt = (w[1][0] - w[0][0]).max(1) as f64 / 1e3;
-            (
-                w[0][0] - rows[i0][0],
-                (w[1][3] - w[0][3]) as f64 * 4096.0 / dt,
-            )
-        })
-        .collect();
-    let means: Vec<(u64, f64)> = samples
-        .windows(5)
-        .map(|w| (w[0].0, w.iter().map(|x| x.1).sum::<f64>() / 5.0))
-        .collect();
-    let near = |bw: f64| (bw - level).abs() <= level * 0.1;
-    let t_drive_ms = match means.iter().rposition(|m| !near(m.1)) {
-        None => 0,
-        Some(k) => means.get(k + 1).map_or(u64::MAX, |m| m.0),
-    };
+    let DriveRecovery {
+        t_copy_ms,
+        t_drive_ms,
+        samples,
+    } = drive_recovery(&stats_path, start, end, level);
     // Not recovered: the host's doing when the drive, with nothing of its own to do (its
     // collector done copying), completed under half its level in a sample: no request
     // reached it. Else the drive's.
@@ -551,12 +423,19 @@ fn checked_points(sweep: &Value, ceiling_ns: f64) -> Vec<Value> {
 /// every operating point (mean latency = outstanding requests / IOPS).
 fn dirth_operating_points_meet_the_channel_limit() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (drive, stats_path) = ssd(&dir.path().join("w"), 1, &[]);
-    let dev = drive.dev.to_str().expect("utf-8").to_string();
     let spec = shipped(dir.path(), "snia-pts-dirth");
-    let out = dir.path().join("dirth");
+    dirth_writes_stay_under_the_drives_bound(dir.path(), &spec);
+    dirth_reads_reach_the_channel_limit(dir.path(), &spec);
+}
+
+/// DIRTH's writes: the operating points are checked, and no case beats the drive's bound
+/// from its own busy time.
+fn dirth_writes_stay_under_the_drives_bound(dir: &Path, spec: &Path) {
+    let (drive, stats_path) = ssd(&dir.join("w"), 1, &[]);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let out = dir.join("dirth");
     let (_, o, after) = run_spec(
-        &spec,
+        spec,
         &dev,
         &out,
         &stats_path,
@@ -594,11 +473,16 @@ fn dirth_operating_points_meet_the_channel_limit() {
         "{best:.0} IOPS beyond the drive's {bound:.0}"
     );
     drop(drive);
+}
 
+/// DIRTH's matrix as reads on two channels of 1 ms: the gate reads the maximum point,
+/// which reaches the channel limit within 10%, no case beats it, and every point obeys
+/// Little's law.
+fn dirth_reads_reach_the_channel_limit(dir: &Path, spec: &Path) {
     let extra = ["channels=2", "read_us=1000"];
-    let (drive, stats_path) = ssd_with(&dir.path().join("r"), 1, &extra, &["-C", "16"]);
+    let (drive, stats_path) = ssd_with(&dir.join("r"), 1, &extra, &["-C", "16"]);
     let dev = drive.dev.to_str().expect("utf-8").to_string();
-    let text = std::fs::read_to_string(&spec).expect("spec");
+    let text = std::fs::read_to_string(spec).expect("spec");
     assert!(text.contains("read: [0%]"), "DIRTH writes");
     // The gate reads the maximum point: 90% of the channel limit passes, more than the
     // limit cannot.
@@ -606,8 +490,8 @@ fn dirth_operating_points_meet_the_channel_limit() {
         "  - dirth.errors == 0\n",
         "  - dirth.errors == 0\n  - dirth.operating_points.maximum.iops >= 1800\n  - dirth.operating_points.maximum.iops >= 2100\n",
     );
-    let reads = write_spec(dir.path(), "dirth-read.yaml", &text);
-    let out = dir.path().join("dirth-read");
+    let reads = write_spec(dir, "dirth-read.yaml", &text);
+    let out = dir.join("dirth-read");
     let (_, o, _) = run_spec(
         &reads,
         &dev,

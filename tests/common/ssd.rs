@@ -54,7 +54,7 @@ pub fn ssd_with(dir: &Path, seed: u64, extra: &[&str], fuse: &[&str]) -> (NbdDis
 /// not wait for a CPU; at the default priority, on a machine loaded by other builds, the
 /// host path stalled for 200-300 ms at a time (no request reached the drive while
 /// iogate had 32 outstanding), which no simulated service time can dominate.
-fn ahead_of_the_load() {
+pub fn ahead_of_the_load() {
     let tid = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
     let tid = tid
         .file_name()
@@ -206,4 +206,38 @@ pub fn dominates(what: &str, drive_iops: f64, host_iops: f64, need: f64) -> f64 
         "cannot judge {what}: host path {host_us:.0} µs vs drive {drive_us:.0} µs per request ({factor:.1}×, needs {need}×)"
     );
     factor
+}
+
+/// The drive's time series (every 100 ms): each line's values of `keys`.
+pub fn series_of<const N: usize>(stats: &Path, keys: [&str; N]) -> Vec<[u64; N]> {
+    let text = std::fs::read_to_string(stats.with_extension("series")).expect("stats.series");
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| keys.map(|k| v[k].as_u64().unwrap_or_else(|| panic!("series lacks {k}"))))
+        .collect()
+}
+
+/// (host pages written, background reclaims) every 100 ms.
+pub fn series(stats: &Path) -> Vec<(u64, u64)> {
+    let rows = series_of(stats, ["host_pages_written", "background_gc"]);
+    rows.into_iter().map(|[p, b]| (p, b)).collect()
+}
+
+/// The pages a step wrote (a sweep's own metrics are its measurement window's; its
+/// writes are all rounds').
+pub fn pages(s: &Value) -> u64 {
+    let b = s["sweep"]["written_bytes"].as_u64();
+    b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096
+}
+
+/// Background reclaims between the drive having `from` and `to` host pages written.
+pub fn reclaims_between(series: &[(u64, u64)], from: u64, to: u64) -> u64 {
+    let at = |w: u64| {
+        series
+            .iter()
+            .find(|(p, _)| *p >= w)
+            .or(series.last())
+            .map_or(0, |(_, b)| *b)
+    };
+    at(to) - at(from)
 }

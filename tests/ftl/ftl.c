@@ -251,10 +251,11 @@ static int gc_channel (uint64_t c, uint64_t now, uint64_t *done, int background)
   return 0;
 }
 
-static void write_stats (uint64_t now, int series)
+/* The counters as one line of JSON into text (under `lock`); its length, 0 if it did not
+ * fit. */
+static int format_stats (uint64_t now, char *text, size_t size)
 {
-  char text[512];
-  int len = snprintf (text, sizeof text,
+  int len = snprintf (text, size,
     "{\"t_ms\":%" PRIu64 ",\"host_pages_written\":%" PRIu64 ",\"host_pages_read\":%" PRIu64
     ",\"pages_copied\":%" PRIu64 ",\"erases\":%" PRIu64 ",\"trimmed_pages\":%" PRIu64
     ",\"foreground_gc\":%" PRIu64 ",\"background_gc\":%" PRIu64 ",\"free_blocks\":%" PRIu64
@@ -263,7 +264,16 @@ static void write_stats (uint64_t now, int series)
     ",\"host_pages_written_done\":%" PRIu64 "}\n",
     (now - start_ns) / 1000000, host_written, host_read, copied, erases, trimmed, fg_gc,
     bg_gc, free_total (), blocks, ppb, lpages, channels, mapped, host_written_done);
-  if (len <= 0 || (size_t) len >= sizeof text)
+  return len > 0 && (size_t) len < size ? len : 0;
+}
+
+/* Publishes a line of format_stats: `stats` replaced, and (series) appended to
+ * `stats`.series. File I/O, so never under `lock`: on a disk busy with other work a
+ * rename can wait for the journal for a tenth of a second, and every request would wait
+ * with it. */
+static void publish_stats (const char *text, int len, int series)
+{
+  if (len == 0)
     return;
   /* Written to a new file renamed over the old: a reader sees one whole line. */
   char tmp[4096];
@@ -277,6 +287,12 @@ static void write_stats (uint64_t now, int series)
   }
   if (series)
     (void) !write (series_fd, text, len);
+}
+
+static void write_stats (uint64_t now, int series)
+{
+  char text[512];
+  publish_stats (text, format_stats (now, text, sizeof text), series);
 }
 
 /* Every 1 ms: after idle_ms with no request outstanding, reclaims blocks at bg_blocks_per_s on the
@@ -302,14 +318,18 @@ static void *background (void *arg)
       if (gc_channel (c, now, &done, 1) == 1)
         tokens -= 1;
     }
+    char text[512];
+    int len = 0, series = 0;
     if (now - last_stats >= 20000000) {
-      int series = now - last_series >= 100000000;
-      write_stats (now, series);
+      series = now - last_series >= 100000000;
+      len = format_stats (now, text, sizeof text);
       last_stats = now;
       if (series)
         last_series = now;
     }
     pthread_mutex_unlock (&lock);
+    if (len)
+      publish_stats (text, len, series);
   }
   return NULL;
 }
