@@ -199,6 +199,53 @@ fn wsat_sees_the_write_cliff() {
     drop(drive);
 }
 
+/// The gate test's drive: 8 MiB in blocks of 16 pages (the test drive's 72 blocks per
+/// channel at 12% over-provisioning, at half its size) with 600 µs programs, so that its
+/// steady-state random writes (about 1,000 IOPS at 28% over-provisioning) take it several
+/// times the host path's time for the same requests (4 KiB random writes at QD 16: 50 to
+/// 200 µs under load, measured by the test).
+const GATE_DRIVE: [&str; 3] = ["size=8M", "pages_per_block=16", "program_us=600"];
+const GATE_PAGES: u64 = 2048;
+
+/// One build of the gate test: the steady-state spec on a [`GATE_DRIVE`] with `op`
+/// (`op_pct=…`) and `extra` arguments, then the host path for its requests on the same
+/// drive at zero service time, which the drive's time per request (its `w.iops`, the
+/// rule's value) must exceed 3 times, else the test cannot judge. The run's output and
+/// its rule.
+fn gate_build(
+    d: &Path,
+    spec: &Path,
+    name: &str,
+    op: &str,
+    extra: &[&str],
+) -> (std::process::Output, Value) {
+    let mut params = GATE_DRIVE.to_vec();
+    params.push(op);
+    let (drive, stats_path) = ssd(&d.join(name), seed(), &params);
+    let dev = drive.dev.to_str().expect("utf-8").to_string();
+    let out = d.join(format!("out-{name}"));
+    let golden = d.join("golden");
+    let mut args = vec!["--model", "ftl-sim", "--firmware-revision", op];
+    args.extend(["--baseline", golden.to_str().expect("utf-8")]);
+    args.extend_from_slice(extra);
+    let (_, o, _) = run_spec(spec, &dev, &out, &stats_path, &args);
+    drop(drive);
+    let host = common::ssd::host_path_iops(
+        &d.join(format!("host-{name}")),
+        &params,
+        "4KiB",
+        16,
+        true,
+        1.0,
+    );
+    let rule = result(&out)["baseline"]["rules"][0].clone();
+    let iops = rule["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name}: {o:?}"));
+    common::ssd::dominates(&format!("gate, {op}"), iops, host, 3.0);
+    (o, rule)
+}
+
 /// The regression gate on two firmware builds of the drive that differ in one FTL
 /// parameter (over-provisioning 28% blessed, then 12%): steady-state random writes are
 /// `regressed` on the 12% build and not on the blessed build run again.
@@ -210,46 +257,27 @@ fn the_gate_sees_a_firmware_change_on_the_ssd() {
         "steady.yaml",
         &format!(
             "iogate: 1\nname: steady\nsteps:\n  - purge: {{ method: discard }}\n{}{}{}baseline:\n  w.iops: -10%\n",
-            writes("fill", 0, PAGES),
-            writes("warm", 100, PAGES),
+            writes("fill", 0, GATE_PAGES),
+            writes("warm", 100, GATE_PAGES),
             "  - workload: { name: w, queue_depth: 16, duration: 3s, mix: [ { block_size: 4KiB, read: 0%, random: 100% } ] }\n",
         ),
     );
-    let golden = d.join("golden");
-    let golden_s = golden.to_str().expect("utf-8").to_string();
-    let build = |name: &str, op: &str, extra: &[&str]| {
-        let (drive, stats_path) = ssd(&d.join(name), seed(), &[op]);
-        let dev = drive.dev.to_str().expect("utf-8").to_string();
-        let out = d.join(format!("out-{name}"));
-        let mut args = vec![
-            "--model",
-            "ftl-sim",
-            "--firmware-revision",
-            op,
-            "--baseline",
-            &golden_s,
-        ];
-        args.extend_from_slice(extra);
-        let (_, o, _) = run_spec(&spec, &dev, &out, &stats_path, &args);
-        drop(drive);
-        (o, out)
-    };
-    let (o, blessed) = build("a", "op_pct=28", &["--repeat", "3"]);
+    let (o, _) = gate_build(d, &spec, "a", "op_pct=28", &["--repeat", "3"]);
     assert_eq!(code(&o), 0, "{o:?}");
+    let blessed = d.join("out-a");
+    let golden = d.join("golden");
     let o = iogate(&[
         "bless",
         blessed.to_str().expect("utf-8"),
         "--golden",
-        &golden_s,
+        golden.to_str().expect("utf-8"),
     ]);
     assert_eq!(code(&o), 0, "{o:?}");
-    let (o, again) = build("a2", "op_pct=28", &[]);
-    let rule = &result(&again)["baseline"]["rules"][0];
+    let (o, rule) = gate_build(d, &spec, "a2", "op_pct=28", &[]);
     eprintln!("same build: {rule}");
     assert!(matches!(code(&o), 0 | 4), "{o:?}");
     assert_ne!(rule["outcome"], "regressed", "{rule}");
-    let (o, changed) = build("b", "op_pct=12", &[]);
-    let rule = &result(&changed)["baseline"]["rules"][0];
+    let (o, rule) = gate_build(d, &spec, "b", "op_pct=12", &[]);
     eprintln!("12% over-provisioning: {rule}");
     assert_eq!(code(&o), 1, "{o:?}");
     assert_eq!(rule["outcome"], "regressed", "{rule}");

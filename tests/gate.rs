@@ -42,28 +42,43 @@ fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn repeats_bless_samples_and_identity_and_refuse_another_model() {
-    let _io = common::io_lock();
+/// The files of the repeats test: its spec, target (a file), golden directory and the set
+/// of runs (`set/1`: three repeats, `set/2`: one run) it diffs against a third.
+struct Repeats {
+    _dir: tempfile::TempDir,
+    spec: std::path::PathBuf,
+    target: std::path::PathBuf,
+    golden: std::path::PathBuf,
+    set: std::path::PathBuf,
+}
+
+impl Repeats {
+    fn run(&self, out: &Path, extra: &[&str]) -> std::process::Output {
+        run(&self.spec, &self.target, out, &self.golden, extra)
+    }
+}
+
+/// Phase 1: three repeats of revision A of model "Sim Drive" in one result (the rule's
+/// value their mean), blessed into a version-2 baseline with the repeats as samples.
+fn three_repeats_blessed() -> Repeats {
     let dir = tempfile::tempdir().expect("tempdir");
-    let spec = write_spec(dir.path(), "gate", SPEC);
-    let target = dir.path().join("t.img");
-    let golden = dir.path().join("golden");
-    let set = dir.path().join("set");
-    let first = set.join("1");
-    let o = run(
-        &spec,
-        &target,
-        &first,
-        &golden,
-        &[
-            "--repeat",
-            "3",
-            "--model",
-            "Sim Drive",
-            "--firmware-revision",
-            "A",
-        ],
-    );
+    let t = Repeats {
+        spec: write_spec(dir.path(), "gate", SPEC),
+        target: dir.path().join("t.img"),
+        golden: dir.path().join("golden"),
+        set: dir.path().join("set"),
+        _dir: dir,
+    };
+    let first = t.set.join("1");
+    let extra = [
+        "--repeat",
+        "3",
+        "--model",
+        "Sim Drive",
+        "--firmware-revision",
+        "A",
+    ];
+    let o = t.run(&first, &extra);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let r = result(&first);
     let repeats = r["repeats"].as_array().expect("repeats");
@@ -83,9 +98,9 @@ fn repeats_bless_samples_and_identity_and_refuse_another_model() {
         .expect("report")
         .contains("## Repeats (3 runs)"));
 
-    let o = iogate(&["bless", s(&first), "--golden", s(&golden)]);
+    let o = iogate(&["bless", s(&first), "--golden", s(&t.golden)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let file = golden.join("gate").join("sim-drive.json");
+    let file = t.golden.join("gate").join("sim-drive.json");
     let b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).expect("baseline")).expect("JSON");
     assert_eq!(b["schema_version"], 2);
@@ -95,16 +110,15 @@ fn repeats_bless_samples_and_identity_and_refuse_another_model() {
         b["metrics"]["w.iops"]["samples"].as_array().map(Vec::len),
         Some(3)
     );
+    t
+}
 
-    // Another firmware revision of the same model: compared, and the report says which.
-    let second = set.join("2");
-    let o = run(
-        &spec,
-        &target,
-        &second,
-        &golden,
-        &["--model", "Sim Drive", "--firmware-revision", "B"],
-    );
+/// Phase 2: another firmware revision of the same model is compared, with the repeats'
+/// noise, and the report says which revisions.
+fn another_revision_is_compared(t: &Repeats) {
+    let second = t.set.join("2");
+    let extra = ["--model", "Sim Drive", "--firmware-revision", "B"];
+    let o = t.run(&second, &extra);
     assert!(matches!(code(&o), 0 | 1 | 4), "{}", stderr(&o));
     let r = result(&second);
     let cmp = &r["baseline"];
@@ -115,26 +129,28 @@ fn repeats_bless_samples_and_identity_and_refuse_another_model() {
     let md = std::fs::read_to_string(second.join("report.md")).expect("report");
     assert!(md.contains("firmware A; this run: model Sim Drive, serial —, firmware B (another firmware revision)"), "{md}");
     assert!(stderr(&o).contains("comparing firmware revision B with the baseline's A"));
+}
 
-    // A baseline blessed on another model is refused unless --key chose it.
-    std::fs::copy(&file, golden.join("gate").join("other-drive.json")).expect("copy");
-    let third = dir.path().join("3");
-    let o = run(&spec, &target, &third, &golden, &["--model", "Other Drive"]);
+/// Phase 3: a baseline blessed on another model is refused unless --key chose it. The
+/// run it makes (the third, outside the set).
+fn another_model_is_refused_unless_keyed(t: &Repeats) -> std::path::PathBuf {
+    let file = t.golden.join("gate").join("sim-drive.json");
+    std::fs::copy(&file, t.golden.join("gate").join("other-drive.json")).expect("copy");
+    let third = t.set.with_file_name("3");
+    let o = t.run(&third, &["--model", "Other Drive"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("blessed on model Sim Drive, this run is on model Other Drive"));
     assert!(stderr(&o).contains("--key other-drive"));
-    let o = run(
-        &spec,
-        &target,
-        &third,
-        &golden,
-        &["--model", "Other Drive", "--key", "sim-drive"],
-    );
+    let o = t.run(&third, &["--model", "Other Drive", "--key", "sim-drive"]);
     assert_ne!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("(compared: --key)"));
+    third
+}
 
-    // A set of runs against one run: the set's runs are its samples.
-    let o = iogate(&["diff", s(&set), s(&third), "--json"]);
+/// Phase 4: a set of runs against one run (the set's runs are its samples); bad input is
+/// a usage error.
+fn a_set_is_diffed_against_a_run(t: &Repeats, third: &Path) {
+    let o = iogate(&["diff", s(&t.set), s(third), "--json"]);
     assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
     let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("diff JSON");
     assert_eq!(d["a"]["runs"], 4, "3 repeats and 1 run");
@@ -146,11 +162,19 @@ fn repeats_bless_samples_and_identity_and_refuse_another_model() {
         .expect("w.iops compared");
     assert_eq!(iops["a_samples"]["source"], "repeats");
     assert_eq!(iops["a_samples"]["count"], 4);
-    // Bad input is a usage error.
-    let o = iogate(&["diff", s(&set), s(&dir.path().join("missing"))]);
+    let o = iogate(&["diff", s(&t.set), s(&t.set.with_file_name("missing"))]);
     assert_eq!(code(&o), 2);
-    let o = run(&spec, &target, &third, &golden, &["--repeat", "0"]);
+    let o = t.run(third, &["--repeat", "0"]);
     assert_eq!(code(&o), 2);
+}
+
+/// Repeats, their baseline with samples and the device identity, in four phases.
+fn repeats_bless_samples_and_identity_and_refuse_another_model() {
+    let _io = common::io_lock();
+    let t = three_repeats_blessed();
+    another_revision_is_compared(&t);
+    let third = another_model_is_refused_unless_keyed(&t);
+    a_set_is_diffed_against_a_run(&t, &third);
 }
 
 fn a_baseline_required_by_the_spec_makes_its_absence_inconclusive() {
@@ -369,92 +393,85 @@ fn a_throttled_slower_revision_regresses() {
     assert!(out.join("diff.json").exists());
 }
 
-/// A fresh baseline does not regress, a doctored twice-as-fast one does, and one from
-/// another machine (a doctored identity) is not compared unless `--key` chooses it.
-fn gate_passes_fresh_baseline_and_fails_doctored_one() {
-    let _io = common::io_lock();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let extra = "baseline:\n  mix.iops: -30%\n  mix.latency.mean: +60%\n";
-    // 4 s: three full intervals, the least that measures a run's noise (a rule without
-    // measured noise is never decided beyond its tolerance).
-    let spec = write_spec(
-        dir.path(),
-        "gate",
-        &mix_spec("gate", 20_000, extra).replace("ios: 20000", "duration: 4s"),
-    );
-    let spec = spec.to_str().unwrap();
-    let target = dir.path().join("t.img");
-    let target = target.to_str().unwrap();
-    let golden = dir.path().join("golden");
-    let golden_s = golden.to_str().unwrap();
-    let run = |out: &str, extra: &[&str]| {
-        let out = dir.path().join(out);
-        let mut args = vec![
-            "run",
-            spec,
-            "--target",
-            target,
-            "--out",
-            out.to_str().unwrap(),
-            "--baseline",
-            golden_s,
-            "--quiet",
-        ];
-        args.extend_from_slice(extra);
-        let o = iogate(&args);
-        (
-            code(&o),
-            out,
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    };
-    // No baseline yet: pass, or inconclusive when one is required.
-    let (c, first, err) = run("r1", &[]);
+/// The files of the doctored-baseline test: its spec (a mix for 4 s with rules on IOPS
+/// and mean latency), a file target and the golden directory.
+struct Doctored {
+    dir: tempfile::TempDir,
+    spec: std::path::PathBuf,
+    target: std::path::PathBuf,
+    golden: std::path::PathBuf,
+}
+
+impl Doctored {
+    /// `iogate run` into `out` with `extra`: exit code, output directory, stderr.
+    fn run(&self, out: &str, extra: &[&str]) -> (i32, std::path::PathBuf, String) {
+        let out = self.dir.path().join(out);
+        let o = run(&self.spec, &self.target, &out, &self.golden, extra);
+        (code(&o), out, stderr(&o))
+    }
+
+    fn baseline(&self, key: &str) -> std::path::PathBuf {
+        self.golden.join("gate").join(format!("{key}.json"))
+    }
+
+    fn write(&self, key: &str, b: &serde_json::Value) {
+        let text = serde_json::to_string_pretty(b).expect("JSON");
+        std::fs::write(self.baseline(key), text).expect("baseline written");
+    }
+}
+
+/// Phase 1: no baseline yet passes (inconclusive when one is required); the first run is
+/// blessed under a key naming this machine and the disk under the file. The key.
+fn first_run_blessed(t: &Doctored) -> String {
+    let (c, first, err) = t.run("r1", &[]);
     assert_eq!(c, 0, "{err}");
     assert_eq!(
         result(&first)["baseline"]["rules"][0]["outcome"],
         "no_baseline"
     );
-    let (c, _, _) = run("r1b", &["--require-baseline"]);
+    let (c, _, _) = t.run("r1b", &["--require-baseline"]);
     assert_eq!(c, 4, "a required baseline that is missing is inconclusive");
-
-    let o = iogate(&["bless", first.to_str().unwrap(), "--golden", golden_s]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    // A file's key names this machine and the disk under the file.
+    let o = iogate(&["bless", s(&first), "--golden", s(&t.golden)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
     let key = result(&first)["baseline"]["key"]
         .as_str()
         .expect("the key looked up")
         .to_string();
     assert!(key.starts_with("file-"), "{key}");
-    let baseline_path = golden.join("gate").join(format!("{key}.json"));
     assert!(
-        baseline_path.exists(),
+        t.baseline(&key).exists(),
         "bless writes <golden>/<spec>/<key>.json"
     );
+    key
+}
 
-    // The same device again never regresses. A file on this machine's disk can move by
-    // more between runs (−28% seen) than its intervals within one run show, so a change
-    // beyond the tolerance may be inconclusive (exit 4), never a regression.
-    let (c, second, err) = run("r2", &["--require-baseline"]);
+/// Phase 2: the same device again never regresses. A file on this machine's disk can move
+/// by more between runs (−28% seen) than its intervals within one run show, so a change
+/// beyond the tolerance may be inconclusive (exit 4), never a regression.
+fn the_same_device_never_regresses(t: &Doctored) {
+    let (c, second, err) = t.run("r2", &["--require-baseline"]);
     assert!(matches!(c, 0 | 4), "fresh baseline must not regress: {err}");
     let r = result(&second);
-    for rule in r["baseline"]["rules"].as_array().unwrap() {
-        let o = rule["outcome"].as_str().unwrap();
+    for rule in r["baseline"]["rules"].as_array().expect("rules") {
+        let o = rule["outcome"].as_str().expect("outcome");
         assert!(matches!(o, "pass" | "improved" | "inconclusive"), "{rule}");
         assert!(
             rule["change_interval_pct"].is_array(),
             "noise measured: {rule}"
         );
     }
+}
 
-    // Doctor the baseline: a drive four times as fast (4× IOPS, a quarter of the
-    // latency; twice was too close: a later run on the same file came out 1.37× faster
-    // than the blessed one, −31% against a 30% tolerance, inconclusive), its value and
-    // every sample of its noise (scaling only the value left the samples of
-    // the real drive: a change of -24% within an interval of [-64%, +18%] was seen).
-    let mut b: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&baseline_path).unwrap()).unwrap();
-    for (k, v) in b["metrics"].as_object_mut().unwrap() {
+/// Phase 3: the baseline doctored into a drive four times as fast (4× IOPS, a quarter of
+/// the latency; twice was too close: a later run on the same file came out 1.37× faster
+/// than the blessed one, −31% against a 30% tolerance, inconclusive), its value and every
+/// sample of its noise (scaling only the value left the samples of the real drive: a
+/// change of -24% within an interval of [-64%, +18%] was seen), fails the gate. The
+/// doctored baseline.
+fn a_four_times_faster_baseline_fails(t: &Doctored, key: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(t.baseline(key)).expect("baseline");
+    let mut b: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    for (k, v) in b["metrics"].as_object_mut().expect("metrics") {
         let factor = if k.ends_with("iops") || k.ends_with("bandwidth") {
             4.0
         } else if k.contains("latency") {
@@ -473,8 +490,8 @@ fn gate_passes_fresh_baseline_and_fails_doctored_one() {
             }
         }
     }
-    std::fs::write(&baseline_path, serde_json::to_string_pretty(&b).unwrap()).unwrap();
-    let (c, third, err) = run("r3", &[]);
+    t.write(key, &b);
+    let (c, third, err) = t.run("r3", &[]);
     assert_eq!(
         c, 1,
         "a four-times-as-fast baseline must fail the gate: {err}"
@@ -482,20 +499,24 @@ fn gate_passes_fresh_baseline_and_fails_doctored_one() {
     let r = result(&third);
     assert_eq!(r["outcome"], "regressed");
     assert_eq!(r["baseline"]["rules"][0]["outcome"], "regressed");
-    let junit = std::fs::read_to_string(third.join("junit.xml")).unwrap();
+    let junit = std::fs::read_to_string(third.join("junit.xml")).expect("junit.xml");
     assert!(junit.contains("type=\"regression\""), "{junit}");
+    b
+}
 
-    // The same baseline blessed on another machine (its identity doctored): a file there
-    // is another device, so nothing is compared: no_baseline, exit 0, with the bless
-    // command that makes one here; `--key` compares with it anyway.
+/// Phase 4: the same baseline blessed on another machine (its identity doctored): a file
+/// there is another device, so nothing is compared: no_baseline, exit 0, with the bless
+/// command that makes one here; `--key` compares with it anyway. A baseline that records
+/// no machine at all (blessed before iogate kept one) is not compared either.
+fn another_hosts_baseline_is_not_compared(t: &Doctored, key: &str, mut b: serde_json::Value) {
     b["target"]["host"] =
         serde_json::json!({ "name": "elsewhere", "machine_id": "0123456789abcdef" });
-    std::fs::write(&baseline_path, serde_json::to_string_pretty(&b).unwrap()).unwrap();
-    let (c, fourth, err) = run("r4", &[]);
+    t.write(key, &b);
+    let (c, fourth, err) = t.run("r4", &[]);
     assert_eq!(c, 0, "a baseline from another host is not compared: {err}");
     let r = result(&fourth);
     assert_eq!(r["outcome"], "pass");
-    for rule in r["baseline"]["rules"].as_array().unwrap() {
+    for rule in r["baseline"]["rules"].as_array().expect("rules") {
         assert_eq!(rule["outcome"], "no_baseline", "{rule}");
     }
     let note = r["baseline"]["not_compared"]
@@ -506,24 +527,47 @@ fn gate_passes_fresh_baseline_and_fails_doctored_one() {
         "{note}"
     );
     assert!(err.contains("not compared"), "{err}");
-    let md = std::fs::read_to_string(fourth.join("report.md")).unwrap();
+    let md = std::fs::read_to_string(fourth.join("report.md")).expect("report.md");
     assert!(md.contains("host elsewhere"), "{md}");
-    let (c, fifth, err) = run("r5", &["--key", &key]);
+    let (c, fifth, err) = t.run("r5", &["--key", key]);
     assert_eq!(c, 1, "--key compares with the other host's baseline: {err}");
     assert_eq!(
         result(&fifth)["baseline"]["rules"][0]["outcome"],
         "regressed"
     );
-    // A baseline that records no machine at all (blessed before iogate kept one) is not
-    // compared either.
-    b["target"].as_object_mut().unwrap().remove("host");
-    std::fs::write(&baseline_path, serde_json::to_string_pretty(&b).unwrap()).unwrap();
-    let (c, sixth, err) = run("r6", &[]);
+    b["target"].as_object_mut().expect("target").remove("host");
+    t.write(key, &b);
+    let (c, sixth, err) = t.run("r6", &[]);
     assert_eq!(c, 0, "{err}");
     assert_eq!(
         result(&sixth)["baseline"]["rules"][0]["outcome"],
         "no_baseline"
     );
+}
+
+/// A fresh baseline does not regress, a doctored four-times-as-fast one does, and one from
+/// another machine (a doctored identity) is not compared unless `--key` chooses it.
+fn gate_passes_fresh_baseline_and_fails_doctored_one() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = "baseline:\n  mix.iops: -30%\n  mix.latency.mean: +60%\n";
+    // 4 s: three full intervals, the least that measures a run's noise (a rule without
+    // measured noise is never decided beyond its tolerance).
+    let spec = write_spec(
+        dir.path(),
+        "gate",
+        &mix_spec("gate", 20_000, extra).replace("ios: 20000", "duration: 4s"),
+    );
+    let t = Doctored {
+        spec,
+        target: dir.path().join("t.img"),
+        golden: dir.path().join("golden"),
+        dir,
+    };
+    let key = first_run_blessed(&t);
+    the_same_device_never_regresses(&t);
+    let b = a_four_times_faster_baseline_fails(&t, &key);
+    another_hosts_baseline_is_not_compared(&t, &key, b);
 }
 
 tests_main![

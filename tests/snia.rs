@@ -153,19 +153,19 @@ fn run_shortened(
     r
 }
 
+/// The shipped PTS specs shortened on a 128 MiB loop device, in two phases.
 fn snia_pts_specs_run_shortened_on_a_loop_device() {
     let _io = common::io_lock();
     let dev = LoopDevice::new(128, "pts");
     let dir = tempfile::tempdir().unwrap();
+    iops_nests_its_cases_and_decides_steady_state(&dev.path, dir.path());
+    throughput_latency_and_wsat_run_shortened(&dev.path, dir.path());
+}
 
-    // IOPS: 7 mixes (outer) × 8 block sizes (inner), steady state on 4 KiB random writes.
-    let r = run_shortened(
-        "snia-pts-iops.yaml",
-        &dev.path,
-        &dir.path().join("iops"),
-        "50ms",
-        "5",
-    );
+/// Phase 1, IOPS: 7 mixes (outer) × 8 block sizes (inner), every case measured, steady
+/// state on 4 KiB random writes decided by its criterion on the window's values.
+fn iops_nests_its_cases_and_decides_steady_state(dev: &std::path::Path, dir: &std::path::Path) {
+    let r = run_shortened("snia-pts-iops.yaml", dev, &dir.join("iops"), "50ms", "5");
     let steps: Vec<&str> = r["steps"]
         .as_array()
         .unwrap()
@@ -234,12 +234,16 @@ fn snia_pts_specs_run_shortened_on_a_loop_device() {
         exc <= 20.0 && ss["window"]["slope_excursion_pct"].as_f64().unwrap() <= 10.0
     );
     eprintln!("iops: steady state {} (excursion {exc:.1}%)", ss["reached"]);
+}
 
-    // Throughput: sequential 1 MiB and 128 KiB, steady state on 1 MiB write bandwidth.
+/// Phase 2: Throughput (sequential 1 MiB and 128 KiB, steady state on 1 MiB write
+/// bandwidth), Latency (queue depth 1) and WSAT (rounds stop once 4 × the region has
+/// been written).
+fn throughput_latency_and_wsat_run_shortened(dev: &std::path::Path, dir: &std::path::Path) {
     let r = run_shortened(
         "snia-pts-throughput.yaml",
-        &dev.path,
-        &dir.path().join("tp"),
+        dev,
+        &dir.join("tp"),
         "100ms",
         "5",
     );
@@ -248,13 +252,7 @@ fn snia_pts_specs_run_shortened_on_a_loop_device() {
     assert_eq!(sweep["steady_state"]["metric"], "bandwidth");
 
     // Latency: queue depth 1, steady state on 4 KiB write mean latency.
-    let r = run_shortened(
-        "snia-pts-latency.yaml",
-        &dev.path,
-        &dir.path().join("lat"),
-        "100ms",
-        "5",
-    );
+    let r = run_shortened("snia-pts-latency.yaml", dev, &dir.join("lat"), "100ms", "5");
     let sweep = &r["steps"][2]["sweep"];
     let cases = sweep["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 9);
@@ -263,13 +261,7 @@ fn snia_pts_specs_run_shortened_on_a_loop_device() {
     assert!(w["max_latency_ns"].as_f64().unwrap() >= w["p99_latency_ns"].as_f64().unwrap());
 
     // WSAT: rounds stop once 4 × the region has been written.
-    let r = run_shortened(
-        "snia-pts-wsat.yaml",
-        &dev.path,
-        &dir.path().join("wsat"),
-        "500ms",
-        "100",
-    );
+    let r = run_shortened("snia-pts-wsat.yaml", dev, &dir.join("wsat"), "500ms", "100");
     let sweep = &r["steps"][1]["sweep"];
     let written = sweep["written_bytes"].as_u64().unwrap();
     assert!(written >= 4 * (128 << 20), "wrote {written} bytes");

@@ -53,7 +53,7 @@ static uint64_t active[MAX_CHANNELS]; /* each channel's open block */
 static uint64_t fill[MAX_CHANNELS];   /* pages programmed in it */
 static uint64_t busy_until[MAX_CHANNELS]; /* ns, CLOCK_MONOTONIC */
 static uint64_t next_channel, last_io_ns, start_ns, rng, inflight;
-static uint64_t host_written, host_read, copied, erases, trimmed, fg_gc, bg_gc, mapped;
+static uint64_t host_written, host_written_done, host_read, copied, erases, trimmed, fg_gc, bg_gc, mapped;
 static int stats_fd = -1, series_fd = -1;
 static pthread_t bg_thread;
 static volatile int stopping;
@@ -251,18 +251,29 @@ static int gc_channel (uint64_t c, uint64_t now, uint64_t *done, int background)
   return 0;
 }
 
-static void write_stats (uint64_t now, int series)
+/* The counters as one line of JSON into text (under `lock`); its length, 0 if it did not
+ * fit. */
+static int format_stats (uint64_t now, char *text, size_t size)
 {
-  char text[512];
-  int len = snprintf (text, sizeof text,
+  int len = snprintf (text, size,
     "{\"t_ms\":%" PRIu64 ",\"host_pages_written\":%" PRIu64 ",\"host_pages_read\":%" PRIu64
     ",\"pages_copied\":%" PRIu64 ",\"erases\":%" PRIu64 ",\"trimmed_pages\":%" PRIu64
     ",\"foreground_gc\":%" PRIu64 ",\"background_gc\":%" PRIu64 ",\"free_blocks\":%" PRIu64
     ",\"blocks\":%" PRIu64 ",\"pages_per_block\":%" PRIu64 ",\"logical_pages\":%" PRIu64
-    ",\"channels\":%" PRIu64 ",\"mapped_pages\":%" PRIu64 "}\n",
+    ",\"channels\":%" PRIu64 ",\"mapped_pages\":%" PRIu64
+    ",\"host_pages_written_done\":%" PRIu64 "}\n",
     (now - start_ns) / 1000000, host_written, host_read, copied, erases, trimmed, fg_gc,
-    bg_gc, free_total (), blocks, ppb, lpages, channels, mapped);
-  if (len <= 0 || (size_t) len >= sizeof text)
+    bg_gc, free_total (), blocks, ppb, lpages, channels, mapped, host_written_done);
+  return len > 0 && (size_t) len < size ? len : 0;
+}
+
+/* Publishes a line of format_stats: `stats` replaced, and (series) appended to
+ * `stats`.series. File I/O, so never under `lock`: on a disk busy with other work a
+ * rename can wait for the journal for a tenth of a second, and every request would wait
+ * with it. */
+static void publish_stats (const char *text, int len, int series)
+{
+  if (len == 0)
     return;
   /* Written to a new file renamed over the old: a reader sees one whole line. */
   char tmp[4096];
@@ -276,6 +287,12 @@ static void write_stats (uint64_t now, int series)
   }
   if (series)
     (void) !write (series_fd, text, len);
+}
+
+static void write_stats (uint64_t now, int series)
+{
+  char text[512];
+  publish_stats (text, format_stats (now, text, sizeof text), series);
 }
 
 /* Every 1 ms: after idle_ms with no request outstanding, reclaims blocks at bg_blocks_per_s on the
@@ -301,14 +318,18 @@ static void *background (void *arg)
       if (gc_channel (c, now, &done, 1) == 1)
         tokens -= 1;
     }
+    char text[512];
+    int len = 0, series = 0;
     if (now - last_stats >= 20000000) {
-      int series = now - last_series >= 100000000;
-      write_stats (now, series);
+      series = now - last_series >= 100000000;
+      len = format_stats (now, text, sizeof text);
       last_stats = now;
       if (series)
         last_series = now;
     }
     pthread_mutex_unlock (&lock);
+    if (len)
+      publish_stats (text, len, series);
   }
   return NULL;
 }
@@ -386,11 +407,13 @@ static int ftl_can_multi_conn (void *handle) { return 1; }
 static int ftl_can_trim (void *handle) { return 1; }
 static int ftl_flush (void *handle, uint32_t flags) { return 0; }
 
-/* A request has been served: the drive is idle from when none is outstanding. */
-static void end_request (void)
+/* A request has been served (`written` of its pages programmed): the drive is idle from
+ * when none is outstanding. */
+static void end_request (uint64_t written)
 {
   pthread_mutex_lock (&lock);
   inflight--;
+  host_written_done += written;
   last_io_ns = now_ns ();
   pthread_mutex_unlock (&lock);
 }
@@ -414,14 +437,14 @@ static int ftl_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
   memcpy (buf, data + offset, count);
   pthread_mutex_unlock (&lock);
   sleep_until (done);
-  end_request ();
+  end_request (0);
   return 0;
 }
 
 static int ftl_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                        uint32_t flags)
 {
-  uint64_t done = 0;
+  uint64_t done = 0, written = 0;
   int r = 0;
   if (count == 0)
     return 0;
@@ -433,10 +456,11 @@ static int ftl_pwrite (void *handle, const void *buf, uint32_t count, uint64_t o
     uint64_t c = next_channel++ % channels;  /* host writes stripe over the channels */
     r = program (c, lp, now, &done, 0);
     host_written += r == 0;
+    written += r == 0;
   }
   pthread_mutex_unlock (&lock);
   sleep_until (done);
-  end_request ();
+  end_request (written);
   if (r == -1)
     errno = ENOSPC;
   return r;
