@@ -288,12 +288,17 @@ pub(crate) fn run_io_step(
     let step_log = opts.request_log.map(|l| l.step(&step.name, step.jobs));
     let request_log = step_log.as_ref();
     let jobs_done = AtomicBool::new(false);
+    // Jobs that have returned; each unparks the supervising thread as it does, so a step
+    // ends when its jobs do, not at the supervisor's next poll.
+    let returned = std::sync::atomic::AtomicUsize::new(0);
+    let supervisor = std::thread::current();
     let (outcomes, runs): (Vec<Result<JobStats, JobFailure>>, Vec<EventRun>) =
         std::thread::scope(|scope| {
-            let (setup, stop, jobs_done) = (&setup, &stop, &jobs_done);
+            let (setup, stop, jobs_done, returned) = (&setup, &stop, &jobs_done, &returned);
             let handles: Vec<_> = (0..step.jobs)
                 .map(|job| {
                     let progress = &progress[job as usize];
+                    let supervisor = supervisor.clone();
                     scope.spawn(move || {
                         let mut r = setup.run_job(job, origin, progress, stop, request_log);
                         // The job's last batch as soon as it ends (a job that failed before
@@ -307,6 +312,8 @@ pub(crate) fn run_io_step(
                             let rest = stats.and_then(|s| s.request_log.take());
                             log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
                         }
+                        returned.fetch_add(1, Ordering::Release);
+                        supervisor.unpark();
                         r
                     })
                 })
@@ -323,11 +330,13 @@ pub(crate) fn run_io_step(
                 };
                 Scheduler::spawn(scope, step.events(), cx)
             });
-            // Polled every 20 ms, so the run ends soon after its jobs (a signal's stop, too);
-            // progress every 500 ms.
+            // Woken by each job as it returns, else every 20 ms (a signal's stop, the
+            // watchdog); progress every 500 ms. A job that panicked never counts itself:
+            // its thread's end does.
             let mut last_tick = 0;
-            while !handles.iter().all(|h| h.is_finished()) {
-                std::thread::sleep(Duration::from_millis(20));
+            let all_returned = || returned.load(Ordering::Acquire) == handles.len();
+            while !all_returned() && !handles.iter().all(|h| h.is_finished()) {
+                std::thread::park_timeout(Duration::from_millis(20));
                 if opts.stop.load(Ordering::Relaxed) || watchdog.gone(&progress) {
                     stop.store(true, Ordering::Relaxed);
                 }
