@@ -1,7 +1,10 @@
 //! Cache and tier probing (Jun Xu ch. 6) and the saturation knee, on devices whose
 //! cache and limit are known because the test builds them: nbdkit's memory disk under
-//! its delay filter (the slow medium) under its cache filter (`cache-max-size`, 64 KiB
-//! blocks by default), through nbdfuse and a `--direct-io=on` loop device. The probe must
+//! its delay filter (the slow medium, 5 ms a read) under its cache filter
+//! (`cache-max-size`, 64 KiB blocks by default), through nbdfuse and a `--direct-io=on`
+//! loop device. The miss penalty must dominate the host path's time (the hits' time,
+//! which pays no delay): the test measures that margin and stops ("cannot judge") below
+//! [`MIN_MARGIN`]. The probe must
 //! find the cache's size within ±25% for two sizes, its 64 KiB segment, and tier
 //! latencies within ±25% of plain workload steps' on an all-hit set (each right after a
 //! burst of misses, as in every probe trial) and an all-miss set of the same device,
@@ -9,7 +12,7 @@
 //! measured the same way on the same target; fio's latency on this FUSE
 //! stack moved 1.3–2× away from both between machines, see issue 24).
 //! The knee: a QD sweep on the delayed disk capped by cgroup blkio at X IOPS has its knee
-//! within 10% of X.
+//! within 10% of X, where the disk unthrottled carries at least 1.5 X (measured first).
 
 mod common;
 
@@ -20,14 +23,14 @@ use common::*;
 fn main() -> std::process::ExitCode {
     harness(vec![
         (
-            "the_probe_finds_an_8_mib_cache_its_segment_and_its_tiers",
+            "the_probe_finds_a_2_mib_cache_its_segment_and_its_tiers",
             vec![Need::Root, Need::Nbdkit],
-            || cache_probe(8),
+            || cache_probe(2),
         ),
         (
-            "the_probe_finds_a_24_mib_cache",
+            "the_probe_finds_a_6_mib_cache",
             vec![Need::Root, Need::Nbdkit],
-            || cache_probe(24),
+            || cache_probe(6),
         ),
         (
             "a_queue_depth_sweep_has_its_knee_at_the_blkio_cap",
@@ -37,8 +40,20 @@ fn main() -> std::process::ExitCode {
     ])
 }
 
-/// The two-tier device: 1 GiB of memory answering reads after 2 ms, a read cache of
-/// `cache_mib` MiB in front of it.
+/// The slow medium's read delay, ms: the miss penalty. 2.5 times the old 2 ms, on caches
+/// a quarter of the old 8 and 24 MiB (32 and 96 segments: each trial a quarter of the
+/// requests), so the probe takes less time and has 2.5 times the margin.
+const MISS_MS: f64 = 5.0;
+
+/// The least margin the probe is judged with: the miss penalty over the hits' time
+/// (the host path: FUSE, nbdkit's threads, the cache file), measured in the test. The
+/// probe's tiers must be at least 2x apart to be two (`MIN_TIER_RATIO`), and a hit must
+/// stay in the fast tier through the host's wake-up tail (a loaded run: hits 2–4 times
+/// their quiet time); below 4 the verdict would measure the host.
+const MIN_MARGIN: f64 = 4.0;
+
+/// The two-tier device: 1 GiB of memory answering reads after [`MISS_MS`], a read cache
+/// of `cache_mib` MiB in front of it.
 fn cached_disk(cache_mib: u64) -> NbdDisk {
     NbdDisk::start(
         &[
@@ -46,7 +61,7 @@ fn cached_disk(cache_mib: u64) -> NbdDisk {
             "--filter=delay".to_string(),
             "memory".to_string(),
             "1G".to_string(),
-            "rdelay=2ms".to_string(),
+            format!("rdelay={MISS_MS}ms"),
             format!("cache-max-size={cache_mib}M"),
             "cache-on-read=true".to_string(),
         ],
@@ -74,27 +89,28 @@ assert:
 const HIT_PAIRS: usize = 4;
 
 /// The tier references: plain 4 KiB random reads at QD 1. The all-hit one: a set of a
-/// quarter of the cache warmed for 2 s, then [`HIT_PAIRS`] times 32 misses over the
-/// whole 1 GiB (a 2 MiB fill, so the warm set stays cached) followed by 448 hits on the
-/// set, the shape of a probe trial (a round of misses, then 7 rounds of hits). Measured
-/// that way because on this stack hits right after a burst of misses are slower than
-/// hits in a long run of hits (a 64-request set repeated 40 rounds after its misses:
-/// 120-130 µs in the next rounds, 95 µs from the tenth on; a warm 2 MiB set 86 µs, the
-/// same set right after 32 misses 105-121 µs, the probe's fast tier 110-118 µs), and
-/// every trial of the probe starts with its misses. The all-miss one: the whole 1 GiB
-/// for 3 s (the cache holds at most 24 MiB of it).
-fn reference_spec(hit_set_mib: u64) -> String {
+/// quarter of the cache warmed for 1 s, then [`HIT_PAIRS`] times `2 × cache_mib` misses
+/// over the whole 1 GiB (an eighth of the cache, so the warm set stays cached) followed
+/// by 448 hits on the set, the shape of a probe trial (a round of misses, then 7 rounds
+/// of hits). Measured that way because on this stack hits right after a burst of misses
+/// are slower than hits in a long run of hits (a 64-request set repeated 40 rounds after
+/// its misses: 120-130 µs in the next rounds, 95 µs from the tenth on; a warm 2 MiB set
+/// 86 µs, the same set right after 32 misses 105-121 µs, the probe's fast tier 110-118
+/// µs), and every trial of the probe starts with its misses. The all-miss one: the whole
+/// 1 GiB for 1 s (the cache holds at most 6 MiB of it).
+fn reference_spec(cache_mib: u64) -> String {
     let read = "mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]";
+    let hit_set_kib = cache_mib * 1024 / 4;
     let mut spec = format!(
         "iogate: 1
 name: tier-reference
 steps:
   - workload:
       name: warm
-      ramp: 2s
-      duration: 1s
+      ramp: 1s
+      duration: 500ms
       queue_depth: 1
-      region: {{ offset: 0B, length: {hit_set_mib}MiB }}
+      region: {{ offset: 0B, length: {hit_set_kib}KiB }}
       {read}
 "
     );
@@ -102,22 +118,23 @@ steps:
         spec.push_str(&format!(
             "  - workload:
       name: fill{k}
-      ios: 32
+      ios: {}
       queue_depth: 1
       {read}
   - workload:
       name: hit{k}
       ios: 448
       queue_depth: 1
-      region: {{ offset: 0B, length: {hit_set_mib}MiB }}
+      region: {{ offset: 0B, length: {hit_set_kib}KiB }}
       {read}
-"
+",
+            2 * cache_mib
         ));
     }
     spec.push_str(&format!(
         "  - workload:
       name: miss
-      duration: 3s
+      duration: 1s
       queue_depth: 1
       {read}
 "
@@ -133,8 +150,8 @@ steps:
 type Centre = (f64, f64);
 
 /// The all-hit references (each hit step's centre) and the all-miss one on `dev`.
-fn reference_ns(dir: &Path, dev: &Path, label: &str, hit_set_mib: u64) -> (Vec<Centre>, Centre) {
-    let spec = write_spec(dir, "reference", &reference_spec(hit_set_mib));
+fn reference_ns(dir: &Path, dev: &Path, label: &str, cache_mib: u64) -> (Vec<Centre>, Centre) {
+    let spec = write_spec(dir, "reference", &reference_spec(cache_mib));
     let out = dir.join(format!("reference-{label}"));
     let o = Run::new(&spec).target(dev).out(&out).quiet().output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
@@ -164,6 +181,25 @@ fn held(tier: f64, references: &[Centre]) -> bool {
     tier >= lo / 1.25 && tier <= hi * 1.25
 }
 
+/// The margin the probe is judged with: the miss penalty over the slowest hit
+/// reference's mean (the host path's time for a request the delay does not touch, its
+/// wake-up tail included), at least [`MIN_MARGIN`] or the test stops.
+fn host_margin(hits: &[Centre]) -> f64 {
+    let host_ns = hits.iter().map(|c| c.1.max(c.0)).fold(0.0, f64::max);
+    let margin = MISS_MS * 1e6 / host_ns;
+    eprintln!(
+        "margin: a miss pays {MISS_MS} ms, {margin:.1}x a hit's {:.0} µs",
+        host_ns / 1e3
+    );
+    assert!(
+        margin >= MIN_MARGIN,
+        "cannot judge: hits take {:.0} µs on this host, the {MISS_MS} ms miss penalty only \
+         {margin:.1}x that (needs {MIN_MARGIN}x): the probe would measure the host",
+        host_ns / 1e3
+    );
+    margin
+}
+
 fn within(found: f64, expected: f64, pct: f64) -> bool {
     (found / expected - 1.0).abs() * 100.0 <= pct
 }
@@ -177,7 +213,9 @@ fn cache_probe(cache_mib: u64) {
     // The references right before the probe and again right after it: the hit path of
     // this stack (FUSE, nbdkit's threads waking) moves from one run to the next, so each
     // tier is held to the references' own range around it, widened by the issue's 25%.
-    let (hit_before, miss_before) = reference_ns(dir.path(), &disk.dev, "before", cache_mib / 4);
+    let (hit_before, miss_before) = reference_ns(dir.path(), &disk.dev, "before", cache_mib);
+    let margin = host_margin(&hit_before);
+    eprintln!("cache {cache_mib} MiB probed with a margin of {margin:.1}x");
     let o = Run::new(&spec).target(&disk.dev).out(&out).quiet().output();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let r = result(&out);
@@ -232,7 +270,7 @@ fn cache_probe(cache_mib: u64) {
     let slow = tiers[tiers.len() - 1]["mean_ns"]
         .as_f64()
         .expect("slow tier");
-    let (hit_after, miss_after) = reference_ns(dir.path(), &disk.dev, "after", cache_mib / 4);
+    let (hit_after, miss_after) = reference_ns(dir.path(), &disk.dev, "after", cache_mib);
     let us = |cs: &[Centre]| {
         cs.iter()
             .map(|c| format!("{:.0}/{:.0}", c.0 / 1e3, c.1 / 1e3))
@@ -260,7 +298,9 @@ fn cache_probe(cache_mib: u64) {
     );
 }
 
-const CAP_IOPS: u64 = 1500;
+/// The knee's cap: three times what one request in flight can reach on the 5 ms disk
+/// (at most 200 IOPS), so the sweep climbs to it by queue depth 4.
+const CAP_IOPS: u64 = 600;
 
 const KNEE_SPEC: &str = "iogate: 1
 name: knee
@@ -275,13 +315,46 @@ assert:
   - qd.knee.iops > 0
 ";
 
-/// The delayed disk (2 ms a read: about 450 IOPS at QD 1) capped at 1500 IOPS: IOPS
-/// grow with queue depth until the cap, which is the knee.
+/// The delayed disk (5 ms a read: at most 200 IOPS at QD 1) capped at 600 IOPS: IOPS
+/// grow with queue depth until the cap, which is the knee. Points of 2 s, not 1: the
+/// throttle lets the allowance its group left unused at QD 1 and 2 through at the first
+/// point that reaches the cap (QD 4 measured 668 IOPS in 1 s, 11% over), which 2 s
+/// halves. The disk unthrottled must
+/// carry 1.5 times the cap at QD 16 (measured first, through nbdfuse's 16 connections:
+/// the old 4 let at most 4 requests through, 1.2 times the old 1500 IOPS cap), or the
+/// host path, not the cap, would make the knee.
 fn knee_at_the_cap() {
     let _io = io_lock();
-    let disk = NbdDisk::start(&["--filter=delay", "memory", "256M", "rdelay=2ms"], true);
-    let throttle = Throttle::new(&disk.dev, CAP_IOPS, CAP_IOPS).expect("blkio throttle");
+    let disk = NbdDisk::start_full(
+        &["--filter=delay", "memory", "256M", "rdelay=5ms"],
+        true,
+        None,
+        &["-C", "16"],
+    );
     let dir = tempfile::tempdir().expect("tempdir");
+    let free = write_spec(
+        dir.path(),
+        "free",
+        "iogate: 1\nname: free\nsteps:\n  - workload:\n      name: qd16\n      duration: 1s\n      queue_depth: 16\n      mix: [ { block_size: 4KiB, read: 100%, random: 100% } ]\n",
+    );
+    Run::new(&free)
+        .target(&disk.dev)
+        .out(dir.path().join("free"))
+        .quiet()
+        .ok();
+    let free_iops = result(&dir.path().join("free"))["steps"][0]["metrics"]["iops"]
+        .as_f64()
+        .expect("unthrottled IOPS");
+    eprintln!(
+        "margin: the disk unthrottled at QD 16 carries {free_iops:.0} IOPS, {:.1}x the cap",
+        free_iops / CAP_IOPS as f64
+    );
+    assert!(
+        free_iops >= 1.5 * CAP_IOPS as f64,
+        "cannot judge: the disk unthrottled carries {free_iops:.0} IOPS at QD 16, under 1.5x \
+         the {CAP_IOPS} IOPS cap: the host path, not the cap, would make the knee"
+    );
+    let throttle = Throttle::new(&disk.dev, CAP_IOPS, CAP_IOPS).expect("blkio throttle");
     let spec = write_spec(dir.path(), "knee", KNEE_SPEC);
     let out = dir.path().join("out");
     let o = throttle
