@@ -190,6 +190,29 @@ impl<'a> JobSetup<'a> {
     }
 
     /// One job on its own thread: its file, generator or replay source, pacer and stats.
+    /// [`JobSetup::run_job`], then the job's last batch of the request log handed over as
+    /// soon as it ends (a job that failed before its first request: none), so the other
+    /// jobs' records are not held until the step ends.
+    fn run_job_and_hand_over(
+        &self,
+        job: u32,
+        origin: Instant,
+        progress: &'a JobProgress,
+        stop: &'a AtomicBool,
+        request_log: Option<&'a StepLog>,
+    ) -> Result<JobStats, JobFailure> {
+        let mut r = self.run_job(job, origin, progress, stop, request_log);
+        if let Some(log) = request_log {
+            let stats = match r.as_mut() {
+                Ok(s) => Some(s),
+                Err(f) => f.stats.as_deref_mut(),
+            };
+            let rest = stats.and_then(|s| s.request_log.take());
+            log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
+        }
+        r
+    }
+
     fn run_job(
         &self,
         job: u32,
@@ -300,18 +323,8 @@ pub(crate) fn run_io_step(
                     let progress = &progress[job as usize];
                     let supervisor = supervisor.clone();
                     scope.spawn(move || {
-                        let mut r = setup.run_job(job, origin, progress, stop, request_log);
-                        // The job's last batch as soon as it ends (a job that failed before
-                        // its first request: none), so the others' records are not held
-                        // until the step ends.
-                        if let Some(log) = request_log {
-                            let stats = match r.as_mut() {
-                                Ok(s) => Some(s),
-                                Err(f) => f.stats.as_deref_mut(),
-                            };
-                            let rest = stats.and_then(|s| s.request_log.take());
-                            log.hand_over(job, rest.unwrap_or_default(), u64::MAX);
-                        }
+                        let r =
+                            setup.run_job_and_hand_over(job, origin, progress, stop, request_log);
                         returned.fetch_add(1, Ordering::Release);
                         supervisor.unpark();
                         r
