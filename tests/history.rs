@@ -1,7 +1,7 @@
-//! The history store end to end: a simulated firmware history of 40 builds on a real
+//! The history store end to end: a simulated firmware history of 28 builds on a real
 //! block device (nbdkit's memory disk under its delay filter, through nbdfuse and a loop
-//! device; each build's "firmware" a cgroup blkio IOPS cap, 20% lower from build 20 on,
-//! and a read delay, 4 ms longer from build 30 on),
+//! device; each build's "firmware" a cgroup blkio IOPS cap, 20% lower from build 14 on,
+//! and a read delay, 4 ms longer from build 21 on),
 //! ingested by `iogate run --history`, searched by `history detect`, compared with
 //! Apache Otava on the exported series, and ingested into a PostgreSQL server (started
 //! here from Debian's binaries) by two concurrent hosts.
@@ -53,10 +53,10 @@ fn json_of(o: &Output) -> serde_json::Value {
 }
 
 /// Builds before the IOPS drop, and before the latency change.
-const IOPS_DROP_BUILD: u64 = 20;
-const LATENCY_BUILD: u64 = 30;
-const BUILDS: u64 = 40;
-/// The throughput step's IOPS cap before build 20 (then 20% less: a one-run judgement
+const IOPS_DROP_BUILD: u64 = 14;
+const LATENCY_BUILD: u64 = 21;
+const BUILDS: u64 = 28;
+/// The throughput step's IOPS cap before build 14 (then 20% less: a one-run judgement
 /// against a 5% band needs the drop well past the band plus the builds' spread, which is
 /// 1–2% for these 1 s steps and reached 2% in a bare-chroot run, where a 10% drop was
 /// `inconclusive` at p = 5.2e-3 under the old 0.001 threshold). Low, with a deep queue,
@@ -72,7 +72,7 @@ const CAP_IOPS: u64 = 250;
 /// itself catches up at most 100 ms of lateness; at queue depth 8 and 32 loaded runs
 /// lost 9 and 39 of a build's 100 requests).
 const PACED_IOPS: u64 = 100;
-/// The disk's read delay (ms) before build 30, and the planted change from build 30 on:
+/// The disk's read delay (ms) before build 21, and the planted change from build 21 on:
 /// 4 ms more per read, several times the paced step's host latency shifts under load
 /// (a 1 ms change was swamped by them).
 const DELAY_MS: u64 = 1;
@@ -138,8 +138,8 @@ fn simulated_history() {
     let golden = dir.path().join("golden");
     let codes = run_the_builds(&spec, &results, &golden, &db);
     run_history_judges_the_first_build_after_the_drop_regressed(&codes, &results);
-    let paced30 = detect_finds_exactly_the_two_change_points(&db);
-    the_latency_change_is_the_planted_delay(&db, &paced30);
+    let paced_change = detect_finds_exactly_the_two_change_points(&db);
+    the_latency_change_is_the_planted_delay(&db, &paced_change);
     detect_equals_apache_otava_on_every_series(&db);
     postgres_ingest_from_two_hosts_agrees_with_sqlite(dir.path(), &results, &db);
 }
@@ -151,7 +151,7 @@ fn detect(db: &str, extra: &[&str]) -> Output {
     iogate(&args)
 }
 
-/// Runs the 40 builds, each under its IOPS cap and read delay, with `--history`; each
+/// Runs the 28 builds, each under its IOPS cap and read delay, with `--history`; each
 /// build's order, exit code and stderr. The host path's headroom is measured first, and
 /// every build's rates are held to their caps: a build the host could not pace (a stall
 /// of a few hundred ms on this loaded machine, in about one build of twenty) measured
@@ -166,7 +166,7 @@ fn run_the_builds(
 ) -> Vec<(u64, i32, String)> {
     // Every build's disk answers reads after nbdkit's delay filter, so that the host's own
     // shifts (the FUSE round trip moved by 20 µs mid-history in one run) stay below the
-    // 5% smallest change; the "firmware" of builds 30 on is 4 ms slower.
+    // 5% smallest change; the "firmware" of builds 21 on is 4 ms slower.
     let margin = host_margin(spec, &results.with_file_name("margin"));
     let mut disk = delayed_disk(DELAY_MS);
     let (mut codes, mut rates, mut repeated) = (Vec::new(), Vec::new(), Vec::new());
@@ -308,35 +308,36 @@ fn run_history_judges_the_first_build_after_the_drop_regressed(
             assert_eq!(*c, 0, "build {build} was judged against history: {err}");
         }
     }
-    let (_, c20, err20) = &codes[IOPS_DROP_BUILD as usize - 1];
+    let (_, c_drop, err_drop) = &codes[IOPS_DROP_BUILD as usize - 1];
     let iops_of = |b: u64| {
         common::result(&results.join(format!("{b:02}")))["steps"][0]["metrics"]["iops"].clone()
     };
     assert_eq!(
-        *c20,
+        *c_drop,
         1,
-        "build 20 (throughput IOPS {} after {} at build 19; caps {CAP_IOPS} then 80%): {err20}",
-        iops_of(20),
-        iops_of(19)
+        "build {IOPS_DROP_BUILD} (throughput IOPS {} after {} at the build before; caps {CAP_IOPS} then 80%): {err_drop}",
+        iops_of(IOPS_DROP_BUILD),
+        iops_of(IOPS_DROP_BUILD - 1)
     );
-    let h20: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(results.join("20/history.json")).expect("history.json"),
+    let h_drop: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join(format!("{IOPS_DROP_BUILD:02}/history.json"))).expect("history.json"),
     )
     .expect("history.json is JSON");
-    let iops = h20["judgements"]
+    let iops = h_drop["judgements"]
         .as_array()
         .expect("judgements")
         .iter()
         .find(|j| j["metric"] == "throughput.iops")
         .expect("throughput.iops judged");
-    assert_eq!(iops["verdict"], "regressed", "{h20:#}");
-    assert!(iops["builds"].as_u64() >= Some(14), "{iops}");
+    assert_eq!(iops["verdict"], "regressed", "{h_drop:#}");
+    // Judged against every accepted build before the drop (Otava's window of 50 holds them).
+    assert_eq!(iops["builds"].as_u64(), Some(IOPS_DROP_BUILD - 1), "{iops}");
 }
 
-/// `history detect`: the change points at builds 20 (IOPS, bandwidth) and 30 (latency);
-/// the paced step's latency change at build 30.
+/// `history detect`: the change points at builds 14 (IOPS, bandwidth) and 21 (latency);
+/// the paced step's latency change at build 21.
 fn detect_finds_exactly_the_two_change_points(db: &Path) -> serde_json::Value {
-    // `history detect`: exactly the two change points, at builds 20 and 30.
+    // `history detect`: exactly the two change points, at builds 14 and 21.
     let o = detect(s(db), &[]);
     assert_eq!(code(&o), 1, "regressions exit 1: {}", stderr(&o));
     let alerts: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
@@ -350,8 +351,8 @@ fn detect_finds_exactly_the_two_change_points(db: &Path) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&iogate(&["history", "detect", "--db", s(db)]).stdout)
     );
-    // The IOPS drop: at build 20, in IOPS and bandwidth, and nowhere else (a throttle's
-    // IOPS is steady to about 1%). The latency change: at build 30 in the paced step.
+    // The IOPS drop: at build 14, in IOPS and bandwidth, and nowhere else (a throttle's
+    // IOPS is steady to about 1%). The latency change: at build 21 in the paced step.
     // Latency series on this stack also shift with the host (nbdkit's sleeping threads
     // behind FUSE): a 5% p50 step or a blip of a few builds shows up as a change point
     // of its own in some runs, so other latency alerts are reported, not failed.
@@ -380,18 +381,18 @@ fn detect_finds_exactly_the_two_change_points(db: &Path) -> serde_json::Value {
             eprintln!("note: a latency change point of the host at build {b}: {a}");
         }
     }
-    let drop20 = at(IOPS_DROP_BUILD)
+    let iops_drop = at(IOPS_DROP_BUILD)
         .into_iter()
         .find(|c| c["metric"] == "throughput.iops")
         .expect("the IOPS drop is a change point");
-    let pct = drop20["change_pct"].as_f64().expect("change_pct");
+    let pct = iops_drop["change_pct"].as_f64().expect("change_pct");
     assert!(
         (-24.0..=-16.0).contains(&pct),
-        "IOPS changed {pct}% at build 20"
+        "IOPS changed {pct}% at build {IOPS_DROP_BUILD}"
     );
-    assert_eq!(drop20["previous_build_order"], 19);
-    let at30 = at(LATENCY_BUILD);
-    let paced30 = at30
+    assert_eq!(iops_drop["previous_build_order"], IOPS_DROP_BUILD - 1);
+    let at_latency = at(LATENCY_BUILD);
+    let paced_change = at_latency
         .iter()
         .find(|c| {
             c["metric"]
@@ -399,16 +400,16 @@ fn detect_finds_exactly_the_two_change_points(db: &Path) -> serde_json::Value {
                 .unwrap_or("")
                 .starts_with("paced.latency")
         })
-        .expect("the paced step's latency changed at build 30");
-    paced30.clone()
+        .expect("the paced step's latency changed at the latency build");
+    paced_change.clone()
 }
 
 /// The planted change is physical: 4 ms more per read, against the builds before it.
-fn the_latency_change_is_the_planted_delay(db: &Path, paced30: &serde_json::Value) {
-    // The planted change is physical: every read waits 4 ms longer from build 30 on. The
+fn the_latency_change_is_the_planted_delay(db: &Path, paced_change: &serde_json::Value) {
+    // The planted change is physical: every read waits 4 ms longer from build 21 on. The
     // segment after it is held to that against the median of every build before it, not
     // against e-divisive's previous segment, which a host shift of its own can raise (a
-    // bare run: +32% at build 26, so build 30's change read +28% though the delay added
+    // bare run: +32% at build 26, so build 30's change read +28% (in the 40-build history of then) though the delay added
     // 0.94 ms to the builds' median).
     let o = iogate(&[
         "history",
@@ -417,7 +418,7 @@ fn the_latency_change_is_the_planted_delay(db: &Path, paced30: &serde_json::Valu
         s(db),
         "--json",
         "--metric",
-        paced30["metric"].as_str().unwrap_or(""),
+        paced_change["metric"].as_str().unwrap_or(""),
     ]);
     let shown = json_of(&o);
     let mut before: Vec<f64> = shown[0]["points"]
@@ -429,10 +430,10 @@ fn the_latency_change_is_the_planted_delay(db: &Path, paced30: &serde_json::Valu
         .collect();
     before.sort_by(f64::total_cmp);
     let median = before[before.len() / 2];
-    let after = paced30["mean_after"].as_f64().expect("mean_after");
+    let after = paced_change["mean_after"].as_f64().expect("mean_after");
     assert!(
         after - median >= 0.7e-3 * PLANTED_MS as f64,
-        "build 30 added {:.3} ms to the median {:.3} ms of the builds before it (planted: {PLANTED_MS} ms): {paced30}",
+        "build {LATENCY_BUILD} added {:.3} ms to the median {:.3} ms of the builds before it (planted: {PLANTED_MS} ms): {paced_change}",
         (after - median) * 1e3,
         median * 1e3
     );
@@ -546,7 +547,8 @@ fn postgres_ingest_from_two_hosts_agrees_with_sqlite(dir: &Path, results: &Path,
     let page = std::fs::read_to_string(html.join("firmware-history.html")).expect("page");
     assert!(page.contains("<svg") && page.contains("throughput.iops"));
     assert!(
-        page.contains("20 (fw-20)") && page.contains("30 (fw-30)"),
+        page.contains(&format!("{IOPS_DROP_BUILD} (fw-{IOPS_DROP_BUILD})"))
+            && page.contains(&format!("{LATENCY_BUILD} (fw-{LATENCY_BUILD})")),
         "change table"
     );
     let pq = dir.join("parquet");

@@ -563,18 +563,26 @@ fn binomial(what: &str, count: usize, n: usize, p: f64) {
 /// The shipped ECW spec at 1/500 of its durations with the request log: over every
 /// request its 36 cases issued, the shares of the three LBA ranges (50/30/20% of requests
 /// in the first 5%, the next 15%, the last 80%), of each of the 12 block sizes and of
-/// reads (40%) lie within 5 standard deviations of the binomial counts.
+/// reads (40%) lie within 5 standard deviations of the binomial counts. Two rounds: the
+/// shares are the same in every round, and `--max-rounds` stops at the steady-state
+/// window, so the test's copy of the spec has a window of 2 (five rounds took 61 s of CI).
 fn ecw_access_shares_follow_the_mix_and_the_ranges() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (drive, stats_path) = ssd(&dir.path().join("drive"), 1, &[]);
     let dev = drive.dev.to_str().expect("utf-8").to_string();
-    let spec = shipped(dir.path(), "snia-pts-ecw");
+    let text = common::shipped_discarding("snia-pts-ecw");
+    assert!(text.contains("        window: 5\n"), "ECW's steady-state window");
+    let spec = write_spec(
+        dir.path(),
+        "snia-pts-ecw.yaml",
+        &text.replace("        window: 5\n", "        window: 2\n"),
+    );
     let out = dir.path().join("ecw");
     let extra = [
         "--time-scale",
         "0.002",
         "--max-rounds",
-        "5",
+        "2",
         "--log-requests",
     ];
     let (_, o, _) = run_spec(&spec, &dev, &out, &stats_path, &extra);
@@ -585,7 +593,10 @@ fn ecw_access_shares_follow_the_mix_and_the_ranges() {
         .filter(|r| r.0.starts_with("ecw/"))
         .collect();
     let n = rows.len();
-    assert!(n > 20_000, "{n} requests");
+    // About 13,000 requests in two rounds: 5 standard deviations are ±4% of the 40% of
+    // reads and of each range's share, ±21% of the 4% of 512 B requests.
+    eprintln!("ecw: {n} requests logged");
+    assert!(n > 10_000, "{n} requests");
     let zone = |o: u64| match o * 100 / size {
         0..=4 => 0,
         5..=19 => 1,
@@ -608,10 +619,15 @@ fn ecw_access_shares_follow_the_mix_and_the_ranges() {
     drop(drive);
 }
 
+// In this order on the harness's two threads: the HIR test runs the blessed build's HIR
+// run while the other thread's HIR gate test waits for it, so that run has the machine to
+// itself (with DIRTH beside it, its return-to-baseline bursts spread by 194 IOPS, more
+// than a third of the wait states' range, and the HIR test failed); then the gate test's
+// two runs beside DIRTH, XSR and ECW on the other thread.
 tests_main![
     hir_recovers_with_the_drives_background_collection: [Root, Nbdkit],
     a_slower_background_collector_regresses_the_long_wait_bursts_only: [Root, Nbdkit],
-    xsr_recovery_agrees_with_the_drive: [Root, Nbdkit],
     dirth_operating_points_meet_the_channel_limit: [Root, Nbdkit],
+    xsr_recovery_agrees_with_the_drive: [Root, Nbdkit],
     ecw_access_shares_follow_the_mix_and_the_ranges: [Root, Nbdkit],
 ];

@@ -643,6 +643,17 @@ impl Drop for NbdDisk {
         }
         let _ = self.fuse.kill();
         let _ = self.fuse.wait();
+        // SIGTERM first, so that nbdkit unloads its plugin: the simulated SSD writes its
+        // last stats line then (killed, the series ended up to 100 ms before the step's
+        // end, whenever its sampler was late on a loaded machine, and XSR found no sample
+        // after seq_after's end). SIGKILL after 10 s.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.nbdkit.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while matches!(self.nbdkit.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let _ = self.nbdkit.kill();
         let _ = self.nbdkit.wait();
     }
