@@ -320,7 +320,8 @@ fn run_history_judges_the_first_build_after_the_drop_regressed(
         iops_of(IOPS_DROP_BUILD - 1)
     );
     let h_drop: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(results.join(format!("{IOPS_DROP_BUILD:02}/history.json"))).expect("history.json"),
+        &std::fs::read_to_string(results.join(format!("{IOPS_DROP_BUILD:02}/history.json")))
+            .expect("history.json"),
     )
     .expect("history.json is JSON");
     let iops = h_drop["judgements"]

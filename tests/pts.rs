@@ -571,7 +571,10 @@ fn ecw_access_shares_follow_the_mix_and_the_ranges() {
     let (drive, stats_path) = ssd(&dir.path().join("drive"), 1, &[]);
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let text = common::shipped_discarding("snia-pts-ecw");
-    assert!(text.contains("        window: 5\n"), "ECW's steady-state window");
+    assert!(
+        text.contains("        window: 5\n"),
+        "ECW's steady-state window"
+    );
     let spec = write_spec(
         dir.path(),
         "snia-pts-ecw.yaml",
