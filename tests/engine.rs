@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{code, iogate, result, write_spec, LoopDevice};
+use common::{code, iogate, result, write_spec, LoopDevice, Run};
 
 /// `ramp` is excluded from every measurement, `bytes` bounds a step exactly, `cpus` pins
 /// jobs, and a CPU the host lacks is refused before any I/O.
@@ -54,15 +54,7 @@ fn ramp_bytes_and_cpu_pinning() {
     );
     let fresh = dir.path().join("never-created.img");
     let out2 = dir.path().join("out2");
-    let o = iogate(&[
-        "run",
-        bad.to_str().unwrap(),
-        "--target",
-        fresh.to_str().unwrap(),
-        "--out",
-        out2.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(&bad).target(&fresh).out(&out2).quiet().output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(err.contains("CPU 1000"), "{err}");
@@ -121,15 +113,7 @@ fn impossible_requests_are_refused_before_io() {
     );
     let file = dir.path().join("never.img");
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        polled.to_str().unwrap(),
-        "--target",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(&polled).target(&file).out(&out).quiet().output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(
@@ -139,15 +123,11 @@ fn impossible_requests_are_refused_before_io() {
     assert!(!file.exists() && !out.exists(), "nothing created");
 
     let dev = LoopDevice::new(16, "poll");
-    let o = iogate(&[
-        "run",
-        polled.to_str().unwrap(),
-        "--target",
-        dev.path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let o = Run::new(&polled)
+        .target(&dev.path)
+        .out(&out)
+        .quiet()
+        .output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(err.contains("io_poll is 0"), "{err}");
@@ -175,15 +155,7 @@ fn impossible_requests_are_refused_before_io() {
         "iogate: 1\nname: small\nsteps:\n  - workload: { name: w, ios: 100, mix: [ { block_size: 512B } ] }\n",
     );
     let o = iogate(&["plan", small.to_str().unwrap(), "--target", &dev4k]);
-    let run = iogate(&[
-        "run",
-        small.to_str().unwrap(),
-        "--target",
-        &dev4k,
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let run = Run::new(&small).target(&dev4k).out(&out).quiet().output();
     let _ = std::process::Command::new("losetup")
         .args(["-d", &dev4k])
         .status();

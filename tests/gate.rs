@@ -8,14 +8,20 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{code, iogate, mix_spec, result, write_spec};
+use common::{code, iogate, mix_spec, result, s, write_spec, Run};
 
 const SPEC: &str = "iogate: 1\nname: gate\ntarget: { size: 32MiB }\nsteps:\n  - workload: { name: w, duration: 4s, queue_depth: 4, mix: [ { block_size: 4KiB, read: 100%, random: 100% } ] }\nbaseline:\n  w.iops: -5%\n  w.latency.mean: +50%\n";
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 test paths")
+/// `iogate run SPEC --target T --out OUT --baseline GOLDEN --quiet`.
+fn gated(spec: &Path, target: &Path, out: &Path, golden: &Path) -> Run {
+    Run::new(spec)
+        .target(target)
+        .out(out)
+        .baseline(golden)
+        .quiet()
 }
 
+/// [`gated`] with `extra` arguments, run to its end.
 fn run(
     spec: &Path,
     target: &Path,
@@ -23,19 +29,7 @@ fn run(
     golden: &Path,
     extra: &[&str],
 ) -> std::process::Output {
-    let mut args = vec![
-        "run",
-        s(spec),
-        "--target",
-        s(target),
-        "--out",
-        s(out),
-        "--baseline",
-        s(golden),
-        "--quiet",
-    ];
-    args.extend_from_slice(extra);
-    iogate(&args)
+    gated(spec, target, out, golden).args(extra).output()
 }
 
 fn stderr(o: &std::process::Output) -> String {
@@ -328,20 +322,12 @@ fn a_throttled_slower_revision_regresses() {
         let Some(throttle) = common::Throttle::new(&dev.path, iops, iops) else {
             panic!("cgroup v1 blkio throttling is not available");
         };
-        let mut c = throttle.command(env!("CARGO_BIN_EXE_iogate"));
-        c.args([
-            "run",
-            s(&spec),
-            "--target",
-            s(&dev.path),
-            "--out",
-            s(out),
-            "--baseline",
-            s(&golden),
-            "--quiet",
-        ]);
-        c.args(extra);
-        let o = c.output().expect("iogate runs");
+        let run = gated(&spec, &dev.path, out, &golden).args(extra);
+        let o = throttle
+            .command(env!("CARGO_BIN_EXE_iogate"))
+            .args(run.argv())
+            .output()
+            .expect("iogate runs");
         drop(throttle);
         o
     };

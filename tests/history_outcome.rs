@@ -6,9 +6,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{code, iogate, result, write_spec};
+use common::{code, result, write_spec, Run};
 
 tests_main![a_history_regression_turns_the_outcome_as_well_as_the_exit_code];
 
@@ -35,7 +33,6 @@ fn a_history_regression_turns_the_outcome_as_well_as_the_exit_code() {
     // each run's own would start a series of its own).
     let target = dir.path().join("disk.img");
     std::fs::write(&target, vec![0u8; 8 << 20]).expect("target file");
-    let p = |p: &Path| p.to_str().expect("UTF-8 path").to_string();
     let run = |build: u32, iops: u32| {
         let spec = write_spec(
             dir.path(),
@@ -44,24 +41,15 @@ fn a_history_regression_turns_the_outcome_as_well_as_the_exit_code() {
         );
         let out = dir.path().join(format!("b{build}"));
         let order = build.to_string();
-        let args = [
-            "run",
-            &p(&spec),
-            "--target",
-            &p(&target),
-            "--out",
-            &p(&out),
-            "--baseline",
-            &p(&golden),
-            "--history",
-            &p(&db),
-            "--build",
-            &order,
-            "--build-order",
-            &order,
-            "--quiet",
-        ];
-        (iogate(&args), out)
+        let run = Run::new(&spec)
+            .target(&target)
+            .out(&out)
+            .baseline(&golden)
+            .arg("--history")
+            .arg(&db)
+            .args(["--build", &order, "--build-order", &order])
+            .quiet();
+        (run.output(), out)
     };
     for build in 1..=BUILDS {
         let (o, out) = run(build, 1000);

@@ -235,15 +235,13 @@ fn four_drives_one_throttled_is_the_only_outlier() {
         let alone_out = dir.path().join(format!("alone-{name}"));
         let o = throttle
             .command(env!("CARGO_BIN_EXE_iogate"))
-            .args([
-                "run",
-                s(&spec),
-                "--target",
-                s(&d.path),
-                "--out",
-                s(&alone_out),
-                "--quiet",
-            ])
+            .args(
+                Run::new(&spec)
+                    .target(&d.path)
+                    .out(&alone_out)
+                    .quiet()
+                    .argv(),
+            )
             .output()
             .expect("iogate");
         assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
@@ -275,11 +273,12 @@ fn a_drive_that_disappears_fails_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = spec(dir.path(), "removal", 6, false);
     let out = dir.path().join("out");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iogate"));
-    cmd.args(["run", s(&spec), "--out", s(&out)]);
-    for d in drives.iter().map(|d| &d.path).chain([&gone.dev]) {
-        cmd.arg("--target").arg(d);
-    }
+    let run = drives
+        .iter()
+        .map(|d| &d.path)
+        .chain([&gone.dev])
+        .fold(Run::new(&spec).out(&out), Run::target);
+    let mut cmd = run.command();
     let started = Instant::now();
     let child = cmd
         .stdout(Stdio::piped())

@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use common::{code, guest_put as put, iogate, json_file as json, write_spec};
+use common::{code, guest_put as put, json_file as json, write_spec, Run};
 
 static BOOT: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
 
@@ -208,13 +208,7 @@ fn a_file_refuses_passthrough() {
         "iogate: 1\nname: f\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, engine: passthrough, ios: 10, mix: [{ block_size: 4KiB }] }\n",
     );
     let out = dir.path().join("out");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
+    let o = Run::new(&spec).out(&out).quiet().output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(

@@ -250,7 +250,8 @@ fn an_honest_drive_keeps_every_durable_write() {
     );
 }
 
-/// Each planted bug, 3 cycles each: caught every time, as its own class.
+/// Each planted bug, 2 cycles each (each cut at its own moment of the run, from the seed):
+/// caught every time, as its own class. (Three each took 48 s of CI.)
 fn planted_firmware_bugs_are_caught_in_every_cycle() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -260,7 +261,7 @@ fn planted_firmware_bugs_are_caught_in_every_cycle() {
         Fault::Torn,
         Fault::DroppedWrite,
     ] {
-        for index in 0..3 {
+        for index in 0..2 {
             let (code, i) = cycle(fault, index, dir.path());
             row(fault, index, code, &i);
             let caught = match fault {

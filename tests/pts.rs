@@ -1,7 +1,12 @@
-//! The SNIA PTS tests that need a drive with a flash translation layer, run shortened
-//! (`--time-scale`, `--max-iterations`, `--max-rounds`) on the simulated SSD of
-//! tests/ftl/ (tests/common/ssd.rs), each figure checked against the drive's own ground
-//! truth (its counters and their time series, `stats.series`).
+//! The SNIA PTS tests, all in this binary: the ones that need a drive with a flash
+//! translation layer run shortened (`--time-scale`, `--max-iterations`, `--max-rounds`)
+//! on the simulated SSD of tests/ftl/ (tests/common/ssd.rs), each figure checked against
+//! the drive's own ground truth (its counters and their time series, `stats.series`);
+//! WSAT, Throughput, Latency and IOPS in tests/pts/shipped_first.rs, HIR's runs in
+//! tests/pts/hir.rs, and every shipped PTS spec shortened on a loop device (structure,
+//! steady state, exit codes; the Latency plan as a snapshot) in tests/pts/loop_device.rs.
+//! (`tests/compose.rs` checks that the PTS specs plan as written out from their fragments;
+//! `tests/snia.rs` the building blocks, `purge` and `idle`.)
 //!
 //! HIR (specs/snia-pts-hir.yaml): the burst IOPS of each wait state rise with the wait as
 //! the blocks the drive's background collector reclaimed per wait state do (correlation
@@ -33,16 +38,25 @@
 mod common;
 #[path = "pts/hir.rs"]
 mod hir;
+#[path = "pts/loop_device.rs"]
+mod loop_device;
+#[path = "pts/shipped_first.rs"]
+mod shipped_first;
 
 use std::path::Path;
 
 use common::ssd::{
-    delta, logged, pages, reclaims_between, run_spec, series, series_of, shipped, ssd, ssd_with,
-    CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US,
+    delta, logged, pages, reclaims_between, run_spec, run_spec_at, series, series_of, shipped, ssd,
+    ssd_with, Priority, CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US,
 };
 use common::{code, result, write_spec};
 use hir::{blessed_hir, done_with_blessed_hir, hir_dominates, hir_figure, hir_run, HIR_STEADY};
+use loop_device::{snia_plan_lists_cases_in_order, snia_pts_specs_run_shortened_on_a_loop_device};
 use serde_json::Value;
+use shipped_first::{
+    pts_iops_requests_are_the_drives_pages, pts_latency_holds_one_request_at_a_time,
+    pts_throughput_meets_the_drives_limits, wsat_sees_the_write_cliff,
+};
 
 fn pearson(x: &[f64], y: &[f64]) -> f64 {
     let n = x.len() as f64;
@@ -285,7 +299,8 @@ fn xsr_host_path(dir: &Path) -> f64 {
 /// The shipped XSR spec at 1/2000 of its durations (7.2 s, 10.8 s, 7.2 s) on the XSR
 /// drive ([`XSR_DRIVE`]), between two measurements of the host path for its sequential
 /// requests (the same drive at zero service time), each of which the drive's time per
-/// sequential request must exceed 3 times, else the test cannot judge.
+/// sequential request must exceed 3 times, else the test cannot judge. iogate runs ahead of
+/// the machine's other work ([`Priority::First`]).
 fn xsr_recovery_agrees_with_the_drive() {
     let dir = tempfile::tempdir().expect("tempdir");
     let host_before = xsr_host_path(&dir.path().join("host-before"));
@@ -293,7 +308,8 @@ fn xsr_recovery_agrees_with_the_drive() {
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let spec = shipped(dir.path(), "snia-pts-xsr");
     let out = dir.path().join("xsr");
-    let (before, o, _) = run_spec(&spec, &dev, &out, &stats_path, &["--time-scale", "0.0005"]);
+    let extra = ["--time-scale", "0.0005"];
+    let (before, o, _) = run_spec_at(Priority::First, &spec, &dev, &out, &stats_path, &extra);
     drop(drive);
     let host_after = xsr_host_path(&dir.path().join("host-after"));
     assert_eq!(code(&o), 0, "{o:?}");
@@ -626,11 +642,17 @@ fn ecw_access_shares_follow_the_mix_and_the_ranges() {
 // run while the other thread's HIR gate test waits for it, so that run has the machine to
 // itself (with DIRTH beside it, its return-to-baseline bursts spread by 194 IOPS, more
 // than a third of the wait states' range, and the HIR test failed); then the gate test's
-// two runs beside DIRTH, XSR and ECW on the other thread.
+// two runs on one thread, and the rest on the other, longest first.
 tests_main![
     hir_recovers_with_the_drives_background_collection: [Root, Nbdkit],
     a_slower_background_collector_regresses_the_long_wait_bursts_only: [Root, Nbdkit],
     dirth_operating_points_meet_the_channel_limit: [Root, Nbdkit],
     xsr_recovery_agrees_with_the_drive: [Root, Nbdkit],
+    pts_iops_requests_are_the_drives_pages: [Root, Nbdkit],
     ecw_access_shares_follow_the_mix_and_the_ranges: [Root, Nbdkit],
+    snia_pts_specs_run_shortened_on_a_loop_device: [Root],
+    pts_throughput_meets_the_drives_limits: [Root, Nbdkit],
+    wsat_sees_the_write_cliff: [Root, Nbdkit],
+    pts_latency_holds_one_request_at_a_time: [Root, Nbdkit],
+    snia_plan_lists_cases_in_order,
 ];

@@ -1,16 +1,13 @@
 //! The SNIA PTS building blocks, end to end: `purge` (discard on a loop device, hole
-//! punching on a file, a clear refusal where the device cannot discard) and `idle`.
+//! punching on a file, a clear refusal where the device cannot discard) and `idle`. The
+//! PTS tests themselves are in tests/pts.rs.
 
 mod common;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use common::{code, iogate, result, write_spec, LoopDevice};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("test paths are UTF-8")
-}
+use common::{code, result, s, write_spec, LoopDevice, Run};
 
 const FILL_PURGE_IDLE: &str = "iogate: 1\nname: purge\ntarget: { size: 32MiB }\nsteps:\n  - precondition: { passes: 1 }\n  - purge: { name: fob, method: discard }\n  - idle: { duration: 300ms }\n";
 
@@ -45,15 +42,7 @@ fn purge_punches_holes_in_a_file_and_idle_waits() {
         "auto",
         &FILL_PURGE_IDLE.replace(", method: discard", ""),
     );
-    let o = iogate(&[
-        "run",
-        s(&auto),
-        "--target",
-        s(&target),
-        "--out",
-        s(&out),
-        "-q",
-    ]);
+    let o = Run::new(&auto).target(&target).out(&out).quiet().output();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(
@@ -86,15 +75,11 @@ fn purge_discards_a_loop_device_or_says_why_it_cannot() {
         .status()
         .is_ok_and(|st| st.success());
     assert!(mounted, "mount -t ramfs failed");
-    let o = iogate(&[
-        "run",
-        s(&spec),
-        "--target",
-        s(&ramfs.join("t.img")),
-        "--out",
-        s(&dir.path().join("out2")),
-        "-q",
-    ]);
+    let o = Run::new(&spec)
+        .target(ramfs.join("t.img"))
+        .out(dir.path().join("out2"))
+        .quiet()
+        .output();
     let _ = std::process::Command::new("umount").arg(&ramfs).status();
     assert_eq!(code(&o), 3);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -104,187 +89,7 @@ fn purge_discards_a_loop_device_or_says_why_it_cannot() {
     );
 }
 
-/// Runs a shipped spec shortened for CI on `dev`; returns the result. Shortened rounds
-/// need not reach steady state: exit 0 when every sweep reached it, 4 (inconclusive) when
-/// one did not; anything else fails the test.
-fn run_shortened(
-    spec: &str,
-    dev: &Path,
-    out: &Path,
-    case: &str,
-    rounds: &str,
-) -> serde_json::Value {
-    // A loop device has no SNIA purge (Sanitize, Format NVM): the shipped spec's
-    // `purge: {}` (auto) would be refused, so this copy discards instead.
-    let name = spec.strip_suffix(".yaml").unwrap_or(spec);
-    let copy = out.with_extension("yaml");
-    std::fs::write(&copy, common::shipped_discarding(name)).expect("spec copy");
-    let o = iogate(&[
-        "run",
-        s(&copy),
-        "--target",
-        s(dev),
-        "--out",
-        s(out),
-        "--case-duration",
-        case,
-        "--max-rounds",
-        rounds,
-        "-q",
-    ]);
-    let r = result(out);
-    let unreached = r["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|s| s["sweep"]["steady_state"]["reached"] == false);
-    let expected = if unreached { 4 } else { 0 };
-    assert_eq!(
-        code(&o),
-        expected,
-        "{spec}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(r["assertions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|a| a["passed"] == true));
-    r
-}
-
-/// The shipped PTS specs shortened on a 128 MiB loop device, in two phases.
-fn snia_pts_specs_run_shortened_on_a_loop_device() {
-    let _io = common::io_lock();
-    let dev = LoopDevice::new(128, "pts");
-    let dir = tempfile::tempdir().unwrap();
-    iops_nests_its_cases_and_decides_steady_state(&dev.path, dir.path());
-    throughput_latency_and_wsat_run_shortened(&dev.path, dir.path());
-}
-
-/// Phase 1, IOPS: 7 mixes (outer) × 8 block sizes (inner), every case measured, steady
-/// state on 4 KiB random writes decided by its criterion on the window's values.
-fn iops_nests_its_cases_and_decides_steady_state(dev: &std::path::Path, dir: &std::path::Path) {
-    let r = run_shortened("snia-pts-iops.yaml", dev, &dir.join("iops"), "50ms", "5");
-    let steps: Vec<&str> = r["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(steps, ["purge", "precondition", "sweep"]);
-    let sweep = &r["steps"][2]["sweep"];
-    let cases = sweep["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 56);
-    // Nesting: the read share is the outer loop, block sizes the inner, largest first.
-    assert_eq!(
-        (
-            cases[0]["read_pct"].as_f64(),
-            cases[0]["block_size_bytes"].as_u64()
-        ),
-        (Some(100.0), Some(1 << 20))
-    );
-    assert_eq!(
-        (
-            cases[7]["read_pct"].as_f64(),
-            cases[7]["block_size_bytes"].as_u64()
-        ),
-        (Some(100.0), Some(512))
-    );
-    assert_eq!(
-        (
-            cases[8]["read_pct"].as_f64(),
-            cases[8]["block_size_bytes"].as_u64()
-        ),
-        (Some(95.0), Some(1 << 20))
-    );
-    let rounds = sweep["rounds"].as_u64().unwrap();
-    assert_eq!(rounds, 5, "shortened to 5 rounds, the window");
-    for c in cases {
-        assert_eq!(c["rounds"].as_array().unwrap().len() as u64, rounds);
-        // Every case measured something. (A 50 ms round of 1 MiB requests at QD32 can
-        // finish none of them on a machine starved by other work, so not every round.)
-        assert!(
-            c["rounds"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|r| r["iops"].as_f64().unwrap_or(0.0) > 0.0),
-            "{c}"
-        );
-    }
-    let ss = &sweep["steady_state"];
-    assert_eq!(ss["case"], "4KiB 0%R QD32 1J");
-    assert_eq!(ss["window"]["values"].as_array().unwrap().len(), 5);
-    // The decision is the criterion applied to the window's values.
-    let values: Vec<f64> = ss["window"]["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    let avg = values.iter().sum::<f64>() / 5.0;
-    let exc = (values.iter().cloned().fold(f64::MIN, f64::max)
-        - values.iter().cloned().fold(f64::MAX, f64::min))
-        * 100.0
-        / avg;
-    assert!((ss["window"]["excursion_pct"].as_f64().unwrap() - exc).abs() < 1e-6);
-    assert_eq!(
-        ss["reached"].as_bool().unwrap(),
-        exc <= 20.0 && ss["window"]["slope_excursion_pct"].as_f64().unwrap() <= 10.0
-    );
-    eprintln!("iops: steady state {} (excursion {exc:.1}%)", ss["reached"]);
-}
-
-/// Phase 2: Throughput (sequential 1 MiB and 128 KiB, steady state on 1 MiB write
-/// bandwidth), Latency (queue depth 1) and WSAT (rounds stop once 4 × the region has
-/// been written).
-fn throughput_latency_and_wsat_run_shortened(dev: &std::path::Path, dir: &std::path::Path) {
-    let r = run_shortened(
-        "snia-pts-throughput.yaml",
-        dev,
-        &dir.join("tp"),
-        "100ms",
-        "5",
-    );
-    let sweep = &r["steps"][2]["sweep"];
-    assert_eq!(sweep["cases"].as_array().unwrap().len(), 4);
-    assert_eq!(sweep["steady_state"]["metric"], "bandwidth");
-
-    // Latency: queue depth 1, steady state on 4 KiB write mean latency.
-    let r = run_shortened("snia-pts-latency.yaml", dev, &dir.join("lat"), "100ms", "5");
-    let sweep = &r["steps"][2]["sweep"];
-    let cases = sweep["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 9);
-    assert!(cases.iter().all(|c| c["queue_depth"] == 1));
-    let w = &cases[0]["window"];
-    assert!(w["max_latency_ns"].as_f64().unwrap() >= w["p99_latency_ns"].as_f64().unwrap());
-
-    // WSAT: rounds stop once 4 × the region has been written.
-    let r = run_shortened("snia-pts-wsat.yaml", dev, &dir.join("wsat"), "500ms", "100");
-    let sweep = &r["steps"][1]["sweep"];
-    let written = sweep["written_bytes"].as_u64().unwrap();
-    assert!(written >= 4 * (128 << 20), "wrote {written} bytes");
-    assert!(sweep["rounds"].as_u64().unwrap() < 100);
-    eprintln!("wsat: {} rounds to write {written} bytes", sweep["rounds"]);
-}
-
-fn snia_plan_lists_cases_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("t.img");
-    std::fs::File::create(&target)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let spec = format!("{}/specs/snia-pts-latency.yaml", env!("CARGO_MANIFEST_DIR"));
-    let o = iogate(&["plan", &spec, "--target", s(&target)]);
-    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    insta::assert_snapshot!("snia_latency_plan", String::from_utf8_lossy(&o.stdout));
-}
-
 tests_main![
     purge_punches_holes_in_a_file_and_idle_waits,
     purge_discards_a_loop_device_or_says_why_it_cannot: [Root],
-    snia_pts_specs_run_shortened_on_a_loop_device: [Root],
-    snia_plan_lists_cases_in_order,
 ];
