@@ -46,8 +46,8 @@ mod shipped_first;
 use std::path::Path;
 
 use common::ssd::{
-    delta, logged, pages, reclaims_between, run_spec, run_spec_at, series, series_of, shipped, ssd,
-    ssd_with, Priority, CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US,
+    delta, logged, pages, reclaims_between, run_spec, series, series_of, shipped, ssd, ssd_with,
+    CHANNELS, ERASE_US, PAGES, PROGRAM_US, READ_US,
 };
 use common::{code, result, write_spec};
 use hir::{blessed_hir, done_with_blessed_hir, hir_dominates, hir_figure, hir_run, HIR_STEADY};
@@ -299,8 +299,7 @@ fn xsr_host_path(dir: &Path) -> f64 {
 /// The shipped XSR spec at 1/2000 of its durations (7.2 s, 10.8 s, 7.2 s) on the XSR
 /// drive ([`XSR_DRIVE`]), between two measurements of the host path for its sequential
 /// requests (the same drive at zero service time), each of which the drive's time per
-/// sequential request must exceed 3 times, else the test cannot judge. iogate runs ahead of
-/// the machine's other work ([`Priority::First`]).
+/// sequential request must exceed 3 times, else the test cannot judge.
 fn xsr_recovery_agrees_with_the_drive() {
     let dir = tempfile::tempdir().expect("tempdir");
     let host_before = xsr_host_path(&dir.path().join("host-before"));
@@ -308,8 +307,7 @@ fn xsr_recovery_agrees_with_the_drive() {
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let spec = shipped(dir.path(), "snia-pts-xsr");
     let out = dir.path().join("xsr");
-    let extra = ["--time-scale", "0.0005"];
-    let (before, o, _) = run_spec_at(Priority::First, &spec, &dev, &out, &stats_path, &extra);
+    let (before, o, _) = run_spec(&spec, &dev, &out, &stats_path, &["--time-scale", "0.0005"]);
     drop(drive);
     let host_after = xsr_host_path(&dir.path().join("host-after"));
     assert_eq!(code(&o), 0, "{o:?}");
@@ -366,6 +364,9 @@ fn xsr_recovery_agrees_with_the_drive() {
         bw(2) / 1e6,
         bw(3) / 1e6
     );
+    if t_iogate_ms > t_drive_ms + 700 {
+        host_held_completions_back(&steps[3], &samples, level, t_drive_ms);
+    }
     assert!(
         t_iogate_ms.abs_diff(t_drive_ms) <= 700,
         "recovery {t_iogate_ms} ms against the drive's {t_drive_ms} ms"
@@ -375,6 +376,46 @@ fn xsr_recovery_agrees_with_the_drive() {
     assert!(
         t_iogate_ms + 700 >= t_copy_ms,
         "recovery at {t_iogate_ms} ms, the collector copied until {t_copy_ms} ms"
+    );
+}
+
+/// iogate found seq_after recovered later than the drive did: when one of its own
+/// 5-interval windows after the drive's recovery left the 10% band while the drive's
+/// count over the same 500 ms stayed in it, the drive delivered and the host path held
+/// its completions back (seen beside a parallel build, 2 runs in 10, with the drive and
+/// iogate at nice -10: the loop device's and FUSE's kernel work is not), and the test
+/// cannot judge; it says so with both series.
+fn host_held_completions_back(step: &Value, samples: &[(u64, f64)], level: f64, t_drive_ms: u64) {
+    let ivs: Vec<(u64, f64)> = step["intervals"].as_array().map_or(vec![], |v| {
+        v.iter()
+            .map(|i| {
+                let t = i["start_ns"].as_u64().unwrap_or(0) / 1_000_000;
+                (t, i["bandwidth_bytes_per_s"].as_f64().unwrap_or(0.0))
+            })
+            .collect()
+    });
+    let near = |bw: f64| (bw - level).abs() <= level * 0.1;
+    let mean_over = |xs: &[(u64, f64)], from: u64, to: u64| {
+        let inside: Vec<f64> = xs
+            .iter()
+            .filter(|x| x.0 >= from && x.0 < to)
+            .map(|x| x.1)
+            .collect();
+        (!inside.is_empty()).then(|| inside.iter().sum::<f64>() / inside.len() as f64)
+    };
+    let held: Vec<(u64, f64, f64)> = ivs
+        .windows(5)
+        .filter(|w| w[0].0 >= t_drive_ms)
+        .filter_map(|w| {
+            let ours = w.iter().map(|x| x.1).sum::<f64>() / 5.0;
+            let drive = mean_over(samples, w[0].0, w[4].0 + 100)?;
+            (!near(ours) && near(drive)).then_some((w[0].0, ours / 1e6, drive / 1e6))
+        })
+        .collect();
+    let mbs: Vec<(u64, f64)> = ivs.iter().map(|x| (x.0, (x.1 / 1e6).round())).collect();
+    assert!(
+        held.is_empty(),
+        "cannot judge xsr: after the drive recovered at {t_drive_ms} ms, the host path held completions back in the windows (ms, iogate MB/s, drive MB/s) {held:.0?}; iogate's intervals {mbs:?}"
     );
 }
 

@@ -92,46 +92,14 @@ pub fn run_spec(
     stats_path: &Path,
     extra: &[&str],
 ) -> (Value, std::process::Output, Value) {
-    run_spec_at(Priority::Normal, spec, dev, out, stats_path, extra)
-}
-
-/// The CPU priority iogate runs at.
-pub enum Priority {
-    /// The tests' own.
-    Normal,
-    /// The highest (`nice -n -20`), ahead of whatever else the machine runs, as a lab runs
-    /// the tool it measures with: beside two parallel builds, iogate's thread reaped the
-    /// XSR drive's completions 100 ms and more late while the drive kept its pace (its own
-    /// count showed no dip), and a late dip in iogate's intervals moved XSR's recovery by
-    /// 3.5 to 4.9 s (3 runs in 10). The host path (FUSE, NBD) keeps its priority: a stall
-    /// there the drive sees too.
-    First,
-}
-
-/// [`run_spec`] at `priority`.
-pub fn run_spec_at(
-    priority: Priority,
-    spec: &Path,
-    dev: &str,
-    out: &Path,
-    stats_path: &Path,
-    extra: &[&str],
-) -> (Value, std::process::Output, Value) {
     let before = stats(stats_path);
-    let run = super::Run::new(spec)
+    let o = super::Run::new(spec)
         .target(dev)
         .out(out)
         .quiet()
         .arg("--allow-destructive")
-        .args(extra);
-    let o = match priority {
-        Priority::Normal => run.output(),
-        Priority::First => std::process::Command::new("nice")
-            .args(["-n", "-20", env!("CARGO_BIN_EXE_iogate")])
-            .args(run.argv())
-            .output()
-            .expect("nice runs iogate"),
-    };
+        .args(extra)
+        .output();
     (before, o, stats(stats_path))
 }
 
