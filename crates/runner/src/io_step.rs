@@ -437,7 +437,7 @@ impl<'t> Watchdog<'t> {
         let t = self.target;
         let unit = u64::from(t.logical_block_size);
         let why = if !t.present() {
-            "it left the system (its device node or /sys/dev/block entry is gone)".to_string()
+            "it left the system (its device node or /sys/dev/block entry is gone, or its capacity fell to 0)".to_string()
         } else {
             match crate::integrity::sample_blocks(t, unit, t.logical_block_size, 0, 1) {
                 Ok(_) => return false,

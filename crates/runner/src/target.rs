@@ -338,8 +338,11 @@ impl Target {
     }
 
     /// Whether the device is still in the system: for a block device, its major:minor in
-    /// /sys/dev/block (a removed drive leaves it even while iogate holds it open); files
-    /// and character devices: whether the path exists.
+    /// /sys/dev/block (a removed drive leaves it even while iogate holds it open) with a
+    /// capacity above 0 (the kernel sets a removed NVMe namespace's capacity to 0 before
+    /// its entry goes: a run saw reads of LBA 0 end at end-of-file on a hot-removed
+    /// controller while the entry was still there); files and character devices: whether
+    /// the path exists.
     pub fn present(&self) -> bool {
         let Ok(meta) = std::fs::metadata(&self.path) else {
             return false;
@@ -348,12 +351,10 @@ impl Target {
             return true;
         }
         let rdev = meta.rdev();
-        Path::new(&format!(
-            "/sys/dev/block/{}:{}",
-            libc::major(rdev),
-            libc::minor(rdev)
-        ))
-        .exists()
+        let entry = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
+        let sectors = std::fs::read_to_string(format!("{entry}/size"));
+        Path::new(&entry).exists()
+            && sectors.map_or(true, |s| s.trim().parse::<u64>().map_or(true, |n| n > 0))
     }
 
     /// Whether the device's queue polls (sysfs `queue/io_poll`); None for files or
