@@ -244,7 +244,70 @@ fn reads_failing_at_chosen_offsets_are_recorded_and_judged() {
     }
 }
 
+/// `Target::present`, the check that tells a drive that left the system from one that
+/// failed a request, row by row: a file (present; removed: gone), a loop device
+/// (present), the same loop device once detached (its node and its `/sys/dev/block` entry
+/// are still there, its capacity 0: gone; the state of a hot-removed NVMe namespace before
+/// its entry goes), and its node removed (gone).
+fn a_device_whose_capacity_fell_to_0_has_left_the_system() {
+    use iogate_runner::Target;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.img");
+    std::fs::write(&file, vec![0u8; 8192]).expect("file");
+    let t = Target::probe(&file).expect("a file target");
+    assert!(t.present(), "a file");
+    std::fs::remove_file(&file).expect("remove");
+    assert!(!t.present(), "a removed file");
+
+    // A block device under a node that is then removed (a copy of a loop device's node).
+    let dev = common::LoopDevice::new(8, "present");
+    let rdev =
+        |p: &Path| std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(p).expect("node"));
+    let (maj, min) = (libc::major(rdev(&dev.path)), libc::minor(rdev(&dev.path)));
+    let node = dir.path().join("node");
+    let o = Command::new("mknod")
+        .arg(&node)
+        .args(["b", &maj.to_string(), &min.to_string()])
+        .output()
+        .expect("mknod");
+    assert!(o.status.success(), "{o:?}");
+    let t = Target::probe(&node).expect("a loop device under another node");
+    assert!(t.present(), "an attached loop device");
+    std::fs::remove_file(&node).expect("remove the node");
+    assert!(!t.present(), "its node removed");
+
+    // The same loop device detached: node and entry stay, capacity 0.
+    let t = Target::probe(&dev.path).expect("a loop device");
+    assert!(t.present(), "an attached loop device");
+    let o = Command::new("losetup")
+        .arg("-d")
+        .arg(&dev.path)
+        .output()
+        .expect("losetup");
+    assert!(o.status.success(), "{o:?}");
+    // Detached here: the guard must not detach the number again (another test may hold it).
+    let _ = std::fs::remove_file(&dev.backing);
+    std::mem::forget(dev);
+    // A detach while udev still holds the device open is deferred to its last close.
+    let sectors = || std::fs::read_to_string(format!("/sys/dev/block/{maj}:{min}/size"));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sectors().is_ok_and(|s| s.trim() != "0") && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let size = sectors().expect("the entry stays");
+    assert_eq!(
+        size.trim(),
+        "0",
+        "{maj}:{min}: a detached loop device has capacity 0"
+    );
+    assert!(
+        !t.present(),
+        "a block device of capacity 0 has left the system"
+    );
+}
+
 tests_main![
+    a_device_whose_capacity_fell_to_0_has_left_the_system: [Root],
     signals_end_every_wait_with_a_partial_result,
     failed_writes_fail_the_run_unless_the_spec_records_them: [Root],
     reads_failing_at_chosen_offsets_are_recorded_and_judged: [Root, Nbdkit],
