@@ -81,31 +81,58 @@ throttles=()
 namespaces=()
 numa=0
 limit=1200
+# A value-taking option as the last argument, or followed by nothing.
+value() { [ $# -ge 2 ] || { echo "qemu-nvme: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --size) size=$2; shift 2 ;;
-    --serial) serial=$2; shift 2 ;;
-    --nvme-props) props=$2; shift 2 ;;
-    --ns-props) nsprops=$2; shift 2 ;;
-    --subsys-props) subsysprops=$2; shift 2 ;;
-    --mem) mem=$2; shift 2 ;;
-    --iogate) iogate=$2; shift 2 ;;
-    --extra) extras+=("$2"); shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --on-trigger) trigger=$2; shift 2 ;;
-    --controllers) controllers=$2; shift 2 ;;
-    --throttle) throttles+=("$2"); shift 2 ;;
+    --size) value "$@"; size=$2; shift 2 ;;
+    --serial) value "$@"; serial=$2; shift 2 ;;
+    --nvme-props) value "$@"; props=$2; shift 2 ;;
+    --ns-props) value "$@"; nsprops=$2; shift 2 ;;
+    --subsys-props) value "$@"; subsysprops=$2; shift 2 ;;
+    --mem) value "$@"; mem=$2; shift 2 ;;
+    --iogate) value "$@"; iogate=$2; shift 2 ;;
+    --extra) value "$@"; extras+=("$2"); shift 2 ;;
+    --out) value "$@"; out=$2; shift 2 ;;
+    --on-trigger) value "$@"; trigger=$2; shift 2 ;;
+    --controllers) value "$@"; controllers=$2; shift 2 ;;
+    --throttle) value "$@"; throttles+=("$2"); shift 2 ;;
     --numa) numa=1; shift ;;
-    --time-limit) limit=$2; shift 2 ;;
-    --image) image=$2; shift 2 ;;
-    --nbd) nbd=$2; shift 2 ;;
-    --on-trigger-exec) trigger_exec=$2; shift 2 ;;
-    --namespace) namespaces+=("$2"); shift 2 ;;
+    --time-limit) value "$@"; limit=$2; shift 2 ;;
+    --image) value "$@"; image=$2; shift 2 ;;
+    --nbd) value "$@"; nbd=$2; shift 2 ;;
+    --on-trigger-exec) value "$@"; trigger_exec=$2; shift 2 ;;
+    --namespace) value "$@"; namespaces+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [ $# -gt 0 ] || { echo "qemu-nvme: no command (… -- COMMAND)" >&2; exit 2; }
+# Each number a whole decimal in its range (QEMU and bash arithmetic would take 0, -1,
+# 08 or 1e3 their own way, or loop for hours).
+whole() { # NAME VALUE MIN MAX
+  [[ $2 =~ ^[0-9]{1,9}$ ]] && [ $((10#$2)) -ge "$3" ] && [ $((10#$2)) -le "$4" ] \
+    || { echo "qemu-nvme: $1 $2: expected a whole number from $3 to $4" >&2; exit 2; }
+}
+whole --controllers "$controllers" 1 32
+whole --mem "$mem" 128 65536
+whole --time-limit "$limit" 1 86400
+controllers=$((10#$controllers)) mem=$((10#$mem)) limit=$((10#$limit))
+[[ $size =~ ^[1-9][0-9]{0,15}[KMGT]?$ ]] \
+  || { echo "qemu-nvme: --size $size: expected bytes above 0, with an optional K, M, G or T" >&2; exit 2; }
+for t in "${throttles[@]}"; do
+  [[ $t =~ ^[0-9]+:[1-9][0-9]{0,8}$ ]] && [ $((10#${t%%:*})) -lt "$controllers" ] \
+    || { echo "qemu-nvme: --throttle $t: expected CONTROLLER:IOPS, a controller from 0 to $((controllers - 1)) and IOPS above 0" >&2; exit 2; }
+done
+seen_images=" "
+for ns in "${namespaces[@]}"; do
+  img=${ns%%,*}
+  [ -n "$img" ] || { echo "qemu-nvme: --namespace $ns: no IMAGE before the properties" >&2; exit 2; }
+  case "$seen_images" in
+    *" $(realpath -m "$img") "*) echo "qemu-nvme: --namespace $img twice: one image backs one namespace" >&2; exit 2 ;;
+  esac
+  seen_images+="$(realpath -m "$img") "
+done
 if [ ${#namespaces[@]} -gt 0 ] && { [ "$controllers" != 1 ] || [ -n "$nsprops$subsysprops$nbd${image:-}" ]; }; then
   echo "qemu-nvme: --namespace goes with neither --controllers, --ns-props, --subsys-props, --image nor --nbd" >&2
   exit 2
@@ -221,8 +248,11 @@ poweroff -f
 INIT
   chmod +x "$root/init"
   # Written beside its final name and renamed: a concurrent boot sees it whole or not at all.
-  (cd "$root" && find . | cpio -o -H newc --quiet | "${pack[@]}") > "$base.$$.tmp"
-  mv -f "$base.$$.tmp" "$base"
+  if ! (cd "$root" && find . | cpio -o -H newc --quiet | "${pack[@]}") > "$base.$$.tmp" \
+    || ! mv -f "$base.$$.tmp" "$base"; then
+    echo "qemu-nvme: cannot write the initramfs to $cache (a full or read-only file system?); set IOGATE_VM_CACHE to a directory with room" >&2
+    exit 2
+  fi
   # Keeps the six images used last; an older one goes once unused for 10 minutes.
   ls -1t "$cache"/*.cpio.* | tail -n +7 | while read -r old; do
     find "$old" -mmin +10 -delete 2>/dev/null || true

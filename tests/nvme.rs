@@ -5,14 +5,20 @@
 //! data units and write commands agree with what iogate wrote; a critical warning fails
 //! the run unless the spec records it. On a file, health is "not available" and nothing
 //! else changes. The tests on a controller without properties share one boot (its
-//! identity and health run first, the critical warning it raises last).
+//! identity and health run first, the critical warning it raises last). The VM script's
+//! own refusals of bad input are in `nvme/vm_script.rs`.
 
 mod common;
+#[path = "nvme/vm_script.rs"]
+mod vm_script;
 
 use std::path::Path;
 use std::sync::OnceLock;
 
 use common::{code, guest_put as put, json_file as json, write_spec, Run};
+use vm_script::{
+    a_cache_without_room_is_refused_and_left_clean, bad_arguments_are_refused_before_a_boot,
+};
 
 /// Boots the VM with `props` on the NVMe device and runs `script` (sh) inside; returns
 /// the exit code and the directory holding what the guest wrote under /out.
@@ -498,6 +504,8 @@ fn a_file_has_no_health_and_nothing_else_changes() {
 }
 
 tests_main![
+    bad_arguments_are_refused_before_a_boot,
+    a_cache_without_room_is_refused_and_left_clean: [Root, Qemu],
     a_file_has_no_health_and_nothing_else_changes,
     identity_and_health_come_from_the_controller: [Root, Qemu],
     a_critical_warning_fails_the_run_unless_recorded: [Root, Qemu],
