@@ -294,6 +294,17 @@ fn composition_mistakes_are_located_with_the_include_chain() {
             "--set of the wrong unit",
             vec!["plan", "good.yaml", "--set", "size=16"],
         ),
+        (
+            "--set given twice",
+            vec![
+                "check",
+                "good.yaml",
+                "--set",
+                "size=8MiB",
+                "--set",
+                "size=32MiB",
+            ],
+        ),
     ] {
         let err = one_diagnostic(d, &args);
         all.push_str(&format!("## {what}: iogate {}\n{err}\n", args.join(" ")));

@@ -9,6 +9,7 @@ use super::include::{SourcedAssertion, SourcedRule, Sources};
 use super::yaml::parse_yaml;
 use super::*;
 use crate::document::{with_params, Origin, ParamTable, ParamValue, RawParams, Setting};
+use std::collections::BTreeMap;
 
 /// A spec's structure with what it was composed from.
 pub struct Composed {
@@ -36,7 +37,7 @@ pub fn parse_document(src: &SourceFile) -> Result<RawSpec, Diagnostics> {
 /// Parses a spec's YAML structure with `settings` overriding its parameters.
 ///
 /// Errors: unknown top-level keys (one diagnostic each), `--set` names that are not
-/// parameters (one each, at `params:`), or the first YAML error.
+/// parameters or are given twice (one each, at `params:`), or the first YAML error.
 pub fn compose(src: &SourceFile, settings: &[Setting]) -> Result<Composed, Diagnostics> {
     check_top_level_keys(src)?;
     let (params, set) = params(src, settings)?;
@@ -84,7 +85,26 @@ fn params(
         .collect();
     let mut items = Vec::new();
     let mut set = Vec::new();
+    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
     for s in settings {
+        if let Some(was) = first.insert(&s.name, &s.value) {
+            let at = declared.as_ref().map_or(0, |p| params_key_offset(src, p));
+            let found = format!(
+                "`--set {}={was}` and `--set {}={}`",
+                s.name, s.name, s.value
+            );
+            items.push(
+                src.diagnostic(
+                    at..at + declared.as_ref().map_or(0, |_| "params".len()),
+                    "parameter set twice",
+                    format!("expected one `--set {}=…`, found {found}", s.name),
+                )
+                .with_note(
+                    "each `--set` names a parameter once: which value was meant is not guessed",
+                ),
+            );
+            continue;
+        }
         if let Some(v) = table.get_mut(&s.name) {
             *v = ParamValue::from_set(&s.value);
             set.push(s.name.clone());
