@@ -204,7 +204,7 @@ fn check_bounds_a_spec_name_as_run_does() {
 
 /// A run refused before any I/O leaves no directory it made: not `results/<name>/`
 /// (refused at its spec, or at a bad baseline after its result directory was reserved),
-/// not the parents of an `--out`.
+/// not the parents of an `--out`, and no file target it would have created.
 #[test]
 fn a_refused_run_leaves_no_directory_behind() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -223,7 +223,10 @@ fn a_refused_run_leaves_no_directory_behind() {
             "n".repeat(250)
         ),
     );
-    let runs: [(Vec<&str>, &str); 3] = [
+    let (t1, t2) = (d.join("t1.img"), d.join("t2.img"));
+    let one = ["--target", s(&t1)];
+    let two = ["--target", s(&t1), "--target", s(&t2)];
+    let runs: [(Vec<&str>, &str); 5] = [
         (vec!["run", s(&long), "-q"], "spec name too long"),
         (
             [&["run", s(&spec), "-q"][..], &bad].concat(),
@@ -231,6 +234,16 @@ fn a_refused_run_leaves_no_directory_behind() {
         ),
         (
             [&["run", s(&spec), "-q", "--out", s(&nested)][..], &bad].concat(),
+            "not a valid file",
+        ),
+        // Refused in the ready phase (the baseline), after every check of the target:
+        // the file targets are not created either, for one drive or several.
+        (
+            [&["run", s(&spec), "-q"][..], &one, &bad].concat(),
+            "not a valid file",
+        ),
+        (
+            [&["run", s(&spec), "-q"][..], &two, &bad].concat(),
             "not a valid file",
         ),
     ];
@@ -245,4 +258,8 @@ fn a_refused_run_leaves_no_directory_behind() {
         entries(&d.join("results"))
     );
     assert!(!d.join("a").exists(), "--out's parents were left");
+    assert!(
+        !t1.exists() && !t2.exists(),
+        "a refused run created its targets"
+    );
 }

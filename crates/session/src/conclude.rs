@@ -83,6 +83,23 @@ pub(crate) fn ready(
     })
 }
 
+impl Ready {
+    /// The same, after a file target was created or grown ([`crate::prepare::grow`]):
+    /// the identity read again (its capacity), with the same overrides. Nothing that
+    /// could refuse the run changes: the baseline was chosen by the key and model, which
+    /// growing a file does not change.
+    pub(crate) fn grown(
+        mut self,
+        config: &RunConfig,
+        prepared: &Prepared,
+    ) -> Result<Ready, Failure> {
+        let mut identity = prepared.target.identity();
+        override_identity(&mut identity, config).map_err(Failure::usage)?;
+        self.identity = identity;
+        Ok(self)
+    }
+}
+
 /// After the last request: judges the result (assertions, baseline, history), writes
 /// and commits the result directory, shows it on the console and ingests it into the
 /// history. Returns the exit code and the result as written.

@@ -126,13 +126,6 @@ pub(crate) fn run_fleet(
         })?;
         prepared.push(x);
     }
-    // Every drive passed its checks: now file targets are created or grown.
-    for (p, name) in prepared.iter_mut().zip(&names) {
-        grow(config, p).map_err(|f| {
-            let path = p.target.path.display();
-            f.then(format!("{name} ({path}) cannot run"))
-        })?;
-    }
     let spec_name = prepared[0].plan.spec_name.clone();
     let (out, made) = fleet_out(config, &spec_name)?;
     let mut readies = Vec::new();
@@ -146,6 +139,16 @@ pub(crate) fn run_fleet(
         )?);
         readies.push(r);
     }
+    // Every drive passed its checks and is ready: now file targets are created or grown.
+    let mut grown = Vec::new();
+    for ((p, name), r) in prepared.iter_mut().zip(&names).zip(readies) {
+        grow(config, p).map_err(|f| {
+            let path = p.target.path.display();
+            f.then(format!("{name} ({path}) cannot run"))
+        })?;
+        grown.push(r.grown(config, p)?);
+    }
+    let readies = grown;
     // Every drive is ready: OUT stays, whatever happens to the runs.
     made.keep();
     let placements: Vec<Placement> = prepared.iter().map(|p| placement(&p.target)).collect();

@@ -46,10 +46,14 @@ fn run_one(
     target: Option<&Path>,
     consoles: &Consoles<'_>,
 ) -> Result<u8, Failure> {
-    let prepared = prepare(config, target, true)?;
+    // A file target is created or grown only once every check passed, the ready
+    // phase's too: a refused run leaves the file system as it found it.
+    let mut prepared = prepare(config, target, false)?;
     let mut console = consoles(None);
     let dest = layout::destination(config.out.as_deref(), &prepared.plan.spec_name);
     let ready = ready(config, &prepared, dest, console.as_mut())?;
+    crate::prepare::grow(config, &mut prepared)?;
+    let ready = ready.grown(config, &prepared)?;
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, console.as_mut());
     let request_log = layout::open_request_log(config.log_requests, ready.staging.path())?;
