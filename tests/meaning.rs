@@ -2,8 +2,9 @@
 //! keeps the text it was given (`1.10` and `1.1` are two firmware revisions, two
 //! identities), a number that does not fit is refused where a number goes, a baseline
 //! rule is one rule whether it was written in the spec or in a fragment, a duplicate
-//! step name points into the file that has the first, and `check` stays linear in the
-//! number of steps. Diagnostics of single specs are snapshots in `tests/bad_specs/`
+//! step name points into the file that has the first, `check` stays linear in the
+//! number of steps, and a size or duration is the exact number of bytes or nanoseconds
+//! written, up to 2^63 − 1 and no further. Diagnostics of single specs are snapshots in `tests/bad_specs/`
 //! (`scale_mismatch.yaml`, `ambiguous_selector.yaml`).
 
 mod common;
@@ -16,6 +17,7 @@ use common::{code, iogate_in, Run};
 use serde_json::Value;
 
 tests_main![
+    sizes_and_durations_are_exact_up_to_2_to_the_63,
     parameter_values_keep_their_text,
     a_baseline_rule_is_one_rule_wherever_it_is_written,
     a_duplicate_step_name_points_into_the_file_that_has_the_first,
@@ -192,4 +194,59 @@ fn a_division_by_a_metric_that_was_zero_is_undecided() {
     assert_eq!(a["passed"], false, "{a}");
     let why = a["undecided"].as_str().unwrap_or("");
     assert!(why.contains("division by a metric that was 0"), "{a}");
+}
+
+/// A size or duration past 2^53 (where an f64 stops holding whole numbers) is planned to
+/// the byte and nanosecond, 2^63 − 1 ns is taken and 2^63 ns refused, and a fraction of a
+/// nanosecond is refused however far down it is written.
+fn sizes_and_durations_are_exact_up_to_2_to_the_63() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let spec = |size: &str, duration: &str| {
+        format!("iogate: 1\nname: big\ntarget: {{ size: {size} }}\nsteps:\n  - idle: {{ name: i, duration: {duration} }}\n")
+    };
+    // 2^52 + 1 KiB = 2^62 + 1024 B; 2^53 + 1 ns.
+    write(
+        d,
+        "exact.yaml",
+        &spec("4503599627370497KiB", "9007199254740993ns"),
+    );
+    let o = iogate_in(d, &["plan", "--json", "exact.yaml"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let plan: Value = serde_json::from_slice(&o.stdout).expect("plan JSON");
+    assert_eq!(
+        plan["target"]["size_bytes"].as_u64(),
+        Some((1 << 62) + 1024)
+    );
+    let limit = &plan["steps"][0]["limit"]["duration_ns"];
+    assert_eq!(limit.as_u64(), Some((1 << 53) + 1));
+    write(d, "max.yaml", &spec("1MiB", "9223372036854775807ns"));
+    assert_eq!(code(&iogate_in(d, &["check", "max.yaml"])), 0);
+    for (name, duration, says) in [
+        (
+            "over.yaml",
+            "9223372036854775808ns",
+            "at most 9223372036854775807 nanoseconds",
+        ),
+        (
+            "hours.yaml",
+            "2562048h",
+            "at most 9223372036854775807 nanoseconds",
+        ),
+        (
+            "fraction.yaml",
+            "1.0000000001s",
+            "a whole number of nanoseconds",
+        ),
+        (
+            "precise.yaml",
+            "1.0000000000000000000000001h",
+            "at most 24 decimals",
+        ),
+    ] {
+        write(d, name, &spec("1MiB", duration));
+        let o = iogate_in(d, &["check", name]);
+        assert_eq!(code(&o), 2, "{duration}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{duration}: {}", stderr(&o));
+    }
 }

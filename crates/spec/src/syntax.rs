@@ -7,6 +7,8 @@
 //! turns into file diagnostics. Units: sizes in bytes (IEC `KiB` = 1024, SI `KB` = 1000),
 //! times in nanoseconds, percentages as numbers of percent (80% → 80.0).
 
+mod units;
+
 use pest::iterators::Pair;
 use pest::Parser;
 use pest_derive::Parser;
@@ -150,30 +152,41 @@ fn number_and_unit(pair: Pair<'_, Rule>) -> (f64, String, usize) {
     (value, unit, unit_offset)
 }
 
-fn whole_units(value: f64, mult: u64, text: &str, what: &str) -> Result<u64, ValueError> {
-    let total = value * mult as f64;
-    if total > u64::MAX as f64 / 2.0 {
-        return Err(ValueError {
-            offset: 0,
-            expected: format!("a {what} that fits in 63 bits"),
-            found: format!("`{text}`"),
-        });
-    }
-    if (total - total.round()).abs() > 1e-6 {
-        return Err(ValueError {
-            offset: 0,
-            expected: format!(
-                "a whole number of {}",
-                if what == "byte size" {
-                    "bytes"
-                } else {
-                    "nanoseconds"
-                }
-            ),
-            found: format!("`{text}`"),
-        });
-    }
-    Ok(total.round() as u64)
+/// The quantity `pair` (a number and a unit whose multiplier `multiplier` gives) in
+/// whole bytes or nanoseconds, exactly ([`units::whole`]). Errors: more than 2^63 − 1,
+/// a fraction of a byte or nanosecond, too many decimals.
+fn whole_units(
+    pair: Pair<'_, Rule>,
+    multiplier: fn(&str) -> u64,
+    text: &str,
+    what: &str,
+) -> Result<u64, ValueError> {
+    let (_, unit, _) = number_and_unit(pair.clone());
+    let number = pair
+        .into_inner()
+        .find(|p| p.as_rule() == Rule::number)
+        .map_or("0", |p| p.as_str());
+    let smallest = if what == "byte size" {
+        "bytes"
+    } else {
+        "nanoseconds"
+    };
+    let expected = match units::whole(number, multiplier(&unit)) {
+        Ok(n) => return Ok(n),
+        Err(units::Inexact::TooLarge) => format!(
+            "a {what} of at most {} {smallest} (2^63 − 1)",
+            units::MAX_UNITS
+        ),
+        Err(units::Inexact::NotWhole) => format!("a whole number of {smallest}"),
+        Err(units::Inexact::TooPrecise) => {
+            format!("a number with at most {} decimals", units::MAX_DECIMALS)
+        }
+    };
+    Err(ValueError {
+        offset: 0,
+        expected,
+        found: format!("`{text}`"),
+    })
 }
 
 /// Longest assertion, characters, and deepest parenthesis nesting: the parser and the
@@ -224,8 +237,7 @@ pub fn parse_byte_size(text: &str) -> Result<u64, ValueError> {
         text,
         "a byte size with a unit, like 4KiB or 512B",
     )?;
-    let (v, unit, _) = number_and_unit(pair);
-    whole_units(v, byte_multiplier(&unit), text, "byte size")
+    whole_units(pair, byte_multiplier, text, "byte size")
 }
 
 /// Parses a duration: `250us`, `10ms`, `60s`, `10m`, `1h`. Returns nanoseconds.
@@ -235,8 +247,7 @@ pub fn parse_duration(text: &str) -> Result<u64, ValueError> {
         text,
         "a duration with a unit, like 10ms or 60s",
     )?;
-    let (v, unit, _) = number_and_unit(pair);
-    whole_units(v, time_multiplier_ns(&unit), text, "duration")
+    whole_units(pair, time_multiplier_ns, text, "duration")
 }
 
 /// Parses an unsigned percentage `80%`. Returns the number of percent (80.0).
@@ -296,10 +307,7 @@ pub fn parse_size_or_percent(text: &str) -> Result<SizeOrPercent, ValueError> {
                 .and_then(|p| p.as_str().parse().ok())
                 .unwrap_or(0.0),
         )),
-        _ => {
-            let (v, unit, _) = number_and_unit(pair);
-            whole_units(v, byte_multiplier(&unit), text, "byte size").map(SizeOrPercent::Bytes)
-        }
+        _ => whole_units(pair, byte_multiplier, text, "byte size").map(SizeOrPercent::Bytes),
     }
 }
 
