@@ -277,8 +277,9 @@ impl ReplaySource {
             },
             loop_index: 0,
             first_ns: None,
-            loop_period_ns: figures.recorded_span_ns
-                + figures.recorded_span_ns / figures.played.saturating_sub(1).max(1),
+            loop_period_ns: figures
+                .recorded_span_ns
+                .saturating_add(figures.recorded_span_ns / figures.played.saturating_sub(1).max(1)),
             previous: None,
             in_flight: BinaryHeap::new(),
             error: None,
@@ -286,14 +287,20 @@ impl ReplaySource {
     }
 
     fn due(&mut self, recorded_ns: u64) -> u64 {
-        let t = recorded_ns + u64::from(self.loop_index) * self.loop_period_ns;
+        // Saturating: a loop index times a long trace's period past 2^64 ns is "never",
+        // not a wrapped early time.
+        let t = u64::from(self.loop_index)
+            .saturating_mul(self.loop_period_ns)
+            .saturating_add(recorded_ns);
         let due = match self.mapper.plan.timing {
             ReplayTiming::AsFastAsPossible => 0,
             ReplayTiming::AsRecorded => t,
             ReplayTiming::Scaled { factor } => (t as f64 / factor).round() as u64,
             ReplayTiming::IdleCapped { max_idle_ns } => match self.previous {
                 None => 0,
-                Some((prev_t, prev_due)) => prev_due + t.saturating_sub(prev_t).min(max_idle_ns),
+                Some((prev_t, prev_due)) => {
+                    prev_due.saturating_add(t.saturating_sub(prev_t).min(max_idle_ns))
+                }
             },
         };
         self.previous = Some((t, due));

@@ -99,31 +99,49 @@ fn trace_format(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<TraceFormat> {
     format
 }
 
+/// `timing: { scaled: F }`'s range: a thousand times slower than recorded (a 1 s trace
+/// in 17 minutes) to a million times faster (a day's trace in 86 ms). Outside it, a
+/// factor is a typo or a unit mistake: `1e-300` would put every request past the end
+/// of time (its due time saturating at 2^64 ns), NaN or 0 has no meaning.
+const SCALE_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
+
+/// A factor as a reader would write it: plain, or in exponent form far from 1.
+fn shown(x: f64) -> String {
+    if x == 0.0 || (1e-6..1e9).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// The replay's timing (default as fast as possible).
 fn timing(cx: &mut Ctx<'_>, r: &RawReplay) -> Option<ReplayTiming> {
     match &r.timing {
         None => Some(ReplayTiming::AsFastAsPossible),
-        Some(t) => {
-            match &t.value {
-                RawTiming::AsFastAsPossible => Some(ReplayTiming::AsFastAsPossible),
-                RawTiming::AsRecorded => Some(ReplayTiming::AsRecorded),
-                RawTiming::Scaled(f) if f.value > 0.0 && f.value.is_finite() => {
-                    Some(ReplayTiming::Scaled { factor: f.value })
-                }
-                RawTiming::Scaled(f) => {
-                    let span = cx.span(f);
-                    cx.error(
-                    span,
-                    "invalid time scale",
-                    format!("expected a speed-up factor above 0 (2: twice the recorded rate), found {}", f.value),
-                );
-                    None
-                }
-                RawTiming::IdleCapped(d) => cx
-                    .duration(d, "idle cap")
-                    .map(|max_idle_ns| ReplayTiming::IdleCapped { max_idle_ns }),
+        Some(t) => match &t.value {
+            RawTiming::AsFastAsPossible => Some(ReplayTiming::AsFastAsPossible),
+            RawTiming::AsRecorded => Some(ReplayTiming::AsRecorded),
+            RawTiming::Scaled(f) if SCALE_RANGE.contains(&f.value) => {
+                Some(ReplayTiming::Scaled { factor: f.value })
             }
-        }
+            RawTiming::Scaled(f) => {
+                let span = cx.span(f);
+                let (lo, hi) = (SCALE_RANGE.start(), SCALE_RANGE.end());
+                cx.error(
+                        span,
+                        "invalid time scale",
+                        format!(
+                            "expected a speed-up factor from {lo} ({} times slower than recorded) to {hi} (2: twice the recorded rate), found {}",
+                            1.0 / lo,
+                            shown(f.value)
+                        ),
+                    );
+                None
+            }
+            RawTiming::IdleCapped(d) => cx
+                .duration(d, "idle cap")
+                .map(|max_idle_ns| ReplayTiming::IdleCapped { max_idle_ns }),
+        },
     }
 }
 
