@@ -61,6 +61,16 @@ fn user_message(message: &str) -> String {
             u64::MAX
         );
     }
+    // serde-saphyr's advice to the programmer (`use Option<String>`), and its policy.
+    if message.starts_with("cannot deserialize null into ") {
+        return "expected a value, found nothing (an empty value, `~` or `null`)".into();
+    }
+    if let Some(found) = message
+        .strip_prefix("non-finite float ")
+        .and_then(|r| r.strip_suffix(" rejected by the configured policy"))
+    {
+        return format!("expected a finite number, found {found}");
+    }
     if message.contains("budget") {
         return "the document is too large or too deeply nested for a spec (YAML parser limit)"
             .into();
