@@ -18,6 +18,7 @@ use serde_json::Value;
 
 tests_main![
     sizes_and_durations_are_exact_up_to_2_to_the_63,
+    a_distributions_parameter_is_its_value,
     parameter_values_keep_their_text,
     a_baseline_rule_is_one_rule_wherever_it_is_written,
     a_duplicate_step_name_points_into_the_file_that_has_the_first,
@@ -249,4 +250,29 @@ fn sizes_and_durations_are_exact_up_to_2_to_the_63() {
         assert_eq!(code(&o), 2, "{duration}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{duration}: {}", stderr(&o));
     }
+}
+
+/// `zipf:` and `pareto:` take `${name}` like every other number: `--set` reaches the
+/// plan (bad values are snapshots: `tests/bad_specs/bad_distribution_param.yaml`).
+fn a_distributions_parameter_is_its_value() {
+    let spec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/bad_specs/bad_distribution_param.yaml"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "plan",
+        "--json",
+        spec,
+        "--set",
+        "theta=1.2",
+        "--set",
+        "h=0.25",
+    ];
+    let o = iogate_in(dir.path(), &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let plan: Value = serde_json::from_slice(&o.stdout).expect("plan JSON");
+    let d = |i: usize| plan["steps"][i]["distribution"].clone();
+    assert_eq!(d(0), serde_json::json!({ "kind": "zipf", "theta": 1.2 }));
+    assert_eq!(d(1), serde_json::json!({ "kind": "pareto", "h": 0.25 }));
 }

@@ -510,10 +510,10 @@ pub enum RawDistribution {
     Uniform,
     /// Each aligned offset once per pass, in a seeded order (fio's default random map).
     Permutation,
-    /// Zipf with exponent θ (> 0, ≠ 1 not required).
-    Zipf(f64),
-    /// Pareto with shape h (0 < h < 1), as fio defines it.
-    Pareto(f64),
+    /// Zipf with exponent θ (> 0, ≠ 1 not required); a number or `${name}`.
+    Zipf(Spanned<f64>),
+    /// Pareto with shape h (0 < h < 1), as fio defines it; a number or `${name}`.
+    Pareto(Spanned<f64>),
     /// Hot spots: each zone takes a share of requests on a share of the region.
     Zones(Vec<RawZone>),
 }

@@ -461,23 +461,27 @@ pub(super) fn distribution(
     match &d.value {
         RawDistribution::Uniform => Some(Distribution::Uniform),
         RawDistribution::Permutation => Some(Distribution::Permutation),
-        RawDistribution::Zipf(theta) if *theta > 0.0 && theta.is_finite() => {
-            Some(Distribution::Zipf { theta: *theta })
+        RawDistribution::Zipf(theta) if theta.value > 0.0 && theta.value.is_finite() => {
+            Some(Distribution::Zipf { theta: theta.value })
         }
         RawDistribution::Zipf(theta) => {
+            let at = cx.span(theta);
             cx.error(
-                span,
+                at,
                 "invalid zipf exponent",
-                format!("expected θ above 0, found {theta}"),
+                format!("expected θ above 0, found {}", theta.value),
             );
             None
         }
-        RawDistribution::Pareto(h) if *h > 0.0 && *h < 1.0 => Some(Distribution::Pareto { h: *h }),
+        RawDistribution::Pareto(h) if h.value > 0.0 && h.value < 1.0 => {
+            Some(Distribution::Pareto { h: h.value })
+        }
         RawDistribution::Pareto(h) => {
+            let at = cx.span(h);
             cx.error(
-                span,
+                at,
                 "invalid pareto shape",
-                format!("expected h between 0 and 1 (exclusive), found {h}"),
+                format!("expected h between 0 and 1 (exclusive), found {}", h.value),
             );
             None
         }
