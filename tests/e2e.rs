@@ -429,21 +429,9 @@ fn shipped_fileserver_spec_runs_and_has_a_golden_baseline() {
 /// kernel here has device-mapper.)
 fn failed_requests_are_recorded_not_fatal() {
     let _io = common::io_lock();
-    let mnt = tempfile::tempdir().expect("tempdir");
-    let ok = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8M", "tmpfs"])
-        .arg(mnt.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "mount tmpfs");
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(mnt.path().to_path_buf());
-    let backing = mnt.path().join("backing.img");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mnt = common::tmpfs::Tmpfs::mount(dir.path(), "size=8M");
+    let backing = mnt.path.join("backing.img");
     std::fs::File::create(&backing)
         .unwrap()
         .set_len(64 << 20)

@@ -101,19 +101,7 @@ fn failed_writes_fail_the_run_unless_the_spec_records_them() {
     // One 1 MiB tmpfs per run: a file unlinked after a run is freed only when the
     // kernel's asynchronous io_uring teardown drops its last reference, so reusing one
     // tmpfs made the second run meet a full file system now and then.
-    let small = |name: &str| {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(&path).expect("dir");
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m", "iogate-small"])
-            .arg(&path)
-            .status();
-        assert!(
-            matches!(mounted, Ok(m) if m.success()),
-            "mount tmpfs: {mounted:?}"
-        );
-        path
-    };
+    let small = |name: &str| common::tmpfs::Tmpfs::mount(&dir.path().join(name), "size=1m");
     let spec = |policy: &str| {
         write_spec(
             dir.path(),
@@ -131,11 +119,9 @@ fn failed_writes_fail_the_run_unless_the_spec_records_them() {
         (o, common::result(&out))
     };
     let (fs1, fs2) = (small("small1"), small("small2"));
-    let (o, r1) = run(&spec(""), &fs1);
-    let (o2, r2) = run(&spec("io_errors: record\n"), &fs2);
-    for fs in [&fs1, &fs2] {
-        let _ = Command::new("umount").arg(fs).status();
-    }
+    let (o, r1) = run(&spec(""), &fs1.path);
+    let (o2, r2) = run(&spec("io_errors: record\n"), &fs2.path);
+    drop((fs1, fs2));
     assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
     let errors = r1["steps"][0]["metrics"]["errors"].as_u64().unwrap_or(0);
     assert!(errors > 0, "{}", r1["steps"][0]["metrics"]);

@@ -222,19 +222,7 @@ fn a_journal_that_fills_its_device_stops_the_writes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let shm = shm_dir();
     let small = dir.path().join("small");
-    std::fs::create_dir(&small).expect("mount point");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "iogate-test", s(&small)])
-        .status()
-        .expect("mount");
-    assert!(mounted.success(), "mount a 64 KiB tmpfs");
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _unmount = Unmount(&small);
+    let _small = common::tmpfs::Tmpfs::mount(&small, "size=64k");
     // 30 s planned; a journal of 64 KiB holds about 1,300 records.
     let spec = writes_spec(dir.path(), "full", "duration: 30s");
     let out = dir.path().join("out");

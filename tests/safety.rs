@@ -313,16 +313,8 @@ fn results_are_never_lost_or_mixed() {
 fn read_only_targets_and_outputs_are_refused_first() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
-    let ro = dir.path().join("ro");
-    std::fs::create_dir_all(&ro).expect("dir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "ro,size=1m", "iogate-ro"])
-        .arg(&ro)
-        .status();
-    assert!(
-        matches!(mounted, Ok(m) if m.success()),
-        "mount ro tmpfs: {mounted:?}"
-    );
+    let ro_fs = common::tmpfs::Tmpfs::mount(&dir.path().join("ro"), "ro,size=1m");
+    let ro = ro_fs.path.clone();
     let long = write_spec(
         dir.path(),
         "long",
@@ -330,7 +322,7 @@ fn read_only_targets_and_outputs_are_refused_first() {
     );
     let started = std::time::Instant::now();
     let o = Run::new(&long).out(ro.join("out")).quiet().output();
-    let _ = Command::new("umount").arg(&ro).status();
+    drop(ro_fs);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(err.contains("cannot write the result directory"), "{err}");

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 pub mod run;
 pub mod ssd;
+pub mod tmpfs;
 pub mod vm;
 
 #[allow(unused_imports)]

@@ -99,20 +99,13 @@ pub fn bad_arguments_are_refused_before_a_boot() {
 /// where and exits 2, and no partial file stays in the cache.
 pub fn a_cache_without_room_is_refused_and_left_clean() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cache = dir.path().join("cache");
-    std::fs::create_dir(&cache).expect("cache dir");
-    let mount = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&cache)
-        .status()
-        .expect("mount");
-    assert!(mount.success(), "mount a 64 KiB tmpfs");
-    let o = script(&["--size", "16M", "--", "true"], &cache);
-    let left: Vec<_> = std::fs::read_dir(&cache)
+    let cache = crate::common::tmpfs::Tmpfs::mount(&dir.path().join("cache"), "size=64k");
+    let o = script(&["--size", "16M", "--", "true"], &cache.path);
+    let left: Vec<_> = std::fs::read_dir(&cache.path)
         .expect("cache")
         .map(|e| e.expect("entry").file_name())
         .collect();
-    let _ = Command::new("umount").arg(&cache).status();
+    drop(cache);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("cannot write the initramfs"), "{err}");
