@@ -244,6 +244,16 @@ pub struct RunArgs {
     /// build number): a whole number of 64 bits, negative allowed.
     #[arg(long, allow_negative_numbers = true, value_parser = cli_values::build_order)]
     pub build_order: Option<i64>,
+    /// The host name the run records (default: this host's name): for containers and
+    /// pods, whose own names are not the lab's, and for tests. `campaign status` finds
+    /// a host's drives by it.
+    #[arg(long, value_name = "NAME", value_parser = cli_values::name)]
+    pub host: Option<String>,
+    /// The campaign the run belongs to (a build qualified across a lab's drives):
+    /// recorded in result.json and the history store, where `campaign status
+    /// --campaign` selects it.
+    #[arg(long, value_name = "NAME", value_parser = cli_values::name)]
+    pub campaign: Option<String>,
 }
 
 /// Options of `iogate history`.

@@ -35,6 +35,8 @@ pub fn run(args: &RunArgs) -> u8 {
         history: args.history.clone(),
         build: args.build.clone(),
         build_order: args.build_order,
+        host: args.host.clone(),
+        campaign: args.campaign.clone(),
     };
     let (quiet, golden) = (args.quiet, args.baseline.clone());
     let consoles = move |drive: Option<&str>| -> Box<dyn Console> {

@@ -153,6 +153,10 @@ pub struct RunResult {
     /// environment), for the history store; absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildInfo>,
+    /// The campaign this run belongs to (`iogate run --campaign`): a build qualified
+    /// across a lab's drives, judged by `iogate campaign status`; absent when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<String>,
     /// What keeping the journal of acknowledged writes cost (`iogate run --journal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<crate::integrity::JournalSummary>,

@@ -212,6 +212,7 @@ fn empty_result(plan: &Plan, target: &Target) -> RunResult {
         health: None,
         health_samples: Vec::new(),
         build: None,
+        campaign: None,
         journal: None,
     }
 }

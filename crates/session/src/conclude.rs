@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use iogate_report::baseline_choice::{choose, BaselineQuery, ChosenBaseline};
 use iogate_report::history::gate;
-use iogate_report::history::store::Store;
+use iogate_report::history::store::{Ingested, Store};
 use iogate_report::BaselineInput;
 use iogate_result::RunResult;
 use iogate_runner::{RequestLog, RunEvent};
@@ -132,6 +132,10 @@ pub(crate) fn conclude(
     result.plan_text = Some(plan.render_table());
     result.target = identity;
     result.build = build;
+    result.campaign = config.campaign.clone();
+    if let Some(host) = &config.host {
+        result.host.hostname = host.clone();
+    }
     if let (Some(state), Some(path)) = (&prepared.verify_state, &config.verify_state) {
         if let Err(e) = state.save(path) {
             console.note(&format!("error: {e}"));
@@ -185,8 +189,12 @@ pub(crate) fn conclude(
     }
     let code = exit::of_outcome(result.outcome);
     let ingested = match (history.as_mut(), &judged) {
-        (Some(store), Some(Ok(j))) => j.ingest(store).map(|()| {
-            console.note(&format!("history: ingested into {}", store.name()));
+        (Some(store), Some(Ok(j))) => j.ingest(store).map(|stored| {
+            let attempt = match stored {
+                Ingested::Stored { attempt } if attempt > 1 => format!(" as attempt {attempt}"),
+                _ => String::new(),
+            };
+            console.note(&format!("history: ingested into {}{attempt}", store.name()));
         }),
         (_, Some(Err(e))) => Err(e.clone()),
         _ => Ok(()),

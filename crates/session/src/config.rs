@@ -51,6 +51,10 @@ pub struct RunConfig {
     pub build: Option<String>,
     /// The build's position in the series (`--build-order`).
     pub build_order: Option<i64>,
+    /// The host name recorded (`--host`; default: this host's).
+    pub host: Option<String>,
+    /// The campaign the run belongs to (`--campaign`).
+    pub campaign: Option<String>,
 }
 
 /// Where a run's progress and notices go: the binary prints them. One per drive (its

@@ -13,7 +13,7 @@ use iogate_report::baseline_choice;
 use iogate_report::history::detect::{self, Alert};
 use iogate_report::history::edivisive::Options;
 use iogate_report::history::series::{self, Series};
-use iogate_report::history::store::{ExpectedChange, Store};
+use iogate_report::history::store::{self, ExpectedChange, Store};
 use iogate_report::history::{self as hist, trend, BuildOverride, HistoryError, RunRecord};
 
 use crate::failure::Failure;
@@ -82,8 +82,8 @@ pub fn ingest(
                 store.ingest(&run, &metrics).map_err(|e| e.to_string())
             });
         match stored {
-            Ok(true) => done.added += 1,
-            Ok(false) => done.known += 1,
+            Ok(store::Ingested::Stored { .. }) => done.added += 1,
+            Ok(store::Ingested::Known) => done.known += 1,
             Err(e) => done.refused.push((f, e)),
         }
     }

@@ -24,6 +24,32 @@ pub fn count(text: &str, min: u64, max: u64) -> Result<u64, String> {
     }
 }
 
+/// Longest host or campaign name, bytes (a DNS name's limit, RFC 1035 2.3.4).
+pub const MAX_NAME_BYTES: usize = 253;
+
+/// A host or campaign name as runs record it and an inventory lists it (`run --host`,
+/// `run --campaign`): 1 to [`MAX_NAME_BYTES`] of letters, digits, `.`, `_`, `-` and `:`
+/// (host names, Kubernetes pod names, Slurm node names), starting with a letter or
+/// digit.
+pub fn name(text: &str) -> Result<String, String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':');
+    let starts = text.starts_with(|c: char| c.is_ascii_alphanumeric());
+    if !text.is_empty() && text.len() <= MAX_NAME_BYTES && starts && text.chars().all(allowed) {
+        return Ok(text.to_string());
+    }
+    let shown: String = text
+        .chars()
+        .take(40)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    Err(format!(
+        "expected a name of 1 to {MAX_NAME_BYTES} letters, digits, '.', '_', '-' or ':' \
+         starting with a letter or digit, found \"{shown}\"{}",
+        if text.chars().count() > 40 { "…" } else { "" }
+    ))
+}
+
 /// A percentage from 0 to `max` (both included), written `5` or `5%`: finite, not
 /// negative.
 pub fn percent(text: &str, max: f64) -> Result<f64, String> {

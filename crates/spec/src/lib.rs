@@ -17,6 +17,7 @@ pub mod expr;
 mod figure;
 pub mod files;
 pub mod import;
+pub mod inventory;
 pub mod metric;
 pub mod plan;
 pub mod schema;

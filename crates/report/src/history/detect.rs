@@ -430,6 +430,9 @@ mod tests {
             outcome: "pass".into(),
             steady_state: None,
             throttled: None,
+            target: None,
+            campaign: None,
+            attempt: Some(1),
         };
         let wobble = [0.0, 8.0, -6.0, 3.0, -9.0, 5.0, -2.0, 10.0];
         let runs: Vec<_> = (1..=20).map(run).collect();
@@ -474,6 +477,9 @@ mod tests {
             outcome: "pass".into(),
             steady_state: None,
             throttled: None,
+            target: None,
+            campaign: None,
+            attempt: Some(1),
         };
         let wobble = [0.0, 8.0, -6.0, 3.0, -9.0, 5.0, -2.0, 10.0];
         let mut runs = Vec::new();

@@ -112,6 +112,15 @@ fn runs_frame(runs: &[RunRecord]) -> PolarsResult<DataFrame> {
                     .map(|r| r.throttled)
                     .collect::<Vec<Option<bool>>>(),
             ),
+            s("target", runs.iter().map(|r| r.target.clone()).collect()),
+            s(
+                "campaign",
+                runs.iter().map(|r| r.campaign.clone()).collect(),
+            ),
+            Column::new(
+                "attempt".into(),
+                runs.iter().map(|r| r.attempt).collect::<Vec<Option<i64>>>(),
+            ),
         ],
     )
 }

@@ -173,11 +173,10 @@ impl JudgedRun {
             .map_err(|e| format!("{}: {e}", dir.display()))
     }
 
-    /// Stores the run (after its result directory is in place).
-    pub fn ingest(&self, store: &mut Store) -> Result<(), String> {
+    /// Stores the run (after its result directory is in place); what the store did.
+    pub fn ingest(&self, store: &mut Store) -> Result<super::store::Ingested, String> {
         store
             .ingest(&self.run, &self.metrics)
-            .map(drop)
             .map_err(|e| e.to_string())
     }
 }

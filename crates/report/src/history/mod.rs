@@ -15,6 +15,7 @@ pub mod edivisive;
 pub mod export;
 pub mod gate;
 pub mod series;
+mod sql;
 pub mod store;
 pub mod trend;
 
@@ -59,6 +60,26 @@ pub struct RunRecord {
     pub steady_state: Option<String>,
     /// Whether the drive throttled (NVMe health), absent when not known.
     pub throttled: Option<bool>,
+    /// The target path the run was given (`/dev/nvme0n1`, a file); absent in runs
+    /// stored by a version 1 store.
+    pub target: Option<String>,
+    /// The campaign the run belongs to (`run --campaign`), when given.
+    pub campaign: Option<String>,
+    /// Its attempt: 1 for the first run of its spec on its drive (serial, else target)
+    /// and host in its build and campaign, 2 for a rerun, …; given by the store when it
+    /// is ingested (absent before).
+    pub attempt: Option<i64>,
+}
+
+impl RunRecord {
+    /// The drive the run measured, within its host: `s:<serial>` where the drive
+    /// reports one, else `t:<target path>` (a loop device, a file).
+    pub fn drive_key(&self) -> String {
+        match &self.device_serial {
+            Some(serial) => format!("s:{serial}"),
+            None => format!("t:{}", self.target.as_deref().unwrap_or("")),
+        }
+    }
 }
 
 /// One metric of one run.
@@ -163,6 +184,9 @@ pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<Metr
             }
         }),
         throttled: result.health.as_ref().map(|h| h.throttled),
+        target: Some(t.path.clone()),
+        campaign: result.campaign.clone(),
+        attempt: None,
     };
     let metrics = result
         .metric_refs()

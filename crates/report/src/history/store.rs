@@ -8,10 +8,21 @@
 //! neighbours: `history` (records), `series` (reads back), the session crate's
 //! `history` (the `history` commands).
 
+pub use super::sql::redact;
+use super::sql::{db_err, int, real, text, Lite, Pg, Sql, SqlError, Val};
 use super::{HistoryError, MetricRecord, RunRecord};
 
-/// Version of the schema (stored in `iogate_schema`).
-pub const SCHEMA_VERSION: i64 = 1;
+/// Version of the schema (stored in `iogate_schema`). Version 2 added the runs'
+/// `target`, `campaign` and `attempt`; a version 1 store is upgraded by the first
+/// command that writes to it and read as it is by the others.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The statements that upgrade a version 1 store to version 2.
+const UPGRADE_1_TO_2: &[&str] = &[
+    "ALTER TABLE runs ADD COLUMN target TEXT",
+    "ALTER TABLE runs ADD COLUMN campaign TEXT",
+    "ALTER TABLE runs ADD COLUMN attempt BIGINT NOT NULL DEFAULT 1",
+];
 
 /// The schema, run on SQLite and PostgreSQL alike (SQLite maps `BIGINT` to INTEGER and
 /// `DOUBLE PRECISION` to REAL affinity). `samples` is a JSON array of numbers.
@@ -32,7 +43,10 @@ pub const SCHEMA: &[&str] = &[
         started_at TEXT NOT NULL,
         outcome TEXT NOT NULL,
         steady_state TEXT,
-        throttled BIGINT
+        throttled BIGINT,
+        target TEXT,
+        campaign TEXT,
+        attempt BIGINT NOT NULL DEFAULT 1
     )",
     "CREATE TABLE IF NOT EXISTS metrics (
         run_key TEXT NOT NULL REFERENCES runs (run_key),
@@ -53,6 +67,7 @@ pub const SCHEMA: &[&str] = &[
         PRIMARY KEY (spec_name, metric, build_order)
     )",
     "CREATE INDEX IF NOT EXISTS runs_spec ON runs (spec_name, build_order)",
+    "CREATE INDEX IF NOT EXISTS runs_build ON runs (build_id)",
 ];
 
 /// A change marked expected: from `build_order` on, `metric` (or every metric of the
@@ -76,14 +91,6 @@ impl ExpectedChange {
     }
 }
 
-/// A value bound to or read from a statement.
-#[derive(Debug, Clone, PartialEq)]
-enum Val {
-    Text(Option<String>),
-    Int(Option<i64>),
-    Real(f64),
-}
-
 enum Conn {
     Sqlite(rusqlite::Connection),
     Postgres(Box<postgres::Client>),
@@ -93,6 +100,8 @@ enum Conn {
 pub struct Store {
     conn: Conn,
     name: String,
+    /// The schema version read (a version 1 store opened read-only stays one).
+    version: i64,
 }
 
 /// Whether `db` names a PostgreSQL server rather than an SQLite file.
@@ -131,14 +140,12 @@ impl Store {
             .query("SELECT version FROM iogate_schema", &[])
             .map_err(|_| HistoryError::Missing { db: name.clone() })?;
         match rows.first().and_then(|r| r.first()) {
-            Some(Val::Int(Some(SCHEMA_VERSION))) => Ok(store),
             None => Err(HistoryError::Missing { db: name }),
-            Some(v) => Err(HistoryError::Database {
-                db: name,
-                message: format!(
-                    "schema version {v:?}; this iogate reads version {SCHEMA_VERSION}"
-                ),
-            }),
+            Some(v) => {
+                let version = int(v);
+                store.checked(version)?;
+                Ok(store)
+            }
         }
     }
 
@@ -172,7 +179,11 @@ impl Store {
                 .map_err(|e| db_err(&name, e))?;
             Conn::Sqlite(c)
         };
-        Ok(Store { conn, name })
+        Ok(Store {
+            conn,
+            name,
+            version: SCHEMA_VERSION,
+        })
     }
 
     /// The store's name for messages (a URL without its password).
@@ -180,108 +191,159 @@ impl Store {
         &self.name
     }
 
-    fn migrate(&mut self) -> Result<(), HistoryError> {
-        let name = self.name.clone();
-        match &mut self.conn {
-            Conn::Sqlite(c) => {
-                let tx = c.transaction().map_err(|e| db_err(&name, e))?;
-                for stmt in SCHEMA {
-                    tx.execute(stmt, []).map_err(|e| db_err(&name, e))?;
+    /// Runs `f` in one transaction, committed when it returns `Ok`: on SQLite an
+    /// immediate one (the file's write lock taken at its start), tried again while
+    /// another process holds the lock, for up to [`BUSY_WAIT`]; on PostgreSQL under the
+    /// advisory lock `lock`, which serialises the writers that take it.
+    fn transaction<T>(
+        &mut self,
+        lock: i64,
+        mut f: impl FnMut(&mut dyn Sql) -> Result<T, SqlError>,
+    ) -> Result<T, HistoryError> {
+        let deadline = std::time::Instant::now() + BUSY_WAIT;
+        let mut pause = std::time::Duration::from_millis(5);
+        loop {
+            let done: Result<T, SqlError> = match &mut self.conn {
+                Conn::Sqlite(c) => (|| {
+                    let tx =
+                        c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                    let out = f(&mut Lite(&tx))?;
+                    tx.commit()?;
+                    Ok(out)
+                })(),
+                Conn::Postgres(c) => (|| {
+                    let mut tx = c.transaction()?;
+                    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock])?;
+                    let out = f(&mut Pg(&mut tx))?;
+                    tx.commit()?;
+                    Ok(out)
+                })(),
+            };
+            match done {
+                Err(e) if e.busy && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(200));
                 }
-                tx.commit().map_err(|e| db_err(&name, e))?;
-            }
-            Conn::Postgres(c) => {
-                let mut tx = c.transaction().map_err(|e| db_err(&name, e))?;
-                tx.execute("SELECT pg_advisory_xact_lock(7426373)", &[])
-                    .map_err(|e| db_err(&name, e))?;
-                for stmt in SCHEMA {
-                    tx.execute(*stmt, &[]).map_err(|e| db_err(&name, e))?;
-                }
-                tx.commit().map_err(|e| db_err(&name, e))?;
+                done => return done.map_err(|e| e.on(&self.name)),
             }
         }
-        let rows = self.query("SELECT version FROM iogate_schema", &[])?;
-        match rows.first().and_then(|r| r.first()) {
-            None => {
-                self.execute(
-                    "INSERT INTO iogate_schema (version) VALUES ($1)",
-                    &[Val::Int(Some(SCHEMA_VERSION))],
-                )?;
-            }
-            Some(Val::Int(Some(SCHEMA_VERSION))) => {}
-            Some(v) => {
-                return Err(HistoryError::Database {
-                    db: self.name.clone(),
-                    message: format!(
-                        "schema version {v:?}; this iogate reads version {SCHEMA_VERSION}"
-                    ),
-                })
-            }
-        }
-        Ok(())
     }
 
-    /// Stores a run and its metrics in one transaction. Returns false (and changes
-    /// nothing) when the run is already stored.
+    fn migrate(&mut self) -> Result<(), HistoryError> {
+        let version = self.transaction(SCHEMA_LOCK, |sql| {
+            for stmt in SCHEMA {
+                sql.exec(stmt, &[])?;
+            }
+            let rows = sql.rows("SELECT version FROM iogate_schema", &[])?;
+            let version = rows.first().and_then(|r| r.first()).and_then(int);
+            match version {
+                None => {
+                    sql.exec(
+                        "INSERT INTO iogate_schema (version) VALUES ($1)",
+                        &[Val::Int(Some(SCHEMA_VERSION))],
+                    )?;
+                }
+                Some(1) => {
+                    for stmt in UPGRADE_1_TO_2 {
+                        sql.exec(stmt, &[])?;
+                    }
+                    sql.exec(
+                        "UPDATE iogate_schema SET version = $1",
+                        &[Val::Int(Some(SCHEMA_VERSION))],
+                    )?;
+                }
+                Some(_) => {}
+            }
+            Ok(version.unwrap_or(SCHEMA_VERSION).max(SCHEMA_VERSION))
+        })?;
+        self.checked(Some(version))
+    }
+
+    /// The store's version checked: one this iogate reads (1 or [`SCHEMA_VERSION`]).
+    fn checked(&mut self, version: Option<i64>) -> Result<(), HistoryError> {
+        match version {
+            Some(v @ (1 | SCHEMA_VERSION)) => {
+                self.version = v;
+                Ok(())
+            }
+            v => Err(HistoryError::Database {
+                db: self.name.clone(),
+                message: format!(
+                    "schema version {}; this iogate reads versions 1 to {SCHEMA_VERSION}",
+                    v.map_or("(none)".into(), |v| v.to_string())
+                ),
+            }),
+        }
+    }
+
+    /// Stores a run and its metrics in one transaction, with its attempt: 1 + the
+    /// attempts stored before it of the same spec on the same drive (its serial, else its
+    /// target) of the same host, build and campaign. Returns [`Ingested::Known`] (and
+    /// changes nothing) when the run is already stored.
     pub fn ingest(
         &mut self,
         run: &RunRecord,
         metrics: &[MetricRecord],
-    ) -> Result<bool, HistoryError> {
-        let name = self.name.clone();
-        let run_vals = run_values(run);
+    ) -> Result<Ingested, HistoryError> {
         let metric_vals: Vec<Vec<Val>> = metrics.iter().map(metric_values).collect();
-        match &mut self.conn {
-            Conn::Sqlite(c) => {
-                let tx = c
-                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                    .map_err(|e| db_err(&name, e))?;
-                let n = tx
-                    .execute(
-                        INSERT_RUN,
-                        rusqlite::params_from_iter(run_vals.iter().map(sql_of)),
-                    )
-                    .map_err(|e| db_err(&name, e))?;
-                if n == 0 {
-                    return Ok(false);
-                }
-                {
-                    let mut st = tx.prepare(INSERT_METRIC).map_err(|e| db_err(&name, e))?;
-                    for vals in &metric_vals {
-                        st.execute(rusqlite::params_from_iter(vals.iter().map(sql_of)))
-                            .map_err(|e| db_err(&name, e))?;
-                    }
-                }
-                tx.commit().map_err(|e| db_err(&name, e))?;
+        self.transaction(INGEST_LOCK, |sql| {
+            let prior = sql.rows(PRIOR_ATTEMPTS, &attempt_key(run))?;
+            let attempt = 1 + prior
+                .first()
+                .and_then(|r| r.first())
+                .and_then(int)
+                .unwrap_or(0);
+            let mut vals = run_values(run);
+            vals.push(Val::Int(Some(attempt)));
+            if sql.exec(INSERT_RUN, &vals)? == 0 {
+                return Ok(Ingested::Known);
             }
-            Conn::Postgres(c) => {
-                let mut tx = c.transaction().map_err(|e| db_err(&name, e))?;
-                let params = pg_params(&run_vals);
-                let n = tx
-                    .execute(INSERT_RUN, &pg_refs(&params))
-                    .map_err(|e| db_err(&name, e))?;
-                if n == 0 {
-                    return Ok(false);
-                }
-                let st = tx.prepare(INSERT_METRIC).map_err(|e| db_err(&name, e))?;
-                for vals in &metric_vals {
-                    let params = pg_params(vals);
-                    tx.execute(&st, &pg_refs(&params))
-                        .map_err(|e| db_err(&name, e))?;
-                }
-                tx.commit().map_err(|e| db_err(&name, e))?;
+            for m in &metric_vals {
+                sql.exec(INSERT_METRIC, m)?;
             }
-        }
-        Ok(true)
+            Ok(Ingested::Stored { attempt })
+        })
     }
 
     /// Every stored run, in build order then start time.
     pub fn runs(&mut self) -> Result<Vec<RunRecord>, HistoryError> {
-        let rows = self.query(
-            &format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY build_order, started_at, run_key"),
-            &[],
-        )?;
+        let sql = format!(
+            "SELECT {} FROM runs ORDER BY build_order, started_at, run_key",
+            self.run_columns()
+        );
+        let rows = self.query(&sql, &[])?;
         Ok(rows.into_iter().map(|r| run_of(&r)).collect())
+    }
+
+    /// The runs of build `build_id` (of campaign `campaign` only, when given), in start
+    /// order.
+    pub fn runs_of_build(
+        &mut self,
+        build_id: &str,
+        campaign: Option<&str>,
+    ) -> Result<Vec<RunRecord>, HistoryError> {
+        let sql = format!(
+            "SELECT {} FROM runs WHERE build_id = $1 AND ($2 = '' OR campaign = $2) \
+             ORDER BY started_at, run_key",
+            self.run_columns()
+        );
+        let vals = [
+            Val::Text(Some(build_id.to_string())),
+            Val::Text(Some(campaign.unwrap_or("").to_string())),
+        ];
+        Ok(self
+            .query(&sql, &vals)?
+            .into_iter()
+            .map(|r| run_of(&r))
+            .collect())
+    }
+
+    /// The columns of a run as [`run_of`] reads them, from a store of this version.
+    fn run_columns(&self) -> String {
+        match self.version {
+            1 => format!("{RUN_COLUMNS_V1}, NULL, NULL, CAST(1 AS BIGINT)"),
+            _ => format!("{RUN_COLUMNS_V1}, target, campaign, attempt"),
+        }
     }
 
     /// Every stored metric of the runs of `spec` (all specs when None), optionally only
@@ -364,87 +426,70 @@ impl Store {
     }
 
     fn execute(&mut self, sql: &str, vals: &[Val]) -> Result<(), HistoryError> {
-        let name = self.name.clone();
-        match &mut self.conn {
-            Conn::Sqlite(c) => c
-                .execute(sql, rusqlite::params_from_iter(vals.iter().map(sql_of)))
-                .map(drop)
-                .map_err(|e| db_err(&name, e)),
-            Conn::Postgres(c) => {
-                let params = pg_params(vals);
-                c.execute(sql, &pg_refs(&params))
-                    .map(drop)
-                    .map_err(|e| db_err(&name, e))
-            }
-        }
+        let done = match &mut self.conn {
+            Conn::Sqlite(c) => Lite(c).exec(sql, vals),
+            Conn::Postgres(c) => Pg(&mut **c).exec(sql, vals),
+        };
+        done.map(drop).map_err(|e| e.on(&self.name))
     }
 
     fn query(&mut self, sql: &str, vals: &[Val]) -> Result<Vec<Vec<Val>>, HistoryError> {
-        let name = self.name.clone();
-        match &mut self.conn {
-            Conn::Sqlite(c) => {
-                let mut st = c.prepare(sql).map_err(|e| db_err(&name, e))?;
-                let n = st.column_count();
-                let rows = st
-                    .query_map(rusqlite::params_from_iter(vals.iter().map(sql_of)), |row| {
-                        (0..n)
-                            .map(|i| {
-                                Ok(match row.get_ref(i)? {
-                                    rusqlite::types::ValueRef::Null => Val::Text(None),
-                                    rusqlite::types::ValueRef::Integer(v) => Val::Int(Some(v)),
-                                    rusqlite::types::ValueRef::Real(v) => Val::Real(v),
-                                    rusqlite::types::ValueRef::Text(t) => {
-                                        Val::Text(Some(String::from_utf8_lossy(t).into_owned()))
-                                    }
-                                    rusqlite::types::ValueRef::Blob(_) => Val::Text(None),
-                                })
-                            })
-                            .collect::<rusqlite::Result<Vec<Val>>>()
-                    })
-                    .map_err(|e| db_err(&name, e))?;
-                rows.collect::<rusqlite::Result<Vec<_>>>()
-                    .map_err(|e| db_err(&name, e))
-            }
-            Conn::Postgres(c) => {
-                let params = pg_params(vals);
-                let rows = c
-                    .query(sql, &pg_refs(&params))
-                    .map_err(|e| db_err(&name, e))?;
-                rows.iter()
-                    .map(|row| {
-                        (0..row.len())
-                            .map(|i| {
-                                use postgres::types::Type;
-                                let ty = row.columns()[i].type_().clone();
-                                let v = if ty == Type::INT8 {
-                                    Val::Int(row.try_get(i).map_err(|e| db_err(&name, e))?)
-                                } else if ty == Type::FLOAT8 {
-                                    Val::Real(
-                                        row.try_get::<_, Option<f64>>(i)
-                                            .map_err(|e| db_err(&name, e))?
-                                            .unwrap_or(f64::NAN),
-                                    )
-                                } else {
-                                    Val::Text(row.try_get(i).map_err(|e| db_err(&name, e))?)
-                                };
-                                Ok(v)
-                            })
-                            .collect()
-                    })
-                    .collect()
-            }
-        }
+        let done = match &mut self.conn {
+            Conn::Sqlite(c) => Lite(c).rows(sql, vals),
+            Conn::Postgres(c) => Pg(&mut **c).rows(sql, vals),
+        };
+        done.map_err(|e| e.on(&self.name))
     }
 }
 
-const RUN_COLUMNS: &str = "run_key, spec_name, spec_digest, device_model, device_serial, \
+/// What [`Store::ingest`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ingested {
+    /// Stored as this attempt (1 for the first run of its drive, spec, build and
+    /// campaign).
+    Stored {
+        /// The attempt number.
+        attempt: i64,
+    },
+    /// Already stored (the same result ingested again): nothing changed.
+    Known,
+}
+
+/// How long a writer waits for another process's SQLite lock before it fails.
+pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// PostgreSQL advisory locks: schema creation, and ingesting (whose attempt number is
+/// read and written in one transaction).
+const SCHEMA_LOCK: i64 = 7_426_373;
+const INGEST_LOCK: i64 = 7_426_374;
+
+const RUN_COLUMNS_V1: &str = "run_key, spec_name, spec_digest, device_model, device_serial, \
     firmware_revision, build_id, build_order, host, host_class, iogate_version, started_at, \
     outcome, steady_state, throttled";
 
 const INSERT_RUN: &str = "INSERT INTO runs (run_key, spec_name, spec_digest, device_model, \
     device_serial, firmware_revision, build_id, build_order, host, host_class, iogate_version, \
-    started_at, outcome, steady_state, throttled) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-    $10, $11, $12, $13, $14, $15) ON CONFLICT (run_key) DO NOTHING";
+    started_at, outcome, steady_state, throttled, target, campaign, attempt) VALUES ($1, $2, \
+    $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
+    ON CONFLICT (run_key) DO NOTHING";
+
+/// The attempts stored of one drive's spec in one build and campaign: the drive is its
+/// serial where it has one, else its target.
+const PRIOR_ATTEMPTS: &str = "SELECT CAST(COUNT(*) AS BIGINT) FROM runs WHERE spec_name = $1 \
+    AND build_id = $2 AND host = $3 AND COALESCE(campaign, '') = $4 AND \
+    (CASE WHEN device_serial IS NULL THEN 't:' || COALESCE(target, '') \
+    ELSE 's:' || device_serial END) = $5";
+
+fn attempt_key(r: &RunRecord) -> Vec<Val> {
+    let t = |s: &str| Val::Text(Some(s.to_string()));
+    vec![
+        t(&r.spec_name),
+        t(&r.build_id),
+        t(&r.host),
+        t(r.campaign.as_deref().unwrap_or("")),
+        t(&r.drive_key()),
+    ]
+}
 
 const INSERT_METRIC: &str = "INSERT INTO metrics (run_key, metric, step, case_label, value, \
     higher_is_better, sample_source, samples) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
@@ -467,6 +512,8 @@ fn run_values(r: &RunRecord) -> Vec<Val> {
         t(&r.outcome),
         Val::Text(r.steady_state.clone()),
         Val::Int(r.throttled.map(i64::from)),
+        Val::Text(r.target.clone()),
+        Val::Text(r.campaign.clone()),
     ]
 }
 
@@ -502,143 +549,8 @@ fn run_of(r: &[Val]) -> RunRecord {
         outcome: s(12),
         steady_state: text(&r[13]),
         throttled: int(&r[14]).map(|v| v != 0),
-    }
-}
-
-fn text(v: &Val) -> Option<String> {
-    match v {
-        Val::Text(t) => t.clone(),
-        Val::Int(i) => i.map(|i| i.to_string()),
-        Val::Real(r) => Some(r.to_string()),
-    }
-}
-
-fn int(v: &Val) -> Option<i64> {
-    match v {
-        Val::Int(i) => *i,
-        Val::Real(r) => Some(*r as i64),
-        Val::Text(t) => t.as_deref()?.parse().ok(),
-    }
-}
-
-fn real(v: &Val) -> f64 {
-    match v {
-        Val::Real(r) => *r,
-        Val::Int(i) => i.map_or(f64::NAN, |i| i as f64),
-        Val::Text(t) => t
-            .as_deref()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(f64::NAN),
-    }
-}
-
-fn sql_of(v: &Val) -> rusqlite::types::Value {
-    use rusqlite::types::Value;
-    match v {
-        Val::Text(Some(t)) => Value::Text(t.clone()),
-        Val::Int(Some(i)) => Value::Integer(*i),
-        Val::Real(r) => Value::Real(*r),
-        Val::Text(None) | Val::Int(None) => Value::Null,
-    }
-}
-
-type PgParam = Box<dyn postgres::types::ToSql + Sync>;
-
-fn pg_params(vals: &[Val]) -> Vec<PgParam> {
-    vals.iter()
-        .map(|v| -> PgParam {
-            match v {
-                Val::Text(t) => Box::new(t.clone()),
-                Val::Int(i) => Box::new(*i),
-                Val::Real(r) => Box::new(*r),
-            }
-        })
-        .collect()
-}
-
-fn pg_refs(params: &[PgParam]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
-    params.iter().map(|p| p.as_ref()).collect()
-}
-
-/// The error with every cause under it (a PostgreSQL client error's own text is often
-/// only "db error" or "error connecting to server"; the server's reason is its source),
-/// credentials masked.
-fn db_err(db: &str, e: impl std::error::Error) -> HistoryError {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = s.source();
-    }
-    HistoryError::Database {
-        db: db.to_string(),
-        message: redact(&message),
-    }
-}
-
-/// `db` (or any text naming it) with every credential replaced by `***`: the password
-/// of a URL's `user:password@`, and any `password=` or `passfile=`/`sslpassword=` value
-/// (URL query parameters, key-value connection strings), whatever their case.
-pub fn redact(db: &str) -> String {
-    let mut out = db.to_string();
-    if let (Some(s), Some(at)) = (out.find("://"), out.rfind('@')) {
-        let creds = &out[s + 3..at];
-        if !creds.contains('/') {
-            if let Some((user, _)) = creds.split_once(':') {
-                out = format!("{}{user}:***{}", &out[..s + 3], &out[at..]);
-            }
-        }
-    }
-    let lower = out.to_ascii_lowercase();
-    let mut masked = String::with_capacity(out.len());
-    let mut i = 0;
-    while i < out.len() {
-        let hit = ["password=", "sslpassword=", "passfile="].iter().find(|k| {
-            lower[i..].starts_with(*k)
-                && (i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric())
-        });
-        match hit {
-            Some(k) => {
-                masked.push_str(&out[i..i + k.len()]);
-                masked.push_str("***");
-                i += k.len();
-                while i < out.len() && !matches!(out.as_bytes()[i], b'&' | b' ' | b'\t') {
-                    i += 1;
-                }
-            }
-            None => {
-                let c = out[i..].chars().next().unwrap_or(' ');
-                masked.push(c);
-                i += c.len_utf8();
-            }
-        }
-    }
-    masked
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passwords_are_not_shown() {
-        assert_eq!(
-            redact("postgresql://iogate:secret@db:5432/h"),
-            "postgresql://iogate:***@db:5432/h"
-        );
-        assert_eq!(redact("hist.db"), "hist.db");
-        assert_eq!(
-            redact("POSTGRES://u:s3cret@db/h?sslmode=disable&Password=hunter2&x=1"),
-            "POSTGRES://u:***@db/h?sslmode=disable&Password=***&x=1"
-        );
-        assert_eq!(
-            redact("host=db user=u password=hunter2 dbname=h"),
-            "host=db user=u password=*** dbname=h"
-        );
-        assert!(is_postgres_url("PostgreSQL://db/h") && !is_postgres_url("postgres.db"));
+        target: text(&r[15]),
+        campaign: text(&r[16]),
+        attempt: int(&r[17]),
     }
 }

@@ -47,7 +47,7 @@ pub(super) struct Sources {
 }
 
 /// A byte range of a value in `src` (serde-saphyr's span, else its line and column).
-pub(super) fn range_of<T>(src: &SourceFile, s: &Spanned<T>) -> Range<usize> {
+pub(crate) fn range_of<T>(src: &SourceFile, s: &Spanned<T>) -> Range<usize> {
     let sp = s.referenced.span();
     match (sp.byte_offset(), sp.byte_len()) {
         (Some(o), Some(l)) => o as usize..(o + l) as usize,

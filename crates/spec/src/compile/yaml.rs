@@ -7,7 +7,15 @@ use serde::de::DeserializeOwned;
 use crate::diag::{Diagnostics, SourceFile};
 
 /// Reads `src` as a `T`; the first YAML error is a diagnostic.
-pub(super) fn parse_yaml<T: DeserializeOwned>(src: &SourceFile) -> Result<T, Diagnostics> {
+pub(crate) fn parse_yaml<T: DeserializeOwned>(src: &SourceFile) -> Result<T, Diagnostics> {
+    parse_yaml_as(src, "spec")
+}
+
+/// [`parse_yaml`] for a file of another kind (`what`: `inventory`), named in the message.
+pub(crate) fn parse_yaml_as<T: DeserializeOwned>(
+    src: &SourceFile,
+    what: &str,
+) -> Result<T, Diagnostics> {
     serde_saphyr::from_str::<T>(&src.text).map_err(|e| {
         let (offset, line_col) = match e.location() {
             Some(l) => (src.offset_of(l.line() as usize, l.column() as usize), true),
@@ -26,7 +34,7 @@ pub(super) fn parse_yaml<T: DeserializeOwned>(src: &SourceFile) -> Result<T, Dia
         let end = src.text[offset..]
             .find(['\n', ':', ',', '}', ']'])
             .map_or(src.text.len(), |i| offset + i.max(1));
-        let mut d = src.diagnostic(offset..end, "invalid spec structure", message);
+        let mut d = src.diagnostic(offset..end, format!("invalid {what} structure"), message);
         if !line_col {
             d = d.with_note("the YAML parser gave no position for this error");
         }

@@ -1,0 +1,357 @@
+//! A campaign's inventory: the drives a lab expects to run a build, each a host and a
+//! drive (by serial, by the target path `run` was given, or by model with a count), with
+//! the specs each must run. Read from a version-controlled YAML file (serde-saphyr, as a
+//! spec is, through `compile::yaml`), checked whole, every mistake a located diagnostic;
+//! its JSON Schema is [`inventory_schema`]. The report crate's `campaign` matches the
+//! history store's runs against it.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::compile::include::range_of;
+use crate::compile::yaml::parse_yaml_as;
+use crate::diag::{Diagnostic, Diagnostics, SourceFile};
+use crate::document::Spanned;
+
+/// Most drives one inventory entry may expect (`count:`).
+pub const MAX_COUNT: u64 = 4096;
+
+/// An inventory file as written.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawInventory {
+    /// The inventory's name (`lab-a`).
+    pub inventory: Spanned<String>,
+    /// How far a drive may deviate from its peers (drives of its model running the
+    /// same spec, across the whole campaign) before it is an outlier.
+    #[serde(default)]
+    pub peers: Option<RawPeers>,
+    /// The expected drives.
+    pub drives: Vec<Spanned<RawDrive>>,
+}
+
+/// `peers:` of an inventory.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPeers {
+    /// Percent of the peers' median (default 10): a larger deviation of IOPS,
+    /// bandwidth, mean or p99 latency makes the drive an outlier, which fails the build.
+    #[schemars(range(min = 0, max = 1000))]
+    pub max_deviation_pct: f64,
+}
+
+/// One entry of `drives:`: a host and one drive (`serial` or `target`), or several
+/// (`model`, or a `serial` glob, with `count`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawDrive {
+    /// The host, as runs record it (`run --host`, else the host's name).
+    pub host: Spanned<String>,
+    /// The drive's serial number, or a glob (`S5GXNA*`) with `count`.
+    #[serde(default)]
+    pub serial: Option<Spanned<String>>,
+    /// The target path `run` was given (`/dev/sdb`), for drives without a serial.
+    #[serde(default)]
+    pub target: Option<Spanned<String>>,
+    /// The device model (or a glob), with `count`: any drives of it on the host.
+    #[serde(default)]
+    pub model: Option<Spanned<String>>,
+    /// How many drives the entry expects (default 1).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 4096))]
+    pub count: Option<u64>,
+    /// The specs each drive must run, by name (a spec's `name:`; with parameters as runs
+    /// record it, `name@k=v`).
+    pub specs: Vec<Spanned<String>>,
+}
+
+/// A checked inventory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inventory {
+    /// Its name.
+    pub name: String,
+    /// The outlier threshold, percent of the peers' median.
+    pub max_deviation_pct: f64,
+    /// The expected drives, in file order.
+    pub drives: Vec<Expected>,
+}
+
+/// One entry of a checked inventory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    /// The host.
+    pub host: String,
+    /// Which drives of the host it names.
+    pub selector: Selector,
+    /// How many drives it expects.
+    pub count: u64,
+    /// The specs each must run.
+    pub specs: Vec<String>,
+    /// The entry's line in the file (1-based), for messages.
+    pub line: usize,
+}
+
+/// How an entry names its drives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Selector {
+    /// By serial number: exact, or a glob (`*`, `?`, `[…]`).
+    Serial(String),
+    /// By the target path `run` was given.
+    Target(String),
+    /// By model: exact, or a glob.
+    Model(String),
+}
+
+impl Selector {
+    /// Whether a drive of this serial, target and model is one the selector names.
+    pub fn matches(&self, serial: Option<&str>, target: Option<&str>, model: &str) -> bool {
+        let glob = |pattern: &str, text: &str| {
+            glob::Pattern::new(pattern).map_or(pattern == text, |p| p.matches(text))
+        };
+        match self {
+            Selector::Serial(p) => serial.is_some_and(|s| glob(p, s)),
+            Selector::Target(t) => serial.is_none() && target == Some(t.as_str()),
+            Selector::Model(p) => glob(p, model),
+        }
+    }
+
+    /// How the selector is shown: `serial S…`, `target /dev/sdb`, `model M`.
+    pub fn describe(&self) -> String {
+        match self {
+            Selector::Serial(s) => format!("serial {s}"),
+            Selector::Target(t) => format!("target {t}"),
+            Selector::Model(m) => format!("model {m}"),
+        }
+    }
+}
+
+/// The JSON Schema of an inventory file (draft 2020-12, `schema/inventory.schema.json`).
+pub fn inventory_schema() -> schemars::Schema {
+    let mut schema = crate::schema::generator().into_root_schema_for::<RawInventory>();
+    schema.insert(
+        "$id".into(),
+        "https://iogate.dev/schema/inventory.schema.json".into(),
+    );
+    schema.insert("title".into(), "iogate campaign inventory".into());
+    schema
+}
+
+/// Reads and checks an inventory. Errors: every mistake found, located.
+pub fn parse_inventory(src: &SourceFile) -> Result<Inventory, Diagnostics> {
+    let raw: RawInventory = parse_yaml_as(src, "inventory")?;
+    let mut diags = Vec::new();
+    let mut err = |s: std::ops::Range<usize>, label: &str, message: String| {
+        diags.push(src.diagnostic(s, label, message));
+    };
+    if let Err(e) = crate::cli_values::name(&raw.inventory.value) {
+        err(range_of(src, &raw.inventory), "invalid inventory name", e);
+    }
+    let max_deviation_pct = raw
+        .peers
+        .as_ref()
+        .map_or(crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT, |p| {
+            p.max_deviation_pct
+        });
+    if !(max_deviation_pct > 0.0 && max_deviation_pct <= 1000.0) {
+        err(
+            range_of(src, &raw.inventory),
+            "invalid peers",
+            format!("expected peers.max_deviation_pct above 0 and at most 1000, found {max_deviation_pct}"),
+        );
+    }
+    if raw.drives.is_empty() {
+        err(
+            range_of(src, &raw.inventory),
+            "empty inventory",
+            "expected at least one drive under `drives:`, found none".to_string(),
+        );
+    }
+    let mut drives = Vec::new();
+    for d in &raw.drives {
+        if let Some(e) = drive(src, d, &mut diags) {
+            drives.push(e);
+        }
+    }
+    duplicates(src, &raw.drives, &mut diags);
+    if diags.is_empty() {
+        Ok(Inventory {
+            name: raw.inventory.value,
+            max_deviation_pct,
+            drives,
+        })
+    } else {
+        Err(Diagnostics::new(vec![src.clone()], diags))
+    }
+}
+
+/// One entry checked; None (with diagnostics) when it is wrong.
+fn drive(src: &SourceFile, d: &Spanned<RawDrive>, diags: &mut Vec<Diagnostic>) -> Option<Expected> {
+    let before = diags.len();
+    let at = range_of(src, d);
+    let raw = &d.value;
+    if let Err(e) = crate::cli_values::name(&raw.host.value) {
+        diags.push(src.diagnostic(range_of(src, &raw.host), "invalid host", e));
+    }
+    let named: Vec<(&str, &Spanned<String>)> = [
+        ("serial", &raw.serial),
+        ("target", &raw.target),
+        ("model", &raw.model),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+    .collect();
+    let selector = match named.as_slice() {
+        [(kind, v)] => {
+            let text = v.value.clone();
+            if text.is_empty() || text.chars().any(char::is_control) {
+                diags.push(src.diagnostic(
+                    range_of(src, v),
+                    format!("invalid {kind}"),
+                    format!("expected a {kind} of printable characters, found {text:?}"),
+                ));
+            }
+            if *kind != "target" {
+                if let Err(e) = glob::Pattern::new(&text) {
+                    diags.push(src.diagnostic(
+                        range_of(src, v),
+                        format!("invalid {kind} pattern"),
+                        format!("expected a {kind} or a glob (`*`, `?`, `[…]`): {e}"),
+                    ));
+                }
+            } else if !text.starts_with('/') {
+                diags.push(src.diagnostic(
+                    range_of(src, v),
+                    "invalid target",
+                    format!("expected an absolute path (`/dev/sdb`), found {text:?}"),
+                ));
+            }
+            match *kind {
+                "serial" => Selector::Serial(text),
+                "target" => Selector::Target(text),
+                _ => Selector::Model(text),
+            }
+        }
+        _ => {
+            let found = if named.is_empty() {
+                "none".to_string()
+            } else {
+                named
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            };
+            diags.push(src.diagnostic(
+                at.clone(),
+                "ambiguous drive",
+                format!(
+                    "expected one of `serial`, `target` or `model` naming the drive, found {found}"
+                ),
+            ));
+            Selector::Target(String::new())
+        }
+    };
+    let count = count(src, at.clone(), raw.count, &selector, diags);
+    let specs = specs(src, at, &raw.specs, diags);
+    (diags.len() == before).then(|| Expected {
+        host: raw.host.value.clone(),
+        selector,
+        count,
+        specs,
+        line: d.referenced.line() as usize,
+    })
+}
+
+fn count(
+    src: &SourceFile,
+    at: std::ops::Range<usize>,
+    count: Option<u64>,
+    selector: &Selector,
+    diags: &mut Vec<Diagnostic>,
+) -> u64 {
+    let single = match selector {
+        Selector::Target(_) => true,
+        Selector::Serial(s) => !s.contains(['*', '?', '[']),
+        Selector::Model(_) => false,
+    };
+    match count {
+        Some(n) if n == 0 || n > MAX_COUNT => diags.push(src.diagnostic(
+            at,
+            "invalid count",
+            format!("expected a count from 1 to {MAX_COUNT}, found {n}"),
+        )),
+        Some(n) if n > 1 && single => diags.push(src.diagnostic(
+            at,
+            "invalid count",
+            format!(
+                "{} names one drive, found count {n}: a count goes with a model or a serial glob",
+                selector.describe()
+            ),
+        )),
+        _ => {}
+    }
+    count.unwrap_or(1)
+}
+
+fn specs(
+    src: &SourceFile,
+    at: std::ops::Range<usize>,
+    specs: &[Spanned<String>],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<String> {
+    if specs.is_empty() {
+        diags.push(src.diagnostic(
+            at,
+            "no specs",
+            "expected at least one spec under `specs:`, found none",
+        ));
+    }
+    let mut seen: BTreeMap<&str, ()> = BTreeMap::new();
+    for s in specs {
+        if s.value.trim().is_empty() || s.value.chars().any(char::is_control) {
+            diags.push(src.diagnostic(
+                range_of(src, s),
+                "invalid spec name",
+                format!("expected a spec's name, found {:?}", s.value),
+            ));
+        } else if seen.insert(&s.value, ()).is_some() {
+            diags.push(src.diagnostic(
+                range_of(src, s),
+                "duplicate spec",
+                format!("`{}` is listed twice for this drive", s.value),
+            ));
+        }
+    }
+    specs.iter().map(|s| s.value.clone()).collect()
+}
+
+/// A drive named twice (the same host with the same serial or target, or the same
+/// model or serial pattern) would be expected twice and could never be complete.
+fn duplicates(src: &SourceFile, drives: &[Spanned<RawDrive>], diags: &mut Vec<Diagnostic>) {
+    let mut seen: BTreeMap<(String, &str, String), usize> = BTreeMap::new();
+    for d in drives {
+        let r = &d.value;
+        let named = [
+            ("serial", &r.serial),
+            ("target", &r.target),
+            ("model", &r.model),
+        ]
+        .into_iter()
+        .find_map(|(k, v)| v.as_ref().map(|v| (k, v.value.clone())));
+        let Some((kind, value)) = named else { continue };
+        let key = (r.host.value.clone(), kind, value.clone());
+        let line = d.referenced.line() as usize;
+        if let Some(first) = seen.insert(key, line) {
+            diags.push(
+                src.diagnostic(
+                    range_of(src, d),
+                    "duplicate drive",
+                    format!("host {} lists {kind} {value} twice", r.host.value),
+                )
+                .with_note(format!("first listed at line {first}")),
+            );
+        }
+    }
+}
