@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use iogate_report::{analysis, compare, render};
+use iogate_report::{analysis, compare};
 use iogate_spec::TraceFormat;
 use iogate_trace::{self as trace, TraceStream};
 
@@ -59,27 +59,15 @@ pub fn analyze(args: &AnalyzeArgs) -> u8 {
         Ok(a) => a,
         Err(c) => return c,
     };
-    for m in &a.malformed {
-        eprintln!("warning: skipped malformed record: {m}");
-    }
-    if a.malformed_count > a.malformed.len() as u64 {
-        eprintln!("warning: … {} malformed records in all", a.malformed_count);
-    }
-    if a.requests == 0 {
-        // An empty file, or one with nothing of the format in it, is not a trace.
-        eprintln!(
-            "error: {} holds no {} requests ({} malformed records): is it a {} trace?",
-            args.trace.display(),
-            a.format,
-            a.malformed_count,
-            a.format
-        );
-        return exit::USAGE;
-    }
-    if let Some(out) = &args.html {
-        if let Err(code) = write_html(args, out, &a) {
-            return code;
-        }
+    let (warnings, checked) = iogate_session::analyze::checked(&a, &args.trace);
+    warnings.iter().for_each(|w| eprintln!("{w}"));
+    let inputs: Vec<_> = std::iter::once(&args.trace).chain(&args.compare).collect();
+    let written = checked.and_then(|()| match &args.html {
+        Some(out) => iogate_session::analyze::write_html(out, &inputs, &a),
+        None => Ok(()),
+    });
+    if let Err(f) = written {
+        return crate::check::report(f);
     }
     if args.json {
         if let Err(code) = print_json(&a) {
@@ -187,77 +175,19 @@ fn print_comparison(c: &compare::Comparison, json: bool) -> Result<(), u8> {
     }
 }
 
-/// `--html`: the analysis page, never written onto an input.
-fn write_html(
-    args: &AnalyzeArgs,
-    out: &std::path::Path,
-    a: &analysis::TraceAnalysis,
-) -> Result<(), u8> {
-    let inputs = std::iter::once(&args.trace).chain(args.compare.as_ref());
-    if let Some(i) = inputs
-        .into_iter()
-        .find(|i| iogate_spec::files::same_file(out, i))
-    {
-        eprintln!(
-            "error: {} is an input of this command: choose another --html",
-            i.display()
-        );
-        return Err(exit::USAGE);
-    }
-    match render::analysis_html(a) {
-        Ok(html) => {
-            if let Err(e) = iogate_spec::files::write_atomic(out, html.as_bytes()) {
-                eprintln!("error: cannot write {}: {e}", out.display());
-                return Err(exit::TARGET);
-            }
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Err(exit::TARGET);
-        }
-    }
-    Ok(())
-}
-
 /// Runs `iogate steady-state`: 0 when the series reaches steady state, 4 when it does not,
 /// 2 when it has fewer values than the window.
 pub fn steady_state(args: &crate::cli::SteadyStateArgs) -> u8 {
-    use iogate_spec::steady::{evaluate, Criterion};
-    let c = Criterion {
+    let c = iogate_spec::steady::Criterion {
         window: args.window,
         max_excursion_pct: args.max_excursion,
         max_slope_pct: args.max_slope,
     };
-    // The window (2 to 1000), the limits (0 to 100%) and the values (finite, 0 or more)
-    // are bounded where they are parsed (`cli`).
-    let Some(w) = evaluate(&args.values, &c) else {
-        eprintln!(
-            "error: {} values, fewer than the {}-round window",
-            args.values.len(),
-            args.window
-        );
-        return exit::USAGE;
-    };
-    if args.json {
-        if let Err(code) = print_json(&w) {
-            return code;
+    match iogate_session::analyze::steady_state(&args.values, &c, args.json) {
+        Ok((text, code)) => {
+            out!("{text}");
+            code
         }
-    } else {
-        outln!(
-            "steady state {} in rounds {}–{}: average {:.6}, data excursion {:.3}% (limit {}%), slope excursion {:.3}% (limit {}%)",
-            if w.reached { "reached" } else { "NOT reached" },
-            w.window_start,
-            w.window_start + w.values.len() - 1,
-            w.average,
-            w.excursion_pct,
-            c.max_excursion_pct,
-            w.slope_excursion_pct,
-            c.max_slope_pct
-        );
-    }
-    if w.reached {
-        exit::PASS
-    } else {
-        exit::INCONCLUSIVE
+        Err(f) => crate::check::report(f),
     }
 }

@@ -73,6 +73,15 @@ pub enum Command {
     /// over build order, change points (E-divisive means, as Apache Otava), trend pages,
     /// Parquet export.
     History(HistoryArgs),
+    /// Judge a build across a lab: every expected drive's runs in the history store
+    ///
+    /// Match the history store's runs of a build against an inventory (the drives a lab
+    /// expects, by host and serial, target or model, and the specs each must run): each
+    /// drive passed, missing, failed, regressed, inconclusive, an outlier among the
+    /// campaign's drives of its model, on the wrong firmware, or unexpected. Exit 0 pass,
+    /// 1 failed or regressed, 4 incomplete, 2 usage, 3 when the store cannot be read.
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
     /// Convert a fio job file or an IOMeter configuration into a spec
     ///
     /// Convert another tool's workload file into an iogate spec: a fio job file or an
@@ -137,6 +146,8 @@ pub enum SchemaKind {
     Baseline,
     /// The summary.json of a run over several drives.
     Summary,
+    /// A campaign's inventory file.
+    Inventory,
 }
 
 /// Options of `iogate plan`.
@@ -254,6 +265,39 @@ pub struct RunArgs {
     /// --campaign` selects it.
     #[arg(long, value_name = "NAME", value_parser = cli_values::name)]
     pub campaign: Option<String>,
+}
+
+/// `iogate campaign` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum CampaignCommand {
+    /// Each expected drive's state, one line each (`--json`: the whole status)
+    Status {
+        #[command(flatten)]
+        query: CampaignQuery,
+        /// The status as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What `iogate campaign` judges.
+#[derive(Debug, clap::Args)]
+pub struct CampaignQuery {
+    /// The history store the runs went into (SQLite file or PostgreSQL URL).
+    #[arg(long)]
+    pub db: String,
+    /// The build judged (`run --build`).
+    #[arg(long)]
+    pub build: String,
+    /// The inventory: the expected drives and their specs (`schema inventory`).
+    #[arg(long)]
+    pub inventory: PathBuf,
+    /// Only the runs of this campaign (`run --campaign`).
+    #[arg(long, value_parser = cli_values::name)]
+    pub campaign: Option<String>,
+    /// The firmware revision every drive must report: another is `wrong_firmware`.
+    #[arg(long)]
+    pub firmware_revision: Option<String>,
 }
 
 /// Options of `iogate history`.

@@ -192,3 +192,22 @@ fn detect(
         false => exit::PASS,
     })
 }
+
+/// `iogate campaign status`: returns the exit code.
+pub fn campaign(c: &crate::cli::CampaignCommand) -> u8 {
+    let crate::cli::CampaignCommand::Status { query: a, json } = c;
+    let q = iogate_session::campaign::Query {
+        db: &a.db,
+        build: &a.build,
+        campaign: a.campaign.as_deref(),
+        inventory: &a.inventory,
+        firmware_revision: a.firmware_revision.as_deref(),
+    };
+    match iogate_session::campaign::printed(&q, *json) {
+        Ok((text, code)) => {
+            out!("{text}");
+            code
+        }
+        Err(f) => report(f),
+    }
+}

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         } => import::import(format, &file, output.as_deref(), strict),
         Command::Schema { kind } => schema::schema(kind),
         Command::History(args) => history::history(&args),
+        Command::Campaign(c) => history::campaign(&c),
         Command::Diff(args) => diff::diff(&args),
         Command::Analyze(args) => analyze::analyze(&args),
         Command::SteadyState(args) => analyze::steady_state(&args),

@@ -1,4 +1,4 @@
-//! `iogate schema spec|result|baseline|summary`: the published JSON Schemas (draft 2020-12), as
+//! `iogate schema spec|result|baseline|summary|inventory`: the published JSON Schemas (draft 2020-12), as
 //! the spec, result and report crates generate them from their types.
 
 use crate::cli::SchemaKind;
@@ -11,6 +11,7 @@ pub fn schema(kind: SchemaKind) -> u8 {
         SchemaKind::Result => iogate_result::result_schema(),
         SchemaKind::Baseline => iogate_report::baseline_schema(),
         SchemaKind::Summary => iogate_result::fleet::summary_schema(),
+        SchemaKind::Inventory => iogate_spec::inventory::inventory_schema(),
     };
     match serde_json::to_string_pretty(&schema) {
         Ok(s) => {

@@ -13,6 +13,7 @@ pub mod analysis;
 mod analysis_fold;
 pub mod baseline;
 pub mod baseline_choice;
+pub mod campaign;
 pub mod chart;
 pub mod compare;
 pub mod diff;

@@ -108,6 +108,17 @@ fn peer_metric(m: &MetricRef, drives: &[DriveRun<'_>]) -> Option<PeerMetric> {
         .iter()
         .map(|d| Some((d.name.to_string(), d.result.metric(m)?)))
         .collect::<Option<_>>()?;
+    distribution(m.to_string(), m.metric.higher_is_better(), values)
+}
+
+/// A metric's distribution over drives (`values`: each drive's name and value, SI base
+/// units): median, range, spread and each drive's deviation from the median. None when
+/// there is no value or the median is not above 0 (no deviation can be stated).
+pub fn distribution(
+    metric: String,
+    higher_is_better: bool,
+    values: Vec<(String, f64)>,
+) -> Option<PeerMetric> {
     let mut sorted: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
     sorted.sort_by(f64::total_cmp);
     let median = crate::history::series::median(&sorted);
@@ -116,8 +127,8 @@ fn peer_metric(m: &MetricRef, drives: &[DriveRun<'_>]) -> Option<PeerMetric> {
     }
     let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
     Some(PeerMetric {
-        metric: m.to_string(),
-        higher_is_better: m.metric.higher_is_better(),
+        metric,
+        higher_is_better,
         median,
         min,
         max,
@@ -133,16 +144,29 @@ fn peer_metric(m: &MetricRef, drives: &[DriveRun<'_>]) -> Option<PeerMetric> {
     })
 }
 
+/// The drives of `pm` further from the median than `max_deviation_pct` (either way),
+/// when there are at least [`MIN_PEERS`]: `(value, worse)`, worse being the bad
+/// direction (lower IOPS, higher latency).
+pub fn beyond(pm: &PeerMetric, max_deviation_pct: f64) -> Vec<(&PeerValue, bool)> {
+    if pm.values.len() < MIN_PEERS {
+        return Vec::new();
+    }
+    pm.values
+        .iter()
+        .filter(|v| v.deviation_pct.abs() > max_deviation_pct)
+        .map(|v| (v, (v.deviation_pct < 0.0) == pm.higher_is_better))
+        .collect()
+}
+
 fn metric_outliers(
     pm: &PeerMetric,
     model: &str,
     drives: &[DriveRun<'_>],
     rule: PeerRule,
 ) -> Vec<Outlier> {
-    pm.values
-        .iter()
-        .filter(|v| v.deviation_pct.abs() > rule.max_deviation_pct)
-        .map(|v| Outlier {
+    beyond(pm, rule.max_deviation_pct)
+        .into_iter()
+        .map(|(v, worse)| Outlier {
             drive: v.drive.clone(),
             serial: drives
                 .iter()
@@ -153,7 +177,7 @@ fn metric_outliers(
             value: v.value,
             median: pm.median,
             deviation_pct: v.deviation_pct,
-            worse: (v.deviation_pct < 0.0) == pm.higher_is_better,
+            worse,
         })
         .collect()
 }

@@ -49,14 +49,18 @@ pub(crate) fn ready(
 ) -> Result<Ready, Failure> {
     let mut identity = prepared.target.identity();
     override_identity(&mut identity, config).map_err(Failure::usage)?;
-    let build =
-        gate::build_info(config.build.as_deref(), config.build_order).map_err(Failure::usage)?;
-    let history = config
+    let mut history = config
         .history
         .as_deref()
         .map(Store::open)
         .transpose()
         .map_err(Failure::target)?;
+    let known = |id: &str| match history.as_mut() {
+        Some(store) => store.build_order_of(id).map_err(|e| e.to_string()),
+        None => Ok(None),
+    };
+    let build = gate::build_info(config.build.as_deref(), config.build_order, known)
+        .map_err(Failure::usage)?;
     let staging = Staging::new(dest)?;
     let out = staging.out().to_path_buf();
     let query = BaselineQuery {

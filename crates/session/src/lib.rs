@@ -15,6 +15,8 @@
 //! keeps clap, printing (through [`Console`]) and the process's exit. What a run is
 //! given and where it reports is `config`; a command's failure and exit code `failure`.
 
+pub mod analyze;
+pub mod campaign;
 pub mod compile;
 mod conclude;
 pub mod config;

@@ -19,8 +19,15 @@ use super::{BuildOverride, MetricRecord, RunRecord};
 /// `IOGATE_BUILD_ORDER`, else what common CI systems set (GitHub Actions
 /// `GITHUB_SHA`/`GITHUB_RUN_NUMBER`, GitLab `CI_COMMIT_SHA`/`CI_PIPELINE_IID`, Jenkins
 /// `GIT_COMMIT`/`BUILD_NUMBER`, Buildkite `BUILDKITE_COMMIT`/`BUILDKITE_BUILD_NUMBER`).
-/// None without an order.
-pub fn build_info(build: Option<&str>, order: Option<i64>) -> Result<Option<BuildInfo>, String> {
+/// A build id without an order takes `known(id)` (the order the history store already
+/// holds for it: every host running one build shares its place), else the time it runs
+/// (seconds since the epoch, as a stored result without a build is); None without
+/// either.
+pub fn build_info(
+    build: Option<&str>,
+    order: Option<i64>,
+    known: impl FnOnce(&str) -> Result<Option<i64>, String>,
+) -> Result<Option<BuildInfo>, String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let pairs = [
         ("IOGATE_BUILD", "IOGATE_BUILD_ORDER"),
@@ -42,6 +49,16 @@ pub fn build_info(build: Option<&str>, order: Option<i64>) -> Result<Option<Buil
     let id = build
         .map(str::to_string)
         .or_else(|| pairs.iter().find_map(|(i, _)| env(i)));
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
+    };
+    let order = match (order, &id) {
+        (Some(o), _) => Some(o),
+        (None, Some(id)) => Some(known(id)?.unwrap_or_else(now)),
+        (None, None) => None,
+    };
     Ok(order.map(|order| BuildInfo {
         id: id.unwrap_or_else(|| order.to_string()),
         order,
@@ -56,7 +73,8 @@ pub struct JudgedRun {
 }
 
 /// `run --history DB`: the run's gated metrics (`is_gated_metric`) against the last
-/// accepted (passed) builds of their series before this build. Reads the store only.
+/// accepted (passed) builds of their series before this build; never against runs of
+/// its own build (other hosts of a campaign, an earlier attempt). Reads the store only.
 pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, String> {
     let (run, metrics) = super::records(result, &BuildOverride::default());
     let runs: Vec<RunRecord> = store
@@ -69,7 +87,7 @@ pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, Str
                 && r.device_serial == run.device_serial
                 && r.host_class == run.host_class
                 && r.outcome == "pass"
-                && r.run_key != run.run_key
+                && r.build_id != run.build_id
         })
         .collect();
     let stored: Vec<_> = store

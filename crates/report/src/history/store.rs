@@ -322,9 +322,13 @@ impl Store {
         build_id: &str,
         campaign: Option<&str>,
     ) -> Result<Vec<RunRecord>, HistoryError> {
+        let filter = if self.version == 1 {
+            "build_id = $1 AND $2 = ''"
+        } else {
+            "build_id = $1 AND ($2 = '' OR campaign = $2)"
+        };
         let sql = format!(
-            "SELECT {} FROM runs WHERE build_id = $1 AND ($2 = '' OR campaign = $2) \
-             ORDER BY started_at, run_key",
+            "SELECT {} FROM runs WHERE {filter} ORDER BY started_at, run_key",
             self.run_columns()
         );
         let vals = [
@@ -336,6 +340,39 @@ impl Store {
             .into_iter()
             .map(|r| run_of(&r))
             .collect())
+    }
+
+    /// The metrics of [`Store::runs_of_build`]'s runs, by run key.
+    pub fn metrics_of_build(
+        &mut self,
+        build_id: &str,
+        campaign: Option<&str>,
+    ) -> Result<Vec<MetricRecord>, HistoryError> {
+        let filter = if self.version == 1 {
+            "r.build_id = $1 AND $2 = ''"
+        } else {
+            "r.build_id = $1 AND ($2 = '' OR r.campaign = $2)"
+        };
+        let sql = format!(
+            "SELECT {METRIC_COLUMNS} FROM metrics m JOIN runs r ON r.run_key = m.run_key \
+             WHERE {filter} ORDER BY m.run_key, m.metric"
+        );
+        let vals = [
+            Val::Text(Some(build_id.to_string())),
+            Val::Text(Some(campaign.unwrap_or("").to_string())),
+        ];
+        let rows = self.query(&sql, &vals)?;
+        rows.iter().map(|r| self.metric_of(r)).collect()
+    }
+
+    /// The build order the store holds for build `build_id` (the first stored run's),
+    /// None when it holds no run of it.
+    pub fn build_order_of(&mut self, build_id: &str) -> Result<Option<i64>, HistoryError> {
+        let rows = self.query(
+            "SELECT build_order FROM runs WHERE build_id = $1 ORDER BY started_at LIMIT 1",
+            &[Val::Text(Some(build_id.to_string()))],
+        )?;
+        Ok(rows.first().and_then(|r| r.first()).and_then(int))
     }
 
     /// The columns of a run as [`run_of`] reads them, from a store of this version.
@@ -353,11 +390,10 @@ impl Store {
         spec: Option<&str>,
         metric: Option<&str>,
     ) -> Result<Vec<MetricRecord>, HistoryError> {
-        let sql = String::from(
-            "SELECT m.run_key, m.metric, m.step, m.case_label, m.value, m.higher_is_better, \
-             m.sample_source, m.samples FROM metrics m JOIN runs r ON r.run_key = m.run_key \
+        let sql = format!(
+            "SELECT {METRIC_COLUMNS} FROM metrics m JOIN runs r ON r.run_key = m.run_key \
              WHERE ($1 = '' OR r.spec_name = $1) AND strpos(m.metric, $2) > 0 \
-             ORDER BY r.build_order, r.started_at, m.run_key, m.metric",
+             ORDER BY r.build_order, r.started_at, m.run_key, m.metric"
         );
         let sql = match self.conn {
             // SQLite has instr() where PostgreSQL has strpos().
@@ -371,26 +407,28 @@ impl Store {
                 Val::Text(Some(metric.unwrap_or("").to_string())),
             ],
         )?;
-        rows.into_iter()
-            .map(|r| {
-                let samples_text = text(&r[7]).unwrap_or_default();
-                let samples: Vec<f64> =
-                    serde_json::from_str(&samples_text).map_err(|e| HistoryError::Database {
-                        db: self.name.clone(),
-                        message: format!("samples of {}: {e}", text(&r[1]).unwrap_or_default()),
-                    })?;
-                Ok(MetricRecord {
-                    run_key: text(&r[0]).unwrap_or_default(),
-                    metric: text(&r[1]).unwrap_or_default(),
-                    step: text(&r[2]).unwrap_or_default(),
-                    case_label: text(&r[3]).unwrap_or_default(),
-                    value: real(&r[4]),
-                    higher_is_better: int(&r[5]).unwrap_or(0) != 0,
-                    sample_source: text(&r[6]),
-                    samples,
-                })
-            })
-            .collect()
+        rows.iter().map(|r| self.metric_of(r)).collect()
+    }
+
+    /// A metric read as [`METRIC_COLUMNS`] lists it. Errors: its samples are not a JSON
+    /// array of numbers.
+    fn metric_of(&self, r: &[Val]) -> Result<MetricRecord, HistoryError> {
+        let samples_text = text(&r[7]).unwrap_or_default();
+        let samples: Vec<f64> =
+            serde_json::from_str(&samples_text).map_err(|e| HistoryError::Database {
+                db: self.name.clone(),
+                message: format!("samples of {}: {e}", text(&r[1]).unwrap_or_default()),
+            })?;
+        Ok(MetricRecord {
+            run_key: text(&r[0]).unwrap_or_default(),
+            metric: text(&r[1]).unwrap_or_default(),
+            step: text(&r[2]).unwrap_or_default(),
+            case_label: text(&r[3]).unwrap_or_default(),
+            value: real(&r[4]),
+            higher_is_better: int(&r[5]).unwrap_or(0) != 0,
+            sample_source: text(&r[6]),
+            samples,
+        })
     }
 
     /// Marks a change expected (idempotent).
@@ -490,6 +528,9 @@ fn attempt_key(r: &RunRecord) -> Vec<Val> {
         t(&r.drive_key()),
     ]
 }
+
+const METRIC_COLUMNS: &str = "m.run_key, m.metric, m.step, m.case_label, m.value, \
+    m.higher_is_better, m.sample_source, m.samples";
 
 const INSERT_METRIC: &str = "INSERT INTO metrics (run_key, metric, step, case_label, value, \
     higher_is_better, sample_source, samples) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";

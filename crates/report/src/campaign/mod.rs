@@ -1,0 +1,420 @@
+//! A build judged across a lab: the history store's runs of one build (and campaign)
+//! matched against an inventory (`iogate_spec::inventory`). Each expected drive is
+//! passed, missing, failed, regressed, inconclusive, an outlier among the campaign's
+//! drives of its model, or on the wrong firmware; a drive that reported without being
+//! expected is unexpected. The build passes only when every expected drive reported
+//! every spec and passed. Peers are compared over the whole campaign with `peers`'s
+//! rule. Neighbours: `history::store` (the runs), [`text`] (the one-line-per-drive
+//! listing), the session crate's `campaign` (the command).
+
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use iogate_result::fleet::PeerMetric;
+use iogate_spec::inventory::{Inventory, Selector};
+use serde::Serialize;
+
+use crate::history::{MetricRecord, RunRecord};
+
+/// A build's state across the campaign.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CampaignStatus {
+    /// The inventory's name.
+    pub inventory: String,
+    /// The build judged.
+    pub build: String,
+    /// The campaign selected (`--campaign`), when given.
+    pub campaign: Option<String>,
+    /// The firmware revision every drive must report (`--firmware-revision`), when
+    /// given.
+    pub firmware_revision: Option<String>,
+    /// The build's verdict.
+    pub verdict: Verdict,
+    /// Every expected drive in inventory order, then every unexpected one.
+    pub drives: Vec<DriveStatus>,
+    /// Each metric's distribution over the drives of one model running one spec.
+    pub peers: Vec<CampaignPeers>,
+    /// The outlier threshold, percent of the median.
+    pub max_deviation_pct: f64,
+}
+
+/// The build's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every expected drive reported every spec and passed.
+    Pass,
+    /// A drive failed, regressed or is an outlier.
+    Failed,
+    /// Nothing failed, but a drive is missing, on the wrong firmware or inconclusive.
+    Incomplete,
+}
+
+/// One drive's state, worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriveState {
+    /// A spec's run failed (or ended in error).
+    Failed,
+    /// A spec's run regressed against the history.
+    Regressed,
+    /// A metric lies beyond the peer rule from its peers' median.
+    Outlier,
+    /// Its firmware revision is not the build's.
+    WrongFirmware,
+    /// A spec it must run was not reported (or the drive never reported).
+    Missing,
+    /// A spec's run decided nothing.
+    Inconclusive,
+    /// Every spec ran and passed.
+    Passed,
+    /// It reported without being in the inventory (does not change the verdict).
+    Unexpected,
+}
+
+/// One drive of the campaign.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DriveStatus {
+    /// The host.
+    pub host: String,
+    /// How the drive is named: its serial, its target, or for a drive that never
+    /// reported, the inventory's selector (`model M, 2 of 4`).
+    pub drive: String,
+    /// Its serial, when it reported one.
+    pub serial: Option<String>,
+    /// Its target path, when it reported.
+    pub target: Option<String>,
+    /// Its model, when it reported.
+    pub model: Option<String>,
+    /// Its firmware revision, when it reported one.
+    pub firmware_revision: Option<String>,
+    /// Its state: the worst of its specs'.
+    pub state: DriveState,
+    /// Each spec: the inventory's, then any other it ran.
+    pub specs: Vec<SpecStatus>,
+    /// The inventory line that expects it (absent: unexpected).
+    pub inventory_line: Option<usize>,
+}
+
+/// One spec on one drive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpecStatus {
+    /// Spec name.
+    pub spec: String,
+    /// Its state.
+    pub state: DriveState,
+    /// The outcome of its latest attempt (`pass`, `fail`, …); absent: not reported.
+    pub outcome: Option<String>,
+    /// Attempts stored.
+    pub attempts: usize,
+    /// The latest attempt's run key.
+    pub run_key: Option<String>,
+    /// Metrics of the latest attempt beyond the peer rule.
+    pub outliers: Vec<OutlierMetric>,
+}
+
+/// A metric of a drive beyond the peer rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutlierMetric {
+    /// Metric path.
+    pub metric: String,
+    /// The drive's value, SI base units.
+    pub value: f64,
+    /// The peers' median.
+    pub median: f64,
+    /// `(value − median) / median × 100`.
+    pub deviation_pct: f64,
+    /// Whether it is the bad direction (lower IOPS, higher latency).
+    pub worse: bool,
+}
+
+/// The peers of one spec and model over the campaign.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CampaignPeers {
+    /// Spec name.
+    pub spec: String,
+    /// Device model.
+    pub model: String,
+    /// Each compared metric, drives named `host drive`.
+    pub metrics: Vec<PeerMetric>,
+}
+
+/// One reported drive: its latest attempt of each spec.
+struct Reported<'a> {
+    host: &'a str,
+    key: String,
+    runs: BTreeMap<&'a str, Vec<&'a RunRecord>>,
+}
+
+impl Reported<'_> {
+    fn latest(&self) -> impl Iterator<Item = &RunRecord> {
+        self.runs.values().filter_map(|v| v.last().copied())
+    }
+    fn first(&self) -> Option<&RunRecord> {
+        self.latest().next()
+    }
+    fn label(&self) -> String {
+        self.first()
+            .and_then(|r| r.device_serial.clone().or_else(|| r.target.clone()))
+            .unwrap_or_else(|| self.key.clone())
+    }
+}
+
+/// The metrics peers are compared on: a step's IOPS, bandwidth, mean and p99 total
+/// latency (as `peers` compares a host's drives).
+fn is_peer_metric(m: &MetricRecord) -> bool {
+    m.case_label.is_empty()
+        && ["iops", "bandwidth", "latency.mean", "latency.p99"]
+            .iter()
+            .any(|q| m.metric == format!("{}.{q}", m.step))
+}
+
+/// Judges a build: `runs` and `metrics` are the store's for the build (and campaign).
+pub fn judge(
+    inventory: &Inventory,
+    build: &str,
+    campaign: Option<&str>,
+    firmware_revision: Option<&str>,
+    runs: &[RunRecord],
+    metrics: &[MetricRecord],
+) -> CampaignStatus {
+    let reported = group(runs);
+    let (peers, run_keys) = compare(&reported, metrics);
+    let outliers = outliers_by_run(&peers, &run_keys, inventory.max_deviation_pct);
+    let mut taken = vec![false; reported.len()];
+    let mut drives = Vec::new();
+    for e in &inventory.drives {
+        let mut found = 0;
+        for (i, r) in reported.iter().enumerate() {
+            let Some(first) = r.first() else { continue };
+            let hit = r.host == e.host
+                && e.selector.matches(
+                    first.device_serial.as_deref(),
+                    first.target.as_deref(),
+                    &first.device_model,
+                );
+            if !taken[i] && hit && found < e.count {
+                taken[i] = true;
+                found += 1;
+                let specs = &e.specs;
+                drives.push(status(
+                    r,
+                    Some(specs),
+                    Some(e.line),
+                    firmware_revision,
+                    &outliers,
+                ));
+            }
+        }
+        for k in found..e.count {
+            drives.push(never_reported(e, k));
+        }
+    }
+    for (i, r) in reported.iter().enumerate() {
+        if !taken[i] {
+            let mut d = status(r, None, None, firmware_revision, &outliers);
+            d.state = DriveState::Unexpected;
+            drives.push(d);
+        }
+    }
+    let expected = drives.iter().filter(|d| d.state != DriveState::Unexpected);
+    let worst = expected.map(|d| d.state).min();
+    let verdict = match worst {
+        Some(DriveState::Failed | DriveState::Regressed | DriveState::Outlier) => Verdict::Failed,
+        Some(DriveState::Passed) => Verdict::Pass,
+        _ => Verdict::Incomplete,
+    };
+    CampaignStatus {
+        inventory: inventory.name.clone(),
+        build: build.to_string(),
+        campaign: campaign.map(str::to_string),
+        firmware_revision: firmware_revision.map(str::to_string),
+        verdict,
+        drives,
+        peers,
+        max_deviation_pct: inventory.max_deviation_pct,
+    }
+}
+
+/// The runs grouped by host and drive (serial, else target), each spec's attempts in
+/// attempt order.
+fn group(runs: &[RunRecord]) -> Vec<Reported<'_>> {
+    let mut by: BTreeMap<(&str, String), BTreeMap<&str, Vec<&RunRecord>>> = BTreeMap::new();
+    for r in runs {
+        let specs = by.entry((r.host.as_str(), r.drive_key())).or_default();
+        specs.entry(r.spec_name.as_str()).or_default().push(r);
+    }
+    by.into_iter()
+        .map(|((host, key), mut runs)| {
+            for v in runs.values_mut() {
+                v.sort_by(|a, b| (a.attempt, &a.started_at).cmp(&(b.attempt, &b.started_at)));
+            }
+            Reported { host, key, runs }
+        })
+        .collect()
+}
+
+/// The drive's state from its latest attempts of `specs` (the inventory's; None: an
+/// unexpected drive, every spec it ran).
+fn status(
+    r: &Reported<'_>,
+    specs: Option<&Vec<String>>,
+    line: Option<usize>,
+    firmware_revision: Option<&str>,
+    outliers: &BTreeMap<String, Vec<OutlierMetric>>,
+) -> DriveStatus {
+    let first = r.first();
+    let names: Vec<String> = match specs {
+        Some(s) => s.clone(),
+        None => r.runs.keys().map(|s| s.to_string()).collect(),
+    };
+    let specs: Vec<SpecStatus> = names
+        .iter()
+        .map(|name| {
+            let attempts = r.runs.get(name.as_str());
+            let latest = attempts.and_then(|v| v.last());
+            let found = latest.map_or(&[][..], |l| {
+                outliers.get(&l.run_key).map_or(&[][..], Vec::as_slice)
+            });
+            let state = match latest.map(|l| l.outcome.as_str()) {
+                None => DriveState::Missing,
+                Some("fail" | "error") => DriveState::Failed,
+                Some("regressed") => DriveState::Regressed,
+                Some(_) if !found.is_empty() => DriveState::Outlier,
+                Some("pass") => DriveState::Passed,
+                Some(_) => DriveState::Inconclusive,
+            };
+            SpecStatus {
+                spec: name.clone(),
+                state,
+                outcome: latest.map(|l| l.outcome.clone()),
+                attempts: attempts.map_or(0, Vec::len),
+                run_key: latest.map(|l| l.run_key.clone()),
+                outliers: found.to_vec(),
+            }
+        })
+        .collect();
+    let fw = first.and_then(|f| f.firmware_revision.clone());
+    let wrong_fw = firmware_revision.is_some_and(|want| fw.as_deref() != Some(want));
+    let mut state = specs
+        .iter()
+        .map(|s| s.state)
+        .min()
+        .unwrap_or(DriveState::Missing);
+    if wrong_fw && state > DriveState::WrongFirmware {
+        state = DriveState::WrongFirmware;
+    }
+    DriveStatus {
+        host: r.host.to_string(),
+        drive: r.label(),
+        serial: first.and_then(|f| f.device_serial.clone()),
+        target: first.and_then(|f| f.target.clone()),
+        model: first.map(|f| f.device_model.clone()),
+        firmware_revision: fw,
+        state,
+        specs,
+        inventory_line: line,
+    }
+}
+
+/// A slot of an entry no reported drive filled.
+fn never_reported(e: &iogate_spec::inventory::Expected, k: u64) -> DriveStatus {
+    let drive = match (&e.selector, e.count) {
+        (Selector::Serial(s) | Selector::Target(s), 1) => s.clone(),
+        (sel, n) => format!("{} ({} of {n})", sel.describe(), k + 1),
+    };
+    DriveStatus {
+        host: e.host.clone(),
+        drive,
+        serial: None,
+        target: None,
+        model: None,
+        firmware_revision: None,
+        state: DriveState::Missing,
+        specs: e
+            .specs
+            .iter()
+            .map(|s| SpecStatus {
+                spec: s.clone(),
+                state: DriveState::Missing,
+                outcome: None,
+                attempts: 0,
+                run_key: None,
+                outliers: Vec::new(),
+            })
+            .collect(),
+        inventory_line: Some(e.line),
+    }
+}
+
+/// The run key of each (spec, drive name) compared.
+type RunKeys = BTreeMap<(String, String), String>;
+
+/// Each spec and model's peer metrics over every reported drive whose latest attempt
+/// completed (did not end in error), drives named `host drive`; and the run each name's
+/// value came from.
+fn compare(reported: &[Reported<'_>], metrics: &[MetricRecord]) -> (Vec<CampaignPeers>, RunKeys) {
+    let mut by_run: BTreeMap<&str, Vec<&MetricRecord>> = BTreeMap::new();
+    for m in metrics
+        .iter()
+        .filter(|m| is_peer_metric(m) && m.value.is_finite())
+    {
+        by_run.entry(m.run_key.as_str()).or_default().push(m);
+    }
+    type Values = BTreeMap<(String, bool), Vec<(String, f64)>>;
+    let mut groups: BTreeMap<(String, String), Values> = BTreeMap::new();
+    let mut run_keys = RunKeys::new();
+    for r in reported {
+        for run in r.latest().filter(|run| run.outcome != "error") {
+            let key = (run.spec_name.clone(), run.device_model.clone());
+            let name = format!("{} {}", r.host, r.label());
+            run_keys.insert((run.spec_name.clone(), name.clone()), run.run_key.clone());
+            for m in by_run.get(run.run_key.as_str()).into_iter().flatten() {
+                let values = groups.entry(key.clone()).or_default();
+                let per = values
+                    .entry((m.metric.clone(), m.higher_is_better))
+                    .or_default();
+                per.push((name.clone(), m.value));
+            }
+        }
+    }
+    let peers = groups
+        .into_iter()
+        .map(|((spec, model), values)| CampaignPeers {
+            spec,
+            model,
+            metrics: values
+                .into_iter()
+                .filter_map(|((metric, hib), v)| crate::peers::distribution(metric, hib, v))
+                .collect(),
+        })
+        .collect();
+    (peers, run_keys)
+}
+
+/// The outliers of each run, by run key.
+fn outliers_by_run(
+    peers: &[CampaignPeers],
+    run_keys: &RunKeys,
+    max_deviation_pct: f64,
+) -> BTreeMap<String, Vec<OutlierMetric>> {
+    let mut out: BTreeMap<String, Vec<OutlierMetric>> = BTreeMap::new();
+    for p in peers {
+        for pm in &p.metrics {
+            for (v, worse) in crate::peers::beyond(pm, max_deviation_pct) {
+                let Some(run_key) = run_keys.get(&(p.spec.clone(), v.drive.clone())) else {
+                    continue;
+                };
+                out.entry(run_key.clone()).or_default().push(OutlierMetric {
+                    metric: pm.metric.clone(),
+                    value: v.value,
+                    median: pm.median,
+                    deviation_pct: v.deviation_pct,
+                    worse,
+                });
+            }
+        }
+    }
+    out
+}

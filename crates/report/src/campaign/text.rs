@@ -1,0 +1,127 @@
+//! `campaign status`'s text: a heading with the verdict, one line per drive (its host,
+//! its serial or target, its state in the inventory's words, and why), and a count of
+//! each state. Child of `campaign`; the session crate prints it.
+
+use std::fmt::Write;
+
+use super::{CampaignStatus, DriveState, DriveStatus, Verdict};
+
+/// A state's word (`missing`, `outlier`, `failed`, `regressed`, `unexpected`, …).
+pub fn word(state: DriveState) -> &'static str {
+    match state {
+        DriveState::Failed => "failed",
+        DriveState::Regressed => "regressed",
+        DriveState::Outlier => "outlier",
+        DriveState::WrongFirmware => "wrong_firmware",
+        DriveState::Missing => "missing",
+        DriveState::Inconclusive => "inconclusive",
+        DriveState::Passed => "passed",
+        DriveState::Unexpected => "unexpected",
+    }
+}
+
+/// The verdict's word.
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Failed => "failed",
+        Verdict::Incomplete => "incomplete",
+    }
+}
+
+/// The whole listing, ending with a newline.
+pub fn render(s: &CampaignStatus) -> String {
+    let mut out = String::new();
+    let campaign = s
+        .campaign
+        .as_deref()
+        .map_or(String::new(), |c| format!(", campaign {c}"));
+    let _ = writeln!(
+        out,
+        "campaign {}: build {}{campaign}: {}",
+        s.inventory,
+        s.build,
+        verdict_word(s.verdict)
+    );
+    let host_w = s.drives.iter().map(|d| d.host.len()).max().unwrap_or(0);
+    let drive_w = s.drives.iter().map(|d| d.drive.len()).max().unwrap_or(0);
+    for d in &s.drives {
+        let _ = writeln!(
+            out,
+            "  {:host_w$}  {:drive_w$}  {}{}",
+            d.host,
+            d.drive,
+            word(d.state),
+            why(d, s.firmware_revision.as_deref())
+        );
+    }
+    let mut counts: Vec<(DriveState, usize)> = Vec::new();
+    for d in &s.drives {
+        match counts.iter_mut().find(|(st, _)| *st == d.state) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((d.state, 1)),
+        }
+    }
+    counts.sort();
+    let expected = s
+        .drives
+        .iter()
+        .filter(|d| d.state != DriveState::Unexpected)
+        .count();
+    let listed: Vec<String> = counts
+        .iter()
+        .map(|(st, n)| format!("{n} {}", word(*st)))
+        .collect();
+    let _ = writeln!(out, "{expected} expected drives: {}", listed.join(", "));
+    out
+}
+
+/// Why a drive is in its state, in parentheses after it (empty for a pass).
+fn why(d: &DriveStatus, firmware: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    let missing: Vec<&str> = d
+        .specs
+        .iter()
+        .filter(|s| s.state == DriveState::Missing)
+        .map(|s| s.spec.as_str())
+        .collect();
+    if !missing.is_empty() && d.state != DriveState::Unexpected {
+        parts.push(format!("not reported: {}", missing.join(", ")));
+    }
+    for s in &d.specs {
+        match s.state {
+            DriveState::Failed | DriveState::Regressed | DriveState::Inconclusive => {
+                parts.push(format!(
+                    "{}: {} (attempt {})",
+                    s.spec,
+                    s.outcome.as_deref().unwrap_or("?"),
+                    s.attempts
+                ));
+            }
+            DriveState::Outlier => {
+                for o in &s.outliers {
+                    parts.push(format!(
+                        "{}: {} {:+.1}% from the median",
+                        s.spec, o.metric, o.deviation_pct
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (DriveState::WrongFirmware, Some(want)) = (d.state, firmware) {
+        parts.push(format!(
+            "firmware {} where the build is {want}",
+            d.firmware_revision.as_deref().unwrap_or("(not reported)")
+        ));
+    }
+    if d.state == DriveState::Unexpected {
+        let specs: Vec<&str> = d.specs.iter().map(|s| s.spec.as_str()).collect();
+        parts.push(format!("not in the inventory; ran {}", specs.join(", ")));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("  ({})", parts.join("; "))
+    }
+}
