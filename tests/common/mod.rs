@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod postgres;
 pub mod run;
 pub mod ssd;
 pub mod tmpfs;
@@ -475,6 +476,11 @@ impl Throttle {
             .ok()?;
         }
         dir.map(|dir| Throttle { dir })
+    }
+
+    /// Writes `rule` to the group's control file `file` (a new cap for a device).
+    pub fn set(&self, file: &str, rule: &str) {
+        std::fs::write(self.dir.join(file), rule).expect("blkio rule");
     }
 
     /// A command that runs `program args…` inside the group.

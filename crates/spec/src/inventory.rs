@@ -36,11 +36,30 @@ pub struct RawInventory {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPeers {
-    /// Percent of the peers' median (default 10): a larger deviation of IOPS,
-    /// bandwidth, mean or p99 latency makes the drive an outlier, which fails the build.
+    /// Percent of the peers' median (default 10): a larger deviation of a compared
+    /// metric, either way, makes the drive an outlier, which fails the build.
+    #[serde(default)]
     #[schemars(range(min = 0, max = 1000))]
-    pub max_deviation_pct: f64,
+    pub max_deviation_pct: Option<f64>,
+    /// The step figures compared (default: `iops`, `bandwidth`, `latency.mean`,
+    /// `latency.p99`, as a run over several drives compares them).
+    #[serde(default)]
+    pub metrics: Option<Vec<Spanned<String>>>,
 }
+
+/// The step figures peers may be compared on, as metric paths name them after the step.
+pub const PEER_METRICS: &[&str] = &[
+    "iops",
+    "bandwidth",
+    "latency.mean",
+    "latency.p50",
+    "latency.p90",
+    "latency.p99",
+    "latency.p99.9",
+];
+
+/// The figures compared without `peers.metrics`.
+pub const DEFAULT_PEER_METRICS: &[&str] = &["iops", "bandwidth", "latency.mean", "latency.p99"];
 
 /// One entry of `drives:`: a host and one drive (`serial` or `target`), or several
 /// (`model`, or a `serial` glob, with `count`).
@@ -74,6 +93,8 @@ pub struct Inventory {
     pub name: String,
     /// The outlier threshold, percent of the peers' median.
     pub max_deviation_pct: f64,
+    /// The step figures compared ([`PEER_METRICS`]).
+    pub peer_metrics: Vec<String>,
     /// The expected drives, in file order.
     pub drives: Vec<Expected>,
 }
@@ -151,9 +172,35 @@ pub fn parse_inventory(src: &SourceFile) -> Result<Inventory, Diagnostics> {
     let max_deviation_pct = raw
         .peers
         .as_ref()
-        .map_or(crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT, |p| {
-            p.max_deviation_pct
-        });
+        .and_then(|p| p.max_deviation_pct)
+        .unwrap_or(crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT);
+    let peer_metrics = match raw.peers.as_ref().and_then(|p| p.metrics.as_ref()) {
+        None => DEFAULT_PEER_METRICS.iter().map(|m| m.to_string()).collect(),
+        Some(list) => {
+            for m in list
+                .iter()
+                .filter(|m| !PEER_METRICS.contains(&m.value.as_str()))
+            {
+                err(
+                    range_of(src, m),
+                    "unknown peer metric",
+                    format!(
+                        "expected one of {}, found {:?}",
+                        PEER_METRICS.join(", "),
+                        m.value
+                    ),
+                );
+            }
+            if list.is_empty() {
+                err(
+                    range_of(src, &raw.inventory),
+                    "invalid peers",
+                    "expected at least one metric under peers.metrics, found none".into(),
+                );
+            }
+            list.iter().map(|m| m.value.clone()).collect()
+        }
+    };
     if !(max_deviation_pct > 0.0 && max_deviation_pct <= 1000.0) {
         err(
             range_of(src, &raw.inventory),
@@ -179,6 +226,7 @@ pub fn parse_inventory(src: &SourceFile) -> Result<Inventory, Diagnostics> {
         Ok(Inventory {
             name: raw.inventory.value,
             max_deviation_pct,
+            peer_metrics,
             drives,
         })
     } else {

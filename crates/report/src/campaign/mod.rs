@@ -161,13 +161,14 @@ impl Reported<'_> {
     }
 }
 
-/// The metrics peers are compared on: a step's IOPS, bandwidth, mean and p99 total
-/// latency (as `peers` compares a host's drives).
-fn is_peer_metric(m: &MetricRecord) -> bool {
+/// Whether peers are compared on `m`: a step's own figure (not a sweep case's, not one
+/// operation's) that the inventory names (`peers.metrics`).
+fn is_peer_metric(m: &MetricRecord, names: &[String]) -> bool {
     m.case_label.is_empty()
-        && ["iops", "bandwidth", "latency.mean", "latency.p99"]
-            .iter()
-            .any(|q| m.metric == format!("{}.{q}", m.step))
+        && m.metric
+            .strip_prefix(m.step.as_str())
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|q| names.iter().any(|n| n == q))
 }
 
 /// Judges a build: `runs` and `metrics` are the store's for the build (and campaign).
@@ -180,7 +181,7 @@ pub fn judge(
     metrics: &[MetricRecord],
 ) -> CampaignStatus {
     let reported = group(runs);
-    let (peers, run_keys) = compare(&reported, metrics);
+    let (peers, run_keys) = compare(&reported, metrics, &inventory.peer_metrics);
     let outliers = outliers_by_run(&peers, &run_keys, inventory.max_deviation_pct);
     let mut taken = vec![false; reported.len()];
     let mut drives = Vec::new();
@@ -354,11 +355,15 @@ type RunKeys = BTreeMap<(String, String), String>;
 /// Each spec and model's peer metrics over every reported drive whose latest attempt
 /// completed (did not end in error), drives named `host drive`; and the run each name's
 /// value came from.
-fn compare(reported: &[Reported<'_>], metrics: &[MetricRecord]) -> (Vec<CampaignPeers>, RunKeys) {
+fn compare(
+    reported: &[Reported<'_>],
+    metrics: &[MetricRecord],
+    names: &[String],
+) -> (Vec<CampaignPeers>, RunKeys) {
     let mut by_run: BTreeMap<&str, Vec<&MetricRecord>> = BTreeMap::new();
     for m in metrics
         .iter()
-        .filter(|m| is_peer_metric(m) && m.value.is_finite())
+        .filter(|m| is_peer_metric(m, names) && m.value.is_finite())
     {
         by_run.entry(m.run_key.as_str()).or_default().push(m);
     }

@@ -1,0 +1,158 @@
+//! `tests/campaign.rs`'s store-side cases: inventory mistakes as located diagnostics,
+//! and many hosts writing to one SQLite history at once.
+
+use std::path::Path;
+
+use crate::common::{code, iogate, s, write_spec, Run};
+
+/// Each row: a name, the inventory's text, the `file:line:col` expected, and a part of
+/// the message.
+const BAD: &[(&str, &str, &str, &str)] = &[
+    ("empty file", "", "1:1", "inventory"),
+    ("no drives", "inventory: a\ndrives: []\n", "1:12", "at least one drive"),
+    ("no name", "drives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "1:1", "inventory"),
+    ("unknown key", "inventory: a\ndrivez: []\n", "2:1", "drivez"),
+    ("serial and target", "inventory: a\ndrives:\n  - { host: h, serial: S1, target: /dev/x, specs: [s] }\n", "3:5", "found serial and target"),
+    ("no drive named", "inventory: a\ndrives:\n  - { host: h, specs: [s] }\n", "3:5", "found none"),
+    ("count 0", "inventory: a\ndrives:\n  - { host: h, model: M, count: 0, specs: [s] }\n", "3:5", "from 1 to 4096, found 0"),
+    ("count huge", "inventory: a\ndrives:\n  - { host: h, model: M, count: 4097, specs: [s] }\n", "3:5", "found 4097"),
+    ("count negative", "inventory: a\ndrives:\n  - { host: h, model: M, count: -1, specs: [s] }\n", "3:", "-1"),
+    ("count on one serial", "inventory: a\ndrives:\n  - { host: h, serial: S1, count: 2, specs: [s] }\n", "3:5", "names one drive"),
+    ("duplicate drive", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n  - { host: h, target: /dev/x, specs: [t] }\n", "4:5", "twice"),
+    ("host with a space", "inventory: a\ndrives:\n  - { host: 'h 1', target: /dev/x, specs: [s] }\n", "3:13", "expected a name"),
+    ("empty host", "inventory: a\ndrives:\n  - { host: '', target: /dev/x, specs: [s] }\n", "3:13", "expected a name"),
+    ("relative target", "inventory: a\ndrives:\n  - { host: h, target: dev/x, specs: [s] }\n", "3:24", "absolute path"),
+    ("no specs", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [] }\n", "3:5", "at least one spec"),
+    ("spec twice", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [s, s] }\n", "3:43", "twice"),
+    ("bad glob", "inventory: a\ndrives:\n  - { host: h, serial: 'S[', specs: [s] }\n", "3:24", "glob"),
+    ("deviation 0", "inventory: a\npeers: { max_deviation_pct: 0 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "1:12", "above 0"),
+    ("deviation NaN", "inventory: a\npeers: { max_deviation_pct: .nan }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "1:12", "NaN"),
+    ("unknown peer metric", "inventory: a\npeers: { metrics: [iops, speed] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:30", "found \"speed\""),
+    ("two documents", "inventory: a\ndrives: []\n---\ninventory: b\n", "", "one YAML document"),
+];
+
+/// Every row of [`BAD`] is refused (exit 2) at its place, before the store is opened
+/// (the store named does not exist and is not created); a FIFO, a directory and a
+/// file past 1 MiB are refused as files.
+pub fn inventory_mistakes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("never.db");
+    let status = |inv: &Path| {
+        iogate(&[
+            "campaign",
+            "status",
+            "--db",
+            s(&db),
+            "--build",
+            "b",
+            "--inventory",
+            s(inv),
+        ])
+    };
+    let mut wrong = Vec::new();
+    for (name, text, at, part) in BAD {
+        let inv = dir.path().join("inventory.yaml");
+        std::fs::write(&inv, text).expect("write");
+        let o = status(&inv);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let located = format!("inventory.yaml:{at}");
+        if code(&o) != 2 || !err.contains(&located) || !err.contains(part) {
+            wrong.push(format!(
+                "{name}: exit {}, expected {located} and {part:?}:\n{err}",
+                code(&o)
+            ));
+        }
+    }
+    let fifo = dir.path().join("fifo.yaml");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    let huge = dir.path().join("huge.yaml");
+    std::fs::write(&huge, "#".repeat(2 << 20)).expect("huge");
+    for (name, p) in [
+        ("FIFO", fifo.as_path()),
+        ("directory", dir.path()),
+        ("2 MiB file", &huge),
+    ] {
+        let o = status(p);
+        if code(&o) != 2 {
+            wrong.push(format!("{name}: exit {}", code(&o)));
+        }
+    }
+    assert!(!db.exists(), "a refused inventory created the store");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// 32 hosts' runs at once into one SQLite file: each exits 0 (the file's lock waited
+/// for, never an error) and `campaign status` finds each exactly once, attempt 1.
+pub fn concurrent_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "tiny.yaml",
+        "iogate: 1\nname: tiny\ntarget: { size: 1MiB }\nsteps:\n  - workload:\n      \
+         name: w\n      queue_depth: 1\n      duration: 200ms\n      mix:\n        - { \
+         block_size: 4KiB, weight: 100%, read: 100%, random: 100% }\n",
+    );
+    let db = dir.path().join("history.db");
+    // Unthrottled files on a loaded machine differ widely: peers are not this test's.
+    let mut inv = String::from("inventory: many\npeers: { max_deviation_pct: 1000 }\ndrives:\n");
+    let children: Vec<_> = (0..32)
+        .map(|i| {
+            let target = dir.path().join(format!("t{i}"));
+            inv += &format!(
+                "  - {{ host: c{i}, target: {}, specs: [tiny] }}\n",
+                target.display()
+            );
+            Run::new(&spec)
+                .target(&target)
+                .out(dir.path().join(format!("out{i}")))
+                .quiet()
+                .args([
+                    "--host",
+                    &format!("c{i}"),
+                    "--history",
+                    s(&db),
+                    "--build",
+                    "b1",
+                ])
+                .command()
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let o = c.wait_with_output().expect("wait");
+        assert_eq!(
+            code(&o),
+            0,
+            "run {i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let inventory = dir.path().join("inventory.yaml");
+    std::fs::write(&inventory, inv).expect("inventory");
+    let o = iogate(&[
+        "campaign",
+        "status",
+        "--db",
+        s(&db),
+        "--build",
+        "b1",
+        "--inventory",
+        s(&inventory),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let drives = v["drives"].as_array().expect("drives");
+    assert_eq!(drives.len(), 32, "{}", crate::output_text(&o));
+    for d in drives {
+        assert_eq!(d["state"], "passed", "{d}");
+        assert_eq!(d["specs"][0]["attempts"], 1, "{d}");
+    }
+    assert_eq!(code(&o), 0);
+}
