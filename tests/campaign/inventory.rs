@@ -27,7 +27,7 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("bad glob", "inventory: a\ndrives:\n  - { host: h, serial: 'S[', specs: [s] }\n", "3:24", "glob"),
     ("deviation 0", "inventory: a\npeers: { max_deviation_pct: 0 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "1:12", "above 0"),
     ("deviation NaN", "inventory: a\npeers: { max_deviation_pct: .nan }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "1:12", "NaN"),
-    ("unknown peer metric", "inventory: a\npeers: { metrics: [iops, speed] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:30", "found \"speed\""),
+    ("unknown peer metric", "inventory: a\npeers: { metrics: [iops, speed] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:26", "found \"speed\""),
     ("two documents", "inventory: a\ndrives: []\n---\ninventory: b\n", "", "one YAML document"),
 ];
 
