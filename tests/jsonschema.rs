@@ -67,7 +67,7 @@ fn schema_file(name: &str) -> String {
 }
 
 fn published_schemas_are_the_generated_ones() {
-    for kind in ["spec", "result", "baseline", "summary"] {
+    for kind in ["spec", "result", "baseline", "summary", "inventory"] {
         let o = iogate(&["schema", kind]);
         assert_eq!(code(&o), 0);
         let generated: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -191,20 +191,8 @@ pub(crate) fn conclude(
     if result.interrupted {
         return (crate::signals::exit_code(), Some(result));
     }
-    let code = exit::of_outcome(result.outcome);
-    let ingested = match (history.as_mut(), &judged) {
-        (Some(store), Some(Ok(j))) => j.ingest(store).map(|stored| {
-            let attempt = match stored {
-                Ingested::Stored { attempt } if attempt > 1 => format!(" as attempt {attempt}"),
-                _ => String::new(),
-            };
-            console.note(&format!("history: ingested into {}{attempt}", store.name()));
-        }),
-        (_, Some(Err(e))) => Err(e.clone()),
-        _ => Ok(()),
-    };
-    let code = match ingested {
-        Ok(()) => code,
+    let code = match ingest(history.as_mut(), &judged, console) {
+        Ok(()) => exit::of_outcome(result.outcome),
         Err(e) => {
             console.note(&format!(
                 "error: history: {e} (the result is in {})",
@@ -214,6 +202,25 @@ pub(crate) fn conclude(
         }
     };
     (code, Some(result))
+}
+
+/// Stores a judged run in the history, noting its attempt when it is a rerun.
+fn ingest(
+    history: Option<&mut Store>,
+    judged: &Option<Result<gate::JudgedRun, String>>,
+    console: &mut dyn Console,
+) -> Result<(), String> {
+    match (history, judged) {
+        (Some(store), Some(Ok(j))) => j.ingest(store).map(|stored| {
+            let attempt = match stored {
+                Ingested::Stored { attempt } if attempt > 1 => format!(" as attempt {attempt}"),
+                _ => String::new(),
+            };
+            console.note(&format!("history: ingested into {}{attempt}", store.name()));
+        }),
+        (_, Some(Err(e))) => Err(e.clone()),
+        _ => Ok(()),
+    }
 }
 
 /// Applies `--model` and `--firmware-revision` to the identity: they name what a target
