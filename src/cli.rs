@@ -208,11 +208,11 @@ pub struct RunArgs {
     pub repeat: u32,
     /// Device model, for targets that report none (loop devices, files, emulators);
     /// refused when the device reports another.
-    #[arg(long)]
+    #[arg(long, value_parser = cli_values::label)]
     pub model: Option<String>,
     /// Firmware revision, for targets that report none; refused when the device reports
     /// another.
-    #[arg(long)]
+    #[arg(long, value_parser = cli_values::label)]
     pub firmware_revision: Option<String>,
     /// Allow writing to a block device that holds a partition table, a file system
     /// signature, or is mounted.
@@ -249,7 +249,7 @@ pub struct RunArgs {
     pub history: Option<String>,
     /// Build id of the firmware under test (default: `IOGATE_BUILD` or the CI's commit
     /// variable).
-    #[arg(long)]
+    #[arg(long, value_parser = cli_values::label)]
     pub build: Option<String>,
     /// The build's position in build order (default: `IOGATE_BUILD_ORDER` or the CI's
     /// build number): a whole number of 64 bits, negative allowed.
@@ -278,6 +278,15 @@ pub enum CampaignCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The drives of one host the inventory expects: `spec<TAB>target` lines
+    Targets {
+        /// The inventory.
+        #[arg(long)]
+        inventory: PathBuf,
+        /// The host (as `run --host` records it).
+        #[arg(long, value_parser = cli_values::name)]
+        host: String,
+    },
 }
 
 /// What `iogate campaign` judges.
@@ -287,7 +296,7 @@ pub struct CampaignQuery {
     #[arg(long)]
     pub db: String,
     /// The build judged (`run --build`).
-    #[arg(long)]
+    #[arg(long, value_parser = cli_values::label)]
     pub build: String,
     /// The inventory: the expected drives and their specs (`schema inventory`).
     #[arg(long)]
@@ -296,7 +305,7 @@ pub struct CampaignQuery {
     #[arg(long, value_parser = cli_values::name)]
     pub campaign: Option<String>,
     /// The firmware revision every drive must report: another is `wrong_firmware`.
-    #[arg(long)]
+    #[arg(long, value_parser = cli_values::label)]
     pub firmware_revision: Option<String>,
 }
 
@@ -340,7 +349,7 @@ pub enum HistoryCommand {
         #[arg(required = true)]
         results: Vec<PathBuf>,
         /// Build id (one result only; default: the result's own).
-        #[arg(long)]
+        #[arg(long, value_parser = cli_values::label)]
         build: Option<String>,
         /// Build order (one result only; default: the result's own, else its start
         /// time in seconds): a whole number of 64 bits, negative allowed.

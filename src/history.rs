@@ -129,28 +129,8 @@ fn show(
         let text = serde_json::to_string_pretty(&series).unwrap_or_default();
         outln!("{text}");
     }
-    for s in series.iter().filter(|_| !json) {
-        let serial = match s.key.device_serial.as_str() {
-            "" => String::new(),
-            serial => format!(" #{}", safe(serial)),
-        };
-        outln!(
-            "{}  {}  [{}{serial} on {}]",
-            safe(&s.key.spec_name),
-            safe(&s.key.metric),
-            safe(&s.key.device_model),
-            safe(&s.key.host_class)
-        );
-        for p in &s.points {
-            outln!(
-                "  build {:>8} {:<20} {:>14}  ({} run{})",
-                p.build_order,
-                safe(&p.build_id),
-                trend::format_value(&s.key.metric, p.value),
-                p.run_values.len(),
-                if p.run_values.len() == 1 { "" } else { "s" }
-            );
-        }
+    if !json {
+        out!("{}", ops::series_text(&series));
     }
     let Some(dir) = html else {
         return Ok(exit::PASS);
@@ -193,17 +173,27 @@ fn detect(
     })
 }
 
-/// `iogate campaign status`: returns the exit code.
+/// `iogate campaign status|targets`: returns the exit code.
 pub fn campaign(c: &crate::cli::CampaignCommand) -> u8 {
-    let crate::cli::CampaignCommand::Status { query: a, json } = c;
-    let q = iogate_session::campaign::Query {
-        db: &a.db,
-        build: &a.build,
-        campaign: a.campaign.as_deref(),
-        inventory: &a.inventory,
-        firmware_revision: a.firmware_revision.as_deref(),
+    use iogate_session::campaign as ops;
+    let done = match c {
+        crate::cli::CampaignCommand::Status { query: a, json } => ops::printed(
+            &ops::Query {
+                db: &a.db,
+                build: &a.build,
+                campaign: a.campaign.as_deref(),
+                inventory: &a.inventory,
+                firmware_revision: a.firmware_revision.as_deref(),
+            },
+            *json,
+        ),
+        crate::cli::CampaignCommand::Targets { inventory, host } => ops::targets(inventory, host)
+            .map(|(text, warnings)| {
+                warnings.iter().for_each(|w| eprintln!("{w}"));
+                (text, exit::PASS)
+            }),
     };
-    match iogate_session::campaign::printed(&q, *json) {
+    match done {
         Ok((text, code)) => {
             out!("{text}");
             code

@@ -25,10 +25,14 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("no specs", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [] }\n", "3:5", "at least one spec"),
     ("spec twice", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [s, s] }\n", "3:43", "twice"),
     ("bad glob", "inventory: a\ndrives:\n  - { host: h, serial: 'S[', specs: [s] }\n", "3:24", "glob"),
-    ("deviation 0", "inventory: a\npeers: { max_deviation_pct: 0 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "1:12", "above 0"),
-    ("deviation NaN", "inventory: a\npeers: { max_deviation_pct: .nan }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "1:12", "NaN"),
+    ("deviation 0", "inventory: a\npeers: { max_deviation_pct: 0 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:29", "above 0"),
+    ("deviation NaN", "inventory: a\npeers: { max_deviation_pct: .nan }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:29", "finite number"),
+    ("deviation huge", "inventory: a\npeers: { max_deviation_pct: 1e308 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:29", "1.000000e308"),
+    ("no peer metrics", "inventory: a\npeers: { metrics: [] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:19", "at least one metric"),
+    ("peer metric twice", "inventory: a\npeers: { metrics: [iops, iops] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:26", "twice"),
+    ("spec with a space", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [' s'] }\n", "3:40", "spec's name"),
     ("unknown peer metric", "inventory: a\npeers: { metrics: [iops, speed] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:26", "found \"speed\""),
-    ("two documents", "inventory: a\ndrives: []\n---\ninventory: b\n", "", "one YAML document"),
+    ("two documents", "inventory: a\ndrives: []\n---\ninventory: b\n", "", "an inventory is one document"),
 ];
 
 /// Every row of [`BAD`] is refused (exit 2) at its place, before the store is opened
@@ -85,8 +89,9 @@ pub fn inventory_mistakes() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// 32 hosts' runs at once into one SQLite file: each exits 0 (the file's lock waited
-/// for, never an error) and `campaign status` finds each exactly once, attempt 1.
+/// 32 hosts' runs at once into one SQLite file, and four more of one drive in the same
+/// second: each exits 0 (the file's lock waited for, never an error) and `campaign
+/// status` finds each host's drive once, c0's with its 5 attempts.
 pub fn concurrent_sqlite() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(
@@ -125,7 +130,22 @@ pub fn concurrent_sqlite() {
                 .expect("spawn")
         })
         .collect();
-    for (i, c) in children.into_iter().enumerate() {
+    // Four more runs of c0's drive at once, in the same second: attempts 2 to 5.
+    let reruns: Vec<_> = (0..4)
+        .map(|k| {
+            Run::new(&spec)
+                .target(dir.path().join("t0"))
+                .out(dir.path().join(format!("again{k}")))
+                .quiet()
+                .args(["--host", "c0", "--history", s(&db), "--build", "b1"])
+                .command()
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for (i, c) in children.into_iter().chain(reruns).enumerate() {
         let o = c.wait_with_output().expect("wait");
         assert_eq!(
             code(&o),
@@ -150,9 +170,9 @@ pub fn concurrent_sqlite() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let drives = v["drives"].as_array().expect("drives");
     assert_eq!(drives.len(), 32, "{}", crate::output_text(&o));
-    for d in drives {
+    for (i, d) in drives.iter().enumerate() {
         assert_eq!(d["state"], "passed", "{d}");
-        assert_eq!(d["specs"][0]["attempts"], 1, "{d}");
+        assert_eq!(d["specs"][0]["attempts"], if i == 0 { 5 } else { 1 }, "{d}");
     }
     assert_eq!(code(&o), 0);
 }

@@ -6,6 +6,10 @@ use std::process::{Command, Output};
 
 pub mod postgres;
 pub mod run;
+pub mod slurm;
+mod throttle;
+#[allow(unused_imports)]
+pub use throttle::Throttle;
 pub mod ssd;
 pub mod tmpfs;
 pub mod vm;
@@ -74,6 +78,9 @@ pub enum Need {
     Qemu,
     /// PostgreSQL's server binaries (Debian's postgresql package) and its `postgres` user.
     Postgres,
+    /// Slurm's daemons and clients and munge (Debian's slurmctld, slurmd, slurm-client,
+    /// munge), besides root.
+    Slurm,
     /// Apache Otava in scripts/setup.sh's venv (/opt/iogate-otava).
     Otava,
     /// zram devices (`/sys/class/zram-control`, or the zram module), besides root.
@@ -146,6 +153,7 @@ impl Need {
                     && on_path("busybox", "true")
             }
             Need::Postgres => postgres_bin().is_some() && on_path("id", "postgres"),
+            Need::Slurm => slurm::installed(),
             Need::Otava => Command::new(OTAVA_PYTHON)
                 .args(["-c", "import otava.analysis"])
                 .output()
@@ -170,6 +178,9 @@ impl Need {
                 "needs nbdkit, nbdfuse and fusermount3 (scripts/setup.sh installs nbdkit, libnbd-bin, fuse3)"
             }
             Need::Postgres => "needs PostgreSQL (scripts/setup.sh installs postgresql)",
+            Need::Slurm => {
+                "needs Slurm and munge (scripts/setup.sh installs slurmctld, slurmd, slurm-client, munge)"
+            }
             Need::Zram => "needs root and zram (CONFIG_ZRAM: /sys/class/zram-control)",
             Need::CheckJsonschema => {
                 "needs check-jsonschema (scripts/setup.sh installs it in /opt/iogate-check-jsonschema)"
@@ -431,75 +442,6 @@ static IO_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// other's numbers. A panicking holder does not poison the others.
 pub fn io_lock() -> std::sync::MutexGuard<'static, ()> {
     IO_LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A cgroup v1 blkio group that throttles one block device's read and write IOPS,
-/// removed on drop. Commands run inside it with [`Throttle::command`].
-pub struct Throttle {
-    dir: PathBuf,
-}
-
-impl Throttle {
-    /// None when cgroup v1 blkio is not mounted.
-    pub fn new(device: &Path, read_iops: u64, write_iops: u64) -> Option<Throttle> {
-        Throttle::many(&[(device, read_iops, write_iops)])
-    }
-
-    /// One group with a cap per device: (device, read IOPS, write IOPS).
-    pub fn many(caps: &[(&Path, u64, u64)]) -> Option<Throttle> {
-        let root = Path::new("/sys/fs/cgroup/blkio");
-        if !root.join("blkio.throttle.read_iops_device").exists() {
-            return None;
-        }
-        let mut dir = None;
-        for (device, read_iops, write_iops) in caps {
-            let rdev = std::fs::metadata(device)
-                .ok()
-                .map(|m| std::os::unix::fs::MetadataExt::rdev(&m))?;
-            let (major, minor) = (
-                (rdev >> 8) & 0xfff,
-                (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
-            );
-            let d = dir.get_or_insert_with(|| {
-                root.join(format!("iogate-test-{}-{minor}", std::process::id()))
-            });
-            std::fs::create_dir_all(&*d).ok()?;
-            std::fs::write(
-                d.join("blkio.throttle.read_iops_device"),
-                format!("{major}:{minor} {read_iops}"),
-            )
-            .ok()?;
-            std::fs::write(
-                d.join("blkio.throttle.write_iops_device"),
-                format!("{major}:{minor} {write_iops}"),
-            )
-            .ok()?;
-        }
-        dir.map(|dir| Throttle { dir })
-    }
-
-    /// Writes `rule` to the group's control file `file` (a new cap for a device).
-    pub fn set(&self, file: &str, rule: &str) {
-        std::fs::write(self.dir.join(file), rule).expect("blkio rule");
-    }
-
-    /// A command that runs `program args…` inside the group.
-    pub fn command(&self, program: &str) -> Command {
-        let mut c = Command::new("sh");
-        c.arg("-c")
-            .arg(format!(
-                "echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"",
-                self.dir.display()
-            ))
-            .arg(program);
-        c
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
-    }
 }
 
 /// Runs `iogate run SPEC --target TARGET --out OUT --quiet` and requires exit 0 (the

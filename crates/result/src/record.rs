@@ -96,6 +96,10 @@ pub struct RunResult {
     pub started_at: String,
     /// End, RFC 3339 UTC.
     pub finished_at: String,
+    /// The run's own id (unique across runs, hosts and processes), which the history
+    /// store keys it by; absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// The host.
     pub host: Host,
     /// The target's identity.

@@ -184,6 +184,18 @@ fn measure_recovery(
     Some(recovery::measure(r, reference, rec.within_pct))
 }
 
+/// A run's own id: the wall clock in nanoseconds, this process and a count within it (no
+/// two runs share one, even when they start in the same second on one host).
+fn run_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    format!("{nanos:x}-{:x}-{n}", std::process::id())
+}
+
 /// The result of `plan` on `target` before its first step: outcome `pass`, no steps.
 fn empty_result(plan: &Plan, target: &Target) -> RunResult {
     RunResult {
@@ -194,6 +206,7 @@ fn empty_result(plan: &Plan, target: &Target) -> RunResult {
         params: plan.params.clone(),
         started_at: now_rfc3339(),
         finished_at: String::new(),
+        run_id: Some(run_id()),
         host: host(),
         target: target.identity(),
         outcome: Outcome::Pass,

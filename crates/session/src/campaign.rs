@@ -1,4 +1,5 @@
-//! `iogate campaign status`: a build judged across a lab. Reads the inventory (its
+//! `iogate campaign status`: a build judged across a lab; and `campaign targets`, the
+//! drives of one host the inventory expects (what a scheduler's job runs). Reads the inventory (its
 //! mistakes are diagnostics, exit 2), opens the history store read-only (a store that
 //! does not exist is a usage mistake, as for `history show`), loads the build's runs
 //! and metrics and hands them to `iogate_report::campaign`, whose verdict gives the
@@ -7,6 +8,7 @@
 use std::path::Path;
 
 use iogate_report::campaign::{self, CampaignStatus, Verdict};
+use iogate_spec::inventory::Selector;
 
 use crate::exit;
 use crate::failure::Failure;
@@ -26,16 +28,93 @@ pub struct Query<'a> {
     pub firmware_revision: Option<&'a str>,
 }
 
+/// The inventory at `path`. Errors (exit 2): unreadable, or its mistakes rendered.
+fn inventory(path: &Path) -> Result<iogate_spec::inventory::Inventory, Failure> {
+    let src = iogate_spec::read_source(path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
+    iogate_spec::inventory::parse_inventory(&src).map_err(|d| Failure::diagnostics(d.render()))
+}
+
+/// `campaign targets`: each drive of `host` the inventory expects with each spec it
+/// must run, as `spec<TAB>path` lines for stdout, and a warning for each expected drive
+/// not found on this host. A drive named by its target is that path; one named by
+/// serial or model is looked for among this host's whole block devices
+/// (`/sys/class/block`, partitions left out), each probed read-only for its identity.
+/// Errors (exit 2): an inventory mistake, a host the inventory does not list.
+pub fn targets(path: &Path, host: &str) -> Result<(String, Vec<String>), Failure> {
+    let inv = inventory(path)?;
+    let entries: Vec<_> = inv.drives.iter().filter(|e| e.host == host).collect();
+    if entries.is_empty() {
+        return Err(Failure::usage(format!(
+            "host {host} is not in inventory {} ({})",
+            inv.name,
+            path.display()
+        )));
+    }
+    let mut devices: Option<Vec<(std::path::PathBuf, Option<String>, String)>> = None;
+    let (mut out, mut warnings) = (String::new(), Vec::new());
+    let mut taken: Vec<std::path::PathBuf> = Vec::new();
+    for e in entries {
+        let found: Vec<std::path::PathBuf> = match &e.selector {
+            Selector::Target(t) => vec![t.into()],
+            sel => devices
+                .get_or_insert_with(block_devices)
+                .iter()
+                .filter(|(p, serial, model)| {
+                    !taken.contains(p) && sel.matches(serial.as_deref(), None, model)
+                })
+                .take(e.count as usize)
+                .map(|(p, _, _)| p.clone())
+                .collect(),
+        };
+        if (found.len() as u64) < e.count {
+            warnings.push(format!(
+                "warning: {}: {} of {} found on this host (inventory line {})",
+                e.selector.describe(),
+                found.len(),
+                e.count,
+                e.line
+            ));
+        }
+        for p in found {
+            for spec in &e.specs {
+                out += &format!("{spec}\t{}\n", p.display());
+            }
+            taken.push(p);
+        }
+    }
+    Ok((crate::terminal::safe(&out).into_owned(), warnings))
+}
+
+/// This host's whole block devices with their serial and model (a device that cannot
+/// be probed is left out; one without a model has the empty model).
+fn block_devices() -> Vec<(std::path::PathBuf, Option<String>, String)> {
+    let Ok(dir) = std::fs::read_dir("/sys/class/block") else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = dir
+        .flatten()
+        .filter(|e| !e.path().join("partition").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let path = std::path::PathBuf::from(format!("/dev/{n}"));
+            let id = iogate_runner::Target::probe(&path).ok()?.identity();
+            Some((path, id.serial, id.model.unwrap_or_default()))
+        })
+        .collect()
+}
+
 /// The build's state. Errors: an unreadable or wrong inventory, an empty build name,
 /// a missing store (exit 2); a store that cannot be read (exit 3).
 pub fn status(q: &Query<'_>) -> Result<CampaignStatus, Failure> {
     if q.build.trim().is_empty() {
         return Err(Failure::usage("--build is empty: name the build to judge"));
     }
-    let src = iogate_spec::read_source(q.inventory)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", q.inventory.display())))?;
-    let inventory = iogate_spec::inventory::parse_inventory(&src)
-        .map_err(|d| Failure::diagnostics(d.render()))?;
+    let inventory = inventory(q.inventory)?;
     let mut store = crate::history::open(q.db, true)?;
     let runs = store
         .runs_of_build(q.build, q.campaign)

@@ -212,11 +212,19 @@ fn ingest(
 ) -> Result<(), String> {
     match (history, judged) {
         (Some(store), Some(Ok(j))) => j.ingest(store).map(|stored| {
-            let attempt = match stored {
-                Ingested::Stored { attempt } if attempt > 1 => format!(" as attempt {attempt}"),
-                _ => String::new(),
+            let line = match stored {
+                Ingested::Stored { attempt: 1 } => {
+                    format!("history: ingested into {}", store.name())
+                }
+                Ingested::Stored { attempt } => {
+                    format!(
+                        "history: ingested into {} as attempt {attempt}",
+                        store.name()
+                    )
+                }
+                Ingested::Known => format!("history: already stored in {}", store.name()),
             };
-            console.note(&format!("history: ingested into {}{attempt}", store.name()));
+            console.note(&line);
         }),
         (_, Some(Err(e))) => Err(e.clone()),
         _ => Ok(()),

@@ -267,3 +267,36 @@ pub fn export(store: &mut Store, dir: &Path) -> Result<(Vec<PathBuf>, usize, usi
         hist::export::write_parquet(dir, &runs, &metrics, &expected).map_err(Failure::target)?;
     Ok((files, runs.len(), metrics.len()))
 }
+
+/// `history show`'s text: each series' key, then one line per build (its order, id,
+/// value and number of runs), every stored name made safe for a terminal.
+pub fn series_text(series: &[Series]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for s in series {
+        let serial = match s.key.device_serial.as_str() {
+            "" => String::new(),
+            serial => format!(" #{}", safe(serial)),
+        };
+        let _ = writeln!(
+            out,
+            "{}  {}  [{}{serial} on {}]",
+            safe(&s.key.spec_name),
+            safe(&s.key.metric),
+            safe(&s.key.device_model),
+            safe(&s.key.host_class)
+        );
+        for p in &s.points {
+            let _ = writeln!(
+                out,
+                "  build {:>8} {:<20} {:>14}  ({} run{})",
+                p.build_order,
+                safe(&p.build_id),
+                trend::format_value(&s.key.metric, p.value),
+                p.run_values.len(),
+                if p.run_values.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+    out
+}

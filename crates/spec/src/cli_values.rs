@@ -50,6 +50,40 @@ pub fn name(text: &str) -> Result<String, String> {
     ))
 }
 
+/// Longest build id, model or firmware revision, bytes.
+pub const MAX_LABEL_BYTES: usize = 256;
+
+/// Whether `c` would change how a terminal shows the text around it: a control
+/// character (newline included) or a bidirectional override or isolate (U+202A–U+202E,
+/// U+2066–U+2069).
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A build id, device model or firmware revision as runs record them (`--build`,
+/// `--model`, `--firmware-revision`): 1 to [`MAX_LABEL_BYTES`] bytes, no control or
+/// bidirectional characters, not starting or ending with a space.
+pub fn label(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= MAX_LABEL_BYTES
+        && text.trim() == text
+        && !text.chars().any(is_unsafe_char);
+    if ok {
+        return Ok(text.to_string());
+    }
+    let shown: String = text
+        .chars()
+        .take(40)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    Err(format!(
+        "expected 1 to {MAX_LABEL_BYTES} bytes of printable text, not starting or ending \
+         with a space, found \"{shown}\"{}",
+        if text.chars().count() > 40 { "…" } else { "" }
+    ))
+}
+
 /// A percentage from 0 to `max` (both included), written `5` or `5%`: finite, not
 /// negative.
 pub fn percent(text: &str, max: f64) -> Result<f64, String> {

@@ -40,11 +40,11 @@ pub struct RawPeers {
     /// metric, either way, makes the drive an outlier, which fails the build.
     #[serde(default)]
     #[schemars(range(min = 0, max = 1000))]
-    pub max_deviation_pct: Option<f64>,
+    pub max_deviation_pct: Option<Spanned<f64>>,
     /// The step figures compared (default: `iops`, `bandwidth`, `latency.mean`,
     /// `latency.p99`, as a run over several drives compares them).
     #[serde(default)]
-    pub metrics: Option<Vec<Spanned<String>>>,
+    pub metrics: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// The step figures peers may be compared on, as metric paths name them after the step.
@@ -138,6 +138,17 @@ impl Selector {
         }
     }
 
+    /// Whether it names exactly one drive (a target, a serial without glob characters):
+    /// such entries are matched before patterns, so that a pattern never takes the drive
+    /// an exact entry names.
+    pub fn is_exact(&self) -> bool {
+        match self {
+            Selector::Target(_) => true,
+            Selector::Serial(s) => !s.contains(['*', '?', '[']),
+            Selector::Model(_) => false,
+        }
+    }
+
     /// How the selector is shown: `serial S…`, `target /dev/sdb`, `model M`.
     pub fn describe(&self) -> String {
         match self {
@@ -163,57 +174,17 @@ pub fn inventory_schema() -> schemars::Schema {
 pub fn parse_inventory(src: &SourceFile) -> Result<Inventory, Diagnostics> {
     let raw: RawInventory = parse_yaml_as(src, "inventory")?;
     let mut diags = Vec::new();
-    let mut err = |s: std::ops::Range<usize>, label: &str, message: String| {
-        diags.push(src.diagnostic(s, label, message));
-    };
+    let name_at = range_of(src, &raw.inventory);
     if let Err(e) = crate::cli_values::name(&raw.inventory.value) {
-        err(range_of(src, &raw.inventory), "invalid inventory name", e);
+        diags.push(src.diagnostic(name_at.clone(), "invalid inventory name", e));
     }
-    let max_deviation_pct = raw
-        .peers
-        .as_ref()
-        .and_then(|p| p.max_deviation_pct)
-        .unwrap_or(crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT);
-    let peer_metrics = match raw.peers.as_ref().and_then(|p| p.metrics.as_ref()) {
-        None => DEFAULT_PEER_METRICS.iter().map(|m| m.to_string()).collect(),
-        Some(list) => {
-            for m in list
-                .iter()
-                .filter(|m| !PEER_METRICS.contains(&m.value.as_str()))
-            {
-                err(
-                    range_of(src, m),
-                    "unknown peer metric",
-                    format!(
-                        "expected one of {}, found {:?}",
-                        PEER_METRICS.join(", "),
-                        m.value
-                    ),
-                );
-            }
-            if list.is_empty() {
-                err(
-                    range_of(src, &raw.inventory),
-                    "invalid peers",
-                    "expected at least one metric under peers.metrics, found none".into(),
-                );
-            }
-            list.iter().map(|m| m.value.clone()).collect()
-        }
-    };
-    if !(max_deviation_pct > 0.0 && max_deviation_pct <= 1000.0) {
-        err(
-            range_of(src, &raw.inventory),
-            "invalid peers",
-            format!("expected peers.max_deviation_pct above 0 and at most 1000, found {max_deviation_pct}"),
-        );
-    }
+    let (max_deviation_pct, peer_metrics) = peers(src, raw.peers.as_ref(), &mut diags);
     if raw.drives.is_empty() {
-        err(
-            range_of(src, &raw.inventory),
+        diags.push(src.diagnostic(
+            name_at,
             "empty inventory",
-            "expected at least one drive under `drives:`, found none".to_string(),
-        );
+            "expected at least one drive under `drives:`, found none",
+        ));
     }
     let mut drives = Vec::new();
     for d in &raw.drives {
@@ -232,6 +203,64 @@ pub fn parse_inventory(src: &SourceFile) -> Result<Inventory, Diagnostics> {
     } else {
         Err(Diagnostics::new(vec![src.clone()], diags))
     }
+}
+
+/// `peers:` checked: the outlier threshold and the figures compared.
+fn peers(
+    src: &SourceFile,
+    peers: Option<&RawPeers>,
+    diags: &mut Vec<Diagnostic>,
+) -> (f64, Vec<String>) {
+    let pct = peers.and_then(|p| p.max_deviation_pct.as_ref());
+    let max_deviation_pct = pct.map_or(crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT, |p| {
+        p.value
+    });
+    if let Some(p) = pct.filter(|p| !(p.value > 0.0 && p.value <= 1000.0)) {
+        diags.push(src.diagnostic(
+            range_of(src, p),
+            "invalid peers",
+            format!(
+                "expected max_deviation_pct above 0 and at most 1000, found {:.6e}",
+                p.value
+            ),
+        ));
+    }
+    let Some(list) = peers.and_then(|p| p.metrics.as_ref()) else {
+        let metrics = DEFAULT_PEER_METRICS.iter().map(|m| m.to_string()).collect();
+        return (max_deviation_pct, metrics);
+    };
+    if list.value.is_empty() {
+        diags.push(src.diagnostic(
+            range_of(src, list),
+            "invalid peers",
+            "expected at least one metric under peers.metrics, found none",
+        ));
+    }
+    let mut seen = Vec::new();
+    for m in &list.value {
+        if !PEER_METRICS.contains(&m.value.as_str()) {
+            diags.push(src.diagnostic(
+                range_of(src, m),
+                "unknown peer metric",
+                format!(
+                    "expected one of {}, found {:?}",
+                    PEER_METRICS.join(", "),
+                    m.value
+                ),
+            ));
+        } else if seen.contains(&&m.value) {
+            diags.push(src.diagnostic(
+                range_of(src, m),
+                "duplicate peer metric",
+                format!("`{}` is listed twice", m.value),
+            ));
+        }
+        seen.push(&m.value);
+    }
+    (
+        max_deviation_pct,
+        list.value.iter().map(|m| m.value.clone()).collect(),
+    )
 }
 
 /// One entry checked; None (with diagnostics) when it is wrong.
@@ -277,7 +306,14 @@ fn drive(src: &SourceFile, d: &Spanned<RawDrive>, diags: &mut Vec<Diagnostic>) -
             }
             match *kind {
                 "serial" => Selector::Serial(text),
-                "target" => Selector::Target(text),
+                // `//dev/./sdb` is `/dev/sdb`, as runs record their targets.
+                "target" => Selector::Target(
+                    std::path::Path::new(&text)
+                        .components()
+                        .collect::<std::path::PathBuf>()
+                        .display()
+                        .to_string(),
+                ),
                 _ => Selector::Model(text),
             }
         }
@@ -293,7 +329,11 @@ fn drive(src: &SourceFile, d: &Spanned<RawDrive>, diags: &mut Vec<Diagnostic>) -
             };
             diags.push(src.diagnostic(
                 at.clone(),
-                "ambiguous drive",
+                if named.is_empty() {
+                    "unnamed drive"
+                } else {
+                    "ambiguous drive"
+                },
                 format!(
                     "expected one of `serial`, `target` or `model` naming the drive, found {found}"
                 ),
@@ -319,11 +359,7 @@ fn count(
     selector: &Selector,
     diags: &mut Vec<Diagnostic>,
 ) -> u64 {
-    let single = match selector {
-        Selector::Target(_) => true,
-        Selector::Serial(s) => !s.contains(['*', '?', '[']),
-        Selector::Model(_) => false,
-    };
+    let single = selector.is_exact();
     match count {
         Some(n) if n == 0 || n > MAX_COUNT => diags.push(src.diagnostic(
             at,
@@ -358,7 +394,10 @@ fn specs(
     }
     let mut seen: BTreeMap<&str, ()> = BTreeMap::new();
     for s in specs {
-        if s.value.trim().is_empty() || s.value.chars().any(char::is_control) {
+        if s.value.trim().is_empty()
+            || s.value.trim() != s.value
+            || s.value.chars().any(char::is_control)
+        {
             diags.push(src.diagnostic(
                 range_of(src, s),
                 "invalid spec name",
@@ -391,7 +430,7 @@ fn duplicates(src: &SourceFile, drives: &[Spanned<RawDrive>], diags: &mut Vec<Di
         let Some((kind, value)) = named else { continue };
         let key = (r.host.value.clone(), kind, value.clone());
         let line = d.referenced.line() as usize;
-        if let Some(first) = seen.insert(key, line) {
+        if let Some(&first) = seen.get(&key) {
             diags.push(
                 src.diagnostic(
                     range_of(src, d),
@@ -400,6 +439,8 @@ fn duplicates(src: &SourceFile, drives: &[Spanned<RawDrive>], diags: &mut Vec<Di
                 )
                 .with_note(format!("first listed at line {first}")),
             );
+        } else {
+            seen.insert(key, line);
         }
     }
 }

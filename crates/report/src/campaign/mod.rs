@@ -143,7 +143,6 @@ pub struct CampaignPeers {
 /// One reported drive: its latest attempt of each spec.
 struct Reported<'a> {
     host: &'a str,
-    key: String,
     runs: BTreeMap<&'a str, Vec<&'a RunRecord>>,
 }
 
@@ -154,10 +153,12 @@ impl Reported<'_> {
     fn first(&self) -> Option<&RunRecord> {
         self.latest().next()
     }
+    /// The drive as shown: its serial, else its target (a version 1 store recorded
+    /// none).
     fn label(&self) -> String {
         self.first()
             .and_then(|r| r.device_serial.clone().or_else(|| r.target.clone()))
-            .unwrap_or_else(|| self.key.clone())
+            .unwrap_or_else(|| "(target not recorded)".to_string())
     }
 }
 
@@ -184,34 +185,39 @@ pub fn judge(
     let (peers, run_keys) = compare(&reported, metrics, &inventory.peer_metrics);
     let outliers = outliers_by_run(&peers, &run_keys, inventory.max_deviation_pct);
     let mut taken = vec![false; reported.len()];
-    let mut drives = Vec::new();
-    for e in &inventory.drives {
-        let mut found = 0;
-        for (i, r) in reported.iter().enumerate() {
-            let Some(first) = r.first() else { continue };
-            let hit = r.host == e.host
-                && e.selector.matches(
-                    first.device_serial.as_deref(),
-                    first.target.as_deref(),
-                    &first.device_model,
-                );
-            if !taken[i] && hit && found < e.count {
-                taken[i] = true;
-                found += 1;
-                let specs = &e.specs;
-                drives.push(status(
-                    r,
-                    Some(specs),
-                    Some(e.line),
-                    firmware_revision,
-                    &outliers,
-                ));
+    let mut slots: Vec<Vec<DriveStatus>> = vec![Vec::new(); inventory.drives.len()];
+    // Exact entries first: a pattern never takes the drive an exact entry names.
+    for exact in [true, false] {
+        for (k, e) in inventory.drives.iter().enumerate() {
+            if e.selector.is_exact() != exact {
+                continue;
             }
-        }
-        for k in found..e.count {
-            drives.push(never_reported(e, k));
+            let mut found = 0;
+            for (i, r) in reported.iter().enumerate() {
+                let Some(first) = r.first() else { continue };
+                let hit = r.host == e.host
+                    && e.selector.matches(
+                        first.device_serial.as_deref(),
+                        first.target.as_deref(),
+                        &first.device_model,
+                    );
+                if !taken[i] && hit && found < e.count {
+                    taken[i] = true;
+                    found += 1;
+                    let specs = &e.specs;
+                    slots[k].push(status(
+                        r,
+                        Some(specs),
+                        Some(e.line),
+                        firmware_revision,
+                        &outliers,
+                    ));
+                }
+            }
+            slots[k].extend((found..e.count).map(|j| never_reported(e, j)));
         }
     }
+    let mut drives: Vec<DriveStatus> = slots.into_iter().flatten().collect();
     for (i, r) in reported.iter().enumerate() {
         if !taken[i] {
             let mut d = status(r, None, None, firmware_revision, &outliers);
@@ -247,11 +253,11 @@ fn group(runs: &[RunRecord]) -> Vec<Reported<'_>> {
         specs.entry(r.spec_name.as_str()).or_default().push(r);
     }
     by.into_iter()
-        .map(|((host, key), mut runs)| {
+        .map(|((host, _), mut runs)| {
             for v in runs.values_mut() {
                 v.sort_by(|a, b| (a.attempt, &a.started_at).cmp(&(b.attempt, &b.started_at)));
             }
-            Reported { host, key, runs }
+            Reported { host, runs }
         })
         .collect()
 }
@@ -422,4 +428,75 @@ fn outliers_by_run(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogate_spec::inventory::parse_inventory;
+    use iogate_spec::SourceFile;
+
+    fn run(key: &str, target: &str, outcome: &str) -> RunRecord {
+        RunRecord {
+            run_key: key.into(),
+            spec_name: "s".into(),
+            spec_digest: String::new(),
+            device_model: "file-x".into(),
+            device_serial: None,
+            firmware_revision: None,
+            build_id: "b".into(),
+            build_order: 1,
+            host: "h0".into(),
+            host_class: "c".into(),
+            iogate_version: String::new(),
+            started_at: format!("2026-01-01T00:00:0{}Z", key.len()),
+            outcome: outcome.into(),
+            steady_state: None,
+            throttled: None,
+            target: Some(target.into()),
+            campaign: None,
+            attempt: Some(1),
+        }
+    }
+
+    /// A model pattern listed before an exact target never takes the target's drive:
+    /// both drives are expected and both pass, whatever the order of the entries.
+    #[test]
+    fn exact_entries_are_matched_before_patterns() {
+        let text = "inventory: a\ndrives:\n  - { host: h0, model: 'file*', specs: [s] }\n  \
+                    - { host: h0, target: /f0, specs: [s] }\n";
+        let inv = parse_inventory(&SourceFile::new("i.yaml", text)).expect("inventory");
+        let runs = [run("k0", "/f0", "pass"), run("k1", "/f1", "pass")];
+        let s = judge(&inv, "b", None, None, &runs, &[]);
+        let states: Vec<(&str, DriveState)> = s
+            .drives
+            .iter()
+            .map(|d| (d.drive.as_str(), d.state))
+            .collect();
+        assert_eq!(
+            states,
+            [("/f1", DriveState::Passed), ("/f0", DriveState::Passed)]
+        );
+        assert_eq!(s.verdict, Verdict::Pass);
+    }
+
+    /// The latest attempt decides: a failed first attempt and a passing rerun pass.
+    #[test]
+    fn the_latest_attempt_is_judged() {
+        let text = "inventory: a\ndrives:\n  - { host: h0, target: /f0, specs: [s] }\n";
+        let inv = parse_inventory(&SourceFile::new("i.yaml", text)).expect("inventory");
+        let mut second = run("k11", "/f0", "pass");
+        second.attempt = Some(2);
+        let runs = [run("k0", "/f0", "fail"), second];
+        let s = judge(&inv, "b", None, None, &runs, &[]);
+        assert_eq!(s.drives[0].state, DriveState::Passed);
+        assert_eq!(s.drives[0].specs[0].attempts, 2);
+        let runs = [run("k0", "/f0", "pass"), run("k11", "/f0", "fail")];
+        let mut runs = runs.to_vec();
+        runs[1].attempt = Some(2);
+        assert_eq!(
+            judge(&inv, "b", None, None, &runs, &[]).verdict,
+            Verdict::Failed
+        );
+    }
 }

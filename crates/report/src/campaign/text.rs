@@ -29,30 +29,56 @@ pub fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
+/// A stored name as shown: every control or bidirectional character (newline included)
+/// written as `\u{…}`, so that no name can start a line of its own or reorder one.
+pub fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| match iogate_spec::cli_values::is_unsafe_char(c) {
+            true => c.escape_unicode().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}
+
 /// The whole listing, ending with a newline.
 pub fn render(s: &CampaignStatus) -> String {
     let mut out = String::new();
     let campaign = s
         .campaign
         .as_deref()
-        .map_or(String::new(), |c| format!(", campaign {c}"));
+        .map_or(String::new(), |c| format!(", campaign {}", shown(c)));
     let _ = writeln!(
         out,
         "campaign {}: build {}{campaign}: {}",
-        s.inventory,
-        s.build,
+        shown(&s.inventory),
+        shown(&s.build),
         verdict_word(s.verdict)
     );
-    let host_w = s.drives.iter().map(|d| d.host.len()).max().unwrap_or(0);
-    let drive_w = s.drives.iter().map(|d| d.drive.len()).max().unwrap_or(0);
-    for d in &s.drives {
+    let rows: Vec<(String, String)> = s
+        .drives
+        .iter()
+        .map(|d| (shown(&d.host), shown(&d.drive)))
+        .collect();
+    let width = |f: fn(&(String, String)) -> &String| {
+        rows.iter().map(|r| f(r).chars().count()).max().unwrap_or(0)
+    };
+    let (host_w, drive_w) = (width(|r| &r.0), width(|r| &r.1));
+    for (d, (host, drive)) in s.drives.iter().zip(&rows) {
         let _ = writeln!(
             out,
-            "  {:host_w$}  {:drive_w$}  {}{}",
-            d.host,
-            d.drive,
+            "  {host:host_w$}  {drive:drive_w$}  {}{}",
             word(d.state),
-            why(d, s.firmware_revision.as_deref())
+            shown(&why(d, s.firmware_revision.as_deref()))
+        );
+    }
+    if s.drives
+        .iter()
+        .all(|d| d.specs.iter().all(|sp| sp.attempts == 0))
+    {
+        let _ = writeln!(
+            out,
+            "note: the store holds no run of build {}",
+            shown(&s.build)
         );
     }
     let mut counts: Vec<(DriveState, usize)> = Vec::new();
@@ -70,9 +96,16 @@ pub fn render(s: &CampaignStatus) -> String {
         .count();
     let listed: Vec<String> = counts
         .iter()
+        .filter(|(st, _)| *st != DriveState::Unexpected)
         .map(|(st, n)| format!("{n} {}", word(*st)))
         .collect();
-    let _ = writeln!(out, "{expected} expected drives: {}", listed.join(", "));
+    let unexpected = s.drives.len() - expected;
+    let plural = if expected == 1 { "drive" } else { "drives" };
+    let _ = writeln!(
+        out,
+        "{expected} expected {plural}: {}; {unexpected} unexpected",
+        listed.join(", ")
+    );
     out
 }
 

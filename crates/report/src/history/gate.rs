@@ -21,8 +21,8 @@ use super::{BuildOverride, MetricRecord, RunRecord};
 /// `GIT_COMMIT`/`BUILD_NUMBER`, Buildkite `BUILDKITE_COMMIT`/`BUILDKITE_BUILD_NUMBER`).
 /// A build id without an order takes `known(id)` (the order the history store already
 /// holds for it: every host running one build shares its place), else the time it runs
-/// (seconds since the epoch, as a stored result without a build is); None without
-/// either.
+/// (seconds since the epoch, as a stored result without a build is); an order that
+/// contradicts the known one is an error; None without either.
 pub fn build_info(
     build: Option<&str>,
     order: Option<i64>,
@@ -55,7 +55,16 @@ pub fn build_info(
             .map_or(0, |d| d.as_secs() as i64)
     };
     let order = match (order, &id) {
-        (Some(o), _) => Some(o),
+        (Some(o), Some(id)) => match known(id)? {
+            Some(k) if k != o => {
+                return Err(format!(
+                    "build {id} is stored at build order {k}; build order {o} contradicts it \
+                     (one build has one place in the history)"
+                ))
+            }
+            _ => Some(o),
+        },
+        (Some(o), None) => Some(o),
         (None, Some(id)) => Some(known(id)?.unwrap_or_else(now)),
         (None, None) => None,
     };

@@ -26,8 +26,9 @@ use serde::{Deserialize, Serialize};
 /// One run as the store keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// Stable key of the run (a digest of spec, start, host and target), so that
-    /// ingesting the same result twice stores it once.
+    /// Stable key of the run (a digest of spec, start, host, target and the run's own id),
+    /// so that ingesting the same result twice stores it once and two runs never share
+    /// one.
     pub run_key: String,
     /// Spec name.
     pub spec_name: String,
@@ -131,6 +132,9 @@ pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<Metr
         h.update(part.as_bytes());
         h.update([0]);
     }
+    if let Some(id) = &result.run_id {
+        h.update(id.as_bytes());
+    }
     let run_key: String = h.finalize()[..16]
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -184,7 +188,7 @@ pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<Metr
             }
         }),
         throttled: result.health.as_ref().map(|h| h.throttled),
-        target: Some(t.path.clone()),
+        target: Some(normalized(&t.path)),
         campaign: result.campaign.clone(),
         attempt: None,
     };
@@ -214,6 +218,22 @@ pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<Metr
         })
         .collect();
     (run, metrics)
+}
+
+/// A target path as the store keeps it: absolute (a relative one against the current
+/// directory) with `.` and repeated `/` removed, links not followed (`/dev/disk/by-id/…`
+/// names a drive as given), so that `./disk`, `//dev/sdb` and an inventory's `target:`
+/// meet.
+fn normalized(path: &str) -> String {
+    std::path::absolute(path).map_or_else(
+        |_| path.to_string(),
+        |p| {
+            p.components()
+                .collect::<std::path::PathBuf>()
+                .display()
+                .to_string()
+        },
+    )
 }
 
 fn case_label(m: &MetricRef) -> String {
@@ -301,7 +321,7 @@ pub enum HistoryError {
         message: String,
     },
     /// A read command was given a store that does not exist (nothing is created).
-    #[error("history database {db} does not exist or is not a regular file (a read command creates nothing: `iogate history ingest` creates a store)")]
+    #[error("history database {db} does not exist, is not a regular file or holds no iogate history (a read command creates nothing: `iogate history ingest` or `run --history` creates a store)")]
     Missing {
         /// The database (path or URL without password).
         db: String,

@@ -128,19 +128,30 @@ impl Store {
     /// version is checked.
     ///
     /// Errors: [`HistoryError::Missing`] when the SQLite file does not exist or the
-    /// PostgreSQL database holds no iogate schema; [`HistoryError::Database`] as
-    /// [`Store::open`].
+    /// database holds no iogate schema; [`HistoryError::Database`] when it is not a
+    /// database, not an iogate store, or as [`Store::open`].
     pub fn open_existing(db: &str) -> Result<Store, HistoryError> {
         let name = redact(db);
         if !is_postgres_url(db) && !std::path::Path::new(db).is_file() {
             return Err(HistoryError::Missing { db: name });
         }
         let mut store = Store::connect(db, true)?;
+        let not_a_store = |why: String| HistoryError::Database {
+            db: name.clone(),
+            message: format!("not an iogate history store ({why})"),
+        };
         let rows = store
             .query("SELECT version FROM iogate_schema", &[])
-            .map_err(|_| HistoryError::Missing { db: name.clone() })?;
+            .map_err(|e| match e {
+                // An empty SQLite file, a PostgreSQL database no iogate has written to.
+                HistoryError::Database { message, .. } if message.contains("iogate_schema") => {
+                    HistoryError::Missing { db: name.clone() }
+                }
+                HistoryError::Database { message, .. } => not_a_store(message),
+                e => e,
+            })?;
         match rows.first().and_then(|r| r.first()) {
-            None => Err(HistoryError::Missing { db: name }),
+            None => Err(not_a_store("its schema version is not recorded".into())),
             Some(v) => {
                 let version = int(v);
                 store.checked(version)?;
@@ -157,8 +168,7 @@ impl Store {
                 Some((scheme, rest)) => format!("{}://{rest}", scheme.to_ascii_lowercase()),
                 None => db.to_string(),
             };
-            let mut client =
-                postgres::Client::connect(&url, postgres::NoTls).map_err(|e| db_err(&name, e))?;
+            let mut client = connect_bounded(&url).map_err(|m| m.on(&name))?;
             if read_only {
                 client
                     .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
@@ -477,6 +487,31 @@ impl Store {
             Conn::Postgres(c) => Pg(&mut **c).rows(sql, vals),
         };
         done.map_err(|e| e.on(&self.name))
+    }
+}
+
+/// How long connecting to a PostgreSQL server may take: one that accepts the
+/// connection and never answers is an error after it, not a hang.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Connects on a thread of its own, waiting at most [`CONNECT_TIMEOUT`] (the client
+/// library's own timeout covers the TCP connection, not a server that never answers its
+/// start-up message); a thread left waiting ends with the process.
+fn connect_bounded(url: &str) -> Result<postgres::Client, SqlError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let _ = tx.send(postgres::Client::connect(&url, postgres::NoTls));
+    });
+    match rx.recv_timeout(CONNECT_TIMEOUT) {
+        Ok(done) => done.map_err(SqlError::from),
+        Err(_) => Err(SqlError {
+            message: format!(
+                "the server did not complete the connection within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ),
+            busy: false,
+        }),
     }
 }
 

@@ -30,7 +30,17 @@ pub(crate) fn parse_yaml_as<T: DeserializeOwned>(
             message = rest.to_string();
         }
         let offset = value_offset(&src.text, offset, &message);
-        let message = user_message(&message);
+        let message = user_message(&message).replace(
+            "a spec is one document",
+            &format!(
+                "a{} {what} is one document",
+                if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "n"
+                } else {
+                    ""
+                }
+            ),
+        );
         let end = src.text[offset..]
             .find(['\n', ':', ',', '}', ']'])
             .map_or(src.text.len(), |i| offset + i.max(1));
