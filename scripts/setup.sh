@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what iogate's build and tests need on a bare Debian machine, each package
-# detected by the command or file that uses it: losetup (mount),
+# detected by the command or file that uses it (Slurm and munge: tests/campaign.rs): losetup (mount),
 # mkfs.ext4 and e2fsck (e2fsprogs), fio (measurement agreement tests and benchmarks),
 # headless Chromium (the HTML report is screenshotted in tests/browser.rs), xmllint
 # (libxml2-utils: JUnit XML is validated against tests/schema/junit.xsd in tests/gate.rs).
@@ -56,6 +56,12 @@ command -v cpio >/dev/null 2>&1 || vm+=(cpio)
 # the Debian packages' binaries) and Python's venv for Apache Otava (the reference
 # change-point detector the history test compares with).
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+# A one-node Slurm cluster for tests/campaign.rs (the test starts munged, slurmctld and
+# slurmd itself, with its own key, socket, ports and state; no service is enabled).
+[ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
+[ -x /usr/sbin/slurmd ] || need+=(slurmd)
+command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
+[ -x /usr/sbin/munged ] || need+=(munge)
 python3 -c 'import venv' >/dev/null 2>&1 || need+=(python3-venv)
 
 if ((${#need[@]} + ${#vm[@]} + ${#backports[@]})); then

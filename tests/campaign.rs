@@ -8,6 +8,10 @@
 //!   would: with h5 held back, `campaign status` is incomplete (exit 4) naming exactly
 //!   h5's two drives missing; after h5 runs, failed (exit 1) naming exactly the slow
 //!   drive an outlier; with its cap back at 1000 and h5 rerun (attempt 2), pass (exit 0).
+//! - The same lab through the Slurm recipe (`ci/slurm/iogate-campaign.sbatch`) as a job
+//!   array of six hosts on a one-node cluster (munge, slurmctld, slurmd started here,
+//!   slurmd in the blkio group) into a PostgreSQL history started here: h5's task held,
+//!   released, then resubmitted at speed; the same three verdicts.
 //! - Inventory mistakes (each a row of the adversarial table) are located diagnostics,
 //!   exit 2, with nothing read from the store.
 //! - 32 concurrent `run --history` into one SQLite file each store their run exactly
@@ -26,6 +30,11 @@ fn main() -> std::process::ExitCode {
             "a_lab_campaign_is_incomplete_then_failed_on_the_outlier_then_passes",
             vec![Need::Root, Need::Blkio],
             sequential_campaign_into_sqlite,
+        ),
+        (
+            "a_slurm_job_array_campaign_is_incomplete_then_failed_then_passes",
+            vec![Need::Root, Need::Blkio, Need::Postgres, Need::Slurm],
+            slurm::slurm_campaign_into_postgres,
         ),
         (
             "inventory_mistakes_are_located_diagnostics",
@@ -83,7 +92,7 @@ impl Lab {
             })
             .collect();
         let throttle = Throttle::many(&caps).expect("blkio group");
-        let spec = write_spec(dir.path(), "lab-short.yaml", SPEC);
+        let spec = write_spec(dir.path(), "lab-short", SPEC);
         // The drives are throttles on one machine, running at different times: their
         // throughput and mean latency are the caps', their tails the host's moment.
         let mut inv = String::from(
@@ -166,6 +175,21 @@ impl Lab {
             .collect()
     }
 
+    /// The slow drive's cap back at the lab's 1000 IOPS.
+    fn restore_slow_drive(&self) {
+        let rdev = std::os::unix::fs::MetadataExt::rdev(
+            &std::fs::metadata(&self.drives[SLOW].path).expect("stat"),
+        );
+        let (major, minor) = (
+            (rdev >> 8) & 0xfff,
+            (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
+        );
+        for file in ["read_iops_device", "write_iops_device"] {
+            let rule = format!("{major}:{minor} 1000");
+            self.throttle.set(&format!("blkio.throttle.{file}"), &rule);
+        }
+    }
+
     fn name(&self, i: usize) -> String {
         format!("h{} {}", i / 2, self.drives[i].path.display())
     }
@@ -204,19 +228,7 @@ fn campaign_scenario(db_template: &str) {
     );
     assert_eq!(Lab::in_state(&out, "passed").len(), 2 * HOSTS - 1, "{out}");
     // The slow drive back at the lab's speed, h5 rerun: its latest attempt counts.
-    let cap = |f: &str| {
-        let rdev = std::os::unix::fs::MetadataExt::rdev(
-            &std::fs::metadata(&lab.drives[SLOW].path).expect("stat"),
-        );
-        let (major, minor) = (
-            (rdev >> 8) & 0xfff,
-            (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
-        );
-        (f.to_string(), format!("{major}:{minor} 1000"))
-    };
-    for (file, rule) in [cap("read_iops_device"), cap("write_iops_device")] {
-        lab.throttle.set(&format!("blkio.throttle.{file}"), &rule);
-    }
+    lab.restore_slow_drive();
     lab.run_host(HOSTS - 1, &db);
     let (rc, out) = lab.status(&db);
     assert_eq!(rc, 0, "pass after the rerun:\n{out}");
@@ -252,4 +264,6 @@ fn output_text(o: &Output) -> String {
 
 #[path = "campaign/inventory.rs"]
 mod inventory;
+#[path = "campaign/slurm.rs"]
+mod slurm;
 use inventory::{concurrent_sqlite, inventory_mistakes};
