@@ -75,11 +75,10 @@ pub enum Command {
     History(HistoryArgs),
     /// Judge a build across a lab: every expected drive's runs in the history store
     ///
-    /// Match the history store's runs of a build against an inventory (the drives a lab
-    /// expects, by host and serial, target or model, and the specs each must run): each
-    /// drive passed, missing, failed, regressed, inconclusive, an outlier among the
-    /// campaign's drives of its model, on the wrong firmware, or unexpected. Exit 0 pass,
-    /// 1 failed or regressed, 4 incomplete, 2 usage, 3 when the store cannot be read.
+    /// Match a build's runs in the history store against an inventory (the drives a lab
+    /// expects and their specs): each drive passed, missing, failed, regressed,
+    /// inconclusive, an outlier among the campaign's drives of its model, on the wrong
+    /// firmware, or unexpected. Exit 0 pass, 1 failed, 4 incomplete, 2 usage, 3 store.
     #[command(subcommand)]
     Campaign(CampaignCommand),
     /// Convert a fio job file or an IOMeter configuration into a spec
@@ -277,6 +276,14 @@ pub enum CampaignCommand {
         /// The status as JSON on stdout.
         #[arg(long)]
         json: bool,
+    },
+    /// The status, and campaign.md, campaign.html, campaign.json written to --out
+    Report {
+        #[command(flatten)]
+        query: CampaignQuery,
+        /// The directory the reports go to (created when missing).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// The drives of one host the inventory expects: `spec<TAB>target` lines
     Targets {

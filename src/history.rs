@@ -173,25 +173,26 @@ fn detect(
     })
 }
 
-/// `iogate campaign status|targets`: returns the exit code.
+/// `iogate campaign status|report|targets`: returns the exit code.
 pub fn campaign(c: &crate::cli::CampaignCommand) -> u8 {
+    use crate::cli::CampaignCommand as C;
     use iogate_session::campaign as ops;
+    fn query(a: &crate::cli::CampaignQuery) -> iogate_session::campaign::Query<'_> {
+        iogate_session::campaign::Query {
+            db: &a.db,
+            build: &a.build,
+            campaign: a.campaign.as_deref(),
+            inventory: &a.inventory,
+            firmware_revision: a.firmware_revision.as_deref(),
+        }
+    }
     let done = match c {
-        crate::cli::CampaignCommand::Status { query: a, json } => ops::printed(
-            &ops::Query {
-                db: &a.db,
-                build: &a.build,
-                campaign: a.campaign.as_deref(),
-                inventory: &a.inventory,
-                firmware_revision: a.firmware_revision.as_deref(),
-            },
-            *json,
-        ),
-        crate::cli::CampaignCommand::Targets { inventory, host } => ops::targets(inventory, host)
-            .map(|(text, warnings)| {
-                warnings.iter().for_each(|w| eprintln!("{w}"));
-                (text, exit::PASS)
-            }),
+        C::Status { query: a, json } => ops::printed(&query(a), *json),
+        C::Report { query: a, out } => ops::report(&query(a), out),
+        C::Targets { inventory, host } => ops::targets(inventory, host).map(|(text, warnings)| {
+            warnings.iter().for_each(|w| eprintln!("{w}"));
+            (text, exit::PASS)
+        }),
     };
     match done {
         Ok((text, code)) => {

@@ -227,6 +227,9 @@ fn campaign_scenario(db_template: &str) {
         "{out}"
     );
     assert_eq!(Lab::in_state(&out, "passed").len(), 2 * HOSTS - 1, "{out}");
+    if let Some(browser) = common::chromium() {
+        report_draws_the_matrix_and_the_outlier(&lab, &db, browser);
+    }
     // The slow drive back at the lab's speed, h5 rerun: its latest attempt counts.
     lab.restore_slow_drive();
     lab.run_host(HOSTS - 1, &db);
@@ -248,6 +251,81 @@ fn campaign_scenario(db_template: &str) {
     let slow = &v["drives"][SLOW];
     assert_eq!(slow["specs"][0]["attempts"], 2, "{slow}");
     assert_eq!(v["verdict"], "pass");
+}
+
+/// `campaign report` writes campaign.md/html/json, and headless Chromium draws the
+/// matrix: eleven green (passed) cells and one purple (outlier, marked ▲) cell: purple
+/// drawn, and green over five times its area.
+fn report_draws_the_matrix_and_the_outlier(lab: &Lab, db: &str, browser: &str) {
+    let out = lab.dir.path().join("campaign-report");
+    let o = common::iogate(&[
+        "campaign",
+        "report",
+        "--db",
+        db,
+        "--build",
+        "fw-7",
+        "--campaign",
+        "nightly",
+        "--inventory",
+        s(&lab.inventory),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code(&o), 1, "{}", output_text(&o));
+    let md = std::fs::read_to_string(out.join("campaign.md")).expect("campaign.md");
+    assert!(
+        md.contains(&format!("{}: **outlier**", lab.drives[SLOW].path.display())),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(out.join("campaign.html")).expect("campaign.html");
+    assert!(html.contains("▲ outlier"), "the outlier is marked");
+    let shot = std::env::temp_dir().join("iogate-campaign-shot.png");
+    let _ = std::fs::remove_file(&shot);
+    let o = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .arg("--window-size=1280,900")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", out.join("campaign.html").display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        shot.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (green, purple) = (colour(&shot, (46, 125, 50)), colour(&shot, (106, 27, 154)));
+    eprintln!("campaign.html: {green} green pixels, {purple} purple pixels");
+    assert!(
+        purple > 500,
+        "the outlier cell is not drawn ({purple} pixels)"
+    );
+    assert!(
+        green > 5 * purple,
+        "eleven passed cells against one outlier: {green} vs {purple}"
+    );
+}
+
+/// Pixels of the screenshot within 12 of `rgb` in each channel.
+fn colour(png_path: &Path, rgb: (i32, i32, i32)) -> u64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).expect("screenshot"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    buf[..info.buffer_size()]
+        .chunks(info.color_type.samples())
+        .filter(|p| {
+            let d = |i: usize, v: i32| (i32::from(p[i]) - v).abs() <= 12;
+            d(0, rgb.0) && d(1, rgb.1) && d(2, rgb.2)
+        })
+        .count() as u64
 }
 
 fn sequential_campaign_into_sqlite() {

@@ -73,6 +73,26 @@ pub fn junit(result: &RunResult) -> Result<String, RenderError> {
     render("junit.xml", include_str!("../templates/junit.xml"), &cx)
 }
 
+/// A campaign's Markdown report (`campaign.md`): the verdict, the host × drive matrix,
+/// each compared metric over the drives, the merged latency.
+pub fn campaign_markdown(s: &crate::campaign::CampaignStatus) -> Result<String, RenderError> {
+    render(
+        "campaign.md",
+        include_str!("../templates/campaign.md"),
+        &crate::campaign::view::view(s),
+    )
+}
+
+/// A campaign's HTML report (`campaign.html`), self-contained: the same as
+/// [`campaign_markdown`], the matrix's cells coloured by state (an outlier marked ▲).
+pub fn campaign_html(s: &crate::campaign::CampaignStatus) -> Result<String, RenderError> {
+    render(
+        "campaign.html",
+        include_str!("../templates/campaign.html"),
+        &crate::campaign::view::view(s),
+    )
+}
+
 /// The Markdown report of a run over several drives (`OUT/report.md`): drives, outliers,
 /// and the peer table of each model.
 pub fn fleet_markdown(s: &FleetSummary) -> Result<String, RenderError> {

@@ -122,13 +122,20 @@ pub fn status(q: &Query<'_>) -> Result<CampaignStatus, Failure> {
     let metrics = store
         .metrics_of_build(q.build, q.campaign)
         .map_err(Failure::target)?;
+    let histograms = store
+        .histograms_of_build(q.build, q.campaign)
+        .map_err(Failure::target)?;
+    let stored = campaign::Stored {
+        runs: &runs,
+        metrics: &metrics,
+        histograms: &histograms,
+    };
     Ok(campaign::judge(
         &inventory,
         q.build,
         q.campaign,
         q.firmware_revision,
-        &runs,
-        &metrics,
+        stored,
     ))
 }
 
@@ -150,5 +157,28 @@ pub fn printed(q: &Query<'_>, json: bool) -> Result<(String, u8), Failure> {
     } else {
         crate::terminal::safe(&campaign::text::render(&s)).into_owned()
     };
+    Ok((text, exit_code(&s)))
+}
+
+/// `campaign report`: the status's listing for stdout and its exit code, with
+/// `campaign.md`, `campaign.html` and `campaign.json` written into `out` (created when
+/// missing). Errors: as [`status`]; `out` not a directory we can write (exit 3).
+pub fn report(q: &Query<'_>, out: &Path) -> Result<(String, u8), Failure> {
+    let s = status(q)?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| Failure::target(format!("cannot create {}: {e}", out.display())))?;
+    let json = serde_json::to_string_pretty(&s).map_err(Failure::target)?;
+    let md = iogate_report::render::campaign_markdown(&s).map_err(Failure::target)?;
+    let html = iogate_report::render::campaign_html(&s).map_err(Failure::target)?;
+    for (name, text) in [
+        ("campaign.md", md),
+        ("campaign.html", html),
+        ("campaign.json", json),
+    ] {
+        let path = out.join(name);
+        iogate_spec::files::write_atomic(&path, text.as_bytes())
+            .map_err(|e| Failure::target(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let text = crate::terminal::safe(&campaign::text::render(&s)).into_owned();
     Ok((text, exit_code(&s)))
 }

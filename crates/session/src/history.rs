@@ -78,8 +78,11 @@ pub fn ingest(
             .map_err(|e| e.to_string())
             .and_then(|result| {
                 let (run, metrics) = hist::records(&result, &over);
+                let histograms = hist::histograms(&result, &run.run_key);
                 hist::validate(&metrics)?;
-                store.ingest(&run, &metrics).map_err(|e| e.to_string())
+                store
+                    .ingest(&run, &metrics, &histograms)
+                    .map_err(|e| e.to_string())
             });
         match stored {
             Ok(store::Ingested::Stored { .. }) => done.added += 1,

@@ -8,6 +8,7 @@
 //! listing), the session crate's `campaign` (the command).
 
 pub mod text;
+pub mod view;
 
 use std::collections::BTreeMap;
 
@@ -15,7 +16,7 @@ use iogate_result::fleet::PeerMetric;
 use iogate_spec::inventory::{Inventory, Selector};
 use serde::Serialize;
 
-use crate::history::{MetricRecord, RunRecord};
+use crate::history::{HistogramRecord, MetricRecord, RunRecord};
 
 /// A build's state across the campaign.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,6 +38,25 @@ pub struct CampaignStatus {
     pub peers: Vec<CampaignPeers>,
     /// The outlier threshold, percent of the median.
     pub max_deviation_pct: f64,
+    /// Each step's total latency over the drives of one model running one spec: their
+    /// histograms summed bucket by bucket, the percentiles read from the sum.
+    pub latency: Vec<CampaignLatency>,
+}
+
+/// One step's latency over a campaign's drives of one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CampaignLatency {
+    /// Spec name.
+    pub spec: String,
+    /// Device model.
+    pub model: String,
+    /// Step name.
+    pub step: String,
+    /// Drives whose histograms were summed.
+    pub drives: usize,
+    /// The merged histogram and its percentiles (bucket upper bounds: at most 19% above
+    /// the value).
+    pub window: iogate_result::points::WindowLatency,
 }
 
 /// The build's verdict.
@@ -172,16 +192,28 @@ fn is_peer_metric(m: &MetricRecord, names: &[String]) -> bool {
             .is_some_and(|q| names.iter().any(|n| n == q))
 }
 
-/// Judges a build: `runs` and `metrics` are the store's for the build (and campaign).
+/// What the store holds of a build: its runs, their metrics and step histograms.
+#[derive(Debug, Clone, Copy)]
+pub struct Stored<'a> {
+    /// The runs.
+    pub runs: &'a [RunRecord],
+    /// Their metrics.
+    pub metrics: &'a [MetricRecord],
+    /// Their step latency histograms.
+    pub histograms: &'a [HistogramRecord],
+}
+
+/// Judges a build from what the store holds of it (for the campaign, when given).
 pub fn judge(
     inventory: &Inventory,
     build: &str,
     campaign: Option<&str>,
     firmware_revision: Option<&str>,
-    runs: &[RunRecord],
-    metrics: &[MetricRecord],
+    stored: Stored<'_>,
 ) -> CampaignStatus {
+    let (runs, metrics) = (stored.runs, stored.metrics);
     let reported = group(runs);
+    let latency = merged_latency(&reported, stored.histograms);
     let (peers, run_keys) = compare(&reported, metrics, &inventory.peer_metrics);
     let outliers = outliers_by_run(&peers, &run_keys, inventory.max_deviation_pct);
     let mut taken = vec![false; reported.len()];
@@ -241,7 +273,50 @@ pub fn judge(
         drives,
         peers,
         max_deviation_pct: inventory.max_deviation_pct,
+        latency,
     }
+}
+
+/// Each (spec, model, step)'s histograms of the drives' latest attempts that did not
+/// end in error, summed.
+fn merged_latency(
+    reported: &[Reported<'_>],
+    histograms: &[HistogramRecord],
+) -> Vec<CampaignLatency> {
+    type Key = (String, String, String);
+    let mut by_run: BTreeMap<&str, Vec<&HistogramRecord>> = BTreeMap::new();
+    for h in histograms {
+        by_run.entry(h.run_key.as_str()).or_default().push(h);
+    }
+    let mut groups: BTreeMap<Key, Vec<&[iogate_result::points::HistogramBucket]>> = BTreeMap::new();
+    for run in reported
+        .iter()
+        .flat_map(|r| r.latest())
+        .filter(|r| r.outcome != "error")
+    {
+        for h in by_run.get(run.run_key.as_str()).into_iter().flatten() {
+            let key = (
+                run.spec_name.clone(),
+                run.device_model.clone(),
+                h.step.clone(),
+            );
+            groups.entry(key).or_default().push(&h.buckets);
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|((spec, model, step), hs)| {
+            let drives = hs.len();
+            let window = iogate_result::points::WindowLatency::merge(hs)?;
+            Some(CampaignLatency {
+                spec,
+                model,
+                step,
+                drives,
+                window,
+            })
+        })
+        .collect()
 }
 
 /// The runs grouped by host and drive (serial, else target), each spec's attempts in
@@ -459,6 +534,14 @@ mod tests {
         }
     }
 
+    fn stored(runs: &[RunRecord]) -> Stored<'_> {
+        Stored {
+            runs,
+            metrics: &[],
+            histograms: &[],
+        }
+    }
+
     /// A model pattern listed before an exact target never takes the target's drive:
     /// both drives are expected and both pass, whatever the order of the entries.
     #[test]
@@ -467,7 +550,7 @@ mod tests {
                     - { host: h0, target: /f0, specs: [s] }\n";
         let inv = parse_inventory(&SourceFile::new("i.yaml", text)).expect("inventory");
         let runs = [run("k0", "/f0", "pass"), run("k1", "/f1", "pass")];
-        let s = judge(&inv, "b", None, None, &runs, &[]);
+        let s = judge(&inv, "b", None, None, stored(&runs));
         let states: Vec<(&str, DriveState)> = s
             .drives
             .iter()
@@ -488,14 +571,14 @@ mod tests {
         let mut second = run("k11", "/f0", "pass");
         second.attempt = Some(2);
         let runs = [run("k0", "/f0", "fail"), second];
-        let s = judge(&inv, "b", None, None, &runs, &[]);
+        let s = judge(&inv, "b", None, None, stored(&runs));
         assert_eq!(s.drives[0].state, DriveState::Passed);
         assert_eq!(s.drives[0].specs[0].attempts, 2);
         let runs = [run("k0", "/f0", "pass"), run("k11", "/f0", "fail")];
         let mut runs = runs.to_vec();
         runs[1].attempt = Some(2);
         assert_eq!(
-            judge(&inv, "b", None, None, &runs, &[]).verdict,
+            judge(&inv, "b", None, None, stored(&runs)).verdict,
             Verdict::Failed
         );
     }

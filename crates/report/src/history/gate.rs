@@ -78,6 +78,7 @@ pub fn build_info(
 pub struct JudgedRun {
     run: RunRecord,
     metrics: Vec<MetricRecord>,
+    histograms: Vec<super::HistogramRecord>,
     judgements: Vec<Judgement>,
 }
 
@@ -126,9 +127,11 @@ pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, Str
             )
         })
         .collect();
+    let histograms = super::histograms(result, &run.run_key);
     Ok(JudgedRun {
         run,
         metrics,
+        histograms,
         judgements,
     })
 }
@@ -203,7 +206,7 @@ impl JudgedRun {
     /// Stores the run (after its result directory is in place); what the store did.
     pub fn ingest(&self, store: &mut Store) -> Result<super::store::Ingested, String> {
         store
-            .ingest(&self.run, &self.metrics)
+            .ingest(&self.run, &self.metrics, &self.histograms)
             .map_err(|e| e.to_string())
     }
 }

@@ -105,6 +105,34 @@ pub struct MetricRecord {
     pub samples: Vec<f64>,
 }
 
+/// One step's total-latency histogram of one run (all operations), kept so that a
+/// campaign's latency over many drives is read from their merged histograms, never by
+/// averaging percentiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistogramRecord {
+    /// Run key.
+    pub run_key: String,
+    /// Step name.
+    pub step: String,
+    /// Buckets, ascending, empty ones omitted.
+    pub buckets: Vec<iogate_result::points::HistogramBucket>,
+}
+
+/// The histograms of a result's steps that completed requests (workload, replay and
+/// others that keep one), keyed by `run_key`.
+pub fn histograms(result: &RunResult, run_key: &str) -> Vec<HistogramRecord> {
+    result
+        .steps
+        .iter()
+        .filter(|s| !s.metrics.latency_histogram.is_empty())
+        .map(|s| HistogramRecord {
+            run_key: run_key.to_string(),
+            step: s.name.clone(),
+            buckets: s.metrics.latency_histogram.clone(),
+        })
+        .collect()
+}
+
 /// Build id and order given on the command line, overriding the result's.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOverride {
@@ -118,27 +146,8 @@ pub struct BuildOverride {
 /// the result's `build`, else the firmware revision (id) and the start time in seconds
 /// since the epoch (order).
 pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<MetricRecord>) {
-    use sha2::{Digest, Sha256};
     let t = &result.target;
-    let mut h = Sha256::new();
-    for part in [
-        &result.spec_name,
-        &result.spec_digest,
-        &result.started_at,
-        &result.finished_at,
-        &result.host.hostname,
-        &t.path,
-    ] {
-        h.update(part.as_bytes());
-        h.update([0]);
-    }
-    if let Some(id) = &result.run_id {
-        h.update(id.as_bytes());
-    }
-    let run_key: String = h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let run_key = run_key(result);
     let order_from_time = || {
         humantime::parse_rfc3339_weak(result.started_at.trim_end_matches('Z'))
             .ok()
@@ -218,6 +227,31 @@ pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<Metr
         })
         .collect();
     (run, metrics)
+}
+
+/// A result's key: a digest of its spec, start, end, host, target and own run id.
+fn run_key(result: &RunResult) -> String {
+    use sha2::{Digest, Sha256};
+    let t = &result.target;
+    let mut h = Sha256::new();
+    for part in [
+        &result.spec_name,
+        &result.spec_digest,
+        &result.started_at,
+        &result.finished_at,
+        &result.host.hostname,
+        &t.path,
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    if let Some(id) = &result.run_id {
+        h.update(id.as_bytes());
+    }
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A target path as the store keeps it: absolute (a relative one against the current

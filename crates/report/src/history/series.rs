@@ -131,3 +131,33 @@ pub fn median(xs: &[f64]) -> f64 {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
+
+/// How a metric is shown: (scale from SI base units, unit).
+pub fn display_unit(metric: &str) -> (f64, &'static str) {
+    let base = metric.split('[').next().unwrap_or(metric);
+    if base.contains("latency") {
+        (1e6, "µs")
+    } else if base.ends_with("bandwidth") {
+        (1e-6, "MB/s")
+    } else if base.ends_with("iops") {
+        (1.0, "IOPS")
+    } else if base.ends_with("bytes") {
+        (1.0, "bytes")
+    } else {
+        (1.0, "")
+    }
+}
+
+/// A metric's value with its unit, 4 significant digits.
+pub fn format_value(metric: &str, v: f64) -> String {
+    let (scale, unit) = display_unit(metric);
+    let x = v * scale;
+    let digits = if x.abs() >= 1000.0 {
+        0
+    } else if x.abs() >= 100.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.digits$} {unit}").trim_end().to_string()
+}

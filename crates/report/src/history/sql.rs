@@ -184,6 +184,31 @@ impl<C: postgres::GenericClient> Sql for Pg<'_, C> {
     }
 }
 
+/// How long connecting to a PostgreSQL server may take: one that accepts the
+/// connection and never answers is an error after it, not a hang.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Connects on a thread of its own, waiting at most [`CONNECT_TIMEOUT`] (the client
+/// library's own timeout covers the TCP connection, not a server that never answers its
+/// start-up message); a thread left waiting ends with the process.
+pub(super) fn connect_bounded(url: &str) -> Result<postgres::Client, SqlError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let _ = tx.send(postgres::Client::connect(&url, postgres::NoTls));
+    });
+    match rx.recv_timeout(CONNECT_TIMEOUT) {
+        Ok(done) => done.map_err(SqlError::from),
+        Err(_) => Err(SqlError {
+            message: format!(
+                "the server did not complete the connection within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ),
+            busy: false,
+        }),
+    }
+}
+
 /// An error's text with every cause under it (a PostgreSQL client error's own text is
 /// often only "db error" or "error connecting to server"; the server's reason is its
 /// source).

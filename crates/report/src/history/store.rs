@@ -9,8 +9,10 @@
 //! `history` (the `history` commands).
 
 pub use super::sql::redact;
-use super::sql::{db_err, int, real, text, Lite, Pg, Sql, SqlError, Val};
-use super::{HistoryError, MetricRecord, RunRecord};
+pub use super::sql::CONNECT_TIMEOUT;
+use super::sql::{connect_bounded, db_err, int, real, text, Lite, Pg, Sql, SqlError, Val};
+use super::{HistogramRecord, HistoryError, MetricRecord, RunRecord};
+use iogate_result::points::HistogramBucket;
 
 /// Version of the schema (stored in `iogate_schema`). Version 2 added the runs'
 /// `target`, `campaign` and `attempt`; a version 1 store is upgraded by the first
@@ -25,7 +27,8 @@ const UPGRADE_1_TO_2: &[&str] = &[
 ];
 
 /// The schema, run on SQLite and PostgreSQL alike (SQLite maps `BIGINT` to INTEGER and
-/// `DOUBLE PRECISION` to REAL affinity). `samples` is a JSON array of numbers.
+/// `DOUBLE PRECISION` to REAL affinity). `samples` is a JSON array of numbers;
+/// `histograms.buckets` a JSON array of `[lower_ns, upper_ns, count]` (version 2).
 pub const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS iogate_schema (version BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS runs (
@@ -65,6 +68,12 @@ pub const SCHEMA: &[&str] = &[
         build_order BIGINT NOT NULL,
         note TEXT NOT NULL,
         PRIMARY KEY (spec_name, metric, build_order)
+    )",
+    "CREATE TABLE IF NOT EXISTS histograms (
+        run_key TEXT NOT NULL REFERENCES runs (run_key),
+        step TEXT NOT NULL,
+        buckets TEXT NOT NULL,
+        PRIMARY KEY (run_key, step)
     )",
     "CREATE INDEX IF NOT EXISTS runs_spec ON runs (spec_name, build_order)",
     "CREATE INDEX IF NOT EXISTS runs_build ON runs (build_id)",
@@ -294,8 +303,10 @@ impl Store {
         &mut self,
         run: &RunRecord,
         metrics: &[MetricRecord],
+        histograms: &[HistogramRecord],
     ) -> Result<Ingested, HistoryError> {
         let metric_vals: Vec<Vec<Val>> = metrics.iter().map(metric_values).collect();
+        let histogram_vals: Vec<Vec<Val>> = histograms.iter().map(histogram_values).collect();
         self.transaction(INGEST_LOCK, |sql| {
             let prior = sql.rows(PRIOR_ATTEMPTS, &attempt_key(run))?;
             let attempt = 1 + prior
@@ -310,6 +321,12 @@ impl Store {
             }
             for m in &metric_vals {
                 sql.exec(INSERT_METRIC, m)?;
+            }
+            for h in &histogram_vals {
+                sql.exec(
+                    "INSERT INTO histograms (run_key, step, buckets) VALUES ($1, $2, $3)",
+                    h,
+                )?;
             }
             Ok(Ingested::Stored { attempt })
         })
@@ -373,6 +390,51 @@ impl Store {
         ];
         let rows = self.query(&sql, &vals)?;
         rows.iter().map(|r| self.metric_of(r)).collect()
+    }
+
+    /// The step latency histograms of [`Store::runs_of_build`]'s runs.
+    pub fn histograms_of_build(
+        &mut self,
+        build_id: &str,
+        campaign: Option<&str>,
+    ) -> Result<Vec<HistogramRecord>, HistoryError> {
+        if self.version == 1 {
+            return Ok(Vec::new());
+        }
+        let sql = "SELECT h.run_key, h.step, h.buckets FROM histograms h JOIN runs r \
+                   ON r.run_key = h.run_key WHERE r.build_id = $1 AND ($2 = '' OR r.campaign = $2) \
+                   ORDER BY h.run_key, h.step";
+        let vals = [
+            Val::Text(Some(build_id.to_string())),
+            Val::Text(Some(campaign.unwrap_or("").to_string())),
+        ];
+        let rows = self.query(sql, &vals)?;
+        rows.iter()
+            .map(|r| {
+                let triples: Vec<(u64, u64, u64)> =
+                    serde_json::from_str(&text(&r[2]).unwrap_or_default()).map_err(|e| {
+                        HistoryError::Database {
+                            db: self.name.clone(),
+                            message: format!(
+                                "histogram of {}: {e}",
+                                text(&r[0]).unwrap_or_default()
+                            ),
+                        }
+                    })?;
+                Ok(HistogramRecord {
+                    run_key: text(&r[0]).unwrap_or_default(),
+                    step: text(&r[1]).unwrap_or_default(),
+                    buckets: triples
+                        .into_iter()
+                        .map(|(lower_ns, upper_ns, count)| HistogramBucket {
+                            lower_ns,
+                            upper_ns,
+                            count,
+                        })
+                        .collect(),
+                })
+            })
+            .collect()
     }
 
     /// The build order the store holds for build `build_id` (the first stored run's),
@@ -490,31 +552,6 @@ impl Store {
     }
 }
 
-/// How long connecting to a PostgreSQL server may take: one that accepts the
-/// connection and never answers is an error after it, not a hang.
-pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Connects on a thread of its own, waiting at most [`CONNECT_TIMEOUT`] (the client
-/// library's own timeout covers the TCP connection, not a server that never answers its
-/// start-up message); a thread left waiting ends with the process.
-fn connect_bounded(url: &str) -> Result<postgres::Client, SqlError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let url = url.to_string();
-    std::thread::spawn(move || {
-        let _ = tx.send(postgres::Client::connect(&url, postgres::NoTls));
-    });
-    match rx.recv_timeout(CONNECT_TIMEOUT) {
-        Ok(done) => done.map_err(SqlError::from),
-        Err(_) => Err(SqlError {
-            message: format!(
-                "the server did not complete the connection within {} s",
-                CONNECT_TIMEOUT.as_secs()
-            ),
-            busy: false,
-        }),
-    }
-}
-
 /// What [`Store::ingest`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ingested {
@@ -590,6 +627,21 @@ fn run_values(r: &RunRecord) -> Vec<Val> {
         Val::Int(r.throttled.map(i64::from)),
         Val::Text(r.target.clone()),
         Val::Text(r.campaign.clone()),
+    ]
+}
+
+fn histogram_values(h: &HistogramRecord) -> Vec<Val> {
+    let triples: Vec<(u64, u64, u64)> = h
+        .buckets
+        .iter()
+        .map(|b| (b.lower_ns, b.upper_ns, b.count))
+        .collect();
+    vec![
+        Val::Text(Some(h.run_key.clone())),
+        Val::Text(Some(h.step.clone())),
+        Val::Text(Some(
+            serde_json::to_string(&triples).unwrap_or_else(|_| "[]".into()),
+        )),
     ]
 }
 

@@ -8,25 +8,10 @@ use serde::Serialize;
 
 use super::detect::{Alert, Change};
 use super::series::Series;
+pub use super::series::{display_unit, format_value};
 use super::RunRecord;
 use crate::chart::{trend_svg, TrendBuild, TrendLine};
 use crate::render::RenderError;
-
-/// How a metric is shown: (scale from SI base units, unit).
-pub fn display_unit(metric: &str) -> (f64, &'static str) {
-    let base = metric.split('[').next().unwrap_or(metric);
-    if base.contains("latency") {
-        (1e6, "µs")
-    } else if base.ends_with("bandwidth") {
-        (1e-6, "MB/s")
-    } else if base.ends_with("iops") {
-        (1.0, "IOPS")
-    } else if base.ends_with("bytes") {
-        (1.0, "bytes")
-    } else {
-        (1.0, "")
-    }
-}
 
 /// A series, its golden value and its change points as the chart draws them.
 fn trend_line<'a>(s: &'a Series, golden: Option<f64>, changes: &[Change]) -> TrendLine<'a> {
@@ -49,20 +34,6 @@ fn trend_line<'a>(s: &'a Series, golden: Option<f64>, changes: &[Change]) -> Tre
             .map(|c| (c.previous_build_order, c.build_order))
             .collect(),
     }
-}
-
-/// A metric's value with its unit, 4 significant digits.
-pub fn format_value(metric: &str, v: f64) -> String {
-    let (scale, unit) = display_unit(metric);
-    let x = v * scale;
-    let digits = if x.abs() >= 1000.0 {
-        0
-    } else if x.abs() >= 100.0 {
-        1
-    } else {
-        2
-    };
-    format!("{x:.digits$} {unit}").trim_end().to_string()
 }
 
 /// A change of device or host between consecutive builds.
