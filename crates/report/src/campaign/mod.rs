@@ -582,4 +582,42 @@ mod tests {
             Verdict::Failed
         );
     }
+
+    /// Two drives' histograms are summed, not their percentiles averaged: one drive with
+    /// 99 fast requests and 1 slow, one with 1 fast and 99 slow, give a median at the
+    /// fast bucket's bound (100 of 200 requests), where the mean of the two medians
+    /// would be 550 ns, and a p99 at the slow bucket's.
+    #[test]
+    fn latency_is_read_from_the_summed_histograms() {
+        use iogate_result::points::HistogramBucket;
+        let text = "inventory: a\ndrives:\n  - { host: h0, model: '*', count: 2, specs: [s] }\n";
+        let inv = parse_inventory(&SourceFile::new("i.yaml", text)).expect("inventory");
+        let runs = [run("k0", "/f0", "pass"), run("k11", "/f1", "pass")];
+        let h = |key: &str, fast: u64, slow: u64| HistogramRecord {
+            run_key: key.into(),
+            step: "w".into(),
+            buckets: vec![
+                HistogramBucket {
+                    lower_ns: 0,
+                    upper_ns: 100,
+                    count: fast,
+                },
+                HistogramBucket {
+                    lower_ns: 100,
+                    upper_ns: 1000,
+                    count: slow,
+                },
+            ],
+        };
+        let histograms = [h("k0", 99, 1), h("k11", 1, 99)];
+        let stored = Stored {
+            runs: &runs,
+            metrics: &[],
+            histograms: &histograms,
+        };
+        let s = judge(&inv, "b", None, None, stored);
+        let l = &s.latency[0];
+        assert_eq!((l.drives, l.window.ios), (2, 200));
+        assert_eq!((l.window.p50_ns, l.window.p99_ns), (100, 1000));
+    }
 }
