@@ -106,6 +106,13 @@ if [ "$(id -u)" = 0 ] && ! "$CJS/bin/check-jsonschema" --version >/dev/null 2>&1
   python3 -m venv "$CJS"
   "$CJS/bin/pip" install -q --disable-pip-version-check check-jsonschema==0.39.0
 fi
+# kubernetes-validate from PyPI, in its own venv: checks ci/kubernetes/ against the
+# Kubernetes API's schemas (it ships them), strictly (an unknown field is an error).
+KV=/opt/iogate-kubernetes-validate
+if [ "$(id -u)" = 0 ] && ! "$KV/bin/kubernetes-validate" --version >/dev/null 2>&1; then
+  python3 -m venv "$KV"
+  "$KV/bin/pip" install -q --disable-pip-version-check kubernetes-validate==1.37.0
+fi
 # Loop devices need the loop driver's control node.
 if [ "$(id -u)" = 0 ] && [ ! -e /dev/loop-control ]; then
   modprobe loop 2>/dev/null || true

@@ -18,6 +18,8 @@ tests_main![
     structurally_bad_specs_are_rejected_by_the_schema_and_by_iogate: [CheckJsonschema],
     a_real_result_and_the_golden_baseline_meet_their_schemas: [CheckJsonschema],
     ci_recipes_meet_github_and_gitlab_schemas: [CheckJsonschema],
+    the_kubernetes_recipe_meets_the_kubernetes_schemas: [KubernetesValidate],
+    the_lab_inventory_is_a_valid_inventory,
     a_run_over_several_targets_meets_the_summary_schema: [CheckJsonschema],
     check_and_the_schema_agree_on_scalar_types: [CheckJsonschema],
     extension_keys_are_accepted_and_other_unknown_keys_refused_by_both: [CheckJsonschema],
@@ -259,6 +261,52 @@ fn a_run_over_several_targets_meets_the_summary_schema() {
     std::fs::write(&bad, s.to_string()).unwrap();
     let o = check(&["--schemafile", &schema_file("summary")], &[bad]);
     assert!(!o.status.success(), "a string exit code must not validate");
+}
+
+/// `ci/kubernetes/` validates strictly against the Kubernetes API's schemas, and a
+/// planted unknown field (`completionModee`) in a copy does not.
+fn the_kubernetes_recipe_meets_the_kubernetes_schemas() {
+    let recipe = root().join("ci/kubernetes/iogate-campaign.yaml");
+    let validate = |f: &Path| {
+        Command::new(common::KUBERNETES_VALIDATE)
+            .arg("--strict")
+            .arg(f)
+            .output()
+            .expect("kubernetes-validate runs")
+    };
+    let o = validate(&recipe);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    let text = std::fs::read_to_string(&recipe).unwrap();
+    std::fs::write(
+        &bad,
+        text.replace("completionMode: Indexed", "completionModee: Indexed"),
+    )
+    .unwrap();
+    assert!(
+        !validate(&bad).status.success(),
+        "an unknown field must not validate"
+    );
+}
+
+/// The CI fleet recipes' inventory is one `campaign` reads.
+fn the_lab_inventory_is_a_valid_inventory() {
+    let inv = root().join("ci/lab-inventory.yaml");
+    let o = iogate(&[
+        "campaign",
+        "targets",
+        "--inventory",
+        inv.to_str().unwrap(),
+        "--host",
+        "lab-host-1",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 fn ci_recipes_meet_github_and_gitlab_schemas() {

@@ -87,6 +87,8 @@ pub enum Need {
     Zram,
     /// check-jsonschema in scripts/setup.sh's venv (/opt/iogate-check-jsonschema).
     CheckJsonschema,
+    /// kubernetes-validate in scripts/setup.sh's venv (/opt/iogate-kubernetes-validate).
+    KubernetesValidate,
     /// fio's example job files (Debian's fio-examples package, read at test time: they
     /// are GPL and not in this repository).
     FioExamples,
@@ -112,6 +114,9 @@ pub fn package_deb() -> Option<PathBuf> {
 
 /// check-jsonschema, installed by scripts/setup.sh in its own venv.
 pub const CHECK_JSONSCHEMA: &str = "/opt/iogate-check-jsonschema/bin/check-jsonschema";
+
+/// kubernetes-validate in scripts/setup.sh's venv.
+pub const KUBERNETES_VALIDATE: &str = "/opt/iogate-kubernetes-validate/bin/kubernetes-validate";
 
 /// Where Debian's fio-examples package puts fio's example job files.
 pub const FIO_EXAMPLES: &str = "/usr/share/doc/fio/examples";
@@ -159,6 +164,7 @@ impl Need {
                 .output()
                 .is_ok_and(|o| o.status.success()),
             Need::CheckJsonschema => on_path(CHECK_JSONSCHEMA, "--version"),
+            Need::KubernetesValidate => on_path(KUBERNETES_VALIDATE, "--version"),
             Need::FioExamples => Path::new(FIO_EXAMPLES).join("fio-rand-read.fio").exists(),
             Need::Package => package_deb().is_some() && on_path("dpkg-deb", "--version"),
             Need::Nbdkit => {
@@ -184,6 +190,9 @@ impl Need {
             Need::Zram => "needs root and zram (CONFIG_ZRAM: /sys/class/zram-control)",
             Need::CheckJsonschema => {
                 "needs check-jsonschema (scripts/setup.sh installs it in /opt/iogate-check-jsonschema)"
+            }
+            Need::KubernetesValidate => {
+                "needs kubernetes-validate (scripts/setup.sh installs it in /opt/iogate-kubernetes-validate)"
             }
             Need::FioExamples => "needs fio's example job files (scripts/setup.sh installs fio-examples)",
             Need::Package => {
