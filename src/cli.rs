@@ -42,7 +42,7 @@ pub enum Command {
     ///
     /// Run a spec on its target and write result.json, report.md, report.html and
     /// junit.xml to the result directory.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a target after a power cut against its journal
     ///
     /// After a power cut: read back every block a journal (`run --journal`) names and
@@ -264,6 +264,10 @@ pub struct RunArgs {
     /// --campaign` selects it.
     #[arg(long, value_name = "NAME", value_parser = cli_values::name)]
     pub campaign: Option<String>,
+    /// Start the first request at this instant (RFC 3339 UTC, within 24 h): runs on
+    /// several hosts sharing a target start together; each records its skew and clock.
+    #[arg(long, value_name = "TIME", value_parser = cli_values::start_at)]
+    pub start_at: Option<u64>,
 }
 
 /// `iogate campaign` subcommands.

@@ -37,6 +37,7 @@ pub fn run(args: &RunArgs) -> u8 {
         build_order: args.build_order,
         host: args.host.clone(),
         campaign: args.campaign.clone(),
+        start_at: args.start_at,
     };
     let (quiet, golden) = (args.quiet, args.baseline.clone());
     let consoles = move |drive: Option<&str>| -> Box<dyn Console> {
@@ -65,14 +66,8 @@ pub fn verify(args: &VerifyArgs) -> u8 {
     match iogate_session::powercut::verify(&args.journal, &args.target, args.out.as_deref()) {
         Ok(v) => {
             out!("{}", v.markdown);
-            let code = v.exit_code();
-            if code == exit::INCONCLUSIVE {
-                eprintln!(
-                    "inconclusive: the journal names no written block and no sample: nothing \
-                     was verified"
-                );
-            }
-            code
+            v.notice().into_iter().for_each(|n| eprintln!("{n}"));
+            v.exit_code()
         }
         Err(f) => crate::check::report(f),
     }
@@ -104,13 +99,7 @@ impl Console for Printer {
     }
 
     fn fleet_concluded(&mut self, summary: &FleetSummary, out: &Path) {
-        outln!(
-            "{}: {:?} on {} drives → {}",
-            summary.spec_name,
-            summary.outcome,
-            summary.drives.len(),
-            out.display()
-        );
+        outln!("{}", iogate_report::text::fleet_line(summary, out));
     }
 }
 /// Prints a concluded run: its log lines on stderr, its outcome line on stdout.

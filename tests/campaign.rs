@@ -12,6 +12,9 @@
 //!   array of six hosts on a one-node cluster (munge, slurmctld, slurmd started here,
 //!   slurmd in the blkio group) into a PostgreSQL history started here: h5's task held,
 //!   released, then resubmitted at speed; the same three verdicts.
+//! - Two runs with one `--start-at` on one nbdkit target: they start within 50 ms of
+//!   each other by their own records, and `campaign report`'s IOPS summed over the
+//!   window where both ran equals the sum of their own within 1%.
 //! - Inventory mistakes (each a row of the adversarial table) are located diagnostics,
 //!   exit 2, with nothing read from the store.
 //! - 32 concurrent `run --history` into one SQLite file each store their run exactly
@@ -35,6 +38,16 @@ fn main() -> std::process::ExitCode {
             "a_slurm_job_array_campaign_is_incomplete_then_failed_then_passes",
             vec![Need::Root, Need::Blkio, Need::Postgres, Need::Slurm],
             slurm::slurm_campaign_into_postgres,
+        ),
+        (
+            "two_runs_with_one_start_at_start_together_and_their_iops_add_up",
+            vec![Need::Root, Need::Nbdkit],
+            start::two_runs_start_together_and_their_iops_add_up,
+        ),
+        (
+            "start_at_mistakes_are_refused_and_a_signal_ends_the_wait",
+            vec![],
+            start::start_at_mistakes_and_a_signal_while_waiting,
         ),
         (
             "inventory_mistakes_are_located_diagnostics",
@@ -150,19 +163,16 @@ impl Lab {
         );
     }
 
+    /// `iogate campaign COMMAND` on build fw-7 of campaign nightly, with `more`.
+    fn campaign(&self, command: &str, db: &str, more: &[&str]) -> Output {
+        let mut args = vec!["campaign", command, "--db", db, "--build", "fw-7"];
+        args.extend(["--campaign", "nightly", "--inventory", s(&self.inventory)]);
+        args.extend(more);
+        common::iogate(&args)
+    }
+
     fn status(&self, db: &str) -> (i32, String) {
-        let o = common::iogate(&[
-            "campaign",
-            "status",
-            "--db",
-            db,
-            "--build",
-            "fw-7",
-            "--campaign",
-            "nightly",
-            "--inventory",
-            s(&self.inventory),
-        ]);
+        let o = self.campaign("status", db, &[]);
         (code(&o), String::from_utf8_lossy(&o.stdout).into_owned())
     }
 
@@ -258,20 +268,7 @@ fn campaign_scenario(db_template: &str) {
 /// drawn, and green over five times its area.
 fn report_draws_the_matrix_and_the_outlier(lab: &Lab, db: &str, browser: &str) {
     let out = lab.dir.path().join("campaign-report");
-    let o = common::iogate(&[
-        "campaign",
-        "report",
-        "--db",
-        db,
-        "--build",
-        "fw-7",
-        "--campaign",
-        "nightly",
-        "--inventory",
-        s(&lab.inventory),
-        "--out",
-        s(&out),
-    ]);
+    let o = lab.campaign("report", db, &["--out", s(&out)]);
     assert_eq!(code(&o), 1, "{}", output_text(&o));
     let md = std::fs::read_to_string(out.join("campaign.md")).expect("campaign.md");
     assert!(
@@ -344,4 +341,6 @@ fn output_text(o: &Output) -> String {
 mod inventory;
 #[path = "campaign/slurm.rs"]
 mod slurm;
+#[path = "campaign/start.rs"]
+mod start;
 use inventory::{concurrent_sqlite, inventory_mistakes};

@@ -104,46 +104,34 @@ pub fn concurrent_sqlite() {
     let db = dir.path().join("history.db");
     // Unthrottled files on a loaded machine differ widely: peers are not this test's.
     let mut inv = String::from("inventory: many\npeers: { max_deviation_pct: 1000 }\ndrives:\n");
-    let children: Vec<_> = (0..32)
-        .map(|i| {
-            let target = dir.path().join(format!("t{i}"));
-            inv += &format!(
-                "  - {{ host: c{i}, target: {}, specs: [tiny] }}\n",
-                target.display()
-            );
-            Run::new(&spec)
-                .target(&target)
-                .out(dir.path().join(format!("out{i}")))
-                .quiet()
-                .args([
-                    "--host",
-                    &format!("c{i}"),
-                    "--history",
-                    s(&db),
-                    "--build",
-                    "b1",
-                ])
-                .command()
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("spawn")
-        })
-        .collect();
+    let spawn = |host: &str, target: &str, out: &str| {
+        Run::new(&spec)
+            .target(dir.path().join(target))
+            .out(dir.path().join(out))
+            .quiet()
+            .args(["--host", host, "--history", s(&db), "--build", "b1"])
+            .command()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let mut children = Vec::new();
+    for i in 0..32 {
+        let target = dir.path().join(format!("t{i}"));
+        inv += &format!(
+            "  - {{ host: c{i}, target: {}, specs: [tiny] }}\n",
+            target.display()
+        );
+        children.push(spawn(
+            &format!("c{i}"),
+            &format!("t{i}"),
+            &format!("out{i}"),
+        ));
+    }
     // Four more runs of c0's drive at once, in the same second: attempts 2 to 5.
     let reruns: Vec<_> = (0..4)
-        .map(|k| {
-            Run::new(&spec)
-                .target(dir.path().join("t0"))
-                .out(dir.path().join(format!("again{k}")))
-                .quiet()
-                .args(["--host", "c0", "--history", s(&db), "--build", "b1"])
-                .command()
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("spawn")
-        })
+        .map(|k| spawn("c0", "t0", &format!("again{k}")))
         .collect();
     for (i, c) in children.into_iter().chain(reruns).enumerate() {
         let o = c.wait_with_output().expect("wait");

@@ -26,6 +26,17 @@ pub struct RunSummary {
     pub outcome: String,
 }
 
+/// The outcome line of a run over several drives (stdout): spec, outcome, drives, where.
+pub fn fleet_line(summary: &iogate_result::fleet::FleetSummary, out: &std::path::Path) -> String {
+    format!(
+        "{}: {:?} on {} drives → {}",
+        summary.spec_name,
+        summary.outcome,
+        summary.drives.len(),
+        out.display()
+    )
+}
+
 /// The summary of `result`, committed at `out`; `golden` is the golden directory the
 /// bless hint names.
 pub fn run_summary(

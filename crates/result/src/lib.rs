@@ -32,6 +32,7 @@ pub mod record;
 pub mod recovery;
 pub mod request_set;
 pub mod samples;
+pub mod start;
 pub mod step;
 
 pub use identity::{BackingDevice, HostIdentity, TargetIdentity, TargetKind};

@@ -161,6 +161,10 @@ pub struct RunResult {
     /// across a lab's drives, judged by `iogate campaign status`; absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<String>,
+    /// How the run started at a wall-clock instant (`iogate run --start-at`): the
+    /// instant, the measured skew and the host's clock; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<crate::start::StartRecord>,
     /// What keeping the journal of acknowledged writes cost (`iogate run --journal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<crate::integrity::JournalSummary>,

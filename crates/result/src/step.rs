@@ -88,6 +88,12 @@ pub struct StepResult {
     pub intervals: Vec<IntervalSample>,
     /// Interval length, ns.
     pub interval_ns: u64,
+    /// The wall clock when the step's jobs started (ns since the Unix epoch,
+    /// `CLOCK_REALTIME`): interval `i` began at this + `ramp_ns` + `intervals[i].start_ns`.
+    /// What lines up runs of several hosts (`campaign report`); absent for steps without
+    /// jobs and in results written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_unix_ns: Option<u64>,
     /// First failed or short requests (at most 100 per job).
     pub error_records: Vec<ErrorRecord>,
     /// First data verification failures (at most 100 per job; absent in older results).

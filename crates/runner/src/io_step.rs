@@ -308,6 +308,10 @@ pub(crate) fn run_io_step(
     let stop = AtomicBool::new(false);
     let mut watchdog = Watchdog::new(target);
     let origin = Instant::now();
+    let origin_wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_nanos() as u64);
     let step_log = opts.request_log.map(|l| l.step(&step.name, step.jobs));
     let request_log = step_log.as_ref();
     let jobs_done = AtomicBool::new(false);
@@ -381,6 +385,7 @@ pub(crate) fn run_io_step(
     let stopped_by = stopped_by(&outcomes);
     let mut r = finish_io_step(&setup, outcomes, runs, band_edges_ns);
     r.error = stopped_by.or(watchdog.verdict).or(r.error);
+    r.started_at_unix_ns = origin_wall;
     r
 }
 

@@ -221,6 +221,7 @@ pub(crate) fn merge(
         per_job: per_job(jobs, secs),
         intervals: interval_samples(t.intervals, interval_ns, intervals_end_ns),
         interval_ns,
+        started_at_unix_ns: None,
         error_records: t.error_records,
         verify_records: t.verify.records,
         error: None,

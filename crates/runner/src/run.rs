@@ -226,6 +226,7 @@ fn empty_result(plan: &Plan, target: &Target) -> RunResult {
         health_samples: Vec::new(),
         build: None,
         campaign: None,
+        start: None,
         journal: None,
     }
 }

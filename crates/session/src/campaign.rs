@@ -125,10 +125,14 @@ pub fn status(q: &Query<'_>) -> Result<CampaignStatus, Failure> {
     let histograms = store
         .histograms_of_build(q.build, q.campaign)
         .map_err(Failure::target)?;
+    let intervals = store
+        .intervals_of_build(q.build, q.campaign)
+        .map_err(Failure::target)?;
     let stored = campaign::Stored {
         runs: &runs,
         metrics: &metrics,
         histograms: &histograms,
+        intervals: &intervals,
     };
     Ok(campaign::judge(
         &inventory,

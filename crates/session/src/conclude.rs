@@ -137,6 +137,7 @@ pub(crate) fn conclude(
     result.target = identity;
     result.build = build;
     result.campaign = config.campaign.clone();
+    result.start = config.start_at.map(|at| crate::start::record(at, &result));
     if let Some(host) = &config.host {
         result.host.hostname = host.clone();
     }

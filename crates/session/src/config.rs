@@ -55,6 +55,9 @@ pub struct RunConfig {
     pub host: Option<String>,
     /// The campaign the run belongs to (`--campaign`).
     pub campaign: Option<String>,
+    /// The wall-clock instant the first request waits for (`--start-at`), ns since the
+    /// Unix epoch.
+    pub start_at: Option<u64>,
 }
 
 /// Where a run's progress and notices go: the binary prints them. One per drive (its

@@ -154,6 +154,9 @@ pub(crate) fn run_fleet(
     let placements: Vec<Placement> = prepared.iter().map(|p| placement(&p.target)).collect();
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, consoles(None).as_mut());
+    if let Some(at) = config.start_at {
+        crate::start::wait_until(at, &stop)?;
+    }
     let started_at = iogate_runner::run::now_rfc3339();
     let executed = execute_all(
         config,

@@ -78,10 +78,10 @@ pub fn ingest(
             .map_err(|e| e.to_string())
             .and_then(|result| {
                 let (run, metrics) = hist::records(&result, &over);
-                let histograms = hist::histograms(&result, &run.run_key);
+                let detail = hist::detail(&result, &run.run_key);
                 hist::validate(&metrics)?;
                 store
-                    .ingest(&run, &metrics, &histograms)
+                    .ingest(&run, &metrics, &detail)
                     .map_err(|e| e.to_string())
             });
         match stored {

@@ -32,6 +32,7 @@ mod prepare;
 pub mod run;
 pub mod signals;
 mod staging;
+pub mod start;
 pub mod terminal;
 
 pub use config::{Console, Consoles, RunConfig};

@@ -53,6 +53,13 @@ impl Verified {
             exit::PASS
         }
     }
+
+    /// The line for stderr when nothing was verified (exit 4).
+    pub fn notice(&self) -> Option<&'static str> {
+        (self.exit_code() == exit::INCONCLUSIVE).then_some(
+            "inconclusive: the journal names no written block and no sample: nothing was verified",
+        )
+    }
 }
 
 /// `iogate verify`: reads the journal, classifies every block it names on `target`,

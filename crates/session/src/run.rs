@@ -56,6 +56,9 @@ fn run_one(
     let ready = ready.grown(config, &prepared)?;
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, console.as_mut());
+    if let Some(at) = config.start_at {
+        crate::start::wait_until(at, &stop)?;
+    }
     let request_log = layout::open_request_log(config.log_requests, ready.staging.path())?;
     let result = execute_journaled(
         config,

@@ -37,17 +37,18 @@ pub fn name(text: &str) -> Result<String, String> {
     if !text.is_empty() && text.len() <= MAX_NAME_BYTES && starts && text.chars().all(allowed) {
         return Ok(text.to_string());
     }
-    let shown: String = text
-        .chars()
-        .take(40)
-        .collect::<String>()
-        .escape_debug()
-        .to_string();
     Err(format!(
         "expected a name of 1 to {MAX_NAME_BYTES} letters, digits, '.', '_', '-' or ':' \
-         starting with a letter or digit, found \"{shown}\"{}",
-        if text.chars().count() > 40 { "…" } else { "" }
+         starting with a letter or digit, found {}",
+        quoted(text)
     ))
+}
+
+/// `text` quoted for a message: its first 40 characters escaped, `…` when it is longer.
+fn quoted(text: &str) -> String {
+    let head: String = text.chars().take(40).collect();
+    let more = if text.chars().count() > 40 { "…" } else { "" };
+    format!("\"{}\"{more}", head.escape_debug())
 }
 
 /// Longest build id, model or firmware revision, bytes.
@@ -71,17 +72,47 @@ pub fn label(text: &str) -> Result<String, String> {
     if ok {
         return Ok(text.to_string());
     }
-    let shown: String = text
-        .chars()
-        .take(40)
-        .collect::<String>()
-        .escape_debug()
-        .to_string();
     Err(format!(
         "expected 1 to {MAX_LABEL_BYTES} bytes of printable text, not starting or ending \
-         with a space, found \"{shown}\"{}",
-        if text.chars().count() > 40 { "…" } else { "" }
+         with a space, found {}",
+        quoted(text)
     ))
+}
+
+/// How far in the future `run --start-at` may be (24 h): further is a typo in the date.
+pub const MAX_START_AHEAD_S: u64 = 24 * 3600;
+
+/// How far in the past `run --start-at` may be (1 h): a run given an instant already
+/// past starts at once and records how late it is; further back is a mistake (a time
+/// zone, a stale script).
+pub const MAX_START_BEHIND_S: u64 = 3600;
+
+/// An instant for `run --start-at`: RFC 3339 in UTC (`2026-11-27T21:00:00Z`, fractions
+/// of a second allowed), from [`MAX_START_BEHIND_S`] ago to [`MAX_START_AHEAD_S`] ahead
+/// of now; ns since the Unix epoch.
+pub fn start_at(text: &str) -> Result<u64, String> {
+    let at = humantime::parse_rfc3339(text.trim()).map_err(|e| {
+        format!(
+            "expected an RFC 3339 UTC instant such as 2026-11-27T21:00:00Z, found {}: {e}",
+            quoted(text)
+        )
+    })?;
+    let ns = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    };
+    let (at, now) = (ns(at), ns(std::time::SystemTime::now()));
+    if at > now + MAX_START_AHEAD_S * 1_000_000_000 {
+        return Err(format!(
+            "{text} is more than 24 hours ahead: a start that far off is a typo"
+        ));
+    }
+    if at + MAX_START_BEHIND_S * 1_000_000_000 < now {
+        return Err(format!(
+            "{text} is more than an hour ago: check its date and time zone (UTC)"
+        ));
+    }
+    Ok(at)
 }
 
 /// A percentage from 0 to `max` (both included), written `5` or `5%`: finite, not

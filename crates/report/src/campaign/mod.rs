@@ -7,6 +7,7 @@
 //! rule. Neighbours: `history::store` (the runs), [`text`] (the one-line-per-drive
 //! listing), the session crate's `campaign` (the command).
 
+pub mod shared;
 pub mod text;
 pub mod view;
 
@@ -16,7 +17,7 @@ use iogate_result::fleet::PeerMetric;
 use iogate_spec::inventory::{Inventory, Selector};
 use serde::Serialize;
 
-use crate::history::{HistogramRecord, MetricRecord, RunRecord};
+use crate::history::{HistogramRecord, IntervalRecord, MetricRecord, RunRecord};
 
 /// A build's state across the campaign.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,6 +42,8 @@ pub struct CampaignStatus {
     /// Each step's total latency over the drives of one model running one spec: their
     /// histograms summed bucket by bucket, the percentiles read from the sum.
     pub latency: Vec<CampaignLatency>,
+    /// Runs that started together (`run --start-at`), lined up on the wall clock.
+    pub shared_starts: Vec<shared::SharedStart>,
 }
 
 /// One step's latency over a campaign's drives of one model.
@@ -201,6 +204,8 @@ pub struct Stored<'a> {
     pub metrics: &'a [MetricRecord],
     /// Their step latency histograms.
     pub histograms: &'a [HistogramRecord],
+    /// Their steps' intervals on the wall clock.
+    pub intervals: &'a [IntervalRecord],
 }
 
 /// Judges a build from what the store holds of it (for the campaign, when given).
@@ -214,6 +219,8 @@ pub fn judge(
     let (runs, metrics) = (stored.runs, stored.metrics);
     let reported = group(runs);
     let latency = merged_latency(&reported, stored.histograms);
+    let latest: Vec<&RunRecord> = reported.iter().flat_map(|r| r.latest()).collect();
+    let shared_starts = shared::shared_starts(&latest, stored.intervals);
     let (peers, run_keys) = compare(&reported, metrics, &inventory.peer_metrics);
     let outliers = outliers_by_run(&peers, &run_keys, inventory.max_deviation_pct);
     let mut taken = vec![false; reported.len()];
@@ -274,6 +281,7 @@ pub fn judge(
         peers,
         max_deviation_pct: inventory.max_deviation_pct,
         latency,
+        shared_starts,
     }
 }
 
@@ -530,6 +538,7 @@ mod tests {
             throttled: None,
             target: Some(target.into()),
             campaign: None,
+            start: None,
             attempt: Some(1),
         }
     }
@@ -539,6 +548,7 @@ mod tests {
             runs,
             metrics: &[],
             histograms: &[],
+            intervals: &[],
         }
     }
 
@@ -614,6 +624,7 @@ mod tests {
             runs: &runs,
             metrics: &[],
             histograms: &histograms,
+            intervals: &[],
         };
         let s = judge(&inv, "b", None, None, stored);
         let l = &s.latency[0];

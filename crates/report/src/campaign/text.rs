@@ -106,7 +106,48 @@ pub fn render(s: &CampaignStatus) -> String {
         "{expected} expected {plural}: {}; {unexpected} unexpected",
         listed.join(", ")
     );
+    for line in shared_lines(&s.shared_starts) {
+        let _ = writeln!(out, "{}", shown(&line));
+    }
     out
+}
+
+/// One line per shared start, then one per step lined up (or why not).
+pub fn shared_lines(starts: &[super::shared::SharedStart]) -> Vec<String> {
+    use super::shared::Alignment;
+    let mut lines = Vec::new();
+    for st in starts {
+        let spread = st.start_spread_ns.map_or("unknown".to_string(), |ns| {
+            format!("{:.1} ms", ns as f64 / 1e6)
+        });
+        lines.push(format!(
+            "started together: {} at {}: {} runs, start spread {spread}",
+            st.spec,
+            st.requested_at,
+            st.runs.len()
+        ));
+        match &st.alignment {
+            Alignment::Aligned { steps } => {
+                for a in steps {
+                    let each: Vec<String> = st
+                        .runs
+                        .iter()
+                        .zip(&a.iops)
+                        .map(|(r, v)| format!("{} {} {v:.0}", r.host, r.drive))
+                        .collect();
+                    lines.push(format!(
+                        "  {}: {:.0} IOPS summed over the {:.3} s all ran ({})",
+                        a.step,
+                        a.summed_iops,
+                        a.window_ns as f64 / 1e9,
+                        each.join(", ")
+                    ));
+                }
+            }
+            Alignment::NotAligned { reason } => lines.push(format!("  not lined up: {reason}")),
+        }
+    }
+    lines
 }
 
 /// Why a drive is in its state, in parentheses after it (empty for a pass).

@@ -24,6 +24,7 @@ pub struct CampaignView {
     rule: String,
     metrics: Vec<MetricView>,
     latency: Vec<LatencyView>,
+    shared: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -134,6 +135,10 @@ pub fn view(s: &CampaignStatus) -> CampaignView {
             crate::peers::MIN_PEERS
         ),
         metrics: metrics(s),
+        shared: super::text::shared_lines(&s.shared_starts)
+            .iter()
+            .map(|l| shown(l))
+            .collect(),
         latency: s
             .latency
             .iter()

@@ -432,6 +432,7 @@ mod tests {
             throttled: None,
             target: None,
             campaign: None,
+            start: None,
             attempt: Some(1),
         };
         let wobble = [0.0, 8.0, -6.0, 3.0, -9.0, 5.0, -2.0, 10.0];
@@ -479,6 +480,7 @@ mod tests {
             throttled: None,
             target: None,
             campaign: None,
+            start: None,
             attempt: Some(1),
         };
         let wobble = [0.0, 8.0, -6.0, 3.0, -9.0, 5.0, -2.0, 10.0];

@@ -117,6 +117,12 @@ fn runs_frame(runs: &[RunRecord]) -> PolarsResult<DataFrame> {
                 "campaign",
                 runs.iter().map(|r| r.campaign.clone()).collect(),
             ),
+            s(
+                "start_record",
+                runs.iter()
+                    .map(|r| r.start.as_ref().and_then(|x| serde_json::to_string(x).ok()))
+                    .collect(),
+            ),
             Column::new(
                 "attempt".into(),
                 runs.iter().map(|r| r.attempt).collect::<Vec<Option<i64>>>(),

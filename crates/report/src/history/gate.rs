@@ -78,7 +78,7 @@ pub fn build_info(
 pub struct JudgedRun {
     run: RunRecord,
     metrics: Vec<MetricRecord>,
-    histograms: Vec<super::HistogramRecord>,
+    detail: super::RunDetail,
     judgements: Vec<Judgement>,
 }
 
@@ -127,11 +127,11 @@ pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, Str
             )
         })
         .collect();
-    let histograms = super::histograms(result, &run.run_key);
+    let detail = super::detail(result, &run.run_key);
     Ok(JudgedRun {
         run,
         metrics,
-        histograms,
+        detail,
         judgements,
     })
 }
@@ -206,7 +206,7 @@ impl JudgedRun {
     /// Stores the run (after its result directory is in place); what the store did.
     pub fn ingest(&self, store: &mut Store) -> Result<super::store::Ingested, String> {
         store
-            .ingest(&self.run, &self.metrics, &self.histograms)
+            .ingest(&self.run, &self.metrics, &self.detail)
             .map_err(|e| e.to_string())
     }
 }

@@ -66,6 +66,8 @@ pub struct RunRecord {
     pub target: Option<String>,
     /// The campaign the run belongs to (`run --campaign`), when given.
     pub campaign: Option<String>,
+    /// How it started at a wall-clock instant (`run --start-at`), when it did.
+    pub start: Option<iogate_result::start::StartRecord>,
     /// Its attempt: 1 for the first run of its spec on its drive (serial, else target)
     /// and host in its build and campaign, 2 for a rerun, …; given by the store when it
     /// is ingested (absent before).
@@ -118,10 +120,35 @@ pub struct HistogramRecord {
     pub buckets: Vec<iogate_result::points::HistogramBucket>,
 }
 
-/// The histograms of a result's steps that completed requests (workload, replay and
-/// others that keep one), keyed by `run_key`.
-pub fn histograms(result: &RunResult, run_key: &str) -> Vec<HistogramRecord> {
-    result
+/// One interval of one step of one run on the wall clock: what lines up runs of several
+/// hosts that started together (`run --start-at`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    /// Run key.
+    pub run_key: String,
+    /// Step name.
+    pub step: String,
+    /// Its start, ns since the Unix epoch (the step's start + its ramp + the interval's
+    /// offset).
+    pub start_unix_ns: i64,
+    /// Its length, ns (the last interval of a step may be short).
+    pub duration_ns: i64,
+    /// Requests completed in it.
+    pub ios: i64,
+}
+
+/// What a run keeps besides its metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunDetail {
+    /// Each step's latency histogram.
+    pub histograms: Vec<HistogramRecord>,
+    /// Each step's intervals on the wall clock (steps that recorded their start).
+    pub intervals: Vec<IntervalRecord>,
+}
+
+/// The histograms and wall-clock intervals of a result's steps, keyed by `run_key`.
+pub fn detail(result: &RunResult, run_key: &str) -> RunDetail {
+    let histograms = result
         .steps
         .iter()
         .filter(|s| !s.metrics.latency_histogram.is_empty())
@@ -130,7 +157,37 @@ pub fn histograms(result: &RunResult, run_key: &str) -> Vec<HistogramRecord> {
             step: s.name.clone(),
             buckets: s.metrics.latency_histogram.clone(),
         })
-        .collect()
+        .collect();
+    let mut intervals = Vec::new();
+    for s in &result.steps {
+        let Some(origin) = s.started_at_unix_ns else {
+            continue;
+        };
+        let end_ns = s.ramp_ns + s.duration_ns;
+        for (k, i) in s.intervals.iter().enumerate() {
+            let next = s
+                .intervals
+                .get(k + 1)
+                .map_or(end_ns, |n| s.ramp_ns + n.start_ns);
+            let start = s.ramp_ns + i.start_ns;
+            // The interval's own length: its requests over its rate where it has both.
+            let length = match (i.ios(), i.iops > 0.0) {
+                (n, true) if n > 0 => (n as f64 / i.iops * 1e9).round() as u64,
+                _ => next.saturating_sub(start).min(s.interval_ns),
+            };
+            intervals.push(IntervalRecord {
+                run_key: run_key.to_string(),
+                step: s.name.clone(),
+                start_unix_ns: (origin + start) as i64,
+                duration_ns: length as i64,
+                ios: i.ios() as i64,
+            });
+        }
+    }
+    RunDetail {
+        histograms,
+        intervals,
+    }
 }
 
 /// Build id and order given on the command line, overriding the result's.
@@ -199,6 +256,7 @@ pub fn records(result: &RunResult, over: &BuildOverride) -> (RunRecord, Vec<Metr
         throttled: result.health.as_ref().map(|h| h.throttled),
         target: Some(normalized(&t.path)),
         campaign: result.campaign.clone(),
+        start: result.start.clone(),
         attempt: None,
     };
     let metrics = result

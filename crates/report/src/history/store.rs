@@ -10,12 +10,14 @@
 
 pub use super::sql::redact;
 pub use super::sql::CONNECT_TIMEOUT;
+
+mod build;
 use super::sql::{connect_bounded, db_err, int, real, text, Lite, Pg, Sql, SqlError, Val};
-use super::{HistogramRecord, HistoryError, MetricRecord, RunRecord};
-use iogate_result::points::HistogramBucket;
+use super::{HistogramRecord, HistoryError, IntervalRecord, MetricRecord, RunDetail, RunRecord};
 
 /// Version of the schema (stored in `iogate_schema`). Version 2 added the runs'
-/// `target`, `campaign` and `attempt`; a version 1 store is upgraded by the first
+/// `target`, `campaign`, `attempt` and `start_record` (JSON), and the `histograms` and
+/// `intervals` tables; a version 1 store is upgraded by the first
 /// command that writes to it and read as it is by the others.
 pub const SCHEMA_VERSION: i64 = 2;
 
@@ -24,6 +26,7 @@ const UPGRADE_1_TO_2: &[&str] = &[
     "ALTER TABLE runs ADD COLUMN target TEXT",
     "ALTER TABLE runs ADD COLUMN campaign TEXT",
     "ALTER TABLE runs ADD COLUMN attempt BIGINT NOT NULL DEFAULT 1",
+    "ALTER TABLE runs ADD COLUMN start_record TEXT",
 ];
 
 /// The schema, run on SQLite and PostgreSQL alike (SQLite maps `BIGINT` to INTEGER and
@@ -49,7 +52,8 @@ pub const SCHEMA: &[&str] = &[
         throttled BIGINT,
         target TEXT,
         campaign TEXT,
-        attempt BIGINT NOT NULL DEFAULT 1
+        attempt BIGINT NOT NULL DEFAULT 1,
+        start_record TEXT
     )",
     "CREATE TABLE IF NOT EXISTS metrics (
         run_key TEXT NOT NULL REFERENCES runs (run_key),
@@ -74,6 +78,14 @@ pub const SCHEMA: &[&str] = &[
         step TEXT NOT NULL,
         buckets TEXT NOT NULL,
         PRIMARY KEY (run_key, step)
+    )",
+    "CREATE TABLE IF NOT EXISTS intervals (
+        run_key TEXT NOT NULL REFERENCES runs (run_key),
+        step TEXT NOT NULL,
+        start_unix_ns BIGINT NOT NULL,
+        duration_ns BIGINT NOT NULL,
+        ios BIGINT NOT NULL,
+        PRIMARY KEY (run_key, step, start_unix_ns)
     )",
     "CREATE INDEX IF NOT EXISTS runs_spec ON runs (spec_name, build_order)",
     "CREATE INDEX IF NOT EXISTS runs_build ON runs (build_id)",
@@ -303,10 +315,12 @@ impl Store {
         &mut self,
         run: &RunRecord,
         metrics: &[MetricRecord],
-        histograms: &[HistogramRecord],
+        detail: &RunDetail,
     ) -> Result<Ingested, HistoryError> {
         let metric_vals: Vec<Vec<Val>> = metrics.iter().map(metric_values).collect();
-        let histogram_vals: Vec<Vec<Val>> = histograms.iter().map(histogram_values).collect();
+        let histogram_vals: Vec<Vec<Val>> =
+            detail.histograms.iter().map(histogram_values).collect();
+        let interval_vals: Vec<Vec<Val>> = detail.intervals.iter().map(interval_values).collect();
         self.transaction(INGEST_LOCK, |sql| {
             let prior = sql.rows(PRIOR_ATTEMPTS, &attempt_key(run))?;
             let attempt = 1 + prior
@@ -321,6 +335,9 @@ impl Store {
             }
             for m in &metric_vals {
                 sql.exec(INSERT_METRIC, m)?;
+            }
+            for i in &interval_vals {
+                sql.exec(INSERT_INTERVAL, i)?;
             }
             for h in &histogram_vals {
                 sql.exec(
@@ -342,116 +359,11 @@ impl Store {
         Ok(rows.into_iter().map(|r| run_of(&r)).collect())
     }
 
-    /// The runs of build `build_id` (of campaign `campaign` only, when given), in start
-    /// order.
-    pub fn runs_of_build(
-        &mut self,
-        build_id: &str,
-        campaign: Option<&str>,
-    ) -> Result<Vec<RunRecord>, HistoryError> {
-        let filter = if self.version == 1 {
-            "build_id = $1 AND $2 = ''"
-        } else {
-            "build_id = $1 AND ($2 = '' OR campaign = $2)"
-        };
-        let sql = format!(
-            "SELECT {} FROM runs WHERE {filter} ORDER BY started_at, run_key",
-            self.run_columns()
-        );
-        let vals = [
-            Val::Text(Some(build_id.to_string())),
-            Val::Text(Some(campaign.unwrap_or("").to_string())),
-        ];
-        Ok(self
-            .query(&sql, &vals)?
-            .into_iter()
-            .map(|r| run_of(&r))
-            .collect())
-    }
-
-    /// The metrics of [`Store::runs_of_build`]'s runs, by run key.
-    pub fn metrics_of_build(
-        &mut self,
-        build_id: &str,
-        campaign: Option<&str>,
-    ) -> Result<Vec<MetricRecord>, HistoryError> {
-        let filter = if self.version == 1 {
-            "r.build_id = $1 AND $2 = ''"
-        } else {
-            "r.build_id = $1 AND ($2 = '' OR r.campaign = $2)"
-        };
-        let sql = format!(
-            "SELECT {METRIC_COLUMNS} FROM metrics m JOIN runs r ON r.run_key = m.run_key \
-             WHERE {filter} ORDER BY m.run_key, m.metric"
-        );
-        let vals = [
-            Val::Text(Some(build_id.to_string())),
-            Val::Text(Some(campaign.unwrap_or("").to_string())),
-        ];
-        let rows = self.query(&sql, &vals)?;
-        rows.iter().map(|r| self.metric_of(r)).collect()
-    }
-
-    /// The step latency histograms of [`Store::runs_of_build`]'s runs.
-    pub fn histograms_of_build(
-        &mut self,
-        build_id: &str,
-        campaign: Option<&str>,
-    ) -> Result<Vec<HistogramRecord>, HistoryError> {
-        if self.version == 1 {
-            return Ok(Vec::new());
-        }
-        let sql = "SELECT h.run_key, h.step, h.buckets FROM histograms h JOIN runs r \
-                   ON r.run_key = h.run_key WHERE r.build_id = $1 AND ($2 = '' OR r.campaign = $2) \
-                   ORDER BY h.run_key, h.step";
-        let vals = [
-            Val::Text(Some(build_id.to_string())),
-            Val::Text(Some(campaign.unwrap_or("").to_string())),
-        ];
-        let rows = self.query(sql, &vals)?;
-        rows.iter()
-            .map(|r| {
-                let triples: Vec<(u64, u64, u64)> =
-                    serde_json::from_str(&text(&r[2]).unwrap_or_default()).map_err(|e| {
-                        HistoryError::Database {
-                            db: self.name.clone(),
-                            message: format!(
-                                "histogram of {}: {e}",
-                                text(&r[0]).unwrap_or_default()
-                            ),
-                        }
-                    })?;
-                Ok(HistogramRecord {
-                    run_key: text(&r[0]).unwrap_or_default(),
-                    step: text(&r[1]).unwrap_or_default(),
-                    buckets: triples
-                        .into_iter()
-                        .map(|(lower_ns, upper_ns, count)| HistogramBucket {
-                            lower_ns,
-                            upper_ns,
-                            count,
-                        })
-                        .collect(),
-                })
-            })
-            .collect()
-    }
-
-    /// The build order the store holds for build `build_id` (the first stored run's),
-    /// None when it holds no run of it.
-    pub fn build_order_of(&mut self, build_id: &str) -> Result<Option<i64>, HistoryError> {
-        let rows = self.query(
-            "SELECT build_order FROM runs WHERE build_id = $1 ORDER BY started_at LIMIT 1",
-            &[Val::Text(Some(build_id.to_string()))],
-        )?;
-        Ok(rows.first().and_then(|r| r.first()).and_then(int))
-    }
-
     /// The columns of a run as [`run_of`] reads them, from a store of this version.
     fn run_columns(&self) -> String {
         match self.version {
-            1 => format!("{RUN_COLUMNS_V1}, NULL, NULL, CAST(1 AS BIGINT)"),
-            _ => format!("{RUN_COLUMNS_V1}, target, campaign, attempt"),
+            1 => format!("{RUN_COLUMNS_V1}, NULL, NULL, CAST(1 AS BIGINT), NULL"),
+            _ => format!("{RUN_COLUMNS_V1}, target, campaign, attempt, start_record"),
         }
     }
 
@@ -579,9 +491,12 @@ const RUN_COLUMNS_V1: &str = "run_key, spec_name, spec_digest, device_model, dev
 
 const INSERT_RUN: &str = "INSERT INTO runs (run_key, spec_name, spec_digest, device_model, \
     device_serial, firmware_revision, build_id, build_order, host, host_class, iogate_version, \
-    started_at, outcome, steady_state, throttled, target, campaign, attempt) VALUES ($1, $2, \
-    $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
-    ON CONFLICT (run_key) DO NOTHING";
+    started_at, outcome, steady_state, throttled, target, campaign, start_record, attempt) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+    $19) ON CONFLICT (run_key) DO NOTHING";
+
+const INSERT_INTERVAL: &str = "INSERT INTO intervals (run_key, step, start_unix_ns, \
+    duration_ns, ios) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
 
 /// The attempts stored of one drive's spec in one build and campaign: the drive is its
 /// serial where it has one, else its target.
@@ -627,6 +542,17 @@ fn run_values(r: &RunRecord) -> Vec<Val> {
         Val::Int(r.throttled.map(i64::from)),
         Val::Text(r.target.clone()),
         Val::Text(r.campaign.clone()),
+        Val::Text(r.start.as_ref().and_then(|s| serde_json::to_string(s).ok())),
+    ]
+}
+
+fn interval_values(i: &IntervalRecord) -> Vec<Val> {
+    vec![
+        Val::Text(Some(i.run_key.clone())),
+        Val::Text(Some(i.step.clone())),
+        Val::Int(Some(i.start_unix_ns)),
+        Val::Int(Some(i.duration_ns)),
+        Val::Int(Some(i.ios)),
     ]
 }
 
@@ -680,5 +606,6 @@ fn run_of(r: &[Val]) -> RunRecord {
         target: text(&r[15]),
         campaign: text(&r[16]),
         attempt: int(&r[17]),
+        start: text(&r[18]).and_then(|t| serde_json::from_str(&t).ok()),
     }
 }

@@ -49,6 +49,9 @@ pub struct FlatStepResult {
     pub intervals: Vec<IntervalSample>,
     /// Interval length, ns.
     pub interval_ns: u64,
+    /// The wall clock when the step's jobs started, ns since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_unix_ns: Option<u64>,
     /// First failed or short requests (at most 100 per job).
     pub error_records: Vec<ErrorRecord>,
     /// First data verification failures (at most 100 per job; absent in older results).
@@ -129,6 +132,7 @@ impl From<StepResult> for FlatStepResult {
             per_job: s.per_job,
             intervals: s.intervals,
             interval_ns: s.interval_ns,
+            started_at_unix_ns: s.started_at_unix_ns,
             error_records: s.error_records,
             verify_records: s.verify_records,
             replay,
@@ -204,6 +208,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             per_job: f.per_job,
             intervals: f.intervals,
             interval_ns: f.interval_ns,
+            started_at_unix_ns: f.started_at_unix_ns,
             error_records: f.error_records,
             verify_records: f.verify_records,
             error: f.error,

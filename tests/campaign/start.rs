@@ -1,0 +1,188 @@
+//! `tests/campaign.rs`'s shared start: two "hosts" (`--host h-a`, `--host h-b`, one
+//! machine) run on one nbdkit target (its memory plugin through nbdfuse and a loop
+//! device) with one `--start-at`; each records its skew, and `campaign report` lines
+//! their intervals up (one machine: one clock).
+
+use crate::common::{code, iogate, json_file, write_spec, NbdDisk, Run};
+use crate::s;
+
+/// `campaign report` over the two runs, both expected on `dev`; its directory.
+fn report(
+    dir: &std::path::Path,
+    db: &std::path::Path,
+    dev: &std::path::Path,
+) -> std::path::PathBuf {
+    let inventory = dir.join("inventory.yaml");
+    let dev = dev.display();
+    std::fs::write(
+        &inventory,
+        format!("inventory: shared\ndrives:\n  - {{ host: h-a, target: {dev}, specs: [together] }}\n  - {{ host: h-b, target: {dev}, specs: [together] }}\n"),
+    )
+    .expect("inventory");
+    let out = dir.join("report");
+    let o = iogate(&[
+        "campaign",
+        "report",
+        "--db",
+        s(db),
+        "--build",
+        "b1",
+        "--inventory",
+        s(&inventory),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code(&o), 0, "{}", crate::output_text(&o));
+    out
+}
+
+/// Both runs start within 50 ms of each other by their own records (their first step's
+/// wall-clock start), and the report's IOPS summed over the window where both ran equals
+/// the sum of the two runs' own IOPS within 1%.
+pub fn two_runs_start_together_and_their_iops_add_up() {
+    let _io = crate::common::io_lock();
+    let disk = NbdDisk::start(&["memory", "64M"], false);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "together",
+        "iogate: 1\nname: together\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      \
+         name: rr\n      queue_depth: 2\n      duration: 3s\n      mix:\n        - { \
+         block_size: 4KiB, weight: 100%, read: 100%, random: 100% }\n",
+    );
+    let db = dir.path().join("history.db");
+    let o = std::process::Command::new("date")
+        .args(["-u", "-d", "+4 seconds", "+%Y-%m-%dT%H:%M:%S.%NZ"])
+        .output()
+        .expect("date");
+    let at = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let runs: Vec<_> = ["h-a", "h-b"]
+        .iter()
+        .map(|host| {
+            Run::new(&spec)
+                .target(&disk.dev)
+                .out(dir.path().join(host))
+                .quiet()
+                .args([
+                    "--host",
+                    host,
+                    "--history",
+                    s(&db),
+                    "--build",
+                    "b1",
+                    "--start-at",
+                    &at,
+                ])
+                .command()
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for c in runs {
+        let o = c.wait_with_output().expect("wait");
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let results: Vec<serde_json::Value> = ["h-a", "h-b"]
+        .iter()
+        .map(|h| json_file(&dir.path().join(h).join("result.json")))
+        .collect();
+    let started: Vec<i64> = results
+        .iter()
+        .map(|r| {
+            r["start"]["started_unix_ns"]
+                .as_i64()
+                .expect("started_unix_ns")
+        })
+        .collect();
+    let spread_ms = (started[0] - started[1]).abs() as f64 / 1e6;
+    eprintln!(
+        "start spread {spread_ms:.3} ms; skews {} {}",
+        results[0]["start"]["skew_ns"], results[1]["start"]["skew_ns"]
+    );
+    assert!(spread_ms < 50.0, "the runs started {spread_ms:.1} ms apart");
+    let own: f64 = results
+        .iter()
+        .map(|r| r["steps"][0]["metrics"]["iops"].as_f64().expect("iops"))
+        .sum();
+    let out = report(dir.path(), &db, &disk.dev);
+    let v = json_file(&out.join("campaign.json"));
+    let shared = &v["shared_starts"][0];
+    let step = &shared["alignment"]["steps"][0];
+    let summed = step["summed_iops"].as_f64().expect("summed_iops");
+    eprintln!(
+        "summed {summed:.0} IOPS over {} ns; the runs' own {own:.0}",
+        step["window_ns"]
+    );
+    assert!(
+        ((summed - own) / own).abs() <= 0.01,
+        "summed {summed} against {own}: {shared}"
+    );
+}
+
+/// `--start-at` refuses garbage, an instant more than an hour past or more than a day
+/// ahead (exit 2, nothing created); a run waiting for its instant ends with a signal at
+/// once (exit 130), leaving no result directory.
+pub fn start_at_mistakes_and_a_signal_while_waiting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "wait",
+        "iogate: 1\nname: wait\ntarget: { size: 1MiB }\nsteps:\n  - workload:\n      \
+         name: r\n      duration: 100ms\n      mix:\n        - { block_size: 4KiB, \
+         weight: 100%, read: 100%, random: 100% }\n",
+    );
+    let target = dir.path().join("t");
+    for bad in [
+        "tomorrow",
+        "",
+        "2026-13-01T00:00:00Z",
+        "2000-01-01T00:00:00Z",
+        "2999-01-01T00:00:00Z",
+    ] {
+        let o = Run::new(&spec)
+            .target(&target)
+            .out(dir.path().join("never"))
+            .args(["--start-at", bad])
+            .output();
+        assert_eq!(
+            code(&o),
+            2,
+            "--start-at {bad:?}: {}",
+            crate::output_text(&o)
+        );
+    }
+    assert!(!target.exists() && !dir.path().join("never").exists());
+    let o = std::process::Command::new("date")
+        .args(["-u", "-d", "+10 minutes", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .expect("date");
+    let at = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let child = Run::new(&spec)
+        .target(&target)
+        .out(dir.path().join("waiting"))
+        .quiet()
+        .args(["--start-at", &at])
+        .command()
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let started = std::time::Instant::now();
+    let ok = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(code(&o), 130, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "it waited on"
+    );
+    assert!(
+        !dir.path().join("waiting").exists(),
+        "a run that never started left a directory"
+    );
+}
