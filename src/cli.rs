@@ -73,7 +73,7 @@ pub enum Command {
     /// over build order, change points (E-divisive means, as Apache Otava), trend pages,
     /// Parquet export.
     History(HistoryArgs),
-    /// Judge a build across a lab: every expected drive's runs in the history store
+    /// Judge a build across a lab: every expected drive's runs
     ///
     /// Match a build's runs in the history store against an inventory (the drives a lab
     /// expects and their specs): each drive passed, missing, failed, regressed,
