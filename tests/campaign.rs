@@ -17,7 +17,8 @@
 //!   window where both ran equals the sum of their own within 1%.
 //! - Inventory mistakes (each a row of the adversarial table) are located diagnostics,
 //!   exit 2, with nothing read from the store.
-//! - 32 concurrent `run --history` into one SQLite file each store their run exactly
+//! - 32 concurrent `run --history` (and four reruns of one drive in the same second)
+//!   into one SQLite file, and into a PostgreSQL server, each store their run exactly
 //!   once.
 
 mod common;
@@ -58,6 +59,11 @@ fn main() -> std::process::ExitCode {
             "thirty_two_concurrent_runs_each_store_their_run_once_in_sqlite",
             vec![],
             concurrent_sqlite,
+        ),
+        (
+            "thirty_two_concurrent_runs_each_store_their_run_once_in_postgresql",
+            vec![Need::Postgres],
+            inventory::concurrent_postgres,
         ),
     ])
 }

@@ -93,6 +93,18 @@ pub fn inventory_mistakes() {
 /// second: each exits 0 (the file's lock waited for, never an error) and `campaign
 /// status` finds each host's drive once, c0's with its 5 attempts.
 pub fn concurrent_sqlite() {
+    concurrent("{dir}/history.db");
+}
+
+/// The same into a PostgreSQL server started here.
+pub fn concurrent_postgres() {
+    let pg = crate::common::postgres::Postgres::start();
+    concurrent(&pg.url());
+}
+
+/// 32 hosts' runs and four reruns at once into the store `db` (`{dir}`: the test's
+/// directory).
+fn concurrent(db: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let spec = write_spec(
         dir.path(),
@@ -101,15 +113,14 @@ pub fn concurrent_sqlite() {
          name: w\n      queue_depth: 1\n      duration: 200ms\n      mix:\n        - { \
          block_size: 4KiB, weight: 100%, read: 100%, random: 100% }\n",
     );
-    let db = dir.path().join("history.db");
-    // Unthrottled files on a loaded machine differ widely: peers are not this test's.
-    let mut inv = String::from("inventory: many\npeers: { max_deviation_pct: 1000 }\ndrives:\n");
+    let db = db.replace("{dir}", s(dir.path()));
+    let mut inv = String::from("inventory: many\ndrives:\n");
     let spawn = |host: &str, target: &str, out: &str| {
         Run::new(&spec)
             .target(dir.path().join(target))
             .out(dir.path().join(out))
             .quiet()
-            .args(["--host", host, "--history", s(&db), "--build", "b1"])
+            .args(["--host", host, "--history", &db, "--build", "b1"])
             .command()
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -148,7 +159,7 @@ pub fn concurrent_sqlite() {
         "campaign",
         "status",
         "--db",
-        s(&db),
+        &db,
         "--build",
         "b1",
         "--inventory",
@@ -158,9 +169,11 @@ pub fn concurrent_sqlite() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let drives = v["drives"].as_array().expect("drives");
     assert_eq!(drives.len(), 32, "{}", crate::output_text(&o));
+    // Every drive reported its run, passing; peers are not this test's (unthrottled
+    // files run alone or 36 at once differ tenfold: an outlier is no loss).
     for (i, d) in drives.iter().enumerate() {
-        assert_eq!(d["state"], "passed", "{d}");
+        assert_eq!(d["specs"][0]["outcome"], "pass", "{d}");
         assert_eq!(d["specs"][0]["attempts"], if i == 0 { 5 } else { 1 }, "{d}");
     }
-    assert_eq!(code(&o), 0);
+    assert_ne!(v["verdict"], "incomplete", "{}", crate::output_text(&o));
 }
