@@ -5,28 +5,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 /// Counts pixels of the screenshot that are near-black, badge green (pass) or orange
-/// (inconclusive), and chart blue.
-/// The screenshot's pixels as (r, g, b).
-fn pixels(png_path: &Path) -> Vec<(i32, i32, i32)> {
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(png_path).expect("screenshot"),
-    ));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    let channels = info.color_type.samples();
-    buf[..info.buffer_size()]
-        .chunks(channels)
-        .map(|px| (i32::from(px[0]), i32::from(px[1]), i32::from(px[2])))
-        .collect()
-}
-
+/// (inconclusive), chart blue and overlay red.
 fn census(png_path: &Path) -> (u64, u64, u64, u64, u64) {
     let (mut dark, mut green, mut blue, mut red, mut total) = (0, 0, 0, 0, 0);
-    for (r, g, b) in pixels(png_path) {
+    for (r, g, b) in common::screenshot::pixels(png_path) {
         total += 1;
         if r < 80 && g < 80 && b < 80 {
             dark += 1;
@@ -108,16 +92,6 @@ fn html_report_renders_in_headless_chromium() {
     assert!(blue > 100, "no run A in the overlays ({blue} blue pixels)");
 }
 
-/// Pixels of `png_path` within 12 of `rgb` in every channel.
-fn count_colour(png_path: &Path, rgb: (i32, i32, i32)) -> u64 {
-    pixels(png_path)
-        .into_iter()
-        .filter(|&(r, g, b)| {
-            (r - rgb.0).abs() <= 12 && (g - rgb.1).abs() <= 12 && (b - rgb.2).abs() <= 12
-        })
-        .count() as u64
-}
-
 /// The assertions' pass and fail marks are drawn by the page (CSS), not emoji that a
 /// browser without an emoji font shows as empty boxes: the report of a run with one
 /// passing and one failing assertion holds no emoji mark, and its screenshot shows both
@@ -146,8 +120,8 @@ fn marks_are_drawn_not_emoji() {
     }
     screenshot(browser, &out.join("report.html"), dir.path(), 1600);
     let shot = dir.path().join("shot.png");
-    let pass = count_colour(&shot, (67, 160, 71));
-    let fail = count_colour(&shot, (229, 57, 53));
+    let pass = common::screenshot::count_colour(&shot, (67, 160, 71));
+    let fail = common::screenshot::count_colour(&shot, (229, 57, 53));
     eprintln!("marks: {pass} pass-green pixels, {fail} fail-red pixels");
     assert!(pass >= 80, "no pass mark drawn ({pass} pixels)");
     assert!(fail >= 80, "no fail mark drawn ({fail} pixels)");
@@ -156,24 +130,7 @@ fn marks_are_drawn_not_emoji() {
 /// Screenshots `html` at 1280 × `height` and counts its pixels ([`census`]).
 fn screenshot(browser: &str, html: &Path, dir: &Path, height: u32) -> (u64, u64, u64, u64, u64) {
     let shot = dir.join("shot.png");
-    let _ = std::fs::remove_file(&shot);
-    let o = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--window-size=1280,{height}"))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .expect("chromium runs");
-    assert!(
-        shot.exists(),
-        "no screenshot: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::screenshot::take(browser, html, &shot, (1280, height));
     census(&shot)
 }
 

@@ -51,6 +51,11 @@ fn main() -> std::process::ExitCode {
             start::start_at_mistakes_and_a_signal_while_waiting,
         ),
         (
+            "the_host_script_fails_a_host_that_runs_nothing_and_carries_on_past_a_failure",
+            vec![],
+            host_script::the_host_script_fails_a_host_that_runs_nothing,
+        ),
+        (
             "inventory_mistakes_are_located_diagnostics",
             vec![],
             inventory_mistakes,
@@ -283,26 +288,10 @@ fn report_draws_the_matrix_and_the_outlier(lab: &Lab, db: &str, browser: &str) {
     );
     let html = std::fs::read_to_string(out.join("campaign.html")).expect("campaign.html");
     assert!(html.contains("▲ outlier"), "the outlier is marked");
-    let shot = std::env::temp_dir().join("iogate-campaign-shot.png");
-    let _ = std::fs::remove_file(&shot);
-    let o = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .arg("--window-size=1280,900")
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", out.join("campaign.html").display()))
-        .output()
-        .expect("chromium runs");
-    assert!(
-        shot.exists(),
-        "no screenshot: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let (green, purple) = (colour(&shot, (46, 125, 50)), colour(&shot, (106, 27, 154)));
+    let shot = lab.dir.path().join("campaign-shot.png");
+    common::screenshot::take(browser, &out.join("campaign.html"), &shot, (1280, 900));
+    let colour = |rgb| common::screenshot::count_colour(&shot, rgb);
+    let (green, purple) = (colour((46, 125, 50)), colour((106, 27, 154)));
     eprintln!("campaign.html: {green} green pixels, {purple} purple pixels");
     assert!(
         purple > 500,
@@ -312,23 +301,6 @@ fn report_draws_the_matrix_and_the_outlier(lab: &Lab, db: &str, browser: &str) {
         green > 5 * purple,
         "eleven passed cells against one outlier: {green} vs {purple}"
     );
-}
-
-/// Pixels of the screenshot within 12 of `rgb` in each channel.
-fn colour(png_path: &Path, rgb: (i32, i32, i32)) -> u64 {
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(png_path).expect("screenshot"),
-    ));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    buf[..info.buffer_size()]
-        .chunks(info.color_type.samples())
-        .filter(|p| {
-            let d = |i: usize, v: i32| (i32::from(p[i]) - v).abs() <= 12;
-            d(0, rgb.0) && d(1, rgb.1) && d(2, rgb.2)
-        })
-        .count() as u64
 }
 
 fn sequential_campaign_into_sqlite() {
@@ -343,6 +315,8 @@ fn output_text(o: &Output) -> String {
     )
 }
 
+#[path = "campaign/host_script.rs"]
+mod host_script;
 #[path = "campaign/inventory.rs"]
 mod inventory;
 #[path = "campaign/slurm.rs"]

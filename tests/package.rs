@@ -106,12 +106,14 @@ fn dependencies_and_contents() {
             "{w} not in the package:\n{contents}"
         );
     }
-    // The binary is executable by everyone.
-    let bin = contents
-        .lines()
-        .find(|l| l.ends_with("./usr/bin/iogate"))
-        .expect("usr/bin/iogate");
-    assert!(bin.starts_with("-rwxr-xr-x"), "{bin}");
+    // The binary and the campaign recipes' host script are executable by everyone.
+    for name in ["./usr/bin/iogate", "./usr/bin/iogate-campaign-host"] {
+        let bin = contents
+            .lines()
+            .find(|l| l.ends_with(name))
+            .unwrap_or_else(|| panic!("{name} not in the package:\n{contents}"));
+        assert!(bin.starts_with("-rwxr-xr-x"), "{bin}");
+    }
 }
 
 fn packaged_binary_runs() {

@@ -27,6 +27,10 @@ fn submit(slurm: &Slurm, lab: &Lab, db: &str, tasks: &str, hold: bool) -> String
         ("IOGATE_RUN_ARGS", "--model lab-ssd"),
     ])
     .env("IOGATE_RESULTS", lab.dir.path().join("results"))
+    .env(
+        "IOGATE_CAMPAIGN_HOST",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/iogate-campaign-host"),
+    )
     .args(["--parsable", &format!("--array={tasks}"), "-o"])
     .arg(&logs);
     if hold {
@@ -48,7 +52,9 @@ fn logs_say_exit_0(lab: &Lab, job: &str, tasks: std::ops::Range<usize>) {
         let log = lab.dir.path().join(format!("slurm-{job}_{t}.log"));
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         assert!(
-            text.contains(&format!("iogate-campaign: host h{t} spec lab-short exit 0")),
+            text.contains(&format!(
+                "iogate-campaign-host: host h{t} spec lab-short exit 0"
+            )),
             "task {t} ({}):\n{text}",
             log.display()
         );

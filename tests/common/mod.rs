@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 pub mod postgres;
 pub mod run;
+pub mod screenshot;
 pub mod slurm;
 mod throttle;
 #[allow(unused_imports)]

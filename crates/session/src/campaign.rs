@@ -166,8 +166,10 @@ pub fn printed(q: &Query<'_>, json: bool) -> Result<(String, u8), Failure> {
 
 /// `campaign report`: the status's listing for stdout and its exit code, with
 /// `campaign.md`, `campaign.html` and `campaign.json` written into `out` (created when
-/// missing). Errors: as [`status`]; `out` not a directory we can write (exit 3).
+/// missing). Errors: as [`status`]; `out` exists and is not a directory (exit 2, before
+/// the store is read); `out` cannot be created or written (exit 3).
 pub fn report(q: &Query<'_>, out: &Path) -> Result<(String, u8), Failure> {
+    crate::staging::check_report_dir(out)?;
     let s = status(q)?;
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::target(format!("cannot create {}: {e}", out.display())))?;

@@ -69,12 +69,7 @@ impl Verified {
 pub fn verify(journal_path: &Path, target: &Path, out: Option<&Path>) -> Result<Verified, Failure> {
     if let Some(out) = out {
         crate::own_files::check_verify_out(out, journal_path, target)?;
-        if out.exists() && !out.is_dir() {
-            return Err(Failure::usage(format!(
-                "--out {}: expected a directory (it is created when missing), found a file",
-                out.display()
-            )));
-        }
+        crate::staging::check_report_dir(out)?;
     }
     let contents = journal::read(journal_path).map_err(Failure::target)?;
     let probed = Target::probe(target).map_err(Failure::target)?;

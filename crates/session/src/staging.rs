@@ -85,6 +85,35 @@ pub(crate) fn check_out(out: &Path) -> Result<(), Failure> {
     }
 }
 
+/// `--out` of a command that writes reports into a directory (`verify`, `campaign
+/// report`): absent (it is created) or a directory, a link to one followed. Errors: it
+/// exists and is not a directory (a file, a FIFO, `/dev/null`): a usage mistake, exit 2,
+/// said before anything is read.
+pub(crate) fn check_report_dir(out: &Path) -> Result<(), Failure> {
+    match std::fs::metadata(out) {
+        Ok(m) if !m.is_dir() => Err(Failure::usage(format!(
+            "--out {}: expected a directory (it is created when missing), found {}",
+            out.display(),
+            kind_of(&m)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn kind_of(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a file"
+    }
+}
+
 /// Creates `parent/stamp` (else `stamp-2`, `stamp-3`, …) exclusively: a name another run
 /// holds is never shared. Returns it with the directories made for it.
 pub(crate) fn reserve(parent: &Path, stamp: &str) -> Result<(PathBuf, MadeDirs), String> {

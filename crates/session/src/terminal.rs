@@ -1,11 +1,13 @@
 //! Text from data (spec names, build ids, metric paths from a history store or a result
 //! file) made safe for a terminal: control characters (ESC, NUL, CSI, …) are printed as
-//! escapes, so a poisoned name cannot move the cursor, recolour or clear the screen.
+//! escapes, so a poisoned name cannot move the cursor, recolour or clear the screen, and
+//! bidirectional overrides are escaped so that it cannot reorder a line either.
 //! Used wherever stored or ingested names reach a message (`history`, `diff`).
 
 use std::borrow::Cow;
 
-/// `text` with every control character but newline and tab written as `\u{…}`.
+/// `text` with every control character but newline and tab, and every bidirectional
+/// override or isolate (U+202A–U+202E, U+2066–U+2069), written as `\u{…}`.
 pub fn safe(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
@@ -23,8 +25,11 @@ pub fn safe(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// The one rule for which characters are unsafe is `cli_values::is_unsafe_char`
+/// (control characters and bidirectional overrides); a block of text keeps its
+/// newlines and tabs.
 fn is_unsafe(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    iogate_spec::cli_values::is_unsafe_char(c) && c != '\n' && c != '\t'
 }
 
 /// A file name made from data (a spec name in the store): letters, digits, `.`, `_` and
@@ -63,6 +68,8 @@ mod tests {
     fn control_characters_are_escaped_and_names_sanitized() {
         assert_eq!(safe("fio\u{1b}[2Jx\0"), "fio\\u{1b}[2Jx\\u{0}");
         assert_eq!(safe("a\tb\n"), "a\tb\n");
+        assert_eq!(safe("ok\u{202e}kcab"), "ok\\u{202e}kcab");
+        assert_eq!(safe("\u{2066}x"), "\\u{2066}x");
         assert_eq!(file_name("fileserver"), "fileserver");
         let poisoned = file_name("../../etc/passwd");
         assert!(

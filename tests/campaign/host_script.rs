@@ -1,0 +1,157 @@
+//! `tests/campaign.rs`'s case for `ci/iogate-campaign-host`, the one host's part every
+//! scheduler recipe runs: a missing variable, a host not in the inventory and a host
+//! none of whose drives is found each fail the job (a host that ran nothing must not
+//! look green to its scheduler); a host whose one spec fails runs its other spec too,
+//! stores both, and exits 1; paths with spaces pass through whole.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::{code, s, write_spec};
+
+const OK: &str = "iogate: 1\nname: ok\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: rr, duration: 1s, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
+const BAD: &str = "iogate: 1\nname: bad\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: rr, duration: 1s, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\nassert:\n  - rr.iops < 1\n";
+
+fn host_script(dir: &Path, host: &str, unset: Option<&str>) -> Output {
+    let mut c = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/iogate-campaign-host"));
+    c.envs([
+        ("IOGATE", env!("CARGO_BIN_EXE_iogate")),
+        ("IOGATE_HOST", host),
+        ("IOGATE_INVENTORY", s(&dir.join("lab inventory.yaml"))),
+        ("IOGATE_HISTORY", s(&dir.join("the history.db"))),
+        ("IOGATE_BUILD", "fw-1"),
+        ("IOGATE_SPECS", s(dir)),
+        ("IOGATE_RESULTS", s(&dir.join("the results"))),
+        ("IOGATE_RUN_ARGS", "--model lab-file"),
+    ]);
+    if let Some(v) = unset {
+        c.env_remove(v);
+    }
+    c.output().expect("bash runs the host script")
+}
+
+/// The rows above, each with its exit code and what the job's log says.
+pub fn the_host_script_fails_a_host_that_runs_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().join("a lab");
+    std::fs::create_dir_all(&d).expect("dir");
+    write_spec(&d, "ok", OK);
+    write_spec(&d, "bad", BAD);
+    let drive = d.join("drive one.img");
+    std::fs::write(
+        d.join("lab inventory.yaml"),
+        format!(
+            "inventory: lab\ndrives:\n  - {{ host: h0, target: '{}', specs: [ok, bad] }}\n  - {{ host: h1, serial: 'NO-SUCH-*', count: 1, specs: [ok] }}\n",
+            drive.display()
+        ),
+    )
+    .expect("inventory");
+    let text = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let o = host_script(&d, "h0", Some("IOGATE_BUILD"));
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("IOGATE_BUILD is not set"), "{}", text(&o));
+    let o = host_script(&d, "h9", None);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("host h9 is not in inventory lab"),
+        "{}",
+        text(&o)
+    );
+    let o = host_script(&d, "h1", None);
+    assert_eq!(code(&o), 3, "{}", text(&o));
+    assert!(
+        text(&o).contains("none of host h1's drives was found"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        !d.join("the history.db").exists(),
+        "nothing ran, nothing stored"
+    );
+
+    let o = host_script(&d, "h0", None);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    for line in ["host h0 spec bad exit 1", "host h0 spec ok exit 0"] {
+        assert!(text(&o).contains(line), "{line}: {}", text(&o));
+    }
+    for spec in ["ok", "bad"] {
+        let result = d.join("the results/fw-1/h0").join(spec).join("result.json");
+        assert!(result.exists(), "{}: {}", result.display(), text(&o));
+    }
+    let o = crate::common::iogate(&[
+        "campaign",
+        "status",
+        "--db",
+        s(&d.join("the history.db")),
+        "--build",
+        "fw-1",
+        "--inventory",
+        s(&d.join("lab inventory.yaml")),
+    ]);
+    let listing = text(&o);
+    assert_eq!(code(&o), 1, "h0 failed one spec:\n{listing}");
+    assert!(
+        listing.contains("failed") && listing.contains("missing"),
+        "{listing}"
+    );
+    report_out_mistakes(&d);
+}
+
+/// `campaign report --out` over the store just written: a file, a FIFO and `/dev/null`
+/// are usage mistakes (exit 2, said at once: a FIFO is never opened); a link planted in
+/// place of `campaign.md` is refused, never followed (exit 3, its target untouched); a
+/// link to a directory is followed.
+fn report_out_mistakes(d: &Path) {
+    let report = |out: &Path| {
+        crate::common::iogate(&[
+            "campaign",
+            "report",
+            "--db",
+            s(&d.join("the history.db")),
+            "--build",
+            "fw-1",
+            "--inventory",
+            s(&d.join("lab inventory.yaml")),
+            "--out",
+            s(out),
+        ])
+    };
+    let file = d.join("a file");
+    std::fs::write(&file, "keep").expect("file");
+    let fifo = d.join("a fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    for out in [file.as_path(), fifo.as_path(), Path::new("/dev/null")] {
+        let o = report(out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{}: {err}", out.display());
+        assert!(err.contains("expected a directory"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).expect("file"), "keep");
+    let (real, victim) = (d.join("real out"), d.join("victim"));
+    std::fs::create_dir_all(&real).expect("dir");
+    std::fs::write(&victim, "untouched").expect("victim");
+    std::os::unix::fs::symlink(&victim, real.join("campaign.md")).expect("link");
+    let linked = d.join("linked out");
+    std::os::unix::fs::symlink(&real, &linked).expect("link");
+    let o = report(&linked);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "untouched"
+    );
+    std::fs::remove_file(real.join("campaign.md")).expect("unlink");
+    let o = report(&linked);
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(real.join("campaign.md")).expect("campaign.md");
+    assert!(md.contains("failed"), "{md}");
+    assert!(real.join("campaign.html").is_file() && real.join("campaign.json").is_file());
+}
