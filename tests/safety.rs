@@ -236,7 +236,8 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// What can be checked before the first request is: an `--out` that is a file or
-/// `/dev/null`, a bad baseline file. Each is refused at once (a 60 s run would otherwise
+/// `/dev/null`, a bad baseline file, a target missing from `/dev` (never created there)
+/// or a link to nothing. Each is refused at once (a 60 s run would otherwise
 /// run first). A reused `--out` holds the new run's files only.
 fn results_are_never_lost_or_mixed() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -251,7 +252,21 @@ fn results_are_never_lost_or_mixed() {
     std::fs::create_dir_all(golden.join("long")).expect("golden");
     std::fs::write(golden.join("long").join("mine.json"), "{ not json").expect("bad baseline");
     let o3 = dir.path().join("o3");
-    let cases: [(&str, Vec<&str>, i32, &str); 3] = [
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink("/dev/iogate-no-such-drive", &dangling).expect("link");
+    let cases: [(&str, Vec<&str>, i32, &str); 5] = [
+        (
+            "a drive missing from /dev",
+            vec!["--target", "/dev/iogate-no-such-drive"],
+            3,
+            "no such drive in /dev",
+        ),
+        (
+            "a link to a missing drive",
+            vec!["--target", s(&dangling)],
+            3,
+            "a link to nothing",
+        ),
         (
             "--out is a file",
             vec!["--out", s(&a_file)],
@@ -287,6 +302,10 @@ fn results_are_never_lost_or_mixed() {
     assert_eq!(
         std::fs::read_to_string(&a_file).ok().as_deref(),
         Some("keep")
+    );
+    assert!(
+        !Path::new("/dev/iogate-no-such-drive").exists(),
+        "a file was created in /dev"
     );
     // Reuse: the first run logs requests (ios.parquet), the second does not; the
     // directory then holds the second run's files only, and nothing is left beside it.

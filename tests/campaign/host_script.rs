@@ -41,7 +41,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
     std::fs::write(
         d.join("lab inventory.yaml"),
         format!(
-            "inventory: lab\ndrives:\n  - {{ host: h0, target: '{}', specs: [ok, bad] }}\n  - {{ host: h1, serial: 'NO-SUCH-*', count: 1, specs: [ok] }}\n",
+            "inventory: lab\ndrives:\n  - {{ host: h0, target: '{}', specs: [ok, bad] }}\n  - {{ host: h1, serial: 'NO-SUCH-*', count: 1, specs: [ok] }}\n  - {{ host: h2, target: /dev/iogate-no-such-drive, specs: [ok] }}\n",
             drive.display()
         ),
     )
@@ -67,6 +67,17 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
     assert_eq!(code(&o), 3, "{}", text(&o));
     assert!(
         text(&o).contains("none of host h1's drives was found"),
+        "{}",
+        text(&o)
+    );
+    let o = host_script(&d, "h2", None);
+    assert_eq!(code(&o), 3, "{}", text(&o));
+    assert!(text(&o).contains("no such drive in /dev"), "{}", text(&o));
+    assert!(!Path::new("/dev/iogate-no-such-drive").exists());
+    let o = host_script(&d, "H1", None);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("did you mean h1 (line 4)?"),
         "{}",
         text(&o)
     );
@@ -103,10 +114,10 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
     report_out_mistakes(&d);
 }
 
-/// `campaign report --out` over the store just written: a file, a FIFO and `/dev/null`
-/// are usage mistakes (exit 2, said at once: a FIFO is never opened); a link planted in
-/// place of `campaign.md` is refused, never followed (exit 3, its target untouched); a
-/// link to a directory is followed.
+/// `campaign report --out` over the store just written: a file, a FIFO, `/dev/null` and
+/// a link to nothing are usage mistakes (exit 2, said at once: a FIFO is never opened);
+/// a link planted in place of `campaign.json` is refused, never followed (exit 3, its
+/// target untouched, and no other file written); a link to a directory is followed.
 fn report_out_mistakes(d: &Path) {
     let report = |out: &Path| {
         crate::common::iogate(&[
@@ -127,7 +138,9 @@ fn report_out_mistakes(d: &Path) {
     let fifo = d.join("a fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
-    for out in [file.as_path(), fifo.as_path(), Path::new("/dev/null")] {
+    let dangling = d.join("dangling");
+    std::os::unix::fs::symlink(d.join("nowhere"), &dangling).expect("link");
+    for out in [&file, &fifo, Path::new("/dev/null"), &dangling] {
         let o = report(out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(code(&o), 2, "{}: {err}", out.display());
@@ -137,7 +150,7 @@ fn report_out_mistakes(d: &Path) {
     let (real, victim) = (d.join("real out"), d.join("victim"));
     std::fs::create_dir_all(&real).expect("dir");
     std::fs::write(&victim, "untouched").expect("victim");
-    std::os::unix::fs::symlink(&victim, real.join("campaign.md")).expect("link");
+    std::os::unix::fs::symlink(&victim, real.join("campaign.json")).expect("link");
     let linked = d.join("linked out");
     std::os::unix::fs::symlink(&real, &linked).expect("link");
     let o = report(&linked);
@@ -148,7 +161,13 @@ fn report_out_mistakes(d: &Path) {
         std::fs::read_to_string(&victim).expect("victim"),
         "untouched"
     );
-    std::fs::remove_file(real.join("campaign.md")).expect("unlink");
+    for name in ["campaign.md", "campaign.html"] {
+        assert!(
+            !real.join(name).exists(),
+            "a partial report: {name} written"
+        );
+    }
+    std::fs::remove_file(real.join("campaign.json")).expect("unlink");
     let o = report(&linked);
     assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(real.join("campaign.md")).expect("campaign.md");

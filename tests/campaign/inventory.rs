@@ -32,6 +32,8 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("peer metric twice", "inventory: a\npeers: { metrics: [iops, iops] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:26", "twice"),
     ("spec with a space", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [' s'] }\n", "3:40", "spec's name"),
     ("unknown peer metric", "inventory: a\npeers: { metrics: [iops, speed] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:26", "found \"speed\""),
+    ("one target in two spellings", "inventory: a\ndrives:\n  - { host: h, target: /tmp/l/t.img, specs: [s] }\n  - { host: h, target: '/tmp/l/../l//t.img', specs: [t] }\n", "4:5", "target /tmp/l/t.img twice"),
+    ("one serial on two hosts", "inventory: a\ndrives:\n  - { host: h1, serial: S1, specs: [s] }\n  - { host: h2, serial: S1, specs: [s] }\n", "4:5", "serial S1 is listed on host h2 and on host h1"),
     ("two documents", "inventory: a\ndrives: []\n---\ninventory: b\n", "", "an inventory is one document"),
 ];
 

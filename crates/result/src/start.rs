@@ -29,7 +29,9 @@ pub struct StartRecord {
 pub struct ClockSync {
     /// Its offset from its time reference.
     pub offset: ClockOffset,
-    /// `/etc/machine-id`: runs with the same id read one clock, whatever their `--host`.
+    /// The machine's id as `target.host.machine_id` records it (a hash of
+    /// `/etc/machine-id`, never the id itself): runs with the same id read one clock,
+    /// whatever their `--host`. Absent where the file is missing.
     pub machine_id: Option<String>,
 }
 

@@ -96,6 +96,15 @@ impl Target {
                     .parent()
                     .filter(|p| !p.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
+                if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+                    return Err(RunError::Target {
+                        path: path.to_path_buf(),
+                        message: "a link to nothing (its target does not exist): name \
+                                  the drive or file itself"
+                            .into(),
+                    });
+                }
+                refuse_in_dev(path, dir, "does not exist")?;
                 let lbs = dio_align(dir).unwrap_or(512);
                 return Ok(Target {
                     path: path.to_path_buf(),
@@ -124,6 +133,11 @@ impl Target {
                 nvme_namespace: None,
             })
         } else if meta.file_type().is_file() {
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            refuse_in_dev(path, dir, "is a regular file, not a device")?;
             let lbs = dio_align(path).unwrap_or(512);
             Ok(Target {
                 path: path.to_path_buf(),
@@ -467,6 +481,29 @@ impl Target {
     pub fn passthrough(&self) -> Option<crate::engine::job::Passthrough> {
         self.nvme_namespace.clone()
     }
+}
+
+/// A file target is never in `/dev` (outside `/dev/shm`): there a path that does not
+/// exist, or is a regular file, is a drive that is missing (off the bus, a wrong name),
+/// and creating a file in its place would run the spec on RAM and pass the drive.
+/// `dir` is resolved through links, so `/dev/disk/by-id/…` and links into `/dev` count.
+///
+/// Errors: the target named in `/dev` (exit 3), saying `what`.
+fn refuse_in_dev(path: &Path, dir: &Path, what: &str) -> Result<(), RunError> {
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return Ok(());
+    };
+    if dir.starts_with("/dev") && !dir.starts_with("/dev/shm") {
+        return Err(RunError::Target {
+            path: path.to_path_buf(),
+            message: format!(
+                "{what}: no such drive in {} (a drive that is missing or misnamed; iogate \
+                 never creates or runs on files in /dev)",
+                dir.display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Direct-I/O offset alignment of a file or directory (statx STATX_DIOALIGN, Linux 6.1+).

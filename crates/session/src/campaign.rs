@@ -45,29 +45,44 @@ pub fn targets(path: &Path, host: &str) -> Result<(String, Vec<String>), Failure
     let inv = inventory(path)?;
     let entries: Vec<_> = inv.drives.iter().filter(|e| e.host == host).collect();
     if entries.is_empty() {
+        let near = inv
+            .drives
+            .iter()
+            .find(|e| e.host.eq_ignore_ascii_case(host));
         return Err(Failure::usage(format!(
-            "host {host} is not in inventory {} ({})",
+            "host {host} is not in inventory {} ({}){}",
             inv.name,
-            path.display()
+            path.display(),
+            near.map_or(String::new(), |e| format!(
+                ": did you mean {} (line {})? Host names are compared exactly",
+                e.host, e.line
+            ))
         )));
     }
-    let mut devices: Option<Vec<(std::path::PathBuf, Option<String>, String)>> = None;
+    let mut devices: Option<Vec<(std::path::PathBuf, Option<String>, Option<String>)>> = None;
     let (mut out, mut warnings) = (String::new(), Vec::new());
     let mut taken: Vec<std::path::PathBuf> = Vec::new();
     for e in entries {
         let found: Vec<std::path::PathBuf> = match &e.selector {
-            Selector::Target(t) => vec![t.into()],
+            Selector::Target(t) => match iogate_runner::Target::probe(Path::new(t)) {
+                Ok(_) => vec![t.into()],
+                Err(err) => {
+                    warnings.push(format!("warning: {err} (inventory line {})", e.line));
+                    Vec::new()
+                }
+            },
             sel => devices
                 .get_or_insert_with(block_devices)
                 .iter()
                 .filter(|(p, serial, model)| {
-                    !taken.contains(p) && sel.matches(serial.as_deref(), None, model)
+                    !taken.contains(p) && sel.matches(serial.as_deref(), None, model.as_deref())
                 })
                 .take(e.count as usize)
                 .map(|(p, _, _)| p.clone())
                 .collect(),
         };
-        if (found.len() as u64) < e.count {
+        // A target that cannot be probed has its own warning above.
+        if (found.len() as u64) < e.count && !matches!(e.selector, Selector::Target(_)) {
             warnings.push(format!(
                 "warning: {}: {} of {} found on this host (inventory line {})",
                 e.selector.describe(),
@@ -86,9 +101,9 @@ pub fn targets(path: &Path, host: &str) -> Result<(String, Vec<String>), Failure
     Ok((crate::terminal::safe(&out).into_owned(), warnings))
 }
 
-/// This host's whole block devices with their serial and model (a device that cannot
-/// be probed is left out; one without a model has the empty model).
-fn block_devices() -> Vec<(std::path::PathBuf, Option<String>, String)> {
+/// This host's whole block devices with their serial and model: a device that cannot
+/// be probed, or holds no bytes (an unattached loop device, an empty slot), is left out.
+fn block_devices() -> Vec<(std::path::PathBuf, Option<String>, Option<String>)> {
     let Ok(dir) = std::fs::read_dir("/sys/class/block") else {
         return Vec::new();
     };
@@ -97,13 +112,25 @@ fn block_devices() -> Vec<(std::path::PathBuf, Option<String>, String)> {
         .filter(|e| !e.path().join("partition").exists())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    names.sort();
+    // Natural order: loop2 before loop10.
+    names.sort_by_key(|n| {
+        let stem = n.trim_end_matches(|c: char| c.is_ascii_digit());
+        (
+            stem.to_string(),
+            n[stem.len()..].parse::<u64>().ok(),
+            n.clone(),
+        )
+    });
     names
         .into_iter()
         .filter_map(|n| {
             let path = std::path::PathBuf::from(format!("/dev/{n}"));
-            let id = iogate_runner::Target::probe(&path).ok()?.identity();
-            Some((path, id.serial, id.model.unwrap_or_default()))
+            let target = iogate_runner::Target::probe(&path).ok()?;
+            if target.capacity_bytes == 0 {
+                return None;
+            }
+            let id = target.identity();
+            Some((path, id.serial, id.model))
         })
         .collect()
 }
@@ -167,7 +194,8 @@ pub fn printed(q: &Query<'_>, json: bool) -> Result<(String, u8), Failure> {
 /// `campaign report`: the status's listing for stdout and its exit code, with
 /// `campaign.md`, `campaign.html` and `campaign.json` written into `out` (created when
 /// missing). Errors: as [`status`]; `out` exists and is not a directory (exit 2, before
-/// the store is read); `out` cannot be created or written (exit 3).
+/// the store is read); `out` cannot be created or written, or one of the three files is
+/// a link, FIFO or device (exit 3, none written).
 pub fn report(q: &Query<'_>, out: &Path) -> Result<(String, u8), Failure> {
     crate::staging::check_report_dir(out)?;
     let s = status(q)?;
@@ -176,11 +204,18 @@ pub fn report(q: &Query<'_>, out: &Path) -> Result<(String, u8), Failure> {
     let json = serde_json::to_string_pretty(&s).map_err(Failure::target)?;
     let md = iogate_report::render::campaign_markdown(&s).map_err(Failure::target)?;
     let html = iogate_report::render::campaign_html(&s).map_err(Failure::target)?;
-    for (name, text) in [
+    let files = [
         ("campaign.md", md),
         ("campaign.html", html),
         ("campaign.json", json),
-    ] {
+    ];
+    // All three or none: every destination is checked before the first is written.
+    for (name, _) in &files {
+        let path = out.join(name);
+        iogate_spec::files::check_destination(&path)
+            .map_err(|e| Failure::target(format!("cannot write {}: {e}", path.display())))?;
+    }
+    for (name, text) in files {
         let path = out.join(name);
         iogate_spec::files::write_atomic(&path, text.as_bytes())
             .map_err(|e| Failure::target(format!("cannot write {}: {e}", path.display())))?;

@@ -87,10 +87,15 @@ pub(crate) fn check_out(out: &Path) -> Result<(), Failure> {
 
 /// `--out` of a command that writes reports into a directory (`verify`, `campaign
 /// report`): absent (it is created) or a directory, a link to one followed. Errors: it
-/// exists and is not a directory (a file, a FIFO, `/dev/null`): a usage mistake, exit 2,
-/// said before anything is read.
+/// exists and is not a directory (a file, a FIFO, `/dev/null`, a link to nothing): a
+/// usage mistake, exit 2, said before anything is read.
 pub(crate) fn check_report_dir(out: &Path) -> Result<(), Failure> {
+    let link = std::fs::symlink_metadata(out).is_ok_and(|m| m.is_symlink());
     match std::fs::metadata(out) {
+        Err(_) if link => Err(Failure::usage(format!(
+            "--out {}: expected a directory, found a link to nothing",
+            out.display()
+        ))),
         Ok(m) if !m.is_dir() => Err(Failure::usage(format!(
             "--out {}: expected a directory (it is created when missing), found {}",
             out.display(),

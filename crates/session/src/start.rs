@@ -57,10 +57,7 @@ pub fn record(at_ns: u64, result: &RunResult) -> StartRecord {
         skew_ns: started.map(|s| s as i64 - at_ns as i64),
         clock: ClockSync {
             offset: offset(),
-            machine_id: std::fs::read_to_string("/etc/machine-id")
-                .ok()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty()),
+            machine_id: iogate_runner::target::current_host().machine_id,
         },
     }
 }

@@ -6,7 +6,8 @@
 //! followed or replaced. The lowest crate holds it so that the runner, the report and
 //! session crates and the binary share one rule. Its reading counterpart is here too:
 //! [`read_bounded`] (and [`read_source`] for a spec), which refuses what is not a
-//! regular file of bounded size.
+//! regular file of bounded size. And [`normal_path`], the one form a drive's path is
+//! compared in (inventories, the history store).
 
 use std::fs::File;
 use std::io::{Error, ErrorKind, Write};
@@ -220,5 +221,48 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with(".iogate-"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+}
+
+/// A drive's or file's path in the one form inventories and the history store compare:
+/// absolute (a relative path taken against the current directory), `.` and repeated
+/// `/` removed, and `..` resolved lexically (`/a/b/../c` is `/a/c`); links are not
+/// followed, so `/dev/disk/by-id/…` names a drive as given. A path that cannot be made
+/// absolute (no current directory) is returned as given.
+pub fn normal_path(path: &Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let Ok(abs) = std::path::absolute(path) else {
+        return path.to_path_buf();
+    };
+    let mut out = std::path::PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod normal_path_tests {
+    use super::normal_path;
+    use std::path::Path;
+
+    #[test]
+    fn one_drive_has_one_form() {
+        for (given, normal) in [
+            ("/dev/sdb", "/dev/sdb"),
+            ("//dev/./sdb", "/dev/sdb"),
+            ("/tmp/a/../a//t.img", "/tmp/a/t.img"),
+            ("/../../dev/sdb", "/dev/sdb"),
+            ("/dev/disk/by-id/nvme-X/", "/dev/disk/by-id/nvme-X"),
+        ] {
+            assert_eq!(normal_path(Path::new(given)), Path::new(normal), "{given}");
+        }
+        assert!(normal_path(Path::new("rel/x")).is_absolute());
     }
 }

@@ -126,15 +126,17 @@ pub enum Selector {
 }
 
 impl Selector {
-    /// Whether a drive of this serial, target and model is one the selector names.
-    pub fn matches(&self, serial: Option<&str>, target: Option<&str>, model: &str) -> bool {
+    /// Whether a drive of this serial, target and model is one the selector names. A
+    /// drive that reports no model (`None`, or empty) is never named by a model glob,
+    /// `*` included: a loop device or an unattached slot is not a drive of any model.
+    pub fn matches(&self, serial: Option<&str>, target: Option<&str>, model: Option<&str>) -> bool {
         let glob = |pattern: &str, text: &str| {
             glob::Pattern::new(pattern).map_or(pattern == text, |p| p.matches(text))
         };
         match self {
             Selector::Serial(p) => serial.is_some_and(|s| glob(p, s)),
             Selector::Target(t) => serial.is_none() && target == Some(t.as_str()),
-            Selector::Model(p) => glob(p, model),
+            Selector::Model(p) => model.is_some_and(|m| !m.is_empty() && glob(p, m)),
         }
     }
 
@@ -308,9 +310,7 @@ fn drive(src: &SourceFile, d: &Spanned<RawDrive>, diags: &mut Vec<Diagnostic>) -
                 "serial" => Selector::Serial(text),
                 // `//dev/./sdb` is `/dev/sdb`, as runs record their targets.
                 "target" => Selector::Target(
-                    std::path::Path::new(&text)
-                        .components()
-                        .collect::<std::path::PathBuf>()
+                    crate::files::normal_path(std::path::Path::new(&text))
                         .display()
                         .to_string(),
                 ),
@@ -414,10 +414,12 @@ fn specs(
     specs.iter().map(|s| s.value.clone()).collect()
 }
 
-/// A drive named twice (the same host with the same serial or target, or the same
-/// model or serial pattern) would be expected twice and could never be complete.
+/// A drive named twice (the same host with the same serial or target, the target in
+/// `files::normal_path`'s form, or the same model or serial pattern; one serial on two
+/// hosts) would be expected twice and could never be complete.
 fn duplicates(src: &SourceFile, drives: &[Spanned<RawDrive>], diags: &mut Vec<Diagnostic>) {
     let mut seen: BTreeMap<(String, &str, String), usize> = BTreeMap::new();
+    let mut serials: BTreeMap<String, (String, usize)> = BTreeMap::new();
     for d in drives {
         let r = &d.value;
         let named = [
@@ -427,9 +429,36 @@ fn duplicates(src: &SourceFile, drives: &[Spanned<RawDrive>], diags: &mut Vec<Di
         ]
         .into_iter()
         .find_map(|(k, v)| v.as_ref().map(|v| (k, v.value.clone())));
-        let Some((kind, value)) = named else { continue };
-        let key = (r.host.value.clone(), kind, value.clone());
+        let Some((kind, mut value)) = named else {
+            continue;
+        };
+        if kind == "target" {
+            value = crate::files::normal_path(std::path::Path::new(&value))
+                .display()
+                .to_string();
+        }
         let line = d.referenced.line() as usize;
+        let exact_serial = kind == "serial" && !value.contains(['*', '?', '[']);
+        if let Some((host, first)) = serials.get(&value).filter(|_| exact_serial) {
+            if *host != r.host.value {
+                diags.push(
+                    src.diagnostic(
+                        range_of(src, d),
+                        "duplicate drive",
+                        format!(
+                            "serial {value} is listed on host {} and on host {host}: a \
+                             serial names one drive",
+                            r.host.value
+                        ),
+                    )
+                    .with_note(format!("first listed at line {first}")),
+                );
+                continue;
+            }
+        } else if exact_serial {
+            serials.insert(value.clone(), (r.host.value.clone(), line));
+        }
+        let key = (r.host.value.clone(), kind, value.clone());
         if let Some(&first) = seen.get(&key) {
             diags.push(
                 src.diagnostic(
@@ -442,5 +471,24 @@ fn duplicates(src: &SourceFile, drives: &[Spanned<RawDrive>], diags: &mut Vec<Di
         } else {
             seen.insert(key, line);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Selector;
+
+    #[test]
+    fn a_model_glob_never_names_a_drive_without_a_model() {
+        let any = Selector::Model("*".into());
+        assert!(any.matches(None, Some("/dev/sda"), Some("SAMSUNG MZQL2")));
+        assert!(!any.matches(None, Some("/dev/loop0"), None));
+        assert!(!any.matches(None, Some("/dev/loop0"), Some("")));
+        let serial = Selector::Serial("S5*".into());
+        assert!(serial.matches(Some("S5GX"), None, None));
+        assert!(!serial.matches(None, None, Some("S5")));
+        let target = Selector::Target("/dev/sdb".into());
+        assert!(target.matches(None, Some("/dev/sdb"), None));
+        assert!(!target.matches(Some("S1"), Some("/dev/sdb"), None));
     }
 }

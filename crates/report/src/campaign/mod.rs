@@ -238,7 +238,7 @@ pub fn judge(
                     && e.selector.matches(
                         first.device_serial.as_deref(),
                         first.target.as_deref(),
-                        &first.device_model,
+                        Some(first.device_model.as_str()),
                     );
                 if !taken[i] && hit && found < e.count {
                     taken[i] = true;

@@ -312,20 +312,12 @@ fn run_key(result: &RunResult) -> String {
         .collect()
 }
 
-/// A target path as the store keeps it: absolute (a relative one against the current
-/// directory) with `.` and repeated `/` removed, links not followed (`/dev/disk/by-id/…`
-/// names a drive as given), so that `./disk`, `//dev/sdb` and an inventory's `target:`
-/// meet.
+/// A target path as the store keeps it: `files::normal_path`'s form, so that `./disk`,
+/// `//dev/sdb` and an inventory's `target:` meet.
 fn normalized(path: &str) -> String {
-    std::path::absolute(path).map_or_else(
-        |_| path.to_string(),
-        |p| {
-            p.components()
-                .collect::<std::path::PathBuf>()
-                .display()
-                .to_string()
-        },
-    )
+    iogate_spec::files::normal_path(std::path::Path::new(path))
+        .display()
+        .to_string()
 }
 
 fn case_label(m: &MetricRef) -> String {
