@@ -7,9 +7,10 @@ use iogate_spec::Setting;
 
 use crate::{cli, exit};
 
-/// Prints a failure; its exit code.
+/// Prints a failure (made safe for a terminal: a path or value it quotes cannot draw
+/// on it); its exit code.
 pub(crate) fn report(f: iogate_session::Failure) -> u8 {
-    eprint!("{f}");
+    eprint!("{}", iogate_session::terminal::safe(&f.to_string()));
     f.code
 }
 

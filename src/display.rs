@@ -1,7 +1,7 @@
 //! What a run shows while it goes: [`Display`] turns the runner's `RunEvent`s into a
 //! progress bar per step on a terminal, one line per step otherwise, only warnings in
 //! quiet mode, each line prefixed by its drive in a run over several drives. `run` and
-//! `fleet` own one each.
+//! `fleet` own one each. And [`parse_error`], clap's errors printed safely.
 
 use std::io::IsTerminal;
 
@@ -101,4 +101,21 @@ impl Display {
             },
         }
     }
+}
+
+/// clap's error, the value it refuses shown escaped (`cli_values::shown`: no newline,
+/// ESC or bidi override can draw on the terminal), the rest made safe. Exit 2.
+pub(crate) fn parse_error(e: clap::Error) -> ! {
+    use clap::error::{ContextKind as K, ContextValue as V};
+    let e = if e.use_stderr() { e } else { e.exit() };
+    let source = std::error::Error::source(&e).map(|s| s.to_string());
+    match (e.get(K::InvalidValue), e.get(K::InvalidArg), source) {
+        (Some(V::String(v)), Some(V::String(arg)), Some(why)) => eprint!(
+            "error: invalid value '{}' for '{arg}': {}\n\nFor more information, try '--help'.\n",
+            iogate_spec::cli_values::shown(v),
+            iogate_session::terminal::safe(&why)
+        ),
+        _ => eprint!("{}", iogate_session::terminal::safe(&e.to_string())),
+    }
+    std::process::exit(2)
 }

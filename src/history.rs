@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use iogate_report::history::edivisive::Options;
-use iogate_report::history::store::{ExpectedChange, Store};
+use iogate_report::history::store::Store;
 use iogate_report::history::trend;
 use iogate_session::history::{self as ops, SeriesQuery};
 use iogate_session::terminal::safe;
@@ -45,11 +45,7 @@ pub fn history(args: &HistoryArgs) -> u8 {
             json,
             markdown,
         } => {
-            let opts = Options {
-                window: *window,
-                max_pvalue: *max_pvalue,
-                min_magnitude: *min_change_pct / 100.0,
-            };
+            let opts = ops::detect_options(*window, *max_pvalue, *min_change_pct);
             detect(&mut store, filter, &opts, *json, markdown.as_deref())
         }
         HistoryCommand::Expect {
@@ -57,24 +53,15 @@ pub fn history(args: &HistoryArgs) -> u8 {
             build_order,
             metric,
             note,
-        } => {
-            let change = ExpectedChange {
-                spec_name: spec.clone(),
-                metric: metric.clone().unwrap_or_else(|| "*".into()),
-                build_order: *build_order,
-                note: note.clone().unwrap_or_default(),
-            };
-            ops::expect(&mut store, &change).map(|()| exit::PASS)
-        }
-        HistoryCommand::Export { parquet } => {
-            ops::export(&mut store, parquet).map(|(files, runs, metrics)| {
-                files
-                    .iter()
-                    .for_each(|f| eprintln!("wrote {}", f.display()));
-                eprintln!("{runs} runs, {metrics} metric values");
-                exit::PASS
-            })
-        }
+        } => ops::expect(
+            &mut store,
+            &ops::expected_change(spec, *build_order, metric, note),
+        )
+        .map(|()| exit::PASS),
+        HistoryCommand::Export { parquet } => ops::export(&mut store, parquet).map(|notice| {
+            eprint!("{notice}");
+            exit::PASS
+        }),
     };
     done.unwrap_or_else(report)
 }

@@ -26,7 +26,7 @@ use crate::cli::{Cli, Command};
 pub(crate) use iogate_session::exit;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| display::parse_error(e));
     let code = match cli.command {
         Command::Check { specs, set } => check::check(&specs, &set.set),
         Command::Plan(a) => check::plan(a),

@@ -88,6 +88,7 @@ impl Console for Printer {
     }
 
     fn note(&mut self, line: &str) {
+        let line = iogate_session::terminal::safe(line);
         match &self.drive {
             Some(d) => line.lines().for_each(|l| eprintln!("[{d}] {l}")),
             None => eprintln!("{line}"),

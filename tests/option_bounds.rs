@@ -184,3 +184,38 @@ fn numeric_options_of_the_other_commands_are_bounded_where_parsed() {
         assert!(err.contains("/nonexistent/"), "{args:?}: {err}");
     }
 }
+
+/// A value, a path or a spec's text holding a newline, ESC or a bidirectional override
+/// never reaches the terminal raw: clap's refusal of `--host`, `--build`, `--campaign`
+/// and `--firmware-revision` shows the value escaped on its one line (before, clap
+/// echoed it raw: a newline started a line of the user's choosing, and ESC sequences
+/// were dropped, naming a value never typed); a spec path in a failure is escaped; the
+/// line echoed under a diagnostic has `?` for each byte of such a character, the caret
+/// still under its column.
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let poison = "h\nx\u{1b}[2J\u{202e}";
+    let raw = |err: &str| err.contains('\u{1b}') || err.contains('\u{202e}');
+    for option in ["--host", "--build", "--campaign", "--firmware-revision"] {
+        let o = iogate(&["run", "/nonexistent/s.yaml", option, poison]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), USAGE, "{option}: {err}");
+        assert!(!raw(&err), "{option}: {err:?}");
+        assert!(
+            err.lines()
+                .next()
+                .is_some_and(|l| l.contains(r"'h\u{a}x\u{1b}[2J\u{202e}' for")),
+            "{option}: {err:?}"
+        );
+    }
+    let o = iogate(&["run", "/nonexistent/\u{1b}[31mRED"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!raw(&err) && err.contains(r"\u{1b}[31mRED"), "{err:?}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = dir.path().join("esc.yaml");
+    std::fs::write(&spec, "iogate: 1 # \u{1b}[2J\u{202e}\nname: x y\n").expect("spec");
+    let o = iogate(&["check", spec.to_str().expect("UTF-8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), USAGE, "{err}");
+    assert!(!raw(&err) && err.contains("# ?[2J???"), "{err:?}");
+}

@@ -93,6 +93,31 @@ pub fn ingest(
     Ok(done)
 }
 
+/// `history expect`'s change: `metric` absent is every metric (`*`), `note` absent the
+/// empty note.
+pub fn expected_change(
+    spec: &str,
+    build_order: i64,
+    metric: &Option<String>,
+    note: &Option<String>,
+) -> ExpectedChange {
+    ExpectedChange {
+        spec_name: spec.to_string(),
+        metric: metric.clone().unwrap_or_else(|| "*".into()),
+        build_order,
+        note: note.clone().unwrap_or_default(),
+    }
+}
+
+/// `history detect`'s options from its command line: `min_change_pct` in percent.
+pub fn detect_options(window: usize, max_pvalue: f64, min_change_pct: f64) -> Options {
+    Options {
+        window,
+        max_pvalue,
+        min_magnitude: min_change_pct / 100.0,
+    }
+}
+
 /// `history expect`: marks a change of `spec` (and `metric`, `*` for all) at
 /// `build_order` as expected. Errors (exit 2): a spec or metric the store does not know,
 /// a build order that is neither one of the spec's builds nor later than all of them.
@@ -260,15 +285,26 @@ pub fn write_pages(
     Ok(pages.collect())
 }
 
-/// Exports the whole store as Parquet into `dir`: the files written, the numbers of
-/// runs and metric values. Errors (exit 3): the store cannot be read, `dir` written.
-pub fn export(store: &mut Store, dir: &Path) -> Result<(Vec<PathBuf>, usize, usize), Failure> {
+/// Exports the whole store as Parquet into `dir`; returns the notice for stderr: a
+/// `wrote FILE` line per file, then the numbers of runs and metric values. Errors
+/// (exit 3): the store cannot be read, `dir` written.
+pub fn export(store: &mut Store, dir: &Path) -> Result<String, Failure> {
     let runs = store.runs().map_err(Failure::target)?;
     let metrics = store.metrics(None, None).map_err(Failure::target)?;
     let expected = store.expected().map_err(Failure::target)?;
     let files =
         hist::export::write_parquet(dir, &runs, &metrics, &expected).map_err(Failure::target)?;
-    Ok((files, runs.len(), metrics.len()))
+    let mut notice: String = files
+        .iter()
+        .map(|f| {
+            format!(
+                "wrote {}\n",
+                crate::terminal::safe(&f.display().to_string())
+            )
+        })
+        .collect();
+    notice += &format!("{} runs, {} metric values\n", runs.len(), metrics.len());
+    Ok(notice)
 }
 
 /// `history show`'s text: each series' key, then one line per build (its order, id,

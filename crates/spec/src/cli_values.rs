@@ -61,6 +61,17 @@ pub fn is_unsafe_char(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// `text` with every [`is_unsafe_char`] (newline included) written as `\u{…}`: a name
+/// or value shown inside a line, which cannot start a line of its own or reorder one.
+pub fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| match is_unsafe_char(c) {
+            true => c.escape_unicode().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}
+
 /// A build id, device model or firmware revision as runs record them (`--build`,
 /// `--model`, `--firmware-revision`): 1 to [`MAX_LABEL_BYTES`] bytes, no control or
 /// bidirectional characters, not starting or ending with a space.

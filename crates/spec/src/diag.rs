@@ -209,7 +209,8 @@ impl Diagnostics {
                 .iter()
                 .find(|f| f.name == d.file)
                 .unwrap_or(&self.source);
-            let file = SimpleFile::new(source.name.as_str(), source.text.as_str());
+            let shown = displayable(&source.text);
+            let file = SimpleFile::new(source.name.as_str(), shown.as_ref());
             let mut label = Label::primary((), d.span.clone());
             if !d.label.is_empty() {
                 label = label.with_message(d.label.clone());
@@ -263,4 +264,24 @@ impl Diagnostics {
         out.push('\n');
         out
     }
+}
+
+/// A source as echoed under a diagnostic: each control character (but newline, tab and
+/// carriage return) and bidirectional override (`cli_values::is_unsafe_char`) replaced
+/// by as many `?` as it has bytes, so that the echoed line cannot draw on the terminal
+/// while every span's byte offsets still point where they did.
+fn displayable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char =
+        |c: char| crate::cli_values::is_unsafe_char(c) && !matches!(c, '\n' | '\t' | '\r');
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match unsafe_char(c) {
+            true => out.extend(std::iter::repeat_n('?', c.len_utf8())),
+            false => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }

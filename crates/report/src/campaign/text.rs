@@ -29,16 +29,7 @@ pub fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
-/// A stored name as shown: every control or bidirectional character (newline included)
-/// written as `\u{…}`, so that no name can start a line of its own or reorder one.
-pub fn shown(text: &str) -> String {
-    text.chars()
-        .map(|c| match iogate_spec::cli_values::is_unsafe_char(c) {
-            true => c.escape_unicode().to_string(),
-            false => c.to_string(),
-        })
-        .collect()
-}
+pub use iogate_spec::cli_values::shown;
 
 /// The whole listing, ending with a newline.
 pub fn render(s: &CampaignStatus) -> String {
