@@ -303,8 +303,9 @@ pub enum CampaignCommand {
 /// What `iogate campaign` judges.
 #[derive(Debug, clap::Args)]
 pub struct CampaignQuery {
-    /// The history store the runs went into (SQLite file or PostgreSQL URL).
-    #[arg(long)]
+    /// The history store the runs went into (SQLite file or PostgreSQL URL; `--history`
+    /// as on `run`).
+    #[arg(long, visible_alias = "history")]
     pub db: String,
     /// The build judged (`run --build`).
     #[arg(long, value_parser = cli_values::label)]

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use crate::common::{code, s, write_spec};
 
-const OK: &str = "iogate: 1\nname: ok\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: rr, duration: 1s, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
+const OK: &str = "iogate: 1\nname: ok\nparams: { qd: 1 }\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: rr, duration: 1s, queue_depth: \"${qd}\", mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
 const BAD: &str = "iogate: 1\nname: bad\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: rr, duration: 1s, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\nassert:\n  - rr.iops < 1\n";
 
 fn host_script(dir: &Path, host: &str, unset: Option<&str>) -> Output {
@@ -41,7 +41,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
     std::fs::write(
         d.join("lab inventory.yaml"),
         format!(
-            "inventory: lab\ndrives:\n  - {{ host: h0, target: '{}', specs: [ok, bad] }}\n  - {{ host: h1, serial: 'NO-SUCH-*', count: 1, specs: [ok] }}\n  - {{ host: h2, target: /dev/iogate-no-such-drive, specs: [ok] }}\n",
+            "inventory: lab\ndrives:\n  - {{ host: h0, target: '{}', specs: ['ok@qd=2', bad] }}\n  - {{ host: h1, serial: 'NO-SUCH-*', count: 1, specs: [ok] }}\n  - {{ host: h2, target: /dev/iogate-no-such-drive, specs: [ok] }}\n",
             drive.display()
         ),
     )
@@ -88,12 +88,18 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
 
     let o = host_script(&d, "h0", None);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    for line in ["host h0 spec bad exit 1", "host h0 spec ok exit 0"] {
+    for line in ["host h0 spec bad exit 1", "host h0 spec ok@qd=2 exit 0"] {
         assert!(text(&o).contains(line), "{line}: {}", text(&o));
     }
-    for spec in ["ok", "bad"] {
+    for spec in ["ok@qd=2", "bad"] {
         let result = d.join("the results/fw-1/h0").join(spec).join("result.json");
-        assert!(result.exists(), "{}: {}", result.display(), text(&o));
+        let json = std::fs::read_to_string(&result).unwrap_or_default();
+        assert!(
+            json.contains(&format!("\"{spec}\"")),
+            "{}: {}",
+            result.display(),
+            text(&o)
+        );
     }
     let o = crate::common::iogate(&[
         "campaign",

@@ -5,6 +5,7 @@
 
 use crate::common::{code, iogate, json_file, write_spec, NbdDisk, Run};
 use crate::s;
+use std::path::Path;
 
 /// `campaign report` over the two runs, both expected on `dev`; its directory.
 fn report(
@@ -140,6 +141,7 @@ pub fn start_at_mistakes_and_a_signal_while_waiting() {
         "2026-13-01T00:00:00Z",
         "2000-01-01T00:00:00Z",
         "2999-01-01T00:00:00Z",
+        "0000-01-01T00:00:00Z",
     ] {
         let o = Run::new(&spec)
             .target(&target)
@@ -154,6 +156,23 @@ pub fn start_at_mistakes_and_a_signal_while_waiting() {
         );
     }
     assert!(!target.exists() && !dir.path().join("never").exists());
+    // A leap second within the day ahead: refused as such.
+    let o = std::process::Command::new("date")
+        .args(["-u", "-d", "+1 hour", "+%Y-%m-%dT%H:59:60Z"])
+        .output()
+        .expect("date");
+    let leap = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let o = Run::new(&spec)
+        .target(&target)
+        .args(["--start-at", &leap])
+        .output();
+    assert_eq!(code(&o), 2, "{}", crate::output_text(&o));
+    assert!(
+        crate::output_text(&o).contains("leap second"),
+        "{}",
+        crate::output_text(&o)
+    );
+    late_start_with_an_offset_runs_at_once_and_says_so(&spec, dir.path());
     let o = std::process::Command::new("date")
         .args(["-u", "-d", "+10 minutes", "+%Y-%m-%dT%H:%M:%SZ"])
         .output()
@@ -185,4 +204,32 @@ pub fn start_at_mistakes_and_a_signal_while_waiting() {
         !dir.path().join("waiting").exists(),
         "a run that never started left a directory"
     );
+}
+
+/// An instant ten minutes past, written with a `+05:00` offset and a lowercase `t`:
+/// accepted (RFC 3339), the run starts at once, the console says how late, and the
+/// record's skew is the ten minutes.
+fn late_start_with_an_offset_runs_at_once_and_says_so(spec: &Path, dir: &Path) {
+    let o = std::process::Command::new("date")
+        .env("TZ", "Etc/GMT-5")
+        .args(["-d", "-10 minutes", "+%Y-%m-%dt%H:%M:%S%:z"])
+        .output()
+        .expect("date");
+    let at = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(at.ends_with("+05:00"), "{at}");
+    let out = dir.join("late");
+    let o = Run::new(spec)
+        .target(dir.join("late.img"))
+        .out(&out)
+        .quiet()
+        .args(["--start-at", &at])
+        .output();
+    let text = crate::output_text(&o);
+    assert_eq!(code(&o), 0, "--start-at {at}: {text}");
+    assert!(text.contains("note: --start-at was 6"), "{text}");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).expect("result"))
+            .expect("JSON");
+    let skew_s = result["start"]["skew_ns"].as_i64().expect("skew") as f64 / 1e9;
+    assert!((600.0..660.0).contains(&skew_s), "skew {skew_s} s");
 }

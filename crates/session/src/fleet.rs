@@ -155,7 +155,9 @@ pub(crate) fn run_fleet(
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, consoles(None).as_mut());
     if let Some(at) = config.start_at {
-        crate::start::wait_until(at, &stop)?;
+        if let Some(late) = crate::start::wait_until(at, &stop)? {
+            consoles(None).note(&late);
+        }
     }
     let started_at = iogate_runner::run::now_rfc3339();
     let executed = execute_all(

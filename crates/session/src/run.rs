@@ -57,7 +57,9 @@ fn run_one(
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, console.as_mut());
     if let Some(at) = config.start_at {
-        crate::start::wait_until(at, &stop)?;
+        if let Some(late) = crate::start::wait_until(at, &stop)? {
+            console.note(&late);
+        }
     }
     let request_log = layout::open_request_log(config.log_requests, ready.staging.path())?;
     let result = execute_journaled(

@@ -22,9 +22,23 @@ fn now_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// How late a start may be before the console says so (1 s): two runs told one instant
+/// start milliseconds apart, and that is what the records are for.
+pub const LATE_NOTICE_NS: u64 = 1_000_000_000;
+
 /// Waits until the wall clock reaches `at_ns` (sleeping, then the last 2 ms yielding).
-/// An instant already past returns at once. Errors: a signal while waiting (exit 130).
-pub fn wait_until(at_ns: u64, stop: &AtomicBool) -> Result<(), Failure> {
+/// An instant already past returns at once, with a notice for the console when it was
+/// [`LATE_NOTICE_NS`] or more ago (a run told to start together with others that
+/// starts alone). Errors: a signal while waiting (exit 128 + the signal: 130, 143, 129).
+pub fn wait_until(at_ns: u64, stop: &AtomicBool) -> Result<Option<String>, Failure> {
+    let late = now_ns().saturating_sub(at_ns);
+    if late >= LATE_NOTICE_NS {
+        return Ok(Some(format!(
+            "note: --start-at was {:.1} s ago: starting at once (result.json's start.skew_ns \
+             records how late)",
+            late as f64 / 1e9
+        )));
+    }
     loop {
         if stop.load(Ordering::Relaxed) {
             return Err(Failure::new(
@@ -34,7 +48,7 @@ pub fn wait_until(at_ns: u64, stop: &AtomicBool) -> Result<(), Failure> {
         }
         let now = now_ns();
         if now >= at_ns {
-            return Ok(());
+            return Ok(None);
         }
         let left = at_ns - now;
         if left > 2_000_000 {

@@ -98,16 +98,27 @@ pub const MAX_START_AHEAD_S: u64 = 24 * 3600;
 /// zone, a stale script).
 pub const MAX_START_BEHIND_S: u64 = 3600;
 
-/// An instant for `run --start-at`: RFC 3339 in UTC (`2026-11-27T21:00:00Z`, fractions
-/// of a second allowed), from [`MAX_START_BEHIND_S`] ago to [`MAX_START_AHEAD_S`] ahead
-/// of now; ns since the Unix epoch.
+/// An instant for `run --start-at`: RFC 3339 (`2026-11-27T21:00:00Z`, or with an offset
+/// such as `+01:00`; fractions of a second allowed; `t` and `z` in either case), from
+/// [`MAX_START_BEHIND_S`] ago to [`MAX_START_AHEAD_S`] ahead of now; ns since the Unix
+/// epoch. A leap second (`:60`) is refused: no clock iogate reads shows it.
 pub fn start_at(text: &str) -> Result<u64, String> {
-    let at = humantime::parse_rfc3339(text.trim()).map_err(|e| {
+    use chrono::Timelike;
+    let at = chrono::DateTime::parse_from_rfc3339(text.trim()).map_err(|e| {
         format!(
-            "expected an RFC 3339 UTC instant such as 2026-11-27T21:00:00Z, found {}: {e}",
+            "expected an RFC 3339 instant such as 2026-11-27T21:00:00Z or \
+             2026-11-27T22:00:00+01:00, found {}: {e}",
             quoted(text)
         )
     })?;
+    if at.nanosecond() >= 1_000_000_000 {
+        return Err(format!(
+            "{} is a leap second (:60), which no clock here shows: give :59 or the next \
+             minute's :00",
+            quoted(text)
+        ));
+    }
+    let at = std::time::SystemTime::from(at);
     let ns = |t: std::time::SystemTime| {
         t.duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64)
@@ -120,7 +131,7 @@ pub fn start_at(text: &str) -> Result<u64, String> {
     }
     if at + MAX_START_BEHIND_S * 1_000_000_000 < now {
         return Err(format!(
-            "{text} is more than an hour ago: check its date and time zone (UTC)"
+            "{text} is more than an hour ago: check its date and time zone"
         ));
     }
     Ok(at)
