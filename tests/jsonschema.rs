@@ -20,6 +20,7 @@ tests_main![
     ci_recipes_meet_github_and_gitlab_schemas: [CheckJsonschema],
     the_kubernetes_recipe_meets_the_kubernetes_schemas: [KubernetesValidate],
     the_lab_inventory_is_a_valid_inventory,
+    inventory_checks_and_the_schema_agree,
     a_run_over_several_targets_meets_the_summary_schema: [CheckJsonschema],
     check_and_the_schema_agree_on_scalar_types: [CheckJsonschema],
     extension_keys_are_accepted_and_other_unknown_keys_refused_by_both: [CheckJsonschema],
@@ -433,6 +434,54 @@ fn check_and_the_schema_agree_on_scalar_types() {
             (by_check, by_schema),
             (*accepted, *accepted),
             "iogate: {version} / {line}: check {by_check}, schema {by_schema}"
+        );
+    }
+}
+
+/// `campaign` and the published inventory schema agree on an inventory's bounds and
+/// scalar types: a quoted count and a deviation of 0 are refused by both (before, the
+/// count was read as a number and the schema's minimum took 0), the bounds themselves
+/// accepted by both.
+fn inventory_checks_and_the_schema_agree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let table = [
+        ("count: 3", "", true),
+        ("count: \"3\"", "", false),
+        ("count: 4096", "", true),
+        ("count: 4097", "", false),
+        ("count: 2", "peers: { max_deviation_pct: 0 }\n", false),
+        ("count: 2", "peers: { max_deviation_pct: 0.5 }\n", true),
+        ("count: 2", "peers: { max_deviation_pct: 1000 }\n", true),
+        ("count: 2", "peers: { max_deviation_pct: \"5\" }\n", false),
+    ];
+    let paths: Vec<PathBuf> = table
+        .iter()
+        .enumerate()
+        .map(|(i, (count, peers, _))| {
+            let p = dir.path().join(format!("inv{i}.yaml"));
+            let text = format!(
+                "inventory: a\n{peers}drives:\n  - {{ host: h, model: M, {count}, specs: [s] }}\n"
+            );
+            std::fs::write(&p, text).expect("inventory");
+            p
+        })
+        .collect();
+    let rejected = rejected_by_schema(&schema_file("inventory"), &paths);
+    for ((count, peers, accepted), path) in table.iter().zip(&paths) {
+        let o = iogate(&[
+            "campaign",
+            "targets",
+            "--inventory",
+            path.to_str().unwrap(),
+            "--host",
+            "h",
+        ]);
+        let by_iogate = code(&o) == 0;
+        let by_schema = !rejected.contains(path.to_str().unwrap());
+        assert_eq!(
+            (by_iogate, by_schema),
+            (*accepted, *accepted),
+            "{peers}{count}: iogate {by_iogate}, schema {by_schema}"
         );
     }
 }

@@ -39,7 +39,7 @@ pub struct RawPeers {
     /// Percent of the peers' median (default 10): a larger deviation of a compared
     /// metric, either way, makes the drive an outlier, which fails the build.
     #[serde(default)]
-    #[schemars(range(min = 0, max = 1000))]
+    #[schemars(range(max = 1000), extend("exclusiveMinimum" = 0))]
     pub max_deviation_pct: Option<Spanned<f64>>,
     /// The step figures compared (default: `iops`, `bandwidth`, `latency.mean`,
     /// `latency.p99`, as a run over several drives compares them).
@@ -80,7 +80,7 @@ pub struct RawDrive {
     /// How many drives the entry expects (default 1).
     #[serde(default)]
     #[schemars(range(min = 1, max = 4096))]
-    pub count: Option<u64>,
+    pub count: Option<Spanned<u64>>,
     /// The specs each drive must run, by name (a spec's `name:`; with parameters as runs
     /// record it, `name@k=v`).
     pub specs: Vec<Spanned<String>>,
@@ -222,8 +222,11 @@ fn peers(
             range_of(src, p),
             "invalid peers",
             format!(
-                "expected max_deviation_pct above 0 and at most 1000, found {:.6e}",
-                p.value
+                "expected max_deviation_pct above 0 and at most 1000, found {}",
+                match p.value.abs() < 1e9 {
+                    true => format!("{}", p.value),
+                    false => format!("{:e}", p.value),
+                }
             ),
         ));
     }
@@ -341,7 +344,13 @@ fn drive(src: &SourceFile, d: &Spanned<RawDrive>, diags: &mut Vec<Diagnostic>) -
             Selector::Target(String::new())
         }
     };
-    let count = count(src, at.clone(), raw.count, &selector, diags);
+    let count = count(
+        src,
+        at.clone(),
+        raw.count.as_ref().map(|c| c.value),
+        &selector,
+        diags,
+    );
     let specs = specs(src, at, &raw.specs, diags);
     (diags.len() == before).then(|| Expected {
         host: raw.host.value.clone(),
