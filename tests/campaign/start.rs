@@ -34,6 +34,15 @@ fn report(
         s(&out),
     ]);
     assert_eq!(code(&o), 0, "{}", crate::output_text(&o));
+    // The heading's count of states, then the shared start under its own heading (the
+    // count line once took the listing's last line, a lined-up step's).
+    let md = std::fs::read_to_string(out.join("campaign.md")).expect("campaign.md");
+    let third = md.lines().nth(2).unwrap_or_default();
+    assert!(third.starts_with("2 expected drives: 2 passed"), "{md}");
+    let heading = md
+        .find("## Runs started together")
+        .expect("the shared start's heading");
+    assert!(md.find("IOPS summed").is_some_and(|i| i > heading), "{md}");
     out
 }
 

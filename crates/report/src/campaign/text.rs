@@ -72,6 +72,15 @@ pub fn render(s: &CampaignStatus) -> String {
             shown(&s.build)
         );
     }
+    let _ = writeln!(out, "{}", counts_line(s));
+    for line in shared_lines(&s.shared_starts) {
+        let _ = writeln!(out, "{}", shown(&line));
+    }
+    out
+}
+
+/// The count of each state: `12 expected drives: 11 passed, 1 outlier; 0 unexpected`.
+pub fn counts_line(s: &CampaignStatus) -> String {
     let mut counts: Vec<(DriveState, usize)> = Vec::new();
     for d in &s.drives {
         match counts.iter_mut().find(|(st, _)| *st == d.state) {
@@ -92,15 +101,10 @@ pub fn render(s: &CampaignStatus) -> String {
         .collect();
     let unexpected = s.drives.len() - expected;
     let plural = if expected == 1 { "drive" } else { "drives" };
-    let _ = writeln!(
-        out,
+    format!(
         "{expected} expected {plural}: {}; {unexpected} unexpected",
         listed.join(", ")
-    );
-    for line in shared_lines(&s.shared_starts) {
-        let _ = writeln!(out, "{}", shown(&line));
-    }
-    out
+    )
 }
 
 /// One line per shared start, then one per step lined up (or why not).

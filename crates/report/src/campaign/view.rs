@@ -113,7 +113,6 @@ pub fn view(s: &CampaignStatus) -> CampaignView {
         }
     }
     let width = hosts.iter().map(|h| h.cells.len()).max().unwrap_or(0);
-    let text = super::text::render(s);
     CampaignView {
         inventory: shown(&s.inventory),
         build: shown(&s.build),
@@ -126,7 +125,7 @@ pub fn view(s: &CampaignStatus) -> CampaignView {
         },
         columns: (1..=width).collect(),
         hosts,
-        counts: text.lines().last().unwrap_or_default().to_string(),
+        counts: super::text::counts_line(s),
         rule: format!(
             "A drive is an outlier when a compared metric lies more than {}% either way from \
              the median of the campaign's drives of its model running the same spec (named \
