@@ -231,3 +231,111 @@ fn inside(i: &IntervalRecord, c: i64, lo: i64, hi: i64) -> f64 {
     }
     i.ios as f64 * overlap as f64 / i.duration_ns as f64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iogate_result::start::{ClockOffset, ClockSync, StartRecord};
+
+    const T: i64 = 1_800_000_000_000_000_000;
+
+    /// A run on `machine` whose clock is `offset` (local − reference, ns; None: unknown)
+    /// and that started at reference time `T`.
+    fn run(key: &str, machine: &str, offset: Option<i64>) -> RunRecord {
+        let local = T + offset.unwrap_or(0);
+        RunRecord {
+            run_key: key.into(),
+            spec_name: "s".into(),
+            spec_digest: String::new(),
+            device_model: "m".into(),
+            device_serial: Some(format!("S-{key}")),
+            firmware_revision: None,
+            build_id: "b".into(),
+            build_order: 1,
+            host: format!("h-{key}"),
+            host_class: "c".into(),
+            iogate_version: String::new(),
+            started_at: String::new(),
+            outcome: "pass".into(),
+            steady_state: None,
+            throttled: None,
+            target: None,
+            campaign: None,
+            start: Some(StartRecord {
+                requested_at: "2027-01-15T08:00:00Z".into(),
+                requested_unix_ns: T as u64,
+                started_unix_ns: Some(local as u64),
+                skew_ns: Some(offset.unwrap_or(0)),
+                clock: ClockSync {
+                    offset: match offset {
+                        Some(offset_ns) => ClockOffset::Chrony { offset_ns },
+                        None => ClockOffset::Unknown {
+                            reason: "no chrony".into(),
+                        },
+                    },
+                    machine_id: Some(format!("machine-{machine}")),
+                },
+            }),
+            attempt: Some(1),
+        }
+    }
+
+    /// Ten 100 ms intervals of `ios` each, from reference time `T`, on the run's clock.
+    fn intervals(key: &str, offset: i64, ios: i64) -> Vec<IntervalRecord> {
+        (0..10)
+            .map(|i| IntervalRecord {
+                run_key: key.into(),
+                step: "w".into(),
+                start_unix_ns: T + offset + i * 100_000_000,
+                duration_ns: 100_000_000,
+                ios,
+            })
+            .collect()
+    }
+
+    /// Two machines whose clocks are 5 ms fast and 3 ms slow, each knowing it: the
+    /// intervals line up on the reference clock over the whole second both ran, and the
+    /// summed IOPS is the two runs' own (1000 + 2000 per 100 ms); the start spread is 0.
+    /// Uncorrected, the window would be 8 ms short and the sum cut by it.
+    #[test]
+    fn known_offsets_line_up_runs_across_machines() {
+        let (a, b) = (run("a", "1", Some(5_000_000)), run("b", "2", Some(-3_000_000)));
+        let mut iv = intervals("a", 5_000_000, 1000);
+        iv.extend(intervals("b", -3_000_000, 2000));
+        let starts = shared_starts(&[&a, &b], &iv);
+        assert_eq!(starts.len(), 1);
+        assert_eq!(starts[0].start_spread_ns, Some(0));
+        let Alignment::Aligned { steps } = &starts[0].alignment else {
+            panic!("not aligned: {:?}", starts[0].alignment);
+        };
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].window_start_unix_ns, T);
+        assert_eq!(steps[0].window_ns, 1_000_000_000);
+        assert!((steps[0].iops[0] - 10_000.0).abs() < 1e-6, "{:?}", steps[0]);
+        assert!((steps[0].summed_iops - 30_000.0).abs() < 1e-6, "{:?}", steps[0]);
+    }
+
+    /// One offset unknown across machines: not lined up, and the host is named.
+    #[test]
+    fn an_unknown_offset_across_machines_is_not_lined_up() {
+        let (a, b) = (run("a", "1", Some(5_000_000)), run("b", "2", None));
+        let mut iv = intervals("a", 5_000_000, 1000);
+        iv.extend(intervals("b", 0, 2000));
+        let starts = shared_starts(&[&a, &b], &iv);
+        let Alignment::NotAligned { reason } = &starts[0].alignment else {
+            panic!("aligned with an unknown offset");
+        };
+        assert!(reason.contains("h-b") && !reason.contains("h-a"), "{reason}");
+        assert_eq!(starts[0].start_spread_ns, None);
+    }
+
+    /// On one machine the offsets are not needed (one clock): lined up, unknown or not.
+    #[test]
+    fn one_machine_needs_no_offset() {
+        let (a, b) = (run("a", "1", None), run("b", "1", None));
+        let mut iv = intervals("a", 0, 1000);
+        iv.extend(intervals("b", 0, 1000));
+        let starts = shared_starts(&[&a, &b], &iv);
+        assert!(matches!(starts[0].alignment, Alignment::Aligned { .. }));
+    }
+}
