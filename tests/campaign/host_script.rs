@@ -53,34 +53,20 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
             String::from_utf8_lossy(&o.stderr)
         )
     };
-    let o = host_script(&d, "h0", Some("IOGATE_BUILD"));
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("IOGATE_BUILD is not set"), "{}", text(&o));
-    let o = host_script(&d, "h9", None);
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(
-        text(&o).contains("host h9 is not in inventory lab"),
-        "{}",
-        text(&o)
-    );
-    let o = host_script(&d, "h1", None);
-    assert_eq!(code(&o), 3, "{}", text(&o));
-    assert!(
-        text(&o).contains("none of host h1's drives was found"),
-        "{}",
-        text(&o)
-    );
-    let o = host_script(&d, "h2", None);
-    assert_eq!(code(&o), 3, "{}", text(&o));
-    assert!(text(&o).contains("no such drive in /dev"), "{}", text(&o));
+    // (host, variable left unset, exit code, what the job's log says)
+    let refused = [
+        ("h0", Some("IOGATE_BUILD"), 2, "IOGATE_BUILD is not set"),
+        ("h9", None, 2, "host h9 is not in inventory lab"),
+        ("h1", None, 3, "none of host h1's drives was found"),
+        ("h2", None, 3, "no such drive in /dev"),
+        ("H1", None, 2, "did you mean h1 (line 4)?"),
+    ];
+    for (host, unset, want, says) in refused {
+        let o = host_script(&d, host, unset);
+        assert_eq!(code(&o), want, "{host}: {}", text(&o));
+        assert!(text(&o).contains(says), "{host}: {}", text(&o));
+    }
     assert!(!Path::new("/dev/iogate-no-such-drive").exists());
-    let o = host_script(&d, "H1", None);
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(
-        text(&o).contains("did you mean h1 (line 4)?"),
-        "{}",
-        text(&o)
-    );
     assert!(
         !d.join("the history.db").exists(),
         "nothing ran, nothing stored"
@@ -101,16 +87,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
             text(&o)
         );
     }
-    let o = crate::common::iogate(&[
-        "campaign",
-        "status",
-        "--db",
-        s(&d.join("the history.db")),
-        "--build",
-        "fw-1",
-        "--inventory",
-        s(&d.join("lab inventory.yaml")),
-    ]);
+    let o = campaign(&d, "status", &[]);
     let listing = text(&o);
     assert_eq!(code(&o), 1, "h0 failed one spec:\n{listing}");
     assert!(
@@ -125,20 +102,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
 /// a link planted in place of `campaign.json` is refused, never followed (exit 3, its
 /// target untouched, and no other file written); a link to a directory is followed.
 fn report_out_mistakes(d: &Path) {
-    let report = |out: &Path| {
-        crate::common::iogate(&[
-            "campaign",
-            "report",
-            "--db",
-            s(&d.join("the history.db")),
-            "--build",
-            "fw-1",
-            "--inventory",
-            s(&d.join("lab inventory.yaml")),
-            "--out",
-            s(out),
-        ])
-    };
+    let report = |out: &Path| campaign(d, "report", &["--out", s(out)]);
     let file = d.join("a file");
     std::fs::write(&file, "keep").expect("file");
     let fifo = d.join("a fifo");
@@ -179,4 +143,15 @@ fn report_out_mistakes(d: &Path) {
     let md = std::fs::read_to_string(real.join("campaign.md")).expect("campaign.md");
     assert!(md.contains("failed"), "{md}");
     assert!(real.join("campaign.html").is_file() && real.join("campaign.json").is_file());
+}
+
+/// `iogate campaign COMMAND` over the lab's store and inventory, with `more` options.
+fn campaign(d: &Path, command: &str, more: &[&str]) -> Output {
+    let (db, inventory) = (d.join("the history.db"), d.join("lab inventory.yaml"));
+    let mut args = vec![command, "--db", s(&db), "--build", "fw-1", "--inventory"];
+    args.push(s(&inventory));
+    args.extend(more);
+    let mut all = vec!["campaign"];
+    all.extend(args);
+    crate::common::iogate(&all)
 }

@@ -59,7 +59,7 @@ pub fn targets(path: &Path, host: &str) -> Result<(String, Vec<String>), Failure
             ))
         )));
     }
-    let mut devices: Option<Vec<(std::path::PathBuf, Option<String>, Option<String>)>> = None;
+    let mut devices: Option<Vec<Device>> = None;
     let (mut out, mut warnings) = (String::new(), Vec::new());
     let mut taken: Vec<std::path::PathBuf> = Vec::new();
     for e in entries {
@@ -101,9 +101,12 @@ pub fn targets(path: &Path, host: &str) -> Result<(String, Vec<String>), Failure
     Ok((crate::terminal::safe(&out).into_owned(), warnings))
 }
 
+/// A block device of this host: its path, serial and model (each when reported).
+type Device = (std::path::PathBuf, Option<String>, Option<String>);
+
 /// This host's whole block devices with their serial and model: a device that cannot
 /// be probed, or holds no bytes (an unattached loop device, an empty slot), is left out.
-fn block_devices() -> Vec<(std::path::PathBuf, Option<String>, Option<String>)> {
+fn block_devices() -> Vec<Device> {
     let Ok(dir) = std::fs::read_dir("/sys/class/block") else {
         return Vec::new();
     };

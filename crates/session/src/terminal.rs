@@ -25,8 +25,8 @@ pub fn safe(text: &str) -> Cow<'_, str> {
     )
 }
 
-/// The one rule for which characters are unsafe is `cli_values::is_unsafe_char`
-/// (control characters and bidirectional overrides); a block of text keeps its
+/// Which characters may not reach a terminal is `cli_values::is_unsafe_char`'s one
+/// rule (control characters and bidirectional overrides); a block of text keeps its
 /// newlines and tabs.
 fn is_unsafe(c: char) -> bool {
     iogate_spec::cli_values::is_unsafe_char(c) && c != '\n' && c != '\t'

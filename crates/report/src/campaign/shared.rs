@@ -299,7 +299,10 @@ mod tests {
     /// Uncorrected, the window would be 8 ms short and the sum cut by it.
     #[test]
     fn known_offsets_line_up_runs_across_machines() {
-        let (a, b) = (run("a", "1", Some(5_000_000)), run("b", "2", Some(-3_000_000)));
+        let (a, b) = (
+            run("a", "1", Some(5_000_000)),
+            run("b", "2", Some(-3_000_000)),
+        );
         let mut iv = intervals("a", 5_000_000, 1000);
         iv.extend(intervals("b", -3_000_000, 2000));
         let starts = shared_starts(&[&a, &b], &iv);
@@ -312,7 +315,11 @@ mod tests {
         assert_eq!(steps[0].window_start_unix_ns, T);
         assert_eq!(steps[0].window_ns, 1_000_000_000);
         assert!((steps[0].iops[0] - 10_000.0).abs() < 1e-6, "{:?}", steps[0]);
-        assert!((steps[0].summed_iops - 30_000.0).abs() < 1e-6, "{:?}", steps[0]);
+        assert!(
+            (steps[0].summed_iops - 30_000.0).abs() < 1e-6,
+            "{:?}",
+            steps[0]
+        );
     }
 
     /// One offset unknown across machines: not lined up, and the host is named.
@@ -325,7 +332,10 @@ mod tests {
         let Alignment::NotAligned { reason } = &starts[0].alignment else {
             panic!("aligned with an unknown offset");
         };
-        assert!(reason.contains("h-b") && !reason.contains("h-a"), "{reason}");
+        assert!(
+            reason.contains("h-b") && !reason.contains("h-a"),
+            "{reason}"
+        );
         assert_eq!(starts[0].start_spread_ns, None);
     }
 
