@@ -441,11 +441,17 @@ impl<'t> Watchdog<'t> {
         }
         let t = self.target;
         let unit = u64::from(t.logical_block_size);
+        let left = "it left the system (its device node or /sys/dev/block entry is gone, or \
+                    its capacity fell to 0)";
+        // Presence is asked again after a failed read: a drive removed between the first
+        // check and the read (its capacity zeroed, the read ending at end of file) has
+        // left, not merely failed a read (multidrive's hot-removal test saw that race).
         let why = if !t.present() {
-            "it left the system (its device node or /sys/dev/block entry is gone, or its capacity fell to 0)".to_string()
+            left.to_string()
         } else {
             match crate::integrity::sample_blocks(t, unit, t.logical_block_size, 0, 1) {
                 Ok(_) => return false,
+                Err(_) if !t.present() => left.to_string(),
                 Err(e) => format!("a read of LBA 0 failed too: {e}"),
             }
         };
