@@ -80,7 +80,24 @@ fn purge_discards_a_loop_device_or_says_why_it_cannot() {
         .out(dir.path().join("out2"))
         .quiet()
         .output();
-    let _ = std::process::Command::new("umount").arg(&ramfs).status();
+    // The kernel drops an io_uring's file references in a work item after the process
+    // exits, so the mount can be busy for a moment: retried (bounded), never leaked.
+    let unmounted = (0..50).any(|_| {
+        let ok = std::process::Command::new("umount")
+            .arg(&ramfs)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|st| st.success());
+        if !ok {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        ok
+    });
+    assert!(
+        unmounted,
+        "ramfs at {} stayed busy for 5 s",
+        ramfs.display()
+    );
     assert_eq!(code(&o), 3);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
