@@ -104,7 +104,7 @@ impl Target {
                             .into(),
                     });
                 }
-                refuse_in_dev(path, dir, "does not exist")?;
+                refuse_in_dev(path, "does not exist")?;
                 let lbs = dio_align(dir).unwrap_or(512);
                 return Ok(Target {
                     path: path.to_path_buf(),
@@ -133,11 +133,7 @@ impl Target {
                 nvme_namespace: None,
             })
         } else if meta.file_type().is_file() {
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            refuse_in_dev(path, dir, "is a regular file, not a device")?;
+            refuse_in_dev(path, "is a regular file, not a device")?;
             let lbs = dio_align(path).unwrap_or(512);
             Ok(Target {
                 path: path.to_path_buf(),
@@ -486,10 +482,15 @@ impl Target {
 /// A file target is never in `/dev` (outside `/dev/shm`): there a path that does not
 /// exist, or is a regular file, is a drive that is missing (off the bus, a wrong name),
 /// and creating a file in its place would run the spec on RAM and pass the drive.
-/// `dir` is resolved through links, so `/dev/disk/by-id/…` and links into `/dev` count.
+/// Its directory is resolved through links, so `/dev/disk/by-id/…` and links into `/dev`
+/// count.
 ///
 /// Errors: the target named in `/dev` (exit 3), saying `what`.
-fn refuse_in_dev(path: &Path, dir: &Path, what: &str) -> Result<(), RunError> {
+fn refuse_in_dev(path: &Path, what: &str) -> Result<(), RunError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let Ok(dir) = std::fs::canonicalize(dir) else {
         return Ok(());
     };
