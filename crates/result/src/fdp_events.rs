@@ -4,7 +4,7 @@
 //! read after a step holds that the log read before it did not ([`new_events`]). `fdp`
 //! uses them to tell whether a handle's Reclaim Unit Available Media Writes (RUAMW)
 //! before and after a step still describe one reclaim unit; the runner's
-//! `nvme::placement` reads the log. A leaf module.
+//! the drive crate's `nvme::placement` reads the log. A leaf module.
 //!
 //! Layouts as QEMU 10 (hw/nvme) and libnvme (`struct nvme_fdp_events_log`,
 //! `struct nvme_fdp_event`) declare them: a 64-byte header whose bytes 3:0 are the number

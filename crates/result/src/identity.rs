@@ -63,6 +63,10 @@ pub struct TargetIdentity {
     /// NVMe namespaces when the admin passthrough answers (root).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvme: Option<crate::drive::NvmeIdentity>,
+    /// A zoned drive's geometry, limits and zone conditions when the run started
+    /// (sysfs and the kernel's zone report); absent for conventional drives and files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoned: Option<crate::zoned::ZonedGeometry>,
 }
 
 /// The machine a run happened on (`result.json` → `target.host`).

@@ -34,6 +34,7 @@ pub mod request_set;
 pub mod samples;
 pub mod start;
 pub mod step;
+pub mod zoned;
 
 pub use identity::{BackingDevice, HostIdentity, TargetIdentity, TargetKind};
 pub use judgement::{AssertionResult, BaselineComparison, RuleOutcome, RuleResult};

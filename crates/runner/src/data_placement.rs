@@ -5,7 +5,7 @@
 //! per-handle write counts once the logs after it are read, counting a handle's bytes
 //! only when it cannot have moved to another reclaim unit: [`EventWatch`] enables the
 //! FDP events that report such moves for the run. `run` calls all three; the
-//! commands are in `nvme::placement`, the figures in `iogate_result::fdp`.
+//! commands are in `iogate_drive::nvme::placement`, the figures in `iogate_result::fdp`.
 
 use std::collections::BTreeMap;
 
@@ -73,8 +73,8 @@ pub fn check(plan: &Plan, target: &Target) -> Result<(), RunError> {
         message,
     };
     let file = std::fs::File::open(&target.path).map_err(|e| fail(e.to_string()))?;
-    let nsid = crate::nvme::namespace_id(&file).map_err(|e| fail(e.to_string()))?;
-    let handles = match crate::nvme::handle_status(&file, nsid) {
+    let nsid = iogate_drive::nvme::namespace_id(&file).map_err(|e| fail(e.to_string()))?;
+    let handles = match iogate_drive::nvme::handle_status(&file, nsid) {
         Ok(h) => h.len(),
         Err(e) => return refuse(format!("{path} does not report its placement handles ({e}): FDP is not enabled for its endurance group")),
     };
@@ -125,7 +125,7 @@ impl EventWatch {
         let opened = std::fs::File::open(&target.path)
             .map_err(|e| e.to_string())
             .and_then(|f| {
-                let nsid = crate::nvme::namespace_id(&f).map_err(|e| e.to_string())?;
+                let nsid = iogate_drive::nvme::namespace_id(&f).map_err(|e| e.to_string())?;
                 Ok((f, nsid))
             });
         let (file, nsid) = match opened {
@@ -172,7 +172,7 @@ impl EventWatch {
         let mut failed = Vec::new();
         for (&h, (_, enabled)) in &self.handles {
             for &t in enabled {
-                if let Err(e) = crate::nvme::set_fdp_event(&file, self.nsid, h, t, false) {
+                if let Err(e) = iogate_drive::nvme::set_fdp_event(&file, self.nsid, h, t, false) {
                     failed.push(format!("FDP event type {t:02X}h stays enabled for placement handle {h}: disabling it failed ({e})"));
                 }
             }
@@ -191,7 +191,7 @@ impl Drop for EventWatch {
 /// is watched when the drive had each enabled or accepted enabling it (a drive that
 /// refuses a type does not log that kind of change).
 fn watch(file: &std::fs::File, nsid: u32, h: u16) -> (ChangeEventsWatched, Vec<u8>) {
-    let was = match crate::nvme::fdp_events_enabled(file, nsid, h) {
+    let was = match iogate_drive::nvme::fdp_events_enabled(file, nsid, h) {
         Ok(w) => w,
         Err(e) => {
             let why =
@@ -205,7 +205,7 @@ fn watch(file: &std::fs::File, nsid: u32, h: u16) -> (ChangeEventsWatched, Vec<u
         if was.iter().any(|&(x, on)| x == t && on) {
             continue;
         }
-        match crate::nvme::set_fdp_event(file, nsid, h, t, true) {
+        match iogate_drive::nvme::set_fdp_event(file, nsid, h, t, true) {
             Ok(()) => enabled.push(t),
             Err(e) => refused.push(format!("{t:02X}h ({e})")),
         }

@@ -402,9 +402,11 @@ fn admin(a: &iogate_spec::AdminCommand, cx: &EventContext<'_>) -> EventOutcome {
             }
         }
     };
-    match crate::nvme::admin_event(&file, a) {
+    match iogate_drive::nvme::admin_event(&file, a) {
         Ok(()) => EventOutcome::Completed,
-        Err(crate::nvme::NvmeError::Status { sct, sc, .. }) => EventOutcome::NvmeStatus { sct, sc },
+        Err(iogate_drive::nvme::NvmeError::Status { sct, sc, .. }) => {
+            EventOutcome::NvmeStatus { sct, sc }
+        }
         Err(e) => EventOutcome::Failed {
             reason: e.to_string(),
         },

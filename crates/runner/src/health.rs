@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use iogate_result::drive::{Health, HealthSample, SmartLog};
 
-use crate::nvme::{smart_log, smart_log_with_ocp, NvmeError};
+use iogate_drive::nvme::{smart_log, smart_log_with_ocp, NvmeError};
 
 /// How often the log is sampled during a run.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);

@@ -2,7 +2,7 @@
 //!
 //! [`target`] probes, prepares and identifies files and block devices; [`engine`]
 //! generates requests and drives io_uring (`unsafe` only in the engine's ring, wait and
-//! buffer pool, and in `nvme::ioctl`); [`replay`] plays traces read by `iogate-trace`;
+//! buffer pool; device protocols are the `iogate-drive` crate's); [`replay`] plays traces read by `iogate-trace`;
 //! [`requestlog`] writes `ios.parquet` and `intervals.parquet`; [`sweep`] runs matrices
 //! in rounds to steady state; [`repeat`] runs repeated request sets and the cache probe;
 //! [`run`] executes a plan's steps and merges per-job measurements into an
@@ -22,7 +22,6 @@ pub mod integrity;
 mod io_step;
 pub mod journal;
 mod merge;
-pub mod nvme;
 pub mod options;
 pub mod placement;
 mod power_cycle;

@@ -1,4 +1,4 @@
-//! The `purge` step: Sanitize or Format NVM through the controller (`nvme::erase`), the
+//! The `purge` step: Sanitize or Format NVM through the controller (`iogate_drive::nvme::erase`), the
 //! purges SNIA PTS accepts, or a discard of the region (hole punching on a file, the
 //! io_uring block discard on a device; not a SNIA purge). Called by `run`.
 
@@ -39,11 +39,11 @@ pub(crate) fn purge(
     }
     let c = &nvme.controller;
     let sanitize_action = if c.sanitize.block_erase {
-        Some(crate::nvme::SanitizeAction::BlockErase)
+        Some(iogate_drive::nvme::SanitizeAction::BlockErase)
     } else if c.sanitize.crypto_erase {
-        Some(crate::nvme::SanitizeAction::CryptoErase)
+        Some(iogate_drive::nvme::SanitizeAction::CryptoErase)
     } else if c.sanitize.overwrite {
-        Some(crate::nvme::SanitizeAction::Overwrite)
+        Some(iogate_drive::nvme::SanitizeAction::Overwrite)
     } else {
         None
     };
@@ -60,7 +60,7 @@ pub(crate) fn purge(
                 c.model
             )));
         };
-        crate::nvme::sanitize(&file, action, std::time::Duration::from_secs(3600))
+        iogate_drive::nvme::sanitize(&file, action, std::time::Duration::from_secs(3600))
             .map_err(|e| cannot(e.to_string()))?;
         return Ok(PurgeRecord {
             method: format!("sanitize ({action:?})").to_lowercase(),
@@ -74,11 +74,11 @@ pub(crate) fn purge(
         )));
     }
     let erase = if c.format_attributes.crypto_erase {
-        crate::nvme::SecureErase::Cryptographic
+        iogate_drive::nvme::SecureErase::Cryptographic
     } else {
-        crate::nvme::SecureErase::UserData
+        iogate_drive::nvme::SecureErase::UserData
     };
-    crate::nvme::format_nvm(
+    iogate_drive::nvme::format_nvm(
         &file,
         nvme.namespace.nsid,
         nvme.namespace.lba_format,

@@ -60,6 +60,8 @@ pub struct Target {
     pub direct_io: bool,
     /// The namespace of an NVMe generic character device, as passthrough addresses it.
     pub nvme_namespace: Option<crate::engine::job::Passthrough>,
+    /// A zoned block device's zone model (sysfs `queue/zoned`); None: conventional.
+    pub zoned: Option<iogate_result::zoned::ZoneModel>,
 }
 
 fn sysfs_read(path: &Path) -> Option<String> {
@@ -113,6 +115,7 @@ impl Target {
                     logical_block_size: lbs,
                     direct_io: true,
                     nvme_namespace: None,
+                    zoned: None,
                 });
             }
             Err(e) => return Err(io(e)),
@@ -131,6 +134,8 @@ impl Target {
                 logical_block_size: lbs,
                 direct_io: true,
                 nvme_namespace: None,
+                zoned: sysfs_disk_dir(meta.rdev())
+                    .and_then(|d| iogate_drive::zoned::zone_model(&d)),
             })
         } else if meta.file_type().is_file() {
             refuse_in_dev(path, "is a regular file, not a device")?;
@@ -142,6 +147,7 @@ impl Target {
                 logical_block_size: lbs,
                 direct_io: true,
                 nvme_namespace: None,
+                zoned: None,
             })
         } else {
             Err(RunError::Target {
@@ -162,10 +168,10 @@ impl Target {
             message,
         };
         let f = File::open(path).map_err(|e| err(e.to_string()))?;
-        let nsid = crate::nvme::namespace_id(&f).map_err(|e| {
+        let nsid = iogate_drive::nvme::namespace_id(&f).map_err(|e| {
             err(format!("a character device that is not an NVMe namespace ({e}); iogate runs on files, block devices and NVMe generic devices (/dev/ngXnY)"))
         })?;
-        let ns = crate::nvme::identify_namespace(&f, nsid)
+        let ns = iogate_drive::nvme::identify_namespace(&f, nsid)
             .map_err(|e| err(format!("Identify Namespace {nsid}: {e}")))?;
         // With PI whose tuple fills the metadata, the controller inserts and strips it
         // (PRACT 1): the transfer is the data alone. Other metadata needs a buffer of
@@ -199,6 +205,7 @@ impl Target {
                 protection: ns.protection,
                 action: iogate_spec::PiAction::Controller,
             }),
+            zoned: None,
         })
     }
 
@@ -398,6 +405,7 @@ impl Target {
             backing_device: None,
             identity_source: None,
             nvme: None,
+            zoned: None,
         };
         if self.kind == TargetKind::NvmeGeneric {
             id.device_name = self
@@ -442,6 +450,11 @@ impl Target {
                 .map_or(s.clone(), |w| w.trim_matches(['[', ']']).to_string())
         });
         id.identity_source = Some("sysfs".into());
+        id.zoned = self.zoned.and_then(|model| {
+            let f = std::fs::File::open(&self.path).ok()?;
+            let zones = iogate_drive::zoned::report(&f, self.capacity_bytes).ok()?;
+            Some(iogate_drive::zoned::geometry(&disk, model, &zones))
+        });
         if id
             .device_name
             .as_deref()
@@ -460,7 +473,7 @@ impl Target {
     fn nvme_identity(&self, id: &mut TargetIdentity) {
         if let Some(n) = std::fs::File::open(&self.path)
             .ok()
-            .and_then(|f| crate::nvme::identity(&f).ok())
+            .and_then(|f| iogate_drive::nvme::identity(&f).ok())
         {
             id.model = Some(n.controller.model.clone());
             id.serial = Some(n.controller.serial.clone());

@@ -1,0 +1,10 @@
+//! iogate's device protocols: what a drive is asked in its own language, apart from the
+//! engine's reads and writes. [`nvme`] speaks to an NVMe controller through the admin
+//! and I/O passthrough ioctls (Identify, logs, Format, Sanitize, FDP); [`zoned`] reads a
+//! zoned block device's geometry and zones and manages them (report zones, reset, open,
+//! close, finish). The runner uses this crate (its steps, health reads, purges and the
+//! zone-aware engine); the report never does. `unsafe` lives only in the ioctl layers
+//! (`nvme::ioctl`, `zoned::ioctl`). The result crate provides the types filled here.
+
+pub mod nvme;
+pub mod zoned;

@@ -1,0 +1,95 @@
+//! What a result says about a zoned drive (`result.json` → `target.zoned`) and what a
+//! step did to its zones (`steps[].zones`): [`ZonedGeometry`] (the zone model, size,
+//! capacity, limits and the zones' conditions when the run started) and
+//! [`ZoneActivity`]. The drive crate's `zoned` module reads them from sysfs and the
+//! kernel's zone report; the runner's zone-aware request source counts the activity.
+//!
+//! Terms are the kernel's (`Documentation/block/zoned-blockdev` … `queue-sysfs.rst`) and
+//! NVMe ZNS 1.1 / ZBC-2's: a sequential-write-required zone accepts writes only at its
+//! write pointer; its capacity (ZNS) may be below its size; open zones count against
+//! `max_open_zones`, open and closed ones against `max_active_zones`.
+
+use serde::{Deserialize, Serialize};
+
+/// How a zoned drive constrains writes (sysfs `queue/zoned`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneModel {
+    /// Writes in sequential zones must be at the write pointer (NVMe ZNS, SCSI ZBC/ATA
+    /// ZAC host-managed).
+    HostManaged,
+    /// Sequential zones prefer writes at the write pointer but accept others.
+    HostAware,
+}
+
+/// A zoned drive's geometry and limits (`result.json` → `target.zoned`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ZonedGeometry {
+    /// The zone model.
+    pub model: ZoneModel,
+    /// Every zone's size, bytes (sysfs `queue/chunk_sectors` × 512).
+    pub zone_size_bytes: u64,
+    /// Number of zones (sysfs `queue/nr_zones`).
+    pub zones: u64,
+    /// Zones without a write pointer (conventional): random writes allowed.
+    pub conventional_zones: u64,
+    /// The smallest writable capacity of a sequential zone, bytes (ZNS zone capacity);
+    /// equal to the zone size on drives without one. Null when the kernel's report has
+    /// no capacity field (before Linux 5.9).
+    pub min_zone_capacity_bytes: Option<u64>,
+    /// The largest writable capacity of a sequential zone, bytes.
+    pub max_zone_capacity_bytes: Option<u64>,
+    /// Zones that may be open at once (sysfs `queue/max_open_zones`); null: no limit.
+    pub max_open_zones: Option<u32>,
+    /// Zones that may be open or closed at once (sysfs `queue/max_active_zones`); null:
+    /// no limit.
+    pub max_active_zones: Option<u32>,
+    /// Largest zone append, bytes (sysfs `queue/zone_append_max_bytes`); null when the
+    /// kernel does not say.
+    pub zone_append_max_bytes: Option<u64>,
+    /// Zones in each condition when the run's target was probed.
+    pub conditions: ZoneConditions,
+}
+
+/// Zones counted by condition (ZNS 1.1 §2.1.1, ZBC-2 §4.4.3; the kernel's
+/// `BLK_ZONE_COND_*`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ZoneConditions {
+    /// Conventional zones (no write pointer).
+    pub not_write_pointer: u64,
+    /// Empty.
+    pub empty: u64,
+    /// Implicitly opened (by a write).
+    pub implicit_open: u64,
+    /// Explicitly opened (by Open Zone).
+    pub explicit_open: u64,
+    /// Closed.
+    pub closed: u64,
+    /// Full.
+    pub full: u64,
+    /// Read-only: never written by iogate.
+    pub read_only: u64,
+    /// Offline: never read or written by iogate.
+    pub offline: u64,
+}
+
+/// What one step did to a zoned drive's zones (`steps[].zones`): each count is of zones
+/// (not requests), from the zone-aware request source's own book-keeping of the writes
+/// it issued and the zone commands it sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ZoneActivity {
+    /// Distinct zones the step wrote.
+    pub zones_written: u64,
+    /// Distinct zones the step read.
+    pub zones_read: u64,
+    /// Zones that reached their capacity by the step's writes.
+    pub zones_filled: u64,
+    /// Zone resets sent (a full zone reset before it was written again).
+    pub zones_reset: u64,
+    /// Zone finishes sent.
+    pub zones_finished: u64,
+    /// Most zones the step held open at once (written, neither empty nor full).
+    pub max_open_zones: u64,
+    /// Writes that failed and made the source read the zone's write pointer again.
+    pub write_pointer_resyncs: u64,
+}
