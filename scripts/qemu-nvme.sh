@@ -166,6 +166,18 @@ for ko in $(modprobe -S "$kver" --show-depends nvme | awk '$1 == "insmod" {print
   name=$(basename "$ko"); name=${name%.xz}; name=${name%.zst}
   srcs+=("$ko") dsts+=("modules/$(printf %02d $n)-$name")
 done
+# Drivers a command loads itself with `vm-modprobe NAME [PARAM=VALUE…]`: null_blk and
+# scsi_debug (with sd_mod, so its disk is /dev/sdX), each with its dependencies in load
+# order under /modules/extra/NAME/, the module itself last.
+for mod in null_blk "scsi_debug sd_mod"; do
+  dir=${mod%% *} n=0
+  for ko in $(for m in $mod; do modprobe -S "$kver" --show-depends "$m"; done | awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++' | grep -v "/$dir\.ko"; \
+              modprobe -S "$kver" --show-depends "$dir" | awk '$1 == "insmod" {print $2}' | tail -1); do
+    n=$((n + 1))
+    name=$(basename "$ko"); name=${name%.xz}; name=${name%.zst}
+    srcs+=("$ko") dsts+=("modules/extra/$dir/$(printf %02d $n)-$name")
+  done
+done
 # iogate and the shared libraries it links, at the same paths; util-linux's wipefs too
 # (the destructive-write guard runs it before a writing plan touches the namespace).
 srcs+=("$iogate") dsts+=(usr/bin/iogate)
@@ -247,6 +259,19 @@ sync
 poweroff -f
 INIT
   chmod +x "$root/init"
+  cat > "$root/usr/bin/vm-modprobe" <<'MODPROBE'
+#!/bin/sh
+# vm-modprobe NAME [PARAM=VALUE…]: loads NAME's dependencies, then NAME with the parameters.
+dir=/modules/extra/$1
+[ -d "$dir" ] || { echo "vm-modprobe: no module $1 in this VM" >&2; exit 2; }
+shift
+last=$(ls "$dir" | tail -1)
+for m in $(ls "$dir"); do
+  [ "$m" = "$last" ] || { insmod "$dir/$m" 2>/dev/null; continue; }
+  insmod "$dir/$m" "$@" || exit 1
+done
+MODPROBE
+  chmod +x "$root/usr/bin/vm-modprobe"
   # Written beside its final name and renamed: a concurrent boot sees it whole or not at all.
   if ! (cd "$root" && find . | cpio -o -H newc --quiet | "${pack[@]}") > "$base.$$.tmp" \
     || ! mv -f "$base.$$.tmp" "$base"; then

@@ -108,6 +108,9 @@ pub struct StepResult {
     /// (steps whose mix lines carry `placement:` only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<crate::fdp::PlacementWrites>,
+    /// What the step did to a zoned drive's zones (zoned block devices only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<crate::zoned::ZoneActivity>,
     /// End-to-end check errors the controller returned, per request (passthrough on a
     /// namespace with protection information, which the controller then checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]

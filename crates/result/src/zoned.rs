@@ -92,4 +92,7 @@ pub struct ZoneActivity {
     pub max_open_zones: u64,
     /// Writes that failed and made the source read the zone's write pointer again.
     pub write_pointer_resyncs: u64,
+    /// Reads the workload drew where no zone held data yet (not issued, as fio's zbd
+    /// mode skips them: reading past the write pointer measures nothing).
+    pub reads_skipped: u64,
 }

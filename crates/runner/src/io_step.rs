@@ -30,6 +30,7 @@ use crate::replay::ReplaySource;
 use crate::requestlog::sink::RequestLogSink;
 use crate::requestlog::StepLog;
 use crate::target::Target;
+use crate::zones::{ZoneBook, ZonedSource};
 
 /// What every job of a workload, precondition or replay step shares.
 struct JobSetup<'a> {
@@ -50,6 +51,8 @@ struct JobSetup<'a> {
     queue_depth: u32,
     /// The step's event windows, when it has `during:` events.
     board: Option<&'a EventBoard>,
+    /// A zoned block device's zones, shared by the jobs (workloads and preconditioning).
+    zones: Option<ZoneBook>,
 }
 
 impl<'a> JobSetup<'a> {
@@ -60,10 +63,14 @@ impl<'a> JobSetup<'a> {
         target: &'a Target,
         opts: &'a RunOptions<'a>,
         board: &'a EventBoard,
-    ) -> Result<Self, &'static str> {
+    ) -> Result<Self, String> {
         let replay = match (replay, opts.replays.get(index).cloned().flatten()) {
             (Some(r), Some(fig)) => Some((r, fig)),
-            (Some(_), None) => return Err("the trace was not scanned before the run"),
+            (Some(_), None) => return Err("the trace was not scanned before the run".into()),
+            _ => None,
+        };
+        let zones = match (target.zoned, &replay) {
+            (Some(_), None) => Some(zone_book(step, target, opts.verify.is_some())?),
             _ => None,
         };
         let max_bs = match &replay {
@@ -111,6 +118,7 @@ impl<'a> JobSetup<'a> {
             queue_depth,
             replay,
             board: (!step.events().is_empty()).then_some(board),
+            zones,
         })
     }
 
@@ -254,7 +262,14 @@ impl<'a> JobSetup<'a> {
             let dist = &step.distribution;
             let mut gen =
                 Generator::new(&step.mix, dist, region, seed, gen_job, gen_jobs, self.lbs);
-            if let Err(e) = run_job(&file, &params, &mut gen, &mut pacer, &mut stats, sinks) {
+            let ran = match &self.zones {
+                Some(book) => {
+                    let mut src = ZonedSource::new(gen, book);
+                    run_job(&file, &params, &mut src, &mut pacer, &mut stats, sinks)
+                }
+                None => run_job(&file, &params, &mut gen, &mut pacer, &mut stats, sinks),
+            };
+            if let Err(e) = ran {
                 return Err(JobFailure::after(e.to_string(), stats));
             }
         }
@@ -301,7 +316,7 @@ pub(crate) fn run_io_step(
     let board = EventBoard::default();
     let setup = match JobSetup::new(step, replay, index, target, opts, &board) {
         Ok(s) => s,
-        Err(why) => return failed(step, opts, band_edges_ns, why),
+        Err(why) => return failed(step, opts, band_edges_ns, &why),
     };
     let progress: Vec<JobProgress> = (0..step.jobs).map(|_| JobProgress::default()).collect();
     // The jobs' stop: the run's (a signal), or the watchdog's when the drive is gone.
@@ -384,9 +399,42 @@ pub(crate) fn run_io_step(
     drop(step_log);
     let stopped_by = stopped_by(&outcomes);
     let mut r = finish_io_step(&setup, outcomes, runs, band_edges_ns);
-    r.error = stopped_by.or(watchdog.verdict).or(r.error);
+    let zone_error = zone_activity(&setup, &mut r);
+    r.error = stopped_by.or(watchdog.verdict).or(zone_error).or(r.error);
     r.started_at_unix_ns = origin_wall;
     r
+}
+
+/// Puts what the step did to a zoned drive's zones into `r`; returns the first zone
+/// command that failed, as the step's error.
+fn zone_activity(setup: &JobSetup<'_>, r: &mut StepResult) -> Option<String> {
+    let (activity, error) = setup.zones.as_ref()?.activity();
+    r.zones = Some(activity);
+    error.map(|e| format!("zone management: {e}"))
+}
+
+/// The zones of a zoned block device's step region, written at most as many at once as
+/// the drive allows (the smaller of its open and active limits).
+///
+/// Errors: data verification asked for (a zone reset discards what was written, which
+/// the read-back would call lost), or `zones::ZoneBook::open`'s.
+fn zone_book(step: &PlanStep, target: &Target, verify: bool) -> Result<ZoneBook, String> {
+    if verify {
+        return Err("data verification (verify:, --journal) is not supported on a zoned drive yet: its zones are reset when full, which discards what the verification expects to read back".into());
+    }
+    let file = target.open_job(step.writes()).map_err(|e| e.to_string())?;
+    let limit = match target.zone_limits() {
+        (Some(o), Some(a)) => Some(o.min(a)),
+        (o, a) => o.or(a),
+    };
+    let (from, len) = (step.region.offset_bytes, step.region.length_bytes);
+    ZoneBook::open(
+        file,
+        from,
+        from + len,
+        limit,
+        u64::from(target.logical_block_size),
+    )
 }
 
 /// Why a completion sink stopped a job (the journal could not be written): the first

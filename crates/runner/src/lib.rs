@@ -35,6 +35,7 @@ pub mod set;
 pub mod sweep;
 pub mod target;
 pub mod tiers;
+pub mod zones;
 
 pub use error::RunError;
 pub use event::RunEvent;

@@ -227,6 +227,7 @@ pub(crate) fn merge(
         error: None,
         health: None,
         placement: placement_writes(step, &t.lines),
+        zones: None,
         protection_errors: jobs
             .iter()
             .filter_map(|j| j.protection_errors)

@@ -386,6 +386,15 @@ impl Target {
         sysfs_read(&disk.join("queue/io_poll")).map(|s| s == "1")
     }
 
+    /// A zoned block device's open and active zone limits (`zoned::limits`), None where
+    /// there is none or the device is not a zoned block device.
+    pub fn zone_limits(&self) -> (Option<u32>, Option<u32>) {
+        std::fs::metadata(&self.path)
+            .ok()
+            .and_then(|m| sysfs_disk_dir(m.rdev()))
+            .map_or((None, None), |d| iogate_drive::zoned::limits(&d))
+    }
+
     /// Identity recorded in results: sysfs facts for block devices.
     pub fn identity(&self) -> TargetIdentity {
         let mut id = TargetIdentity {

@@ -72,6 +72,9 @@ pub struct FlatStepResult {
     /// Bytes written per FDP placement handle (iogate's count and the drive's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<crate::fdp::PlacementWrites>,
+    /// What the step did to a zoned drive's zones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<crate::zoned::ZoneActivity>,
     /// End-to-end check errors the controller returned, per request (passthrough on a
     /// namespace with protection information, which the controller then checks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,6 +143,7 @@ impl From<StepResult> for FlatStepResult {
             error: s.error,
             health: s.health,
             placement: s.placement,
+            zones: s.zones,
             protection_errors: s.protection_errors,
             purge,
             repeat,
@@ -214,6 +218,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             error: f.error,
             health: f.health,
             placement: f.placement,
+            zones: f.zones,
             protection_errors: f.protection_errors,
             data: f.data,
             submission: f.submission,

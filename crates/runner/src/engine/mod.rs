@@ -59,6 +59,15 @@ pub trait RequestSource {
     fn timed(&self) -> bool {
         false
     }
+    /// Whether `req`, taken from this source, may be issued now: a zoned drive's write
+    /// waits for the writes before it in its zone (`zones::ZonedSource`).
+    fn ready(&self, _req: &Request) -> bool {
+        true
+    }
+    /// A request taken from this source completed: `ok` false when it failed.
+    fn completed(&mut self, _op: Op, _offset: u64, _len: u32, _ok: bool) {}
+    /// A request taken from this source will never be issued (its job ended first).
+    fn dropped(&mut self, _req: &Request) {}
 }
 
 impl RequestSource for Generator {

@@ -454,6 +454,11 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         if req.max_outstanding != 0 && self.inflight >= req.max_outstanding as usize {
             return Some(0);
         }
+        if !self.src.ready(req) {
+            // The zone's earlier write is this job's (a completion will come) or another
+            // job's (none may: look again in 20 µs).
+            return Some(if self.inflight == 0 { now + 20_000 } else { 0 });
+        }
         if self.paced {
             let gate = self.pacer.gate(req);
             if gate > now {

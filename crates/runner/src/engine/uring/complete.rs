@@ -79,6 +79,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         if failure.is_none() && s.op == Op::Read {
             failure = self.check_read_pi(s, slot_index);
         }
+        self.src.completed(s.op, s.offset, s.len, failure.is_none());
         let completed = Completed {
             seq: s.seq,
             op: s.op,
@@ -306,6 +307,9 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// Publishes the last progress, closes the last interval, and fails the job when
     /// every request failed; the payload's sample of written blocks goes to the stats.
     pub(super) fn finish(mut self) -> Result<(), EngineError> {
+        if let Some(r) = self.issue.pending.take() {
+            self.src.dropped(&r);
+        }
         let p = self.p;
         p.progress
             .ios

@@ -1,0 +1,232 @@
+//! The zone-aware request source: a workload written for a conventional drive runs on a
+//! zoned one as fio's `zonemode=zbd` runs it. Writes go to each zone's write pointer
+//! (the zone the generator's offset falls in, or, when that zone cannot take it, one of
+//! the open zones); at most as many zones are written at once as the drive allows
+//! (`max_open_zones`, `max_active_zones`); a full zone is reset before it is written
+//! again; a zone takes one write at a time, in order (the block layer's zone write
+//! locking does the same below, and a write reordered by a retry would fail); reads are
+//! kept below the write pointer. Conventional zones are used as they come.
+//!
+//! [`ZoneBook`] is the step's book of zones, shared by its jobs (one lock); each job's
+//! [`ZonedSource`] wraps its `engine::Generator`. Neighbours: `io_step` builds them for a
+//! zoned block device, the engine asks `ready` before it issues and reports each
+//! completion, the drive crate's `zoned` module reports and resets the zones.
+
+use std::fs::File;
+use std::sync::{Mutex, MutexGuard};
+
+use iogate_drive::zoned::{self, Zone, ZoneCondition, ZoneType};
+use iogate_result::zoned::ZoneActivity;
+use iogate_result::Op;
+
+use crate::engine::{Generator, Request, RequestSource};
+
+/// Draws from the generator before a job with only reads and no zone holding data
+/// gives up (its job then drains).
+const MAX_DRAWS: u32 = 4096;
+
+/// One zone's book-keeping, in bytes.
+struct ZoneState {
+    start: u64,
+    /// The end of its writable capacity.
+    end: u64,
+    /// Where the next write taken from the source goes.
+    wp_issued: u64,
+    /// Where the writes completed so far end (the drive's write pointer).
+    wp_done: u64,
+    /// Writes taken from the source and not yet completed.
+    taken: u32,
+    sequential: bool,
+    writable: bool,
+    /// Full and chosen again: reset once the writes before have completed.
+    reset_pending: bool,
+    /// Writes taken before the reset was decided and not yet completed.
+    before_reset: u32,
+    /// Outstanding writes were placed on a write pointer a failed write made wrong: they
+    /// go as they come (and fail) until none is left.
+    stale: bool,
+    written: bool,
+    read: bool,
+}
+
+/// The step's zones, shared by its jobs.
+pub struct ZoneBook {
+    file: File,
+    book: Mutex<Book>,
+}
+
+struct Book {
+    zones: Vec<ZoneState>,
+    base: u64,
+    zone_size: u64,
+    lbs: u64,
+    /// Zones being written (neither empty nor full), at most `limit`.
+    open: Vec<usize>,
+    limit: usize,
+    rng: u64,
+    activity: ZoneActivity,
+    /// A zone command that failed: the step's error.
+    error: Option<String>,
+}
+
+impl ZoneBook {
+    /// The book of the zones wholly inside `[from, to)` bytes of the zoned block device
+    /// open as `file` (for writing), writing at most `limit` zones at once (None: as many
+    /// as the drive has). `lbs`: the logical block size.
+    ///
+    /// Errors: the zone report fails, or no writable or readable zone lies wholly in the
+    /// region.
+    pub fn open(
+        file: File,
+        from: u64,
+        to: u64,
+        limit: Option<u32>,
+        lbs: u64,
+    ) -> Result<ZoneBook, String> {
+        let all = zoned::report_range(&file, from, to).map_err(|e| e.to_string())?;
+        let inside: Vec<Zone> = all
+            .into_iter()
+            .filter(|z| z.start_bytes >= from && z.start_bytes + z.len_bytes <= to)
+            .collect();
+        let Some(first) = inside.first() else {
+            return Err(format!(
+                "the step's region [{from}, {to}) bytes holds no whole zone: a zoned drive is written zone by zone"
+            ));
+        };
+        if inside.iter().all(|z| z.condition == ZoneCondition::Offline) {
+            return Err(format!(
+                "every zone of the step's region [{from}, {to}) bytes is offline"
+            ));
+        }
+        let (base, zone_size) = (first.start_bytes, first.len_bytes);
+        let zones: Vec<ZoneState> = inside.iter().map(state).collect();
+        let open: Vec<usize> = inside
+            .iter()
+            .enumerate()
+            .filter(|(i, z)| {
+                z.condition.is_active() && zones[*i].writable && zones[*i].wp_issued < zones[*i].end
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let limit = limit.map_or(usize::MAX, |l| l.max(1) as usize);
+        let activity = ZoneActivity {
+            max_open_zones: open.len() as u64,
+            ..ZoneActivity::default()
+        };
+        let book = Book {
+            zones,
+            base,
+            zone_size,
+            lbs,
+            open,
+            limit,
+            rng: from ^ 0x9E37_79B9_7F4A_7C15,
+            activity,
+            error: None,
+        };
+        Ok(ZoneBook {
+            file,
+            book: Mutex::new(book),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Book> {
+        // A job that panicked holding the lock left the book as it was between calls.
+        self.book.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What the step did to the zones, and the first zone command that failed.
+    pub fn activity(&self) -> (ZoneActivity, Option<String>) {
+        let b = self.lock();
+        let mut a = b.activity.clone();
+        a.zones_written = b.zones.iter().filter(|z| z.written).count() as u64;
+        a.zones_read = b.zones.iter().filter(|z| z.read).count() as u64;
+        (a, b.error.clone())
+    }
+}
+
+fn state(z: &Zone) -> ZoneState {
+    let sequential = z.kind != ZoneType::Conventional;
+    let end = z.start_bytes + z.capacity_bytes;
+    let wp = match z.condition {
+        ZoneCondition::Full => end,
+        ZoneCondition::ReadOnly | ZoneCondition::Offline => end,
+        _ if sequential => z.write_pointer_bytes.clamp(z.start_bytes, end),
+        _ => end,
+    };
+    ZoneState {
+        start: z.start_bytes,
+        end,
+        wp_issued: wp,
+        wp_done: wp,
+        taken: 0,
+        sequential,
+        writable: z.writable(),
+        reset_pending: false,
+        before_reset: 0,
+        stale: false,
+        written: false,
+        read: false,
+    }
+}
+
+mod book;
+
+/// One job's requests on a zoned drive: its generator's, moved to the write pointers.
+pub struct ZonedSource<'a> {
+    gen: Generator,
+    book: &'a ZoneBook,
+}
+
+impl<'a> ZonedSource<'a> {
+    /// Job requests from `gen` on the zones of `book`.
+    pub fn new(gen: Generator, book: &'a ZoneBook) -> ZonedSource<'a> {
+        ZonedSource { gen, book }
+    }
+}
+
+impl RequestSource for ZonedSource<'_> {
+    fn next_request(&mut self) -> Option<Request> {
+        let mut b = self.book.lock();
+        for _ in 0..MAX_DRAWS {
+            let mut r = self.gen.next_request();
+            let placed = match r.op {
+                Op::Write => b.place_write(r.offset, r.len),
+                Op::Read => b.place_read(r.offset, r.len).map(|o| (o, r.len)),
+            };
+            match placed {
+                Some((offset, len)) => {
+                    r.offset = offset;
+                    r.len = len;
+                    return Some(r);
+                }
+                None if r.op == Op::Read => b.activity.reads_skipped += 1,
+                None => {}
+            }
+        }
+        None
+    }
+
+    fn ready(&self, req: &Request) -> bool {
+        if req.op != Op::Write {
+            return true;
+        }
+        let mut b = self.book.lock();
+        b.write_ready(&self.book.file, req.offset)
+    }
+
+    fn completed(&mut self, op: Op, offset: u64, len: u32, ok: bool) {
+        if op == Op::Write {
+            let mut b = self.book.lock();
+            b.write_done(&self.book.file, offset, u64::from(len), ok);
+        }
+    }
+
+    fn dropped(&mut self, req: &Request) {
+        if req.op == Op::Write {
+            self.book
+                .lock()
+                .write_dropped(req.offset, u64::from(req.len));
+        }
+    }
+}

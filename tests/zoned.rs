@@ -1,0 +1,177 @@
+//! iogate on zoned drives: one boot of the project's VM (`scripts/qemu-nvme.sh`) with a
+//! ZNS namespace on QEMU 10's NVMe controller (zone capacity below zone size, max open
+//! below max active), a `null_blk` zoned disk (a conventional zone, capacity below size)
+//! and a `scsi_debug` host-managed ZBC disk (two conventional zones, an open limit and no
+//! active one). The same conventional spec (sequential, random and mixed 2-job steps)
+//! runs unchanged on each with 0 errors; the limits in the result are each driver's own;
+//! and the drive's own zone report, read by a second run, agrees with the zones iogate
+//! says it filled and left open.
+
+mod common;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use common::{guest_put as put, json_file as json};
+
+const SPEC: &str = "iogate: 1\nname: zoned\nsteps:\n  - workload: { name: seq, ios: 2000, queue_depth: 8, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n  - workload: { name: rand, ios: 4000, queue_depth: 16, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: mixed, ios: 4000, queue_depth: 8, jobs: 2, mix: [{ block_size: 8KiB, read: 70%, random: 100% }] }\n";
+
+/// A read-only run whose `target.zoned.conditions` are the drive's word after `SPEC`.
+const AFTER: &str = "iogate: 1\nname: after\nsteps:\n  - workload: { name: r, ios: 64, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
+
+/// Each zoned drive of the boot: device, its limits as the driver was told them
+/// (max open, max active), zone capacity and conventional zones.
+type Drive = (&'static str, Option<u64>, Option<u64>, u64, u64);
+
+const DRIVES: [Drive; 3] = [
+    ("nvme0n1", Some(4), Some(6), 3 << 20, 0),
+    ("nullb0", Some(3), Some(5), 3 << 20, 1),
+    ("sda", Some(4), None, 4 << 20, 2),
+];
+
+fn boot() -> &'static Path {
+    static OUT: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
+    common::vm::shared(&OUT, boot_once).path()
+}
+
+fn boot_once() -> tempfile::TempDir {
+    let script = [
+        put(SPEC, "/tmp/s.yaml"),
+        put(AFTER, "/tmp/after.yaml"),
+        "vm-modprobe null_blk nr_devices=1 zoned=1 zone_size=4 zone_capacity=3 zone_nr_conv=1 zone_max_open=3 zone_max_active=5 gb=1 memory_backed=1 || exit 90".into(),
+        "vm-modprobe scsi_debug zbc=managed dev_size_mb=256 zone_size_mb=4 zone_max_open=4 zone_nr_conv=2 max_luns=1 num_tgts=1 || exit 91".into(),
+        "i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done".into(),
+        "for t in nvme0n1 nullb0 sda; do iogate run /tmp/s.yaml --target /dev/$t --out /out/$t -q --allow-destructive; echo $? > /out/$t.rc; iogate run /tmp/after.yaml --target /dev/$t --out /out/$t-after -q; echo $? > /out/$t-after.rc; done".into(),
+    ]
+    .join("\n");
+    let (rc, out) = common::qemu_nvme(
+        &[
+            "--size",
+            "256M",
+            "--ns-props",
+            "zoned=true,zoned.zone_size=4M,zoned.zone_capacity=3M,zoned.max_open=4,zoned.max_active=6",
+            "--nvme-props",
+            "zoned.zasl=5",
+        ],
+        &script,
+    );
+    assert_eq!(rc, 0, "the boot's script (90/91: a driver did not load)");
+    out
+}
+
+fn rc(out: &Path, name: &str) -> i32 {
+    let s = std::fs::read_to_string(out.join(format!("{name}.rc"))).expect("rc");
+    s.trim().parse().expect("exit code")
+}
+
+fn a_conventional_spec_runs_unchanged_on_every_zoned_drive() {
+    let out = boot();
+    for (dev, max_open, max_active, capacity, conventional) in DRIVES {
+        let r = json(&out.join(dev).join("result.json"));
+        assert_eq!(rc(out, dev), 0, "{dev}: {}", r["error"]);
+        let z = &r["target"]["zoned"];
+        assert_eq!(z["model"], "host_managed", "{dev}");
+        assert_eq!(z["zone_size_bytes"], 4 << 20, "{dev}");
+        assert_eq!(z["min_zone_capacity_bytes"], capacity, "{dev}");
+        assert_eq!(z["conventional_zones"], conventional, "{dev}");
+        assert_eq!(
+            z["max_open_zones"].as_u64(),
+            max_open,
+            "{dev}: the driver's open limit"
+        );
+        assert_eq!(
+            z["max_active_zones"].as_u64(),
+            max_active,
+            "{dev}: the driver's active limit"
+        );
+        let limit = [max_open, max_active]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("a limit");
+        for (step, ios) in [("seq", 2000), ("rand", 4000), ("mixed", 4000)] {
+            let s = r["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == step)
+                .expect("step");
+            assert_eq!(
+                s["metrics"]["errors"], 0,
+                "{dev} {step}: {}",
+                s["error_records"]
+            );
+            assert_eq!(s["metrics"]["ios"], ios, "{dev} {step}");
+            let zones = &s["zones"];
+            assert!(
+                zones["max_open_zones"].as_u64().unwrap() <= limit,
+                "{dev} {step}: {zones}"
+            );
+            assert_eq!(zones["write_pointer_resyncs"], 0, "{dev} {step}");
+            assert_eq!(
+                zones["zones_reset"], 0,
+                "{dev} {step}: the region never filled"
+            );
+        }
+        // The sequential step fills zone after zone: its bytes over the zone capacity,
+        // after the conventional zones (written first, at the generator's offsets).
+        let seq = &r["steps"][0]["zones"];
+        let sequential_bytes: u64 = 2000 * 65536 - conventional * (4 << 20);
+        assert_eq!(
+            seq["zones_filled"],
+            sequential_bytes / capacity,
+            "{dev}: {seq}"
+        );
+        assert_eq!(seq["max_open_zones"], 1, "{dev}: one sequential stream");
+        let mixed = &r["steps"][2]["zones"];
+        assert!(
+            mixed["zones_read"].as_u64().unwrap() > 4,
+            "{dev}: reads spread over the written zones: {mixed}"
+        );
+    }
+}
+
+fn the_drives_own_zone_report_agrees_with_the_book() {
+    let out = boot();
+    for (dev, _, max_active, ..) in DRIVES {
+        let r = json(&out.join(dev).join("result.json"));
+        let after = json(&out.join(format!("{dev}-after")).join("result.json"));
+        assert_eq!(
+            rc(out, &format!("{dev}-after")),
+            0,
+            "{dev}: {}",
+            after["error"]
+        );
+        let c = &after["target"]["zoned"]["conditions"];
+        let filled: u64 = r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["zones"]["zones_filled"].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            c["full"].as_u64(),
+            Some(filled),
+            "{dev}: full zones by the drive's report: {c}"
+        );
+        let active = ["implicit_open", "explicit_open", "closed"]
+            .iter()
+            .map(|k| c[k].as_u64().unwrap())
+            .sum::<u64>();
+        assert!(
+            active > 0,
+            "{dev}: the random steps left zones partly written: {c}"
+        );
+        if let Some(max) = max_active {
+            assert!(
+                active <= max,
+                "{dev}: {active} active zones over the drive's {max}"
+            );
+        }
+    }
+}
+
+tests_main![
+    a_conventional_spec_runs_unchanged_on_every_zoned_drive: [Root, Qemu],
+    the_drives_own_zone_report_agrees_with_the_book: [Root, Qemu],
+];
