@@ -21,6 +21,9 @@
 # With --subsys-props the controller belongs to an NVMe subsystem device,
 # `-device nvme-subsys,id=subsys0,<subsys-props>` (e.g. `fdp=on,fdp.nruh=8` for Flexible
 # Data Placement, with `--ns-props fdp.ruhs=0-7`), and the namespace is an nvme-ns.
+# COMMAND may load null_blk or scsi_debug (with sd_mod) with `vm-modprobe NAME [PARAM=VALUE…]`
+# (e.g. `vm-modprobe null_blk zoned=1`, `vm-modprobe scsi_debug zbc=managed`): zoned and
+# SCSI disks beside the NVMe namespace.
 # COMMAND runs with /out as its working directory; what it writes under /out is copied
 # back to --out DIR (tar + base64 over a second serial port), and the script exits with
 # COMMAND's exit code (3 if the guest never reported one). The guest's console log is
