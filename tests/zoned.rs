@@ -122,7 +122,19 @@ fn a_conventional_spec_runs_unchanged_on_every_zoned_drive() {
             sequential_bytes / capacity,
             "{dev}: {seq}"
         );
-        assert_eq!(seq["max_open_zones"], 1, "{dev}: one sequential stream");
+        // One stream: the next zone opens while the last writes of the one before are in
+        // flight, so two are open at most.
+        let open = seq["max_open_zones"].as_u64().unwrap();
+        assert!(
+            (1..=2).contains(&open),
+            "{dev}: one sequential stream: {seq}"
+        );
+        let md = std::fs::read_to_string(out.join(dev).join("report.md")).expect("report.md");
+        assert!(
+            md.contains("| zoned drive | host-managed: 64 zones") || dev == "nullb0",
+            "{dev}: {md}"
+        );
+        assert!(md.contains("| zones by step | seq: "), "{dev}: {md}");
         let mixed = &r["steps"][2]["zones"];
         assert!(
             mixed["zones_read"].as_u64().unwrap() > 4,

@@ -62,6 +62,9 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
             ),
         ));
     }
+    if let Some(z) = &t.zoned {
+        identity.extend(crate::zone_view::rows(z, &result.steps));
+    }
     identity
 }
 

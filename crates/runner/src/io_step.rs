@@ -264,7 +264,7 @@ impl<'a> JobSetup<'a> {
                 Generator::new(&step.mix, dist, region, seed, gen_job, gen_jobs, self.lbs);
             let ran = match &self.zones {
                 Some(book) => {
-                    let mut src = ZonedSource::new(gen, book);
+                    let mut src = ZonedSource::new(gen, book, job);
                     run_job(&file, &params, &mut src, &mut pacer, &mut stats, sinks)
                 }
                 None => run_job(&file, &params, &mut gen, &mut pacer, &mut stats, sinks),

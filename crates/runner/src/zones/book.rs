@@ -26,71 +26,83 @@ impl Book {
         (self.rng % n.max(1) as u64) as usize
     }
 
-    /// Whether zone `i` can be added to the open zones now (empty, or full and to be
-    /// reset) or is one of them.
+    fn room(&self, i: usize) -> bool {
+        self.zones[i].wp_issued < self.zones[i].end
+    }
+
+    /// Whether a write may go to zone `i` as it is: a writable conventional zone, or a
+    /// sequential one with room that is open or may be opened.
     fn takes_write(&self, i: usize) -> bool {
         let z = &self.zones[i];
         if !z.writable || !z.sequential {
             return z.writable;
         }
-        self.open.contains(&i) || self.open.len() < self.limit
+        self.room(i) && (self.open.contains(&i) || self.open.len() < self.limit)
     }
 
-    /// A zone for a write that cannot go where the generator put it: an idle open zone,
-    /// else any open zone, else (room left) the first empty or full writable zone from a
-    /// random place.
-    fn another_zone(&mut self) -> Option<usize> {
-        let idle: Vec<usize> = self
+    /// A zone for a write of job `job` that cannot go where the generator put it: an
+    /// open zone with room (one idle or the job's own first); else a zone to open from a random place (an empty one;
+    /// else, when no zone has room, a full one to reset, an idle one first). A zone to
+    /// open waits in `write_ready` while the drive's limit is reached.
+    fn another_zone(&mut self, job: u32) -> Option<usize> {
+        let with_room: Vec<usize> = self
             .open
             .iter()
             .copied()
-            .filter(|&i| self.zones[i].taken == 0)
+            .filter(|&i| self.room(i))
             .collect();
-        if !idle.is_empty() {
-            let k = self.random(idle.len());
-            return Some(idle[k]);
-        }
-        if self.open.len() >= self.limit && !self.open.is_empty() {
-            let k = self.random(self.open.len());
-            return Some(self.open[k]);
+        let idle: Vec<usize> = with_room
+            .iter()
+            .copied()
+            .filter(|&i| self.zones[i].taken == 0 || self.zones[i].owner == job)
+            .collect();
+        for set in [idle, with_room] {
+            if !set.is_empty() {
+                let k = self.random(set.len());
+                return Some(set[k]);
+            }
         }
         let n = self.zones.len();
         let from = self.random(n);
-        (0..n)
-            .map(|k| (from + k) % n)
-            .find(|&i| {
-                let z = &self.zones[i];
-                z.writable && z.sequential && !self.open.contains(&i)
-            })
-            .or_else(|| self.open.first().copied())
+        let order: Vec<usize> = (0..n).map(|k| (from + k) % n).collect();
+        let usable = |i: &usize| self.zones[*i].writable && self.zones[*i].sequential;
+        let empty = order
+            .iter()
+            .copied()
+            .filter(usable)
+            .find(|&i| self.room(i) && !self.open.contains(&i));
+        let full_idle = || {
+            order
+                .iter()
+                .copied()
+                .filter(usable)
+                .find(|&i| self.zones[i].taken == 0)
+        };
+        let full = || order.iter().copied().find(usable);
+        empty.or_else(full_idle).or_else(full)
     }
 
-    /// The first writable sequential zone after `i` (cyclically) with room left.
+    /// The first writable sequential zone after `i` (cyclically) that takes a write.
     fn next_with_room(&self, i: usize) -> Option<usize> {
         let n = self.zones.len();
         (1..n).map(|k| (i + k) % n).find(|&k| {
             let z = &self.zones[k];
-            z.writable && z.sequential && z.wp_issued < z.end
+            z.sequential && self.takes_write(k)
         })
     }
 
     /// Where a write of `len` bytes the generator put at `offset` goes: (offset, length),
     /// the length cut to the zone's remaining capacity. None when no zone can take it.
-    pub(super) fn place_write(&mut self, offset: u64, len: u32) -> Option<(u64, u32)> {
+    pub(super) fn place_write(&mut self, offset: u64, len: u32, job: u32) -> Option<(u64, u32)> {
         let mut i = self.index(offset);
         if !self.takes_write(i) {
-            i = self.another_zone()?;
-        }
-        if self.zones[i].sequential && self.zones[i].wp_issued >= self.zones[i].end {
-            // Full: the next zone with room (a sequential stream moves on, a random
-            // write finds a zone to open); a full zone is reset only when none has room.
-            if let Some(next) = self.next_with_room(i) {
-                i = if self.takes_write(next) {
-                    next
-                } else {
-                    self.another_zone()?
-                };
-            }
+            // A full zone: the next one with room (a sequential stream moves on), else
+            // another; a full zone is reset only when no zone has room.
+            let full = self.zones[i].sequential && !self.room(i);
+            i = match full.then(|| self.next_with_room(i)).flatten() {
+                Some(k) => k,
+                None => self.another_zone(job)?,
+            };
         }
         let z = &self.zones[i];
         if !z.sequential {
@@ -99,27 +111,23 @@ impl Book {
             self.zones[i].written = true;
             return Some((at / self.lbs * self.lbs, len));
         }
+        let z = &mut self.zones[i];
         if z.wp_issued >= z.end {
             // Full: reset before this write, once the writes before it complete.
-            let z = &mut self.zones[i];
             z.reset_pending = true;
             z.before_reset = z.taken;
             z.wp_issued = z.start;
         }
-        if !self.open.contains(&i) {
-            self.open.push(i);
-            self.activity.max_open_zones = self.activity.max_open_zones.max(self.open.len() as u64);
-        }
-        let z = &mut self.zones[i];
         let at = z.wp_issued;
         let len = u64::from(len).min(z.end - at);
         z.wp_issued += len;
+        if z.taken == 0 {
+            (z.owner, z.shared) = (job, false);
+        } else if z.owner != job {
+            z.shared = true;
+        }
         z.taken += 1;
         z.written = true;
-        if z.wp_issued >= z.end {
-            self.open.retain(|&k| k != i);
-            self.activity.zones_filled += 1;
-        }
         Some((at, len as u32))
     }
 
@@ -147,15 +155,27 @@ impl Book {
         Some(z.start + offset.saturating_sub(z.start) % span / self.lbs * self.lbs)
     }
 
-    /// Whether the write at `offset` may go: the writes before it in its zone have
-    /// completed (or it is the zone's only write outstanding: nothing else will move the
-    /// write pointer). A zone to be reset is reset here, once its last write completed.
-    pub(super) fn write_ready(&mut self, file: &File, offset: u64) -> bool {
+    /// Whether job `job`'s write at `offset` may go: its zone is open (or may open now);
+    /// the writes before it in the zone are this job's own (its ring submits them in
+    /// order) or have completed (or it is the zone's only write outstanding: nothing else
+    /// will move the write pointer). A zone to be reset is reset here, once its last write
+    /// completed.
+    pub(super) fn write_ready(&mut self, file: &File, offset: u64, job: u32) -> bool {
         let i = self.index(offset);
-        let z = &self.zones[i];
-        if !z.sequential {
+        if !self.zones[i].sequential {
             return true;
         }
+        if !self.open.contains(&i) {
+            // A zone to open: admitted while the drive's limit allows (a zone leaves the
+            // open ones when its last write completes, not when it is issued).
+            if self.open.len() >= self.limit {
+                return false;
+            }
+            self.open.push(i);
+            let n = self.open.len() as u64;
+            self.activity.max_open_zones = self.activity.max_open_zones.max(n);
+        }
+        let z = &self.zones[i];
         if z.reset_pending {
             if offset != z.start || z.before_reset > 0 {
                 return false;
@@ -172,7 +192,7 @@ impl Book {
             z.wp_done = z.start;
             return true;
         }
-        offset == z.wp_done || z.taken <= 1 || z.stale
+        !z.shared && z.owner == job || offset == z.wp_done || z.taken <= 1 || z.stale
     }
 
     /// A write taken and never issued (its job ended): given back when it was the
@@ -206,6 +226,10 @@ impl Book {
     /// write pointer read again from the drive.
     pub(super) fn write_done(&mut self, file: &File, offset: u64, len: u64, ok: bool) {
         let i = self.index(offset);
+        let filled = ok && offset + len >= self.zones[i].end && self.zones[i].sequential;
+        if filled {
+            self.activity.zones_filled += 1;
+        }
         let z = &mut self.zones[i];
         z.taken = z.taken.saturating_sub(1);
         if !z.sequential {
@@ -220,10 +244,14 @@ impl Book {
         }
         if ok {
             z.wp_done = z.wp_done.max(offset + len);
+            if filled {
+                self.open.retain(|&k| k != i);
+            }
             return;
         }
-        self.activity.write_pointer_resyncs += 1;
         let (start, size) = (z.start, self.zone_size);
+        self.activity.write_pointer_resyncs += 1;
+        let z = &mut self.zones[i];
         match zoned::report_range(file, start, start + size).map(|v| v.into_iter().next()) {
             Ok(Some(found)) => {
                 let wp = match found.condition {
@@ -238,8 +266,8 @@ impl Book {
                 } else {
                     z.stale = true;
                 }
-                if z.wp_issued < z.end && !self.open.contains(&i) && self.open.len() < self.limit {
-                    self.open.push(i);
+                if wp >= z.end {
+                    self.open.retain(|&k| k != i);
                 }
             }
             Ok(None) => {}
@@ -266,6 +294,8 @@ mod tests {
                 wp_issued: i * 4 * MIB,
                 wp_done: i * 4 * MIB,
                 taken: 0,
+                owner: 0,
+                shared: false,
                 sequential: true,
                 writable: true,
                 reset_pending: false,
@@ -290,7 +320,12 @@ mod tests {
 
     /// Places a write and completes it at once (its zone's write pointer moves).
     fn write(b: &mut Book, offset: u64, len: u32) -> (u64, u32) {
-        let (at, len) = b.place_write(offset, len).expect("a zone takes it");
+        let file = std::fs::File::open("/dev/null").expect("/dev/null");
+        let (at, len) = b.place_write(offset, len, 0).expect("a zone takes it");
+        assert!(
+            b.write_ready(&file, at, 0),
+            "nothing outstanding: it may go"
+        );
         let i = b.index(at);
         assert_eq!(
             at, b.zones[i].wp_done,
@@ -300,9 +335,7 @@ mod tests {
             at + u64::from(len) <= b.zones[i].end,
             "within the zone's capacity"
         );
-        let z = &mut b.zones[i];
-        z.taken -= 1;
-        z.wp_done = at + u64::from(len);
+        b.write_done(&file, at, u64::from(len), true);
         (at, len)
     }
 
@@ -366,24 +399,62 @@ mod tests {
     }
 
     #[test]
-    fn a_write_waits_for_the_one_before_it_and_a_dropped_one_frees_the_zone() {
+    fn one_jobs_writes_go_in_order_and_another_jobs_wait_for_completion() {
         let mut b = book(2, 4 * MIB, 1);
         let file = std::fs::File::open("/dev/null").expect("/dev/null");
-        let (first, _) = b.place_write(0, 4096).expect("placed");
-        let (second, _) = b.place_write(4096, 4096).expect("placed");
-        let (third, _) = b.place_write(8192, 4096).expect("placed");
-        assert!(b.write_ready(&file, first));
+        let (first, _) = b.place_write(0, 4096, 0).expect("placed");
+        let (second, _) = b.place_write(4096, 4096, 0).expect("placed");
+        assert!(b.write_ready(&file, first, 0));
         assert!(
-            !b.write_ready(&file, second),
-            "its zone's earlier write is outstanding"
+            b.write_ready(&file, second, 0),
+            "job 0's own ring keeps them in order"
+        );
+        // Job 1 writes after them in the same zone (limit 1): it waits for both.
+        let (third, _) = b.place_write(8192, 4096, 1).expect("placed");
+        let (fourth, _) = b.place_write(12288, 4096, 0).expect("placed");
+        assert_eq!((third, fourth), (8192, 12288));
+        assert!(
+            !b.write_ready(&file, third, 1),
+            "two jobs: completions order them"
+        );
+        assert!(
+            !b.write_ready(&file, fourth, 0),
+            "shared now: job 0 waits too"
         );
         b.write_done(&file, first, 4096, true);
-        assert!(b.write_ready(&file, second));
-        // The second is dropped (its job ended): the third would wait for ever.
-        b.write_dropped(second, 4096);
+        b.write_done(&file, second, 4096, true);
+        assert!(b.write_ready(&file, third, 1));
+        // The third is dropped (its job ended): the fourth would wait for ever.
+        b.write_dropped(third, 4096);
         assert!(
-            b.write_ready(&file, third),
+            b.write_ready(&file, fourth, 0),
             "it goes (and fails) rather than hang"
         );
+    }
+
+    #[test]
+    fn a_zone_counts_as_open_until_its_last_write_completes() {
+        // The bench against fio found it: a zone left the open ones when its last write
+        // was issued, the next zone opened at once, and the drive, whose zone was not
+        // full yet, refused the write (Too Many Active Zones).
+        let mut b = book(2, 4 * MIB, 1);
+        let file = std::fs::File::open("/dev/null").expect("/dev/null");
+        for k in 0..63 {
+            write(&mut b, k * 65536, 65536);
+        }
+        let (last, _) = b.place_write(63 * 65536, 65536, 0).expect("placed");
+        assert!(b.write_ready(&file, last, 0));
+        let (next, _) = b.place_write(64 * 65536, 65536, 0).expect("placed");
+        assert_eq!(next, 4 * MIB, "the stream moves to zone 1");
+        assert!(
+            !b.write_ready(&file, next, 0),
+            "zone 0 is still open on the drive"
+        );
+        b.write_done(&file, last, 65536, true);
+        assert!(
+            b.write_ready(&file, next, 0),
+            "zone 0 full: zone 1 may open"
+        );
+        assert_eq!(b.activity.zones_filled, 1);
     }
 }

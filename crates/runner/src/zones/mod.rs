@@ -36,6 +36,12 @@ struct ZoneState {
     wp_done: u64,
     /// Writes taken from the source and not yet completed.
     taken: u32,
+    /// The job whose writes those are (when `taken` > 0 and not `shared`).
+    owner: u32,
+    /// Outstanding writes of two jobs or more: each waits for the one before it to
+    /// complete (two rings submit in no order between them); one job's go in the order
+    /// it issues them, as fio's go, and the block layer keeps a zone's writes in order.
+    shared: bool,
     sequential: bool,
     writable: bool,
     /// Full and chosen again: reset once the writes before have completed.
@@ -160,6 +166,8 @@ fn state(z: &Zone) -> ZoneState {
         wp_issued: wp,
         wp_done: wp,
         taken: 0,
+        owner: 0,
+        shared: false,
         sequential,
         writable: z.writable(),
         reset_pending: false,
@@ -176,12 +184,13 @@ mod book;
 pub struct ZonedSource<'a> {
     gen: Generator,
     book: &'a ZoneBook,
+    job: u32,
 }
 
 impl<'a> ZonedSource<'a> {
-    /// Job requests from `gen` on the zones of `book`.
-    pub fn new(gen: Generator, book: &'a ZoneBook) -> ZonedSource<'a> {
-        ZonedSource { gen, book }
+    /// Job `job`'s requests from `gen` on the zones of `book`.
+    pub fn new(gen: Generator, book: &'a ZoneBook, job: u32) -> ZonedSource<'a> {
+        ZonedSource { gen, book, job }
     }
 }
 
@@ -191,7 +200,7 @@ impl RequestSource for ZonedSource<'_> {
         for _ in 0..MAX_DRAWS {
             let mut r = self.gen.next_request();
             let placed = match r.op {
-                Op::Write => b.place_write(r.offset, r.len),
+                Op::Write => b.place_write(r.offset, r.len, self.job),
                 Op::Read => b.place_read(r.offset, r.len).map(|o| (o, r.len)),
             };
             match placed {
@@ -212,7 +221,7 @@ impl RequestSource for ZonedSource<'_> {
             return true;
         }
         let mut b = self.book.lock();
-        b.write_ready(&self.book.file, req.offset)
+        b.write_ready(&self.book.file, req.offset, self.job)
     }
 
     fn completed(&mut self, op: Op, offset: u64, len: u32, ok: bool) {
