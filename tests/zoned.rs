@@ -19,6 +19,19 @@ const SPEC: &str = "iogate: 1\nname: zoned\nsteps:\n  - workload: { name: seq, i
 /// A read-only run whose `target.zoned.conditions` are the drive's word after `SPEC`.
 const AFTER: &str = "iogate: 1\nname: after\nsteps:\n  - workload: { name: r, ios: 64, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
 
+/// A planted mistake: random writes to `max_open` zones at once, whatever the drive says.
+fn planted(max_open: u32) -> String {
+    format!("iogate: 1\nname: planted\nsteps:\n  - workload: {{ name: w, ios: 3000, queue_depth: 16, zones: {{ max_open: {max_open} }}, mix: [{{ block_size: 4KiB, read: 0%, random: 100% }}] }}\n")
+}
+
+/// Several jobs over few open zones, past the zones' capacity (resets), ending on a
+/// request count: the attack's hang (4 sequential jobs stopped at the first reset) and
+/// its Too Many Active Zones (2 jobs on 2 open zones).
+const JOBS: &str = "iogate: 1\nname: jobs\nsteps:\n  - workload: { name: seq4, ios: 16000, queue_depth: 16, jobs: 4, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n  - workload: { name: rand2, duration: 2s, queue_depth: 32, jobs: 2, zones: { max_open: 2 }, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: big, ios: 300, queue_depth: 8, mix: [{ block_size: 1MiB, read: 0%, random: 0% }] }\n";
+
+/// A block size above the zone capacity (3 MiB).
+const TOO_BIG: &str = "iogate: 1\nname: big\nsteps:\n  - workload: { name: w, ios: 10, mix: [{ block_size: 4MiB, read: 0% }] }\n";
+
 /// Each zoned drive of the boot: device, its limits as the driver was told them
 /// (max open, max active), zone capacity and conventional zones.
 type Drive = (&'static str, Option<u64>, Option<u64>, u64, u64);
@@ -38,10 +51,18 @@ fn boot_once() -> tempfile::TempDir {
     let script = [
         put(SPEC, "/tmp/s.yaml"),
         put(AFTER, "/tmp/after.yaml"),
-        "vm-modprobe null_blk nr_devices=1 zoned=1 zone_size=4 zone_capacity=3 zone_nr_conv=1 zone_max_open=3 zone_max_active=5 gb=1 memory_backed=1 || exit 90".into(),
+        "vm-modprobe null_blk nr_devices=1 zoned=1 zone_size=4 zone_capacity=3 zone_nr_conv=1 zone_max_open=3 zone_max_active=5 gb=1 memory_backed=0 || exit 90".into(),
         "vm-modprobe scsi_debug zbc=managed dev_size_mb=256 zone_size_mb=4 zone_max_open=4 zone_nr_conv=2 max_luns=1 num_tgts=1 || exit 91".into(),
         "i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done".into(),
+        put(&planted(6), "/tmp/p6.yaml"),
+        put(&planted(7), "/tmp/p7.yaml"),
         "for t in nvme0n1 nullb0 sda; do iogate run /tmp/s.yaml --target /dev/$t --out /out/$t -q --allow-destructive; echo $? > /out/$t.rc; iogate run /tmp/after.yaml --target /dev/$t --out /out/$t-after -q; echo $? > /out/$t-after.rc; done".into(),
+        "for p in 6 7; do iogate run /tmp/p$p.yaml --target /dev/nvme0n1 --out /out/nvme-p$p -q --allow-destructive; echo $? > /out/nvme-p$p.rc; done".into(),
+        "iogate run /tmp/p7.yaml --target /dev/nullb0 --out /out/nullb-p7 -q --allow-destructive; echo $? > /out/nullb-p7.rc".into(),
+        put(JOBS, "/tmp/jobs.yaml"),
+        put(TOO_BIG, "/tmp/big.yaml"),
+        "for t in nvme0n1 nullb0; do timeout 120 iogate run /tmp/jobs.yaml --target /dev/$t --out /out/$t-jobs -q --allow-destructive; echo $? > /out/$t-jobs.rc; done".into(),
+        "iogate run /tmp/big.yaml --target /dev/nvme0n1 --out /out/big -q --allow-destructive 2> /out/big.err; echo $? > /out/big.rc".into(),
     ]
     .join("\n");
     let (rc, out) = common::qemu_nvme(
@@ -143,6 +164,40 @@ fn a_conventional_spec_runs_unchanged_on_every_zoned_drive() {
     }
 }
 
+/// The drive's own limit is the one it enforces, and going past it fails with the status
+/// the standard names: QEMU's ZNS namespace (max open 4, max active 6) closes implicitly
+/// opened zones past 4 (as ZNS 1.1 §2.1.1.4 lets it) and refuses the 7th active zone with
+/// Too Many Active Zones; null_blk (max open 3, max active 5) refuses writes to 7 zones
+/// with Too Many Open or Active Zones. Each planted run fails (exit 1: its writes failed).
+fn past_the_drives_limits_writes_fail_with_the_named_status() {
+    let out = boot();
+    let zones = |name: &str| {
+        let r = json(&out.join(name).join("result.json"));
+        r["steps"][0]["zones"].clone()
+    };
+    assert_eq!(rc(out, "nvme-p6"), 0, "6 active zones: within the limit");
+    let p6 = zones("nvme-p6");
+    assert_eq!(p6["max_open_zones"], 6, "{p6}");
+    assert_eq!(p6["refused_too_many_active_zones"], 0, "{p6}");
+    assert_eq!(rc(out, "nvme-p7"), 1, "7 active zones: past the limit");
+    let p7 = zones("nvme-p7");
+    assert!(
+        p7["refused_too_many_active_zones"].as_u64().unwrap() > 0,
+        "{p7}"
+    );
+    assert_eq!(p7["refused_too_many_open_zones"], 0, "{p7}");
+    let md = std::fs::read_to_string(out.join("nvme-p7/report.md")).expect("report.md");
+    assert!(md.contains("writes refused: Too Many Active Zones"), "{md}");
+    assert_eq!(rc(out, "nullb-p7"), 1);
+    let n4 = zones("nullb-p7");
+    let refused = [
+        "refused_too_many_open_zones",
+        "refused_too_many_active_zones",
+    ]
+    .map(|k| n4[k].as_u64().unwrap());
+    assert!(refused[0] + refused[1] > 0, "{n4}");
+}
+
 fn the_drives_own_zone_report_agrees_with_the_book() {
     let out = boot();
     for (dev, _, max_active, ..) in DRIVES {
@@ -183,7 +238,79 @@ fn the_drives_own_zone_report_agrees_with_the_book() {
     }
 }
 
+/// Jobs share a drive's few open zones without a write error or a hang, across resets,
+/// with 1 MiB writes the kernel splits (which wait for each other); a block size above
+/// the zone capacity is refused before any I/O, as fio refuses it.
+fn many_jobs_share_the_zones_without_errors_or_hangs() {
+    let out = boot();
+    // The drive's active limit bounds the open zones: the steps start with the zones the
+    // runs before left active (null_blk: 5 active, 2 of them closed, after the planted
+    // run; writing a closed one opens it, which needs one of its 3 open slots).
+    for (dev, max_active) in [("nvme0n1", 6), ("nullb0", 5)] {
+        let name = format!("{dev}-jobs");
+        let r = json(&out.join(&name).join("result.json"));
+        let steps: Vec<String> = r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}: {} errors {} first {}",
+                    s["name"], s["metrics"]["errors"], s["zones"], s["error_records"][0]
+                )
+            })
+            .collect();
+        assert_eq!(rc(out, &name), 0, "{dev} (124: a hang): {steps:#?}");
+        for s in r["steps"].as_array().unwrap() {
+            let z = &s["zones"];
+            assert_eq!(s["metrics"]["errors"], 0, "{dev} {}: {z}", s["name"]);
+            assert!(
+                z["max_open_zones"].as_u64().unwrap() <= max_active,
+                "{dev}: {z}"
+            );
+        }
+        let seq = &r["steps"][0]["zones"];
+        // 250 MB over the namespace's 192 MiB of capacity resets zones (null_blk holds
+        // 765 MiB).
+        if dev == "nvme0n1" {
+            assert!(seq["zones_reset"].as_u64().unwrap() > 0, "{dev}: {seq}");
+        }
+        assert_eq!(r["steps"][0]["metrics"]["ios"], 16000, "{dev}");
+    }
+    assert_eq!(rc(out, "big"), 3);
+    let err = std::fs::read_to_string(out.join("big.err")).expect("big.err");
+    assert!(
+        err.contains("larger than the smallest zone capacity, 3145728 B"),
+        "{err}"
+    );
+}
+
+/// `zones:` on a file: refused before any I/O (exit 3), naming the step.
+fn zone_options_on_a_drive_that_is_not_zoned_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = common::write_spec(
+        dir.path(),
+        "z",
+        "iogate: 1\nname: z\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: w, ios: 10, zones: { max_open: 2 }, mix: [{ block_size: 4KiB, read: 0% }] }\n",
+    );
+    let o = common::Run::new(&spec)
+        .out(dir.path().join("out"))
+        .quiet()
+        .output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(common::code(&o), 3, "{err}");
+    assert!(
+        err.contains("step `w` on ")
+            && err.contains("`zones:` options")
+            && err.contains("not a zoned block device"),
+        "{err}"
+    );
+}
+
 tests_main![
     a_conventional_spec_runs_unchanged_on_every_zoned_drive: [Root, Qemu],
     the_drives_own_zone_report_agrees_with_the_book: [Root, Qemu],
+    past_the_drives_limits_writes_fail_with_the_named_status: [Root, Qemu],
+    many_jobs_share_the_zones_without_errors_or_hangs: [Root, Qemu],
+    zone_options_on_a_drive_that_is_not_zoned_are_refused,
 ];

@@ -91,6 +91,17 @@ fn activity(a: &ZoneActivity) -> String {
             a.write_pointer_resyncs
         );
     }
+    let refused = [
+        (a.refused_too_many_open_zones, "Too Many Open Zones"),
+        (a.refused_too_many_active_zones, "Too Many Active Zones"),
+        (
+            a.other_write_errors,
+            "other errors (EIO: the status is not passed up)",
+        ),
+    ];
+    for (n, status) in refused.iter().filter(|(n, _)| *n > 0) {
+        s += &format!(", {n} writes refused: {status}");
+    }
     if a.reads_skipped > 0 {
         s += &format!(", {} reads skipped (no zone held data)", a.reads_skipped);
     }

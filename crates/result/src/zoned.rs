@@ -73,25 +73,36 @@ pub struct ZoneConditions {
     pub offline: u64,
 }
 
-/// What one step did to a zoned drive's zones (`steps[].zones`): each count is of zones
-/// (not requests), from the zone-aware request source's own book-keeping of the writes
-/// it issued and the zone commands it sent.
+/// What one step did to a zoned drive's zones (`steps[].zones`), from the zone-aware
+/// request source's own book-keeping of the writes it issued and the zone commands it
+/// sent, over the whole step (its ramp included: zones are changed by every write).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ZoneActivity {
     /// Distinct zones the step wrote.
     pub zones_written: u64,
     /// Distinct zones the step read.
     pub zones_read: u64,
-    /// Zones that reached their capacity by the step's writes.
+    /// Times a zone reached its capacity by the step's writes (a zone reset and filled
+    /// again counts twice, so this may exceed `zones_written`).
     pub zones_filled: u64,
     /// Zone resets sent (a full zone reset before it was written again).
     pub zones_reset: u64,
     /// Zone finishes sent.
     pub zones_finished: u64,
-    /// Most zones the step held open at once (written, neither empty nor full).
+    /// Most zones open on the drive at once during the step (written, neither empty nor
+    /// full), the zones found open when it started included.
     pub max_open_zones: u64,
     /// Writes that failed and made the source read the zone's write pointer again.
     pub write_pointer_resyncs: u64,
+    /// Writes the drive refused with Too Many Open Zones (NVMe ZNS status 1h/BEh, ZBC
+    /// INSUFFICIENT ZONE RESOURCES; the kernel's ETOOMANYREFS).
+    pub refused_too_many_open_zones: u64,
+    /// Writes the drive refused with Too Many Active Zones (NVMe ZNS status 1h/BDh; the
+    /// kernel's EOVERFLOW).
+    pub refused_too_many_active_zones: u64,
+    /// Other failed writes (Zone Is Full, Zone Invalid Write and every other status
+    /// reach the block layer's caller as EIO, without the status).
+    pub other_write_errors: u64,
     /// Reads the workload drew where no zone held data yet (not issued, as fio's zbd
     /// mode skips them: reading past the write pointer measures nothing).
     pub reads_skipped: u64,

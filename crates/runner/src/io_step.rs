@@ -122,6 +122,20 @@ impl<'a> JobSetup<'a> {
         })
     }
 
+    /// On a zoned drive, preconditioning writes the zones' capacity, not their size:
+    /// its bytes (passes × the region) scaled to the writable bytes of the region's
+    /// zones, so that a pass fills each zone once rather than wrapping into resets.
+    fn zoned_limit(&self, limit: JobLimit) -> JobLimit {
+        match (&self.zones, limit, self.step.kind()) {
+            (Some(book), JobLimit::Bytes(n), iogate_spec::StepKind::Precondition) => {
+                let region = self.step.region.length_bytes.max(1);
+                let writable = book.writable_bytes().min(region);
+                JobLimit::Bytes((u128::from(n) * u128::from(writable) / u128::from(region)) as u64)
+            }
+            (_, limit, _) => limit,
+        }
+    }
+
     fn job_region(&self, job: u32) -> iogate_spec::Region {
         let step = self.step;
         if !self.sliced {
@@ -148,7 +162,7 @@ impl<'a> JobSetup<'a> {
             queue_depth: self.queue_depth,
             max_block_size: self.max_bs,
             align: self.target.logical_block_size as usize,
-            limit: job_limit(step, job),
+            limit: self.zoned_limit(job_limit(step, job)),
             interval_ns: self.opts.interval_ns,
             stop,
             progress,
@@ -409,8 +423,16 @@ pub(crate) fn run_io_step(
 /// command that failed, as the step's error.
 fn zone_activity(setup: &JobSetup<'_>, r: &mut StepResult) -> Option<String> {
     let (activity, error) = setup.zones.as_ref()?.activity();
+    let nothing_to_read = (r.metrics.all.ios == 0 && activity.reads_skipped > 0).then(|| {
+        format!(
+            "no zone of the step's region holds data to read ({} reads drawn, none issued): write the zones first",
+            activity.reads_skipped
+        )
+    });
     r.zones = Some(activity);
-    error.map(|e| format!("zone management: {e}"))
+    error
+        .map(|e| format!("zone management: {e}"))
+        .or(nothing_to_read)
 }
 
 /// The zones of a zoned block device's step region, written at most as many at once as
@@ -420,21 +442,21 @@ fn zone_activity(setup: &JobSetup<'_>, r: &mut StepResult) -> Option<String> {
 /// the read-back would call lost), or `zones::ZoneBook::open`'s.
 fn zone_book(step: &PlanStep, target: &Target, verify: bool) -> Result<ZoneBook, String> {
     if verify {
-        return Err("data verification (verify:, --journal) is not supported on a zoned drive yet: its zones are reset when full, which discards what the verification expects to read back".into());
+        // `zones::check` refused `verify: true` before the run; this is `--journal`.
+        return Err("the power-cut journal (--journal) is not supported on a zoned drive yet: its zones are reset when full, which discards what the verification expects to read back".into());
     }
     let file = target.open_job(step.writes()).map_err(|e| e.to_string())?;
-    let limit = match target.zone_limits() {
-        (Some(o), Some(a)) => Some(o.min(a)),
-        (o, a) => o.or(a),
+    let limits = match step.zoned.max_open {
+        iogate_spec::OpenZones::AtMost(n) => (Some(n), Some(n)),
+        iogate_spec::OpenZones::DriveLimit => match target.zone_limits() {
+            (Some(o), Some(a)) => (Some(o.min(a)), Some(a)),
+            (o, a) => (o.or(a), a),
+        },
     };
     let (from, len) = (step.region.offset_bytes, step.region.length_bytes);
-    ZoneBook::open(
-        file,
-        from,
-        from + len,
-        limit,
-        u64::from(target.logical_block_size),
-    )
+    let unsplit = target.max_request_bytes().unwrap_or(0);
+    let lbs = u64::from(target.logical_block_size);
+    ZoneBook::open(file, (from, from + len), limits, lbs, unsplit)
 }
 
 /// Why a completion sink stopped a job (the journal could not be written): the first

@@ -108,6 +108,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::error::Ru
     check_engines(plan, target)?;
     crate::data_placement::check(plan, target)?;
     crate::protection::check(plan, target)?;
+    crate::zones::check(plan, target)?;
     // A SNIA purge (Sanitize, Format NVM) needs an NVMe namespace: said before any I/O.
     let erasing = plan
         .steps

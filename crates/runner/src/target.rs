@@ -395,6 +395,14 @@ impl Target {
             .map_or((None, None), |d| iogate_drive::zoned::limits(&d))
     }
 
+    /// A block device's largest unsplit request, bytes (`zoned::max_request_bytes`).
+    pub fn max_request_bytes(&self) -> Option<u64> {
+        std::fs::metadata(&self.path)
+            .ok()
+            .and_then(|m| sysfs_disk_dir(m.rdev()))
+            .and_then(|d| iogate_drive::zoned::max_request_bytes(&d))
+    }
+
     /// Identity recorded in results: sysfs facts for block devices.
     pub fn identity(&self) -> TargetIdentity {
         let mut id = TargetIdentity {

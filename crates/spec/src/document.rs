@@ -473,6 +473,22 @@ pub struct RawWorkload {
     #[serde(default)]
     #[schemars(with = "Option<PiActionName>")]
     pub protection_information: Option<Spanned<String>>,
+    /// Options for a zoned drive (an NVMe ZNS namespace, a host-managed SMR disk); a
+    /// spec without them runs on one as fio's `zonemode=zbd` would.
+    #[serde(default)]
+    pub zones: Option<Spanned<RawZones>>,
+}
+
+/// `zones:` of a workload on a zoned drive.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawZones {
+    /// Zones written at once (default: the drive's limit, the smaller of its max open
+    /// and max active zones). Above the drive's limit the drive refuses writes: what a
+    /// conformance test of the limit plants.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 65536))]
+    pub max_open: Option<Spanned<u64>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.

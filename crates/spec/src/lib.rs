@@ -36,8 +36,9 @@ pub use files::{read_bounded, read_source, MAX_SPEC_BYTES};
 pub use plan::{
     AddressMapping, AdminCommand, BaselineRule, CaseAccess, CeilingStatistic, DataPattern,
     Distribution, Durability, EventAction, EventPlan, EventSchedule, Geometry, IoEngine, Limit,
-    MixLine, OperatingPointsPlan, PeerRule, PiAction, Plan, PlanStep, PowerCyclePlan, ProbePlan,
-    PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric,
+    MixLine, OpenZones, OperatingPointsPlan, PeerRule, PiAction, Plan, PlanStep, PowerCyclePlan,
+    ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric,
     SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
+    ZonedOptions,
 };
 pub use units::ByteSize;

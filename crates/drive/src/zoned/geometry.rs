@@ -8,18 +8,15 @@ use iogate_result::zoned::{ZoneModel, ZonedGeometry};
 
 use super::{conditions, sysfs_u64, Zone, ZoneType, SECTOR_BYTES};
 
-/// A sysfs limit where 0 means "no limit" (`max_open_zones`, `max_active_zones`). An
-/// NVMe multipath head (`nvmeSnN`, over the paths `nvmeScCnN` of subsystem S) says 0 on
-/// Linux 6.1 whatever its paths say (measured in the project's VM: the path said 4, the
-/// head 0): the first path's value is taken then.
-fn limit(disk_dir: &Path, name: &str) -> Option<u32> {
-    let own = sysfs_u64(disk_dir, name).filter(|&n| n > 0);
-    let path = || {
+/// The NVMe multipath paths of a head disk (`nvmeSnN` → `/sys/block/nvmeScCnN`, in
+/// order); empty for any other disk.
+fn paths(disk_dir: &Path) -> Vec<std::path::PathBuf> {
+    let names = || -> Option<Vec<String>> {
         let head = disk_dir.file_name()?.to_str()?;
         let (subsys, ns) = head.strip_prefix("nvme")?.split_once('n')?;
         let prefix = format!("nvme{subsys}c");
         let suffix = format!("n{ns}");
-        let mut paths: Vec<String> = std::fs::read_dir("/sys/block")
+        let mut names: Vec<String> = std::fs::read_dir("/sys/block")
             .ok()?
             .flatten()
             .filter_map(|e| e.file_name().into_string().ok())
@@ -29,10 +26,39 @@ fn limit(disk_dir: &Path, name: &str) -> Option<u32> {
                     .is_some_and(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()))
             })
             .collect();
-        paths.sort();
-        paths
+        names.sort();
+        Some(names)
+    };
+    names()
+        .unwrap_or_default()
+        .iter()
+        .map(|n| Path::new("/sys/block").join(n))
+        .collect()
+}
+
+/// The largest request the disk at `disk_dir` takes without splitting it, bytes (sysfs
+/// `queue/max_sectors_kb`, the smallest over an NVMe multipath head's paths): a larger
+/// write is split into several, which the kernel may resubmit out of order when one
+/// part cannot be queued at once.
+pub fn max_request_bytes(disk_dir: &Path) -> Option<u64> {
+    let own = sysfs_u64(disk_dir, "max_sectors_kb").filter(|&k| k > 0);
+    let path = paths(disk_dir)
+        .iter()
+        .filter_map(|p| sysfs_u64(p, "max_sectors_kb").filter(|&k| k > 0))
+        .min();
+    [own, path].into_iter().flatten().min().map(|k| k * 1024)
+}
+
+/// A sysfs limit where 0 means "no limit" (`max_open_zones`, `max_active_zones`). An
+/// NVMe multipath head (`nvmeSnN`, over the paths `nvmeScCnN` of subsystem S) says 0 on
+/// Linux 6.1 whatever its paths say (measured in the project's VM: the path said 4, the
+/// head 0): the first path's value is taken then.
+fn limit(disk_dir: &Path, name: &str) -> Option<u32> {
+    let own = sysfs_u64(disk_dir, name).filter(|&n| n > 0);
+    let path = || {
+        paths(disk_dir)
             .iter()
-            .find_map(|p| sysfs_u64(&Path::new("/sys/block").join(p), name).filter(|&n| n > 0))
+            .find_map(|p| sysfs_u64(p, name).filter(|&n| n > 0))
     };
     own.or_else(path)
         .map(|n| u32::try_from(n).unwrap_or(u32::MAX))

@@ -19,7 +19,7 @@ mod ioctl;
 use std::fs::File;
 use std::path::Path;
 
-pub use geometry::{geometry, limits};
+pub use geometry::{geometry, limits, max_request_bytes};
 use iogate_result::zoned::{ZoneConditions, ZoneModel};
 
 /// The kernel's sector: every zone position in its interface counts these.

@@ -60,12 +60,20 @@ pub trait RequestSource {
         false
     }
     /// Whether `req`, taken from this source, may be issued now: a zoned drive's write
-    /// waits for the writes before it in its zone (`zones::ZonedSource`).
-    fn ready(&self, _req: &Request) -> bool {
+    /// waits for the writes before it in its zone, or for its zone to open; the source
+    /// may move it meanwhile to a zone that became free (`zones::ZonedSource`).
+    fn ready(&mut self, _req: &mut Request) -> bool {
         true
     }
-    /// A request taken from this source completed: `ok` false when it failed.
-    fn completed(&mut self, _op: Op, _offset: u64, _len: u32, _ok: bool) {}
+    /// A request taken from this source completed: `Err(errno)` when it failed (0: a
+    /// failure without an errno, e.g. a short transfer or an NVMe status).
+    fn completed(&mut self, _op: Op, _offset: u64, _len: u32, _outcome: Result<(), i32>) {}
+    /// After `next_request` returned None: whether the source is done (true), or has a
+    /// request it cannot place yet (false: a zoned drive's write waiting for a zone; the
+    /// engine asks again after a completion, or in 20 µs when none is outstanding).
+    fn exhausted(&self) -> bool {
+        true
+    }
     /// A request taken from this source will never be issued (its job ended first).
     fn dropped(&mut self, _req: &Request) {}
 }

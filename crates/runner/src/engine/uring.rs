@@ -411,17 +411,24 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             if !self.issue.issuing {
                 break;
             }
-            let req = match self.issue.pending.take() {
+            let mut req = match self.issue.pending.take() {
                 Some(r) => r,
                 None => match self.src.next_request() {
                     Some(r) => r,
+                    None if !self.src.exhausted() => {
+                        if self.inflight == 0 {
+                            let at = now + 20_000;
+                            *wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
+                        }
+                        break;
+                    }
                     None => {
                         self.issue.issuing = false;
                         break;
                     }
                 },
             };
-            if let Some(at) = self.held_until(&req, now) {
+            if let Some(at) = self.held_until(&mut req, now) {
                 self.issue.pending = Some(req);
                 if at != 0 {
                     *wake_at = Some(wake_at.map_or(at, |w| w.min(at)));
@@ -444,7 +451,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
     /// pacing gate, Some(0) for the request's depth limit or an overlapping write in
     /// flight (verification), None when it may go now.
     #[inline]
-    fn held_until(&mut self, req: &Request, now: u64) -> Option<u64> {
+    fn held_until(&mut self, req: &mut Request, now: u64) -> Option<u64> {
         if self.timed {
             let due = *self.issue.base_ns.get_or_insert(now) + req.due_ns;
             if due > now {

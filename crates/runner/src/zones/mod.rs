@@ -36,18 +36,23 @@ struct ZoneState {
     wp_done: u64,
     /// Writes taken from the source and not yet completed.
     taken: u32,
-    /// The job whose writes those are (when `taken` > 0 and not `shared`).
+    /// Of those, writes above the device's unsplit size: while one is outstanding, the
+    /// zone's next write waits for it to complete.
+    split_taken: u32,
+    /// The job whose writes those are (when `taken` > 0): one job writes a zone at a
+    /// time, its ring submits them in the order it issues them, as fio's go, and the
+    /// block layer keeps a zone's writes in order.
     owner: u32,
-    /// Outstanding writes of two jobs or more: each waits for the one before it to
-    /// complete (two rings submit in no order between them); one job's go in the order
-    /// it issues them, as fio's go, and the block layer keeps a zone's writes in order.
-    shared: bool,
     sequential: bool,
     writable: bool,
     /// Full and chosen again: reset once the writes before have completed.
     reset_pending: bool,
     /// Writes taken before the reset was decided and not yet completed.
     before_reset: u32,
+    /// The job whose write follows the reset: its writes before it were all issued
+    /// (a job takes its next request once the last is issued), so its write at the
+    /// zone's start is the one after the reset, another job's is one before.
+    reset_by: u32,
     /// Outstanding writes were placed on a write pointer a failed write made wrong: they
     /// go as they come (and fail) until none is left.
     stale: bool,
@@ -66,9 +71,20 @@ struct Book {
     base: u64,
     zone_size: u64,
     lbs: u64,
-    /// Zones being written (neither empty nor full), at most `limit`.
+    /// Zones open on the drive (written, or found open, and not full), at most `limit`
+    /// (its max open zones, or the smaller of both limits, or the spec's).
     open: Vec<usize>,
     limit: usize,
+    /// Zones found closed when the step started: active on the drive, opened again by a
+    /// write, which needs an open slot.
+    closed: Vec<usize>,
+    /// Open and closed zones together, at most this many (the drive's max active zones).
+    active_limit: usize,
+    /// The largest write the device takes unsplit: larger ones wait for the write before
+    /// them to complete even within one job (a split write's parts may be resubmitted
+    /// out of order: measured as Zone Invalid Write on 1 MiB writes over QEMU's 508 KiB
+    /// limit).
+    unsplit_bytes: u64,
     rng: u64,
     activity: ZoneActivity,
     /// A zone command that failed: the step's error.
@@ -77,17 +93,18 @@ struct Book {
 
 impl ZoneBook {
     /// The book of the zones wholly inside `[from, to)` bytes of the zoned block device
-    /// open as `file` (for writing), writing at most `limit` zones at once (None: as many
-    /// as the drive has). `lbs`: the logical block size.
+    /// open as `file` (for writing), writing at most `limits.0` zones at once and keeping
+    /// at most `limits.1` active (None: no limit). `lbs`: the logical block size; `unsplit_bytes`: the largest
+    /// write the device takes whole (0: pipeline none).
     ///
     /// Errors: the zone report fails, or no writable or readable zone lies wholly in the
     /// region.
     pub fn open(
         file: File,
-        from: u64,
-        to: u64,
-        limit: Option<u32>,
+        (from, to): (u64, u64),
+        limits: (Option<u32>, Option<u32>),
         lbs: u64,
+        unsplit_bytes: u64,
     ) -> Result<ZoneBook, String> {
         let all = zoned::report_range(&file, from, to).map_err(|e| e.to_string())?;
         let inside: Vec<Zone> = all
@@ -106,15 +123,19 @@ impl ZoneBook {
         }
         let (base, zone_size) = (first.start_bytes, first.len_bytes);
         let zones: Vec<ZoneState> = inside.iter().map(state).collect();
-        let open: Vec<usize> = inside
-            .iter()
-            .enumerate()
-            .filter(|(i, z)| {
-                z.condition.is_active() && zones[*i].writable && zones[*i].wp_issued < zones[*i].end
-            })
-            .map(|(i, _)| i)
-            .collect();
-        let limit = limit.map_or(usize::MAX, |l| l.max(1) as usize);
+        let found = |open: bool| -> Vec<usize> {
+            let condition = |z: &Zone| match open {
+                true => z.condition.is_open(),
+                false => z.condition == ZoneCondition::Closed,
+            };
+            let usable = |i: usize| zones[i].writable && zones[i].wp_issued < zones[i].end;
+            (0..inside.len())
+                .filter(|&i| condition(&inside[i]) && usable(i))
+                .collect()
+        };
+        let (open, closed) = (found(true), found(false));
+        let limit = limits.0.map_or(usize::MAX, |l| l.max(1) as usize);
+        let active_limit = limits.1.map_or(usize::MAX, |l| l.max(1) as usize);
         let activity = ZoneActivity {
             max_open_zones: open.len() as u64,
             ..ZoneActivity::default()
@@ -126,6 +147,9 @@ impl ZoneBook {
             lbs,
             open,
             limit,
+            closed,
+            active_limit,
+            unsplit_bytes,
             rng: from ^ 0x9E37_79B9_7F4A_7C15,
             activity,
             error: None,
@@ -141,6 +165,16 @@ impl ZoneBook {
         self.book.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Bytes the book's zones can hold: each writable zone's capacity.
+    pub fn writable_bytes(&self) -> u64 {
+        let b = self.lock();
+        b.zones
+            .iter()
+            .filter(|z| z.writable)
+            .map(|z| z.end - z.start)
+            .sum()
+    }
+
     /// What the step did to the zones, and the first zone command that failed.
     pub fn activity(&self) -> (ZoneActivity, Option<String>) {
         let b = self.lock();
@@ -148,6 +182,22 @@ impl ZoneBook {
         a.zones_written = b.zones.iter().filter(|z| z.written).count() as u64;
         a.zones_read = b.zones.iter().filter(|z| z.read).count() as u64;
         (a, b.error.clone())
+    }
+}
+
+impl Book {
+    /// A failed write counted by the zone status the kernel's errno stands for (Linux
+    /// `block/blk-core.c` `blk_errors`: BLK_STS_ZONE_OPEN_RESOURCE is ETOOMANYREFS,
+    /// BLK_STS_ZONE_ACTIVE_RESOURCE is EOVERFLOW; the NVMe driver maps ZNS statuses Too
+    /// Many Open Zones (1h/BEh) and Too Many Active Zones (1h/BDh) to them; every other
+    /// zone status, Zone Is Full and Zone Invalid Write among them, arrives as EIO).
+    fn count_refusal(&mut self, errno: i32) {
+        let a = &mut self.activity;
+        match errno {
+            libc::ETOOMANYREFS => a.refused_too_many_open_zones += 1,
+            libc::EOVERFLOW => a.refused_too_many_active_zones += 1,
+            _ => a.other_write_errors += 1,
+        }
     }
 }
 
@@ -166,12 +216,13 @@ fn state(z: &Zone) -> ZoneState {
         wp_issued: wp,
         wp_done: wp,
         taken: 0,
+        split_taken: 0,
         owner: 0,
-        shared: false,
         sequential,
         writable: z.writable(),
         reset_pending: false,
         before_reset: 0,
+        reset_by: 0,
         stale: false,
         written: false,
         read: false,
@@ -179,26 +230,39 @@ fn state(z: &Zone) -> ZoneState {
 }
 
 mod book;
+mod check;
+
+pub use check::check;
 
 /// One job's requests on a zoned drive: its generator's, moved to the write pointers.
 pub struct ZonedSource<'a> {
     gen: Generator,
     book: &'a ZoneBook,
     job: u32,
+    /// A write no zone could take at the last call.
+    held: Option<Request>,
+    waiting: bool,
 }
 
 impl<'a> ZonedSource<'a> {
     /// Job `job`'s requests from `gen` on the zones of `book`.
     pub fn new(gen: Generator, book: &'a ZoneBook, job: u32) -> ZonedSource<'a> {
-        ZonedSource { gen, book, job }
+        ZonedSource {
+            gen,
+            book,
+            job,
+            held: None,
+            waiting: false,
+        }
     }
 }
 
 impl RequestSource for ZonedSource<'_> {
     fn next_request(&mut self) -> Option<Request> {
+        self.waiting = false;
         let mut b = self.book.lock();
         for _ in 0..MAX_DRAWS {
-            let mut r = self.gen.next_request();
+            let mut r = self.held.take().unwrap_or_else(|| self.gen.next_request());
             let placed = match r.op {
                 Op::Write => b.place_write(r.offset, r.len, self.job),
                 Op::Read => b.place_read(r.offset, r.len).map(|o| (o, r.len)),
@@ -210,24 +274,40 @@ impl RequestSource for ZonedSource<'_> {
                     return Some(r);
                 }
                 None if r.op == Op::Read => b.activity.reads_skipped += 1,
-                None => {}
+                None => {
+                    // Every zone it could go to is full and waiting for its reset: kept
+                    // for the next call.
+                    self.held = Some(r);
+                    self.waiting = true;
+                    return None;
+                }
             }
         }
         None
     }
 
-    fn ready(&self, req: &Request) -> bool {
+    fn exhausted(&self) -> bool {
+        !self.waiting
+    }
+
+    fn ready(&mut self, req: &mut Request) -> bool {
         if req.op != Op::Write {
             return true;
         }
         let mut b = self.book.lock();
-        b.write_ready(&self.book.file, req.offset, self.job)
+        if let Some((offset, len)) = b.rehome(req.offset, req.len, self.job) {
+            (req.offset, req.len) = (offset, len);
+        }
+        b.write_ready(&self.book.file, req.offset, u64::from(req.len), self.job)
     }
 
-    fn completed(&mut self, op: Op, offset: u64, len: u32, ok: bool) {
+    fn completed(&mut self, op: Op, offset: u64, len: u32, outcome: Result<(), i32>) {
         if op == Op::Write {
             let mut b = self.book.lock();
-            b.write_done(&self.book.file, offset, u64::from(len), ok);
+            if let Err(errno) = outcome {
+                b.count_refusal(errno);
+            }
+            b.write_done(&self.book.file, offset, u64::from(len), outcome.is_ok());
         }
     }
 
@@ -235,7 +315,7 @@ impl RequestSource for ZonedSource<'_> {
         if req.op == Op::Write {
             self.book
                 .lock()
-                .write_dropped(req.offset, u64::from(req.len));
+                .write_dropped(req.offset, u64::from(req.len), self.job);
         }
     }
 }

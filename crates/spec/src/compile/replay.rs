@@ -258,6 +258,7 @@ pub(super) fn bare(name: String, body: StepBody, region: Region, limit: Limit) -
         polled: false,
         kernel_submission: false,
         durability: crate::plan::Durability::default(),
+        zoned: crate::plan::ZonedOptions::default(),
         ramp_ns: 0,
         cpus: Vec::new(),
         estimated_duration_ns: match limit {

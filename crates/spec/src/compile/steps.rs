@@ -162,6 +162,7 @@ pub(super) fn precondition(
             polled: false,
             kernel_submission: false,
             durability: crate::plan::Durability::default(),
+            zoned: crate::plan::ZonedOptions::default(),
             estimated_duration_ns: None,
             estimated_bytes: Some(bytes),
             loops: Vec::new(),
@@ -261,6 +262,16 @@ fn durability(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<crate::plan::Durabili
     })
 }
 
+/// `zones:`: how many zones the workload writes at once (1 to 65536; default the
+/// drive's limit).
+fn zoned(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<crate::plan::ZonedOptions> {
+    let max_open = match w.zones.as_ref().and_then(|z| z.value.max_open.as_ref()) {
+        Some(n) => crate::plan::OpenZones::AtMost(cx.count(n, "zones.max_open", 1, 65536)? as u32),
+        None => crate::plan::OpenZones::DriveLimit,
+    };
+    Some(crate::plan::ZonedOptions { max_open })
+}
+
 /// The CPUs jobs are pinned to: a non-empty list of CPU numbers below 1024 (empty: not
 /// pinned).
 fn cpus(cx: &mut Ctx<'_>, w: &RawWorkload) -> Vec<u32> {
@@ -316,6 +327,7 @@ pub(super) fn workload(
     };
     let cpus = cpus(cx, w);
     let durability = durability(cx, w);
+    let zoned = zoned(cx, w);
     let mix = mix(cx, &w.mix, lbs, region.as_ref(), w.placement.as_ref());
     let verify = w.verify.as_ref().is_some_and(|v| v.value);
     if let Some(mix) = &mix {
@@ -323,7 +335,7 @@ pub(super) fn workload(
     }
     let data = super::data::data_pattern(cx, w.data.as_ref(), verify);
     let (region, qd, jobs, limit, mix, ramp_ns) = (region?, qd?, jobs?, limit?, mix?, ramp_ns?);
-    let (data, durability, io) = (data?, durability?, io?);
+    let (data, durability, io, zoned) = (data?, durability?, io?, zoned?);
     let (distribution, rate, think_time_ns) = (distribution?, rate?, think_time_ns?);
     let (estimated_duration_ns, estimated_bytes) = estimates(limit, ramp_ns, &mix);
     let during = super::events::events(cx, w, index, seed, estimated_duration_ns)?;
@@ -352,6 +364,7 @@ pub(super) fn workload(
             polled: io.polled,
             kernel_submission: io.kernel_submission,
             durability,
+            zoned,
             estimated_duration_ns,
             estimated_bytes,
             loops: Vec::new(),

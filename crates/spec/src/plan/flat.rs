@@ -54,6 +54,8 @@ struct FlatStep<'a> {
     loops: &'a [LoopIteration],
     #[serde(skip_serializing_if = "Option::is_none")]
     recovery: Option<&'a RecoveryPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zones: Option<&'a crate::plan::ZonedOptions>,
 }
 
 impl Serialize for PlanStep {
@@ -89,6 +91,7 @@ impl Serialize for PlanStep {
             during: self.events(),
             loops: &self.loops,
             recovery: self.recovery.as_ref(),
+            zones: (!self.zoned.is_default()).then_some(&self.zoned),
         }
         .serialize(s)
     }

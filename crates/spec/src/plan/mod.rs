@@ -22,6 +22,7 @@ mod replay;
 pub mod shorten;
 mod sweep;
 mod table;
+mod zoned;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
 mod geometry;
@@ -36,6 +37,7 @@ pub use sweep::{
     CaseAccess, CeilingStatistic, OperatingPointsPlan, SteadyMetric, SteadyStatePlan, SweepCase,
     SweepPlan,
 };
+pub use zoned::{OpenZones, ZonedOptions};
 
 /// Plan format version, printed by `iogate plan --json`.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
@@ -351,6 +353,8 @@ pub struct PlanStep {
     pub kernel_submission: bool,
     /// Flushes and FUA writes (`fsync:`, `sync:`).
     pub durability: Durability,
+    /// Options for a zoned drive (`zones:`; defaults elsewhere).
+    pub zoned: ZonedOptions,
     /// Warm-up before the measurement, ns (time-bounded steps only; 0: none).
     pub ramp_ns: u64,
     /// CPUs the jobs are pinned to (job i on `cpus[i % len]`); empty: not pinned.

@@ -79,7 +79,12 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         if failure.is_none() && s.op == Op::Read {
             failure = self.check_read_pi(s, slot_index);
         }
-        self.src.completed(s.op, s.offset, s.len, failure.is_none());
+        let outcome = match failure {
+            None => Ok(()),
+            Some(_) if res < 0 && self.p.passthrough.is_none() => Err(-res),
+            Some(_) => Err(0),
+        };
+        self.src.completed(s.op, s.offset, s.len, outcome);
         let completed = Completed {
             seq: s.seq,
             op: s.op,

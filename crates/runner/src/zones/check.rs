@@ -1,0 +1,69 @@
+//! What a plan may ask of a zoned drive, checked before any I/O: no `zones:` options on a
+//! drive that is not zoned; on a zoned one, no trace replay with writes (a trace's
+//! writes land at its own offsets, off the write pointers), no data verification (a
+//! reset discards what it would read back), no block size above the smallest zone
+//! capacity (fio refuses it too), and a region holding a whole zone. Part of `zones`;
+//! `run::check_target` calls it.
+
+use iogate_spec::{Plan, PlanStep, StepKind};
+
+use crate::error::RunError;
+use crate::target::Target;
+
+fn refuse(step: &PlanStep, target: &Target, why: String) -> RunError {
+    RunError::Unsupported(format!(
+        "step `{}` on {}: {why}",
+        step.name,
+        target.path.display()
+    ))
+}
+
+/// Refuses what the plan's steps ask of `target` that a zoned drive (or a conventional
+/// drive, for `zones:` options) cannot do.
+///
+/// Errors: [`RunError::Unsupported`] naming the step and the reason.
+pub fn check(plan: &Plan, target: &Target) -> Result<(), RunError> {
+    let Some(_) = target.zoned else {
+        return match plan.steps.iter().find(|s| !s.zoned.is_default()) {
+            Some(step) => Err(refuse(step, target, "the step has `zones:` options, but the target is not a zoned block device (its queue/zoned is none): they would change nothing".into())),
+            None => Ok(()),
+        };
+    };
+    let Some(geometry) = target.identity().zoned else {
+        return Err(RunError::Target {
+            path: target.path.clone(),
+            message: "a zoned block device whose zones cannot be reported".into(),
+        });
+    };
+    let capacity = geometry
+        .min_zone_capacity_bytes
+        .unwrap_or(geometry.zone_size_bytes)
+        .min(geometry.zone_size_bytes);
+    for step in &plan.steps {
+        let io = matches!(
+            step.kind(),
+            StepKind::Workload | StepKind::Precondition | StepKind::Replay
+        );
+        if !io {
+            continue;
+        }
+        if step.kind() == StepKind::Replay && step.writes() {
+            return Err(refuse(step, target, "a trace's writes land at the trace's own offsets, which a zoned drive refuses off its write pointers; replaying onto zoned drives is not supported yet".into()));
+        }
+        if step.verify {
+            return Err(refuse(step, target, "data verification (`verify: true`) is not supported on a zoned drive yet: its zones are reset when full, which discards what the verification expects to read back".into()));
+        }
+        if let Some(m) = step.mix.iter().find(|m| m.block_size_bytes > capacity) {
+            return Err(refuse(step, target, format!("block size {} B is larger than the smallest zone capacity, {capacity} B: a request cannot cross a zone's end", m.block_size_bytes)));
+        }
+        let (from, to) = (
+            step.region.offset_bytes,
+            step.region.offset_bytes + step.region.length_bytes,
+        );
+        let size = geometry.zone_size_bytes.max(1);
+        if from.div_ceil(size) * size + size > to {
+            return Err(refuse(step, target, format!("its region [{from}, {to}) bytes holds no whole zone of {size} B: a zoned drive is written zone by zone")));
+        }
+    }
+    Ok(())
+}
