@@ -148,14 +148,7 @@ impl Book {
             z.reset_by = job;
             z.wp_issued = z.start;
         }
-        let at = z.wp_issued;
-        let len = u64::from(len).min(z.end - at);
-        z.wp_issued += len;
-        z.owner = job;
-        z.taken += 1;
-        z.split_taken += u32::from(len > self.unsplit_bytes);
-        z.written = true;
-        Some((at, len as u32))
+        Some(self.take(i, len, job))
     }
 
     /// A write of job `job` at `offset` waiting for its zone to open while the open
@@ -180,15 +173,22 @@ impl Book {
             .copied()
             .find(|&k| self.room(k) && !self.zones[k].reset_pending && self.free_for(k, job))?;
         self.write_dropped(offset, u64::from(len), job);
-        let z = &mut self.zones[to];
+        Some(self.take(to, len, job))
+    }
+
+    /// Job `job`'s write of up to `len` bytes at zone `i`'s write pointer, cut to the
+    /// capacity left: (offset, length).
+    fn take(&mut self, i: usize, len: u32, job: u32) -> (u64, u32) {
+        let unsplit = self.unsplit_bytes;
+        let z = &mut self.zones[i];
         let at = z.wp_issued;
         let len = u64::from(len).min(z.end - at);
         z.wp_issued += len;
         z.owner = job;
         z.taken += 1;
-        z.split_taken += u32::from(len > self.unsplit_bytes);
+        z.split_taken += u32::from(len > unsplit);
         z.written = true;
-        Some((at, len as u32))
+        (at, len as u32)
     }
 
     /// Where a read of `len` bytes the generator put at `offset` goes: below the write
