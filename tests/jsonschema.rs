@@ -133,6 +133,7 @@ const SCHEMA_INVALID: [&str; 24] = [
     "bad_sweep_mix.yaml",
     "bad_tolerance.yaml",
     "bad_unit.yaml",
+    "bad_zones.yaml",
     "duplicate_key.yaml",
     "many_errors.yaml",
     "non_finite_number.yaml",
