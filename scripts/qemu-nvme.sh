@@ -160,6 +160,10 @@ trap 'rm -rf "$work"' EXIT
 wipefs=$(command -v wipefs || echo /sbin/wipefs)
 [ -x "$wipefs" ] || { echo "qemu-nvme: wipefs (util-linux) missing" >&2; exit 2; }
 extras+=("$wipefs")
+# blkzone (util-linux): the drive's own zone report and zone commands, beside iogate's.
+blkzone=$(command -v blkzone || echo /usr/sbin/blkzone)
+[ -x "$blkzone" ] || { echo "qemu-nvme: blkzone (util-linux) missing" >&2; exit 2; }
+extras+=("$blkzone")
 srcs=("$busybox") dsts=(bin/busybox)
 # The NVMe driver and its dependencies, in load order (modprobe resolves them on the
 # host for the guest's kernel version).

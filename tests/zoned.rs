@@ -29,6 +29,12 @@ fn planted(max_open: u32) -> String {
 /// its Too Many Active Zones (2 jobs on 2 open zones).
 const JOBS: &str = "iogate: 1\nname: jobs\nsteps:\n  - workload: { name: seq4, ios: 16000, queue_depth: 16, jobs: 4, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n  - workload: { name: rand2, duration: 2s, queue_depth: 32, jobs: 2, zones: { max_open: 2 }, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: big, ios: 300, queue_depth: 8, mix: [{ block_size: 1MiB, read: 0%, random: 0% }] }\n";
 
+/// The `zones:` options on a ZNS namespace's generic device, from all zones empty:
+/// finishes at half the capacity (600 × 64 KiB = 25 zones of 1.5 MiB), Zone Appends at
+/// queue depth 1, from 2 jobs at 8 over 8 zones; resets at once over 4 zones (beside the
+/// zones the steps before left active); Zone Appends at random at 32; reads past the write pointers.
+const APPEND: &str = "iogate: 1\nname: append\nsteps:\n  - workload: { name: fin, ios: 600, queue_depth: 4, zones: { finish_at: 50% }, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n  - workload: { name: a1, ios: 3000, zones: { write_command: zone_append }, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n  - workload: { name: a8, ios: 6000, queue_depth: 8, jobs: 2, zones: { write_command: zone_append, count: 8 }, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n  - workload: { name: rst, ios: 3000, queue_depth: 4, zones: { reset_at: 0%, count: 4 }, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n  - workload: { name: ar, ios: 6000, queue_depth: 32, zones: { write_command: zone_append }, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: rany, ios: 500, zones: { reads: anywhere }, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
+
 /// A block size above the zone capacity (3 MiB).
 const TOO_BIG: &str = "iogate: 1\nname: big\nsteps:\n  - workload: { name: w, ios: 10, mix: [{ block_size: 4MiB, read: 0% }] }\n";
 
@@ -36,8 +42,9 @@ const TOO_BIG: &str = "iogate: 1\nname: big\nsteps:\n  - workload: { name: w, io
 /// (max open, max active), zone capacity and conventional zones.
 type Drive = (&'static str, Option<u64>, Option<u64>, u64, u64);
 
-const DRIVES: [Drive; 3] = [
+const DRIVES: [Drive; 4] = [
     ("nvme0n1", Some(4), Some(6), 3 << 20, 0),
+    ("ng0n1", Some(4), Some(6), 3 << 20, 0),
     ("nullb0", Some(3), Some(5), 3 << 20, 1),
     ("sda", Some(4), None, 4 << 20, 2),
 ];
@@ -63,6 +70,11 @@ fn boot_once() -> tempfile::TempDir {
         put(TOO_BIG, "/tmp/big.yaml"),
         "for t in nvme0n1 nullb0; do timeout 120 iogate run /tmp/jobs.yaml --target /dev/$t --out /out/$t-jobs -q --allow-destructive; echo $? > /out/$t-jobs.rc; done".into(),
         "iogate run /tmp/big.yaml --target /dev/nvme0n1 --out /out/big -q --allow-destructive 2> /out/big.err; echo $? > /out/big.rc".into(),
+        put(APPEND, "/tmp/append.yaml"),
+        "blkzone reset /dev/nvme0n1; iogate run /tmp/s.yaml --target /dev/ng0n1 --out /out/ng0n1 -q --allow-destructive; echo $? > /out/ng0n1.rc; iogate run /tmp/after.yaml --target /dev/ng0n1 --out /out/ng0n1-after -q; echo $? > /out/ng0n1-after.rc".into(),
+        "blkzone reset /dev/nvme0n1; timeout 120 iogate run /tmp/append.yaml --target /dev/ng0n1 --out /out/append -q --allow-destructive; echo $? > /out/append.rc; blkzone report /dev/nvme0n1 > /out/append.zones".into(),
+        "iogate run /tmp/append.yaml --target /dev/nvme0n1 --out /out/append-blk -q --allow-destructive 2> /out/append-blk.err; echo $? > /out/append-blk.rc".into(),
+        "blkzone reset /dev/nvme0n1; iogate run /tmp/p7.yaml --target /dev/ng0n1 --out /out/ng-p7 -q --allow-destructive; echo $? > /out/ng-p7.rc".into(),
     ]
     .join("\n");
     let (rc, out) = common::qemu_nvme(
@@ -196,6 +208,19 @@ fn past_the_drives_limits_writes_fail_with_the_named_status() {
     ]
     .map(|k| n4[k].as_u64().unwrap());
     assert!(refused[0] + refused[1] > 0, "{n4}");
+    // Through passthrough the controller's own status arrives, named.
+    assert_eq!(rc(out, "ng-p7"), 1);
+    let ng = json(&out.join("ng-p7/result.json"));
+    let z = &ng["steps"][0]["zones"];
+    assert!(
+        z["refused_too_many_active_zones"].as_u64().unwrap() > 0,
+        "{z}"
+    );
+    // The first refusal names the status; the writes queued behind it in its zone fail
+    // as Zone Invalid Write.
+    let records = ng["steps"][0]["error_records"].as_array().unwrap();
+    let named = |n: &str| records.iter().any(|r| r["nvme_status"]["name"] == n);
+    assert!(named("Too Many Active Zones"), "{records:?}");
 }
 
 fn the_drives_own_zone_report_agrees_with_the_book() {
@@ -285,6 +310,116 @@ fn many_jobs_share_the_zones_without_errors_or_hangs() {
     );
 }
 
+/// The step of `r` named `name`.
+fn step<'r>(r: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
+    r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .expect("step")
+}
+
+/// On the generic device: finishes at the share asked; Zone Appends at queue depth 1,
+/// 8 from 2 jobs on the same zones, and 32 random, all with 0 errors and every returned
+/// LBA inside its zone; `count` keeps the step to its zones; `reset_at: 0%` resets
+/// each zone as it fills; reads past the write pointers; and the drive's own report
+/// (blkzone, through the block device) agrees with the fills iogate recorded.
+fn zone_options_and_appends_on_a_zns_generic_device() {
+    let out = boot();
+    let r = json(&out.join("append/result.json"));
+    let steps: Vec<String> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{}: {} errors, first {}, {}",
+                s["name"], s["metrics"]["errors"], s["error_records"][0], s["zones"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        rc(out, "append"),
+        0,
+        "124: a hang; {}: {steps:#?}",
+        r["error"]
+    );
+    for s in r["steps"].as_array().unwrap() {
+        let z = &s["zones"];
+        assert_eq!(
+            s["metrics"]["errors"], 0,
+            "{}: {}",
+            s["name"], s["error_records"]
+        );
+        assert_eq!(z["appends_outside_zone"], 0, "{}: {z}", s["name"]);
+        assert_eq!(z["write_pointer_resyncs"], 0, "{}: {z}", s["name"]);
+        assert!(
+            z["max_open_zones"].as_u64().unwrap() <= 4,
+            "{}: {z}",
+            s["name"]
+        );
+    }
+    let fin = &step(&r, "fin")["zones"];
+    assert_eq!(fin["zones_finished"], 25, "{fin}");
+    assert_eq!(fin["zones_filled"], 0, "finished, not filled: {fin}");
+    let full = |s: &serde_json::Value| {
+        let after = s["zones"]["after"]["fill_pct"]
+            .as_array()
+            .expect("after")
+            .clone();
+        after.iter().filter(|p| **p == 100).count()
+    };
+    assert_eq!(full(step(&r, "fin")), 25);
+    let a1 = &step(&r, "a1")["zones"];
+    // 3000 × 16 KiB over zones of 3 MiB, after the 25 finished ones.
+    assert_eq!(a1["zones_filled"], 15, "{a1}");
+    assert_eq!(a1["zones_reset"], 0, "{a1}");
+    let a8 = &step(&r, "a8")["zones"];
+    assert!(a8["zones_written"].as_u64().unwrap() <= 8, "{a8}");
+    assert_eq!(a8["after"]["fill_pct"].as_array().unwrap().len(), 8, "{a8}");
+    assert!(
+        a8["zones_reset"].as_u64().unwrap() > 0,
+        "the 8 zones were full: {a8}"
+    );
+    // Each zone the step filled was reset at once (the region's 4 zones hold 12 MiB,
+    // the step writes 187.5 MiB); zones full when it started are reset only when picked.
+    let rst = &step(&r, "rst")["zones"];
+    let (filled, reset) = (
+        rst["zones_filled"].as_u64().unwrap(),
+        rst["zones_reset"].as_u64().unwrap(),
+    );
+    assert!(filled > 4 && reset >= filled, "{rst}");
+    let rany = &step(&r, "rany")["zones"];
+    assert!(rany["zones_read"].as_u64().unwrap() > 32, "{rany}");
+    assert_eq!(rany["reads_skipped"], 0, "{rany}");
+    // blkzone: "start: 0x…, len 0x…, cap 0x…, wptr 0x… …" in 512-byte sectors.
+    let report = std::fs::read_to_string(out.join("append.zones")).expect("blkzone report");
+    let hex = |line: &str, key: &str| {
+        let v = line.split(key).nth(1).expect(key).trim_start();
+        let v = v.split([',', ' ']).next().unwrap().trim_start_matches("0x");
+        u64::from_str_radix(v, 16).expect("hex")
+    };
+    let drive: Vec<u64> = report
+        .lines()
+        .filter(|l| l.contains("wptr"))
+        .map(|l| match l.contains("(fu)") {
+            true => 100,
+            false => hex(l, "wptr") * 100 / hex(l, "cap"),
+        })
+        .collect();
+    let ours: Vec<u64> = rany["after"]["fill_pct"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_u64().unwrap())
+        .collect();
+    assert_eq!(ours, drive, "iogate's fills against blkzone's: {report}");
+    assert_eq!(rc(out, "append-blk"), 3);
+    let err = std::fs::read_to_string(out.join("append-blk.err")).expect("err");
+    assert!(err.contains("generic device (/dev/ngXnY)"), "{err}");
+}
+
 /// `zones:` on a file: refused before any I/O (exit 3), naming the step.
 fn zone_options_on_a_drive_that_is_not_zoned_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -312,5 +447,6 @@ tests_main![
     the_drives_own_zone_report_agrees_with_the_book: [Root, Qemu],
     past_the_drives_limits_writes_fail_with_the_named_status: [Root, Qemu],
     many_jobs_share_the_zones_without_errors_or_hangs: [Root, Qemu],
+    zone_options_and_appends_on_a_zns_generic_device: [Root, Qemu],
     zone_options_on_a_drive_that_is_not_zoned_are_refused,
 ];

@@ -106,4 +106,25 @@ pub struct ZoneActivity {
     /// Reads the workload drew where no zone held data yet (not issued, as fio's zbd
     /// mode skips them: reading past the write pointer measures nothing).
     pub reads_skipped: u64,
+    /// Zone Appends the drive placed outside the zone they were sent to, or across its
+    /// capacity (the LBA its completion returned; ZNS 1.1 §3.4.1 says it is the zone's
+    /// write pointer when the command ran).
+    #[serde(default)]
+    pub appends_outside_zone: u64,
+    /// Every zone's fill after the step, from the drive's zone report; null when the
+    /// report failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<ZoneFills>,
+}
+
+/// The step's zones after it, from the drive's own report (`steps[].zones.after`): the
+/// write pointers a chart draws across the zones.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ZoneFills {
+    /// The drive's index of the first zone (the zone starting at byte 0 is 0).
+    pub first_zone: u64,
+    /// Each zone's data, percent of its capacity rounded down (100 only when the write
+    /// pointer is at the capacity or the zone is full; 0 for conventional, offline and
+    /// read-only zones), in zone order.
+    pub fill_pct: Vec<u8>,
 }

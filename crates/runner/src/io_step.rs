@@ -15,7 +15,7 @@ use iogate_spec::{Limit, PlanStep, ReplayPlan};
 
 use crate::during::{EventContext, EventRun, Scheduler};
 use crate::engine::data::check_written;
-use crate::engine::job::{JobLimit, JobParams, JobProgress, VerifyParams};
+use crate::engine::job::{JobLimit, JobParams, JobProgress, Passthrough, VerifyParams};
 use crate::engine::pacing::Pacer;
 use crate::engine::sink::events::{EventBoard, EventSink};
 use crate::engine::sink::over::OverCounter;
@@ -30,7 +30,7 @@ use crate::replay::ReplaySource;
 use crate::requestlog::sink::RequestLogSink;
 use crate::requestlog::StepLog;
 use crate::target::Target;
-use crate::zones::{ZoneBook, ZonedSource};
+use crate::zones::{BookSetup, ZoneBook, ZonedSource};
 
 /// What every job of a workload, precondition or replay step shares.
 struct JobSetup<'a> {
@@ -176,10 +176,15 @@ impl<'a> JobSetup<'a> {
             data: &step.data,
             step_seed: step.job_seeds.first().copied().unwrap_or(0),
             job_seed: seed,
-            passthrough: self
-                .target
-                .passthrough()
-                .map(|p| p.placing(&step.mix).acting(step.protection)),
+            passthrough: self.target.passthrough().map(|p| {
+                let append = (step.zoned.write_command == iogate_spec::WriteCommand::ZoneAppend)
+                    .then(|| self.target.zns.map(|z| z.zone_size_bytes))
+                    .flatten();
+                Passthrough {
+                    zone_append: append,
+                    ..p.placing(&step.mix).acting(step.protection)
+                }
+            }),
             durability: step.durability,
         }
     }
@@ -445,7 +450,7 @@ fn zone_book(step: &PlanStep, target: &Target, verify: bool) -> Result<ZoneBook,
         // `zones::check` refused `verify: true` before the run; this is `--journal`.
         return Err("the power-cut journal (--journal) is not supported on a zoned drive yet: its zones are reset when full, which discards what the verification expects to read back".into());
     }
-    let file = target.open_job(step.writes()).map_err(|e| e.to_string())?;
+    let path = target.zone_path(step.writes()).map_err(|e| e.to_string())?;
     let limits = match step.zoned.max_open {
         iogate_spec::OpenZones::AtMost(n) => (Some(n), Some(n)),
         iogate_spec::OpenZones::DriveLimit => match target.zone_limits() {
@@ -456,7 +461,15 @@ fn zone_book(step: &PlanStep, target: &Target, verify: bool) -> Result<ZoneBook,
     let (from, len) = (step.region.offset_bytes, step.region.length_bytes);
     let unsplit = target.max_request_bytes().unwrap_or(0);
     let lbs = u64::from(target.logical_block_size);
-    ZoneBook::open(file, (from, from + len), limits, lbs, unsplit)
+    let setup = BookSetup {
+        limits,
+        drive_limits: step.zoned.max_open == iogate_spec::OpenZones::DriveLimit,
+        device_bytes: target.capacity_bytes,
+        lbs,
+        unsplit_bytes: unsplit,
+        options: step.zoned,
+    };
+    ZoneBook::open(path, (from, from + len), setup)
 }
 
 /// Why a completion sink stopped a job (the journal could not be written): the first

@@ -62,6 +62,9 @@ pub struct Target {
     pub nvme_namespace: Option<crate::engine::job::Passthrough>,
     /// A zoned block device's zone model (sysfs `queue/zoned`); None: conventional.
     pub zoned: Option<iogate_result::zoned::ZoneModel>,
+    /// A ZNS namespace's geometry from Identify, for its generic device (the block
+    /// layer's sysfs describes the block device's).
+    pub zns: Option<iogate_drive::nvme::ZnsNamespace>,
 }
 
 fn sysfs_read(path: &Path) -> Option<String> {
@@ -116,6 +119,7 @@ impl Target {
                     direct_io: true,
                     nvme_namespace: None,
                     zoned: None,
+                    zns: None,
                 });
             }
             Err(e) => return Err(io(e)),
@@ -136,6 +140,7 @@ impl Target {
                 nvme_namespace: None,
                 zoned: sysfs_disk_dir(meta.rdev())
                     .and_then(|d| iogate_drive::zoned::zone_model(&d)),
+                zns: None,
             })
         } else if meta.file_type().is_file() {
             refuse_in_dev(path, "is a regular file, not a device")?;
@@ -148,6 +153,7 @@ impl Target {
                 direct_io: true,
                 nvme_namespace: None,
                 zoned: None,
+                zns: None,
             })
         } else {
             Err(RunError::Target {
@@ -192,6 +198,9 @@ impl Target {
         if !lbs.is_power_of_two() || lbs < 512 {
             return Err(err(format!("unusable LBA data size {lbs}")));
         }
+        // A namespace of the Zoned Namespace Command Set answers its Identify; any other
+        // refuses it (Invalid Field), which is no error here.
+        let zns = iogate_drive::nvme::identify_zns(&f, nsid, ns.lba_format, lbs).ok();
         Ok(Target {
             path: path.to_path_buf(),
             kind: TargetKind::NvmeGeneric,
@@ -204,8 +213,10 @@ impl Target {
                 placement: Vec::new(),
                 protection: ns.protection,
                 action: iogate_spec::PiAction::Controller,
+                zone_append: None,
             }),
-            zoned: None,
+            zoned: zns.map(|_| iogate_result::zoned::ZoneModel::HostManaged),
+            zns,
         })
     }
 
@@ -389,6 +400,9 @@ impl Target {
     /// A zoned block device's open and active zone limits (`zoned::limits`), None where
     /// there is none or the device is not a zoned block device.
     pub fn zone_limits(&self) -> (Option<u32>, Option<u32>) {
+        if let Some(z) = &self.zns {
+            return (z.max_open_zones, z.max_active_zones);
+        }
         std::fs::metadata(&self.path)
             .ok()
             .and_then(|m| sysfs_disk_dir(m.rdev()))
@@ -397,6 +411,10 @@ impl Target {
 
     /// A block device's largest unsplit request, bytes (`zoned::max_request_bytes`).
     pub fn max_request_bytes(&self) -> Option<u64> {
+        if self.kind == TargetKind::NvmeGeneric {
+            // Passthrough commands are never split: one too large is refused whole.
+            return Some(u64::MAX);
+        }
         std::fs::metadata(&self.path)
             .ok()
             .and_then(|m| sysfs_disk_dir(m.rdev()))
@@ -430,6 +448,7 @@ impl Target {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned());
             self.nvme_identity(&mut id);
+            id.zoned = self.zns_geometry();
             return id;
         }
         if self.kind != TargetKind::BlockDevice {
@@ -506,6 +525,53 @@ impl Target {
     /// generic character device target; None for files and block devices.
     pub fn passthrough(&self) -> Option<crate::engine::job::Passthrough> {
         self.nvme_namespace.clone()
+    }
+
+    /// A ZNS namespace's geometry for its generic device: Identify's, with every zone
+    /// from Zone Management Receive; None for other targets or when the report fails.
+    fn zns_geometry(&self) -> Option<iogate_result::zoned::ZonedGeometry> {
+        let (ns, pt) = (self.zns.as_ref()?, self.nvme_namespace.as_ref()?);
+        let f = std::fs::File::open(&self.path).ok()?;
+        let range = (0, self.capacity_bytes);
+        let zones =
+            iogate_drive::nvme::report_zones(&f, pt.nsid, pt.lba_shift, range, ns.zone_size_bytes)
+                .ok()?;
+        let disk = iogate_drive::zoned::namespace_block_device(&self.path, pt.nsid)
+            .and_then(|d| std::fs::metadata(d).ok())
+            .and_then(|m| sysfs_disk_dir(m.rdev()));
+        Some(iogate_drive::zoned::zns_geometry(
+            ns,
+            &zones,
+            disk.as_deref(),
+        ))
+    }
+
+    /// Where a step's zone reports and zone commands go: the zoned block device, or a
+    /// ZNS namespace's generic device (with its block device for zone management, where
+    /// it has one: `ZonePath::Nvme`), each open for writing when `write`.
+    ///
+    /// Errors: the device cannot be opened; a target that is not zoned.
+    pub fn zone_path(&self, write: bool) -> Result<iogate_drive::zoned::ZonePath, RunError> {
+        use iogate_drive::zoned::ZonePath;
+        let file = self.open_job(write)?;
+        let (Some(ns), Some(pt)) = (&self.zns, &self.nvme_namespace) else {
+            return Ok(ZonePath::Block(file));
+        };
+        let block =
+            iogate_drive::zoned::namespace_block_device(&self.path, pt.nsid).and_then(|d| {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(write)
+                    .open(d)
+                    .ok()
+            });
+        Ok(ZonePath::Nvme {
+            file,
+            nsid: pt.nsid,
+            lba_shift: pt.lba_shift,
+            zone_size_bytes: ns.zone_size_bytes,
+            block,
+        })
     }
 }
 

@@ -30,7 +30,7 @@ use crate::schema::{
     ArrivalProcess, BandwidthText, ByteSizeText, CompletionMode, DurationText, EngineName,
     ErrorPolicy, MappingName, MatrixDimension, OnFailure, PercentText, PiActionName,
     PreconditionPattern, PurgeMethodName, ReplayQueueDepth, SignedPercentText, SizeOrPercentText,
-    SteadyMetricName, SubmissionMode, SyncMode, TraceFormatName,
+    SteadyMetricName, SubmissionMode, SyncMode, TraceFormatName, WriteCommandName, ZoneReadsName,
 };
 
 /// A spec file's top level. Keys starting with `x-` are extension keys, ignored by the
@@ -489,6 +489,33 @@ pub struct RawZones {
     #[serde(default)]
     #[schemars(range(min = 1, max = 65536))]
     pub max_open: Option<Spanned<u64>>,
+    /// The zones written: the first N whole zones of the region (default: every whole
+    /// zone in it).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub count: Option<Spanned<u64>>,
+    /// `write` (default: NVMe Write at the write pointer) or `zone_append` (NVMe Zone
+    /// Append to the zone's start; the drive picks the LBA and returns it; passthrough on
+    /// a ZNS namespace's /dev/ngXnY only).
+    #[serde(default)]
+    #[schemars(with = "Option<WriteCommandName>")]
+    pub write_command: Option<Spanned<String>>,
+    /// Finish a zone once this share of its capacity is written (Zone Management Send,
+    /// Finish Zone: it becomes full), e.g. `50%`; default: zones fill.
+    #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
+    pub finish_at: Option<Spanned<String>>,
+    /// Once this share of the zones' capacity holds data, reset each zone as soon as it
+    /// fills (fio's `zone_reset_threshold`, with `zone_reset_frequency` 1); default: a
+    /// full zone is reset only when no zone has room.
+    #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
+    pub reset_at: Option<Spanned<String>>,
+    /// `below_write_pointer` (default: reads go where data was written) or `anywhere`
+    /// (reads past the write pointer too: fio's `read_beyond_wp`).
+    #[serde(default)]
+    #[schemars(with = "Option<ZoneReadsName>")]
+    pub reads: Option<Spanned<String>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.

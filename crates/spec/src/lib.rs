@@ -38,7 +38,7 @@ pub use plan::{
     Distribution, Durability, EventAction, EventPlan, EventSchedule, Geometry, IoEngine, Limit,
     MixLine, OpenZones, OperatingPointsPlan, PeerRule, PiAction, Plan, PlanStep, PowerCyclePlan,
     ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric,
-    SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, Zone,
-    ZonedOptions,
+    SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat,
+    WriteCommand, Zone, ZoneReads, ZonedOptions,
 };
 pub use units::ByteSize;

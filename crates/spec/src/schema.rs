@@ -141,6 +141,16 @@ keyword_type!(
     ["controller", "host", "host_checked"]
 );
 keyword_type!(
+    WriteCommandName,
+    "The command a zoned workload writes with.",
+    ["write", "zone_append"]
+);
+keyword_type!(
+    ZoneReadsName,
+    "Where a zoned workload reads.",
+    ["below_write_pointer", "anywhere"]
+);
+keyword_type!(
     CompletionMode,
     "How completions are found.",
     ["interrupt", "polled"]

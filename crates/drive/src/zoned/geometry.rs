@@ -78,6 +78,42 @@ pub fn limits(disk_dir: &Path) -> (Option<u32>, Option<u32>) {
 /// `queue/chunk_sectors` × 512, or the first zone's size where sysfs has none; the
 /// capacities are over sequential zones (null when there are none).
 pub fn geometry(disk_dir: &Path, model: ZoneModel, zones: &[Zone]) -> ZonedGeometry {
+    let zone_size = sysfs_u64(disk_dir, "chunk_sectors")
+        .filter(|&s| s > 0)
+        .map(|s| s * SECTOR_BYTES)
+        .or_else(|| zones.first().map(|z| z.len_bytes))
+        .unwrap_or(0);
+    let append = sysfs_u64(disk_dir, "zone_append_max_bytes").filter(|&b| b > 0);
+    assemble(model, zone_size, zones, limits(disk_dir), append)
+}
+
+/// The geometry of a ZNS namespace known by Identify (`ns`) whose zones (Zone
+/// Management Receive) are `zones`; the zone append limit is its block device's sysfs
+/// `zone_append_max_bytes` (`disk_dir`) where it has one, else null: ZASL counts
+/// minimum memory pages, a controller register user space cannot read.
+pub fn zns_geometry(
+    ns: &crate::nvme::ZnsNamespace,
+    zones: &[Zone],
+    disk_dir: Option<&Path>,
+) -> ZonedGeometry {
+    let append = disk_dir.and_then(|d| sysfs_u64(d, "zone_append_max_bytes").filter(|&b| b > 0));
+    let limits = (ns.max_open_zones, ns.max_active_zones);
+    assemble(
+        ZoneModel::HostManaged,
+        ns.zone_size_bytes,
+        zones,
+        limits,
+        append,
+    )
+}
+
+fn assemble(
+    model: ZoneModel,
+    zone_size_bytes: u64,
+    zones: &[Zone],
+    (max_open_zones, max_active_zones): (Option<u32>, Option<u32>),
+    zone_append_max_bytes: Option<u64>,
+) -> ZonedGeometry {
     let sequential = zones.iter().filter(|z| z.kind != ZoneType::Conventional);
     let capacities = sequential.map(|z| z.capacity_bytes);
     let (min_cap, max_cap) =
@@ -89,11 +125,7 @@ pub fn geometry(disk_dir: &Path, model: ZoneModel, zones: &[Zone]) -> ZonedGeome
         });
     ZonedGeometry {
         model,
-        zone_size_bytes: sysfs_u64(disk_dir, "chunk_sectors")
-            .filter(|&s| s > 0)
-            .map(|s| s * SECTOR_BYTES)
-            .or_else(|| zones.first().map(|z| z.len_bytes))
-            .unwrap_or(0),
+        zone_size_bytes,
         zones: zones.len() as u64,
         conventional_zones: zones
             .iter()
@@ -101,9 +133,9 @@ pub fn geometry(disk_dir: &Path, model: ZoneModel, zones: &[Zone]) -> ZonedGeome
             .count() as u64,
         min_zone_capacity_bytes: min_cap,
         max_zone_capacity_bytes: max_cap,
-        max_open_zones: limits(disk_dir).0,
-        max_active_zones: limits(disk_dir).1,
-        zone_append_max_bytes: sysfs_u64(disk_dir, "zone_append_max_bytes").filter(|&b| b > 0),
+        max_open_zones,
+        max_active_zones,
+        zone_append_max_bytes,
         conditions: conditions(zones),
     }
 }

@@ -15,12 +15,14 @@
 
 mod geometry;
 mod ioctl;
+mod path;
 
 use std::fs::File;
 use std::path::Path;
 
-pub use geometry::{geometry, limits, max_request_bytes};
+pub use geometry::{geometry, limits, max_request_bytes, zns_geometry};
 use iogate_result::zoned::{ZoneConditions, ZoneModel};
+pub use path::{namespace_block_device, ZonePath};
 
 /// The kernel's sector: every zone position in its interface counts these.
 pub const SECTOR_BYTES: u64 = 512;

@@ -66,6 +66,16 @@ pub trait Commands {
 
     /// Why a completion with `res` is not a success; None when it is one.
     fn failure(&self, res: i32, len: u32) -> Option<Failure>;
+
+    /// A completion's user data, result and, in a 32-byte entry, its first extra
+    /// 64 bits (an NVMe passthrough command's dwords 0 and 1; 0 in a 16-byte entry).
+    fn completion_parts(c: &Self::C) -> (u64, i32, u64);
+
+    /// Where a successful `op` whose completion carried `extra` landed, bytes, when the
+    /// drive chose (a Zone Append); None: where it was sent.
+    fn landed_offset(&self, _op: Op, _extra: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// Where the entries point: the registered file and buffers when registration worked.
@@ -131,12 +141,29 @@ impl Commands for BlockCommands {
     }
 
     #[inline]
+    fn completion_parts(c: &cqueue::Entry) -> (u64, i32, u64) {
+        (c.user_data(), c.result(), 0)
+    }
+
+    #[inline]
     fn failure(&self, res: i32, len: u32) -> Option<Failure> {
         (res != len as i32).then_some(Failure {
             errno: (res < 0).then_some(-res),
             transferred: (res >= 0).then_some(res as u32),
             nvme_status: None,
         })
+    }
+}
+
+/// The errno the block layer would give a passthrough command's NVMe status `res` (> 0)
+/// where a zone status has one (Linux `drivers/nvme/host/core.c` `nvme_error_status`:
+/// Too Many Active Zones 1h/BDh is BLK_STS_ZONE_ACTIVE_RESOURCE, EOVERFLOW; Too Many
+/// Open Zones 1h/BEh is BLK_STS_ZONE_OPEN_RESOURCE, ETOOMANYREFS); EIO otherwise.
+pub fn status_errno(res: i32) -> i32 {
+    match res & 0x7ff {
+        0x1BD => libc::EOVERFLOW,
+        0x1BE => libc::ETOOMANYREFS,
+        _ => libc::EIO,
     }
 }
 
@@ -148,6 +175,8 @@ const NVME_CMD_WRITE: u8 = 0x01;
 /// CDW12 bit 30 of Read and Write: Force Unit Access.
 const NVME_FUA: u32 = 1 << 30;
 const NVME_CMD_READ: u8 = 0x02;
+/// Zoned Namespace Command Set: Zone Append (ZNS 1.1 §3.4.1).
+const NVME_CMD_ZONE_APPEND: u8 = 0x7D;
 /// Directive Type "Data Placement" (2h), in Write's CDW12 bits 23:20; the Directive
 /// Specific value (the placement identifier) goes in CDW13 bits 31:16 (NVMe Base 2.1,
 /// "Flexible Data Placement"; NVM Command Set 1.1, Write command).
@@ -173,6 +202,9 @@ pub struct NvmeCommands {
     /// The namespace's protection information and who handles it (None: a format
     /// without PI).
     pub protection: Option<Protection>,
+    /// Writes are Zone Appends (ZNS 1.1 §3.4.1, opcode 7Dh) to the start of the zone
+    /// holding their offset, zones this many bytes each; None: Writes.
+    pub zone_append: Option<u64>,
 }
 
 /// Who inserts and checks a PI-formatted namespace's protection information.
@@ -206,14 +238,20 @@ impl NvmeCommands {
     /// `struct nvme_uring_cmd` for `req` (72 of the SQE's 80 command bytes).
     fn command(&self, req: &Request, buf: *mut u8) -> [u8; 80] {
         let mut c = [0u8; 80];
-        c[0] = match req.op {
-            Op::Read => NVME_CMD_READ,
-            Op::Write => NVME_CMD_WRITE,
+        c[0] = match (req.op, self.zone_append) {
+            (Op::Read, _) => NVME_CMD_READ,
+            (Op::Write, None) => NVME_CMD_WRITE,
+            (Op::Write, Some(_)) => NVME_CMD_ZONE_APPEND,
         };
         c[4..8].copy_from_slice(&self.nsid.to_le_bytes());
         c[24..32].copy_from_slice(&(buf as u64).to_le_bytes()); // addr
         c[36..40].copy_from_slice(&req.len.to_le_bytes()); // data_len
-        let slba = req.offset >> self.lba_shift;
+                                                           // A Zone Append names its zone's start LBA (ZSLBA in CDW10–11).
+        let at = match (req.op, self.zone_append) {
+            (Op::Write, Some(size)) if size > 0 => req.offset - req.offset % size,
+            _ => req.offset,
+        };
+        let slba = at >> self.lba_shift;
         c[40..44].copy_from_slice(&(slba as u32).to_le_bytes()); // cdw10
         c[44..48].copy_from_slice(&((slba >> 32) as u32).to_le_bytes()); // cdw11
         let mut cdw12 = (req.len >> self.lba_shift).saturating_sub(1) & 0xffff;
@@ -314,6 +352,15 @@ impl Commands for NvmeCommands {
     }
 
     #[inline]
+    fn completion_parts(c: &cqueue::Entry32) -> (u64, i32, u64) {
+        (c.user_data(), c.result(), c.big_cqe()[0])
+    }
+
+    fn landed_offset(&self, op: Op, extra: u64) -> Option<u64> {
+        (op == Op::Write && self.zone_append.is_some()).then(|| extra << self.lba_shift)
+    }
+
+    #[inline]
     fn result_bytes(&self, res: i32, len: u32) -> i32 {
         match res {
             0 => len as i32,
@@ -357,7 +404,32 @@ mod tests {
             lba_shift: 9,
             placement: vec![None, Some(5)],
             protection: None,
+            zone_append: None,
         }
+    }
+
+    #[test]
+    fn a_zone_append_names_its_zones_start_and_lands_where_the_drive_says() {
+        let c = NvmeCommands {
+            zone_append: Some(1 << 20),
+            ..namespace()
+        };
+        let req = Request {
+            op: Op::Write,
+            offset: (3 << 20) + 8192,
+            len: 4096,
+            ..READ
+        };
+        let cmd = c.command(&req, 0x1000 as *mut u8);
+        assert_eq!(cmd[0], 0x7D);
+        let slba = u32::from_le_bytes(cmd[40..44].try_into().unwrap());
+        assert_eq!(u64::from(slba) << 9, 3 << 20, "ZSLBA: the zone's start");
+        assert_eq!(c.landed_offset(Op::Write, 6150), Some(6150 << 9));
+        assert_eq!(c.landed_offset(Op::Read, 6150), None);
+        assert_eq!(namespace().landed_offset(Op::Write, 6150), None);
+        assert_eq!(status_errno(0x1BD), libc::EOVERFLOW);
+        assert_eq!(status_errno(0x41BE), libc::ETOOMANYREFS, "DNR set");
+        assert_eq!(status_errno(0x1B9), libc::EIO, "Zone Is Full");
     }
 
     /// A 4 KiB read at LBA 5 from line 0.

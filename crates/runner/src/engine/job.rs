@@ -107,6 +107,9 @@ pub struct Passthrough {
     /// Who builds and checks that PI (the step's `protection_information:`; checked
     /// against the namespace by `runner::protection::check` before any I/O).
     pub action: iogate_spec::PiAction,
+    /// Writes are Zone Appends to zones of this many bytes (`zones.write_command:
+    /// zone_append` on a ZNS namespace); None: Writes.
+    pub zone_append: Option<u64>,
 }
 
 impl Passthrough {

@@ -68,6 +68,10 @@ pub trait RequestSource {
     /// A request taken from this source completed: `Err(errno)` when it failed (0: a
     /// failure without an errno, e.g. a short transfer or an NVMe status).
     fn completed(&mut self, _op: Op, _offset: u64, _len: u32, _outcome: Result<(), i32>) {}
+    /// A Zone Append taken at `reserved` (the offset the source gave it) succeeded and
+    /// the drive wrote it at `landed` (the LBA its completion returned, in bytes); called
+    /// before `completed`.
+    fn appended(&mut self, _reserved: u64, _landed: u64, _len: u32) {}
     /// After `next_request` returned None: whether the source is done (true), or has a
     /// request it cannot place yet (false: a zoned drive's write waiting for a zone; the
     /// engine asks again after a completion, or in 20 µs when none is outstanding).

@@ -17,7 +17,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
-use io_uring::{cqueue, EnterFlags, IoUring};
+use io_uring::{EnterFlags, IoUring};
 use iogate_result::faults::{Expected, VerifyRecord};
 
 use super::buffers::BufferPool;
@@ -133,6 +133,7 @@ pub fn run_job<'p, R: RequestSource>(
                 lba_shift: ns.lba_shift,
                 placement: ns.placement.clone(),
                 protection,
+                zone_append: ns.zone_append,
             })?
             .run()
         }
@@ -212,7 +213,7 @@ struct JobLoop<'a, 'p, R: RequestSource, K: Commands> {
     issue: Issue,
     reap: Reap,
     /// Completions copied out of the ring by `reap`: (user data, result).
-    cqes: Vec<(u64, i32)>,
+    cqes: Vec<(u64, i32, u64)>,
     /// Writes issued since the last flush (`fsync:`).
     writes_since_flush: u64,
     /// Where completions go: the interval sampler, the stall finder, then the caller's.

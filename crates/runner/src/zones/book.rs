@@ -2,9 +2,7 @@
 //! goes, when a write may be issued, and what a completion changes. Part of `zones`
 //! (`mod.rs` holds the state and the source that calls these under the book's lock).
 
-use std::fs::File;
-
-use iogate_drive::zoned::{self, ZoneAction, ZoneCondition};
+use iogate_drive::zoned::{ZoneAction, ZoneCondition, ZonePath};
 
 use super::Book;
 
@@ -33,8 +31,9 @@ impl Book {
         self.open.len() < self.limit && (self.closed.contains(&i) || active < self.active_limit)
     }
 
+    /// Whether zone `i` takes more writes: below its fill end.
     fn room(&self, i: usize) -> bool {
-        self.zones[i].wp_issued < self.zones[i].end
+        self.zones[i].wp_issued < self.zones[i].fill_end
     }
 
     /// Whether zone `i` is free for job `job`'s writes: no other job has writes in it
@@ -42,7 +41,7 @@ impl Book {
     /// writes and a write a job drops at its end leaves no hole before another's).
     fn free_for(&self, i: usize, job: u32) -> bool {
         let z = &self.zones[i];
-        z.taken == 0 || z.owner == job
+        self.append || z.taken == 0 || z.owner == job
     }
 
     /// Whether a write of job `job` may go to zone `i` as it is: a writable conventional
@@ -129,7 +128,7 @@ impl Book {
             };
         }
         let z = &self.zones[i];
-        if u64::from(len) > z.end - z.start {
+        if u64::from(len) > z.fill_end - z.start {
             // Larger than the zone (refused before the run by `runner::run`'s check of
             // the block sizes against the smallest zone capacity).
             return None;
@@ -141,7 +140,7 @@ impl Book {
             return Some((at / self.lbs * self.lbs, len));
         }
         let z = &mut self.zones[i];
-        if z.wp_issued >= z.end {
+        if z.wp_issued >= z.fill_end {
             // Full: reset before this write, once the writes before it complete.
             z.reset_pending = true;
             z.before_reset = z.taken;
@@ -182,7 +181,7 @@ impl Book {
         let unsplit = self.unsplit_bytes;
         let z = &mut self.zones[i];
         let at = z.wp_issued;
-        let len = u64::from(len).min(z.end - at);
+        let len = u64::from(len).min(z.fill_end - at);
         z.wp_issued += len;
         z.owner = job;
         z.taken += 1;
@@ -196,6 +195,13 @@ impl Book {
     pub(super) fn place_read(&mut self, offset: u64, len: u32) -> Option<u64> {
         let len = u64::from(len);
         let i = self.index(offset);
+        if self.reads_anywhere {
+            // Past the write pointer too (`zones.reads: anywhere`), inside the zone.
+            let z = &mut self.zones[i];
+            z.read = true;
+            let last = (z.start + self.zone_size).saturating_sub(len).max(z.start);
+            return Some(offset.clamp(z.start, last) / self.lbs * self.lbs);
+        }
         let held = |z: &super::ZoneState| z.writable && z.wp_done.saturating_sub(z.start) >= len;
         let i = if held(&self.zones[i]) {
             i
@@ -220,7 +226,7 @@ impl Book {
     /// order) or have completed (or it is the zone's only write outstanding: nothing else
     /// will move the write pointer). A zone to be reset is reset here, once its last write
     /// completed.
-    pub(super) fn write_ready(&mut self, file: &File, offset: u64, len: u64, job: u32) -> bool {
+    pub(super) fn write_ready(&mut self, path: &ZonePath, offset: u64, len: u64, job: u32) -> bool {
         let i = self.index(offset);
         if !self.zones[i].sequential {
             return true;
@@ -244,7 +250,7 @@ impl Book {
                 return false;
             }
             let (start, size) = (z.start, self.zone_size);
-            match zoned::manage(file, ZoneAction::Reset, start, size) {
+            match path.manage(ZoneAction::Reset, start, size) {
                 Ok(()) => self.activity.zones_reset += 1,
                 Err(e) => {
                     self.error.get_or_insert(e.to_string());
@@ -256,7 +262,9 @@ impl Book {
             z.wp_done = z.start;
             return true;
         }
-        let pipelined = z.owner == job && len <= self.unsplit_bytes && z.split_taken == 0;
+        // Appends go in any order: the drive places each at its write pointer.
+        let pipelined =
+            self.append || z.owner == job && len <= self.unsplit_bytes && z.split_taken == 0;
         pipelined || offset == z.wp_done || z.taken <= 1 || z.stale
     }
 
@@ -278,6 +286,9 @@ impl Book {
             z.wp_issued = z.end;
             z.stale = true;
             self.open.retain(|&k| k != i);
+        } else if self.append {
+            // An append's place was only a share of the zone's room.
+            z.wp_issued = z.wp_issued.saturating_sub(len).max(z.start);
         } else if offset + len == z.wp_issued {
             z.wp_issued = offset;
         } else {
@@ -289,14 +300,12 @@ impl Book {
         }
     }
 
-    /// A write completed: the write pointer moves past it; a failed one makes the zone's
-    /// write pointer read again from the drive.
-    pub(super) fn write_done(&mut self, file: &File, offset: u64, len: u64, ok: bool) {
+    /// A write completed: the write pointer moves past it (an append's, once the
+    /// zone's appends have all completed); a zone at its fill end is full, or finished
+    /// (`zones.finish_at`), and reset at once above `zones.reset_at`; a failed write
+    /// makes the zone's write pointer read again from the drive.
+    pub(super) fn write_done(&mut self, path: &ZonePath, offset: u64, len: u64, ok: bool) {
         let i = self.index(offset);
-        let filled = ok && offset + len >= self.zones[i].end && self.zones[i].sequential;
-        if filled {
-            self.activity.zones_filled += 1;
-        }
         let split = len > self.unsplit_bytes;
         let z = &mut self.zones[i];
         z.taken = z.taken.saturating_sub(1);
@@ -310,17 +319,105 @@ impl Book {
         if z.taken == 0 {
             z.stale = false;
         }
-        if ok {
-            z.wp_done = z.wp_done.max(offset + len);
-            if filled {
-                self.open.retain(|&k| k != i);
+        if !ok {
+            self.resync(path, i);
+            return;
+        }
+        let at_end = if self.append {
+            if z.taken == 0 && !z.reset_pending {
+                z.wp_done = z.wp_issued;
             }
+            z.taken == 0 && z.wp_done >= z.fill_end && self.open.contains(&i)
+        } else {
+            z.wp_done = z.wp_done.max(offset + len);
+            offset + len >= z.fill_end
+        };
+        let z = &self.zones[i];
+        if at_end && z.fill_end == z.end {
+            self.activity.zones_filled += 1;
+            self.open.retain(|&k| k != i);
+        }
+        let z = &self.zones[i];
+        if z.taken == 0 && z.wp_done >= z.fill_end {
+            if z.fill_end < z.end {
+                self.finish(path, i);
+            }
+            self.reset_early(path, i);
+        }
+    }
+
+    /// Zone `i` reached its fill end below its capacity: finished once its writes have
+    /// completed (Finish Zone; it is then full).
+    fn finish(&mut self, path: &ZonePath, i: usize) {
+        let z = &self.zones[i];
+        if z.taken > 0 || z.wp_done < z.fill_end || !self.open.contains(&i) {
             return;
         }
         let (start, size) = (z.start, self.zone_size);
+        match path.manage(ZoneAction::Finish, start, size) {
+            Ok(()) => {
+                self.activity.zones_finished += 1;
+                let z = &mut self.zones[i];
+                (z.wp_done, z.wp_issued) = (z.end, z.end);
+            }
+            Err(e) => {
+                self.error.get_or_insert(e.to_string());
+            }
+        }
+        self.open.retain(|&k| k != i);
+    }
+
+    /// A full zone `i` with nothing outstanding is reset at once when the zones hold
+    /// more data than `zones.reset_at` allows.
+    fn reset_early(&mut self, path: &ZonePath, i: usize) {
+        let Some(limit) = self.reset_above_bytes else {
+            return;
+        };
+        let z = &self.zones[i];
+        if z.taken > 0 || z.wp_done < z.fill_end || z.reset_pending {
+            return;
+        }
+        let data: u64 = self
+            .zones
+            .iter()
+            .filter(|z| z.sequential && z.writable)
+            .map(|z| z.wp_done.saturating_sub(z.start))
+            .sum();
+        if data <= limit {
+            return;
+        }
+        let (start, size) = (z.start, self.zone_size);
+        match path.manage(ZoneAction::Reset, start, size) {
+            Ok(()) => {
+                self.activity.zones_reset += 1;
+                let z = &mut self.zones[i];
+                (z.wp_done, z.wp_issued) = (z.start, z.start);
+            }
+            Err(e) => {
+                self.error.get_or_insert(e.to_string());
+            }
+        }
+    }
+
+    /// A Zone Append reserved at `reserved` (the book's place) landed at `landed`
+    /// (the LBA the drive returned, in bytes): counted when it is outside the zone the
+    /// append was sent to, or crosses its capacity.
+    pub(super) fn appended(&mut self, reserved: u64, landed: u64, len: u64) {
+        let z = &self.zones[self.index(reserved)];
+        if landed < z.start || landed.saturating_add(len) > z.end {
+            self.activity.appends_outside_zone += 1;
+        }
+    }
+
+    /// Zone `i`'s write pointer read again from the drive after a failed write.
+    fn resync(&mut self, path: &ZonePath, i: usize) {
+        let (start, size) = (self.zones[i].start, self.zone_size);
         self.activity.write_pointer_resyncs += 1;
+        let found = path
+            .report_range(start, start + size)
+            .map(|v| v.into_iter().next());
         let z = &mut self.zones[i];
-        match zoned::report_range(file, start, start + size).map(|v| v.into_iter().next()) {
+        match found {
             Ok(Some(found)) => {
                 let wp = match found.condition {
                     ZoneCondition::Full => z.end,
@@ -334,7 +431,7 @@ impl Book {
                 } else {
                     z.stale = true;
                 }
-                if wp >= z.end {
+                if wp >= z.fill_end {
                     self.open.retain(|&k| k != i);
                 }
             }

@@ -5,7 +5,8 @@
 //! capacity (fio refuses it too), and a region holding a whole zone. Part of `zones`;
 //! `run::check_target` calls it.
 
-use iogate_spec::{Plan, PlanStep, StepKind};
+use iogate_result::zoned::ZonedGeometry;
+use iogate_spec::{Plan, PlanStep, StepKind, WriteCommand};
 
 use crate::error::RunError;
 use crate::target::Target;
@@ -56,6 +57,7 @@ pub fn check(plan: &Plan, target: &Target) -> Result<(), RunError> {
         if let Some(m) = step.mix.iter().find(|m| m.block_size_bytes > capacity) {
             return Err(refuse(step, target, format!("block size {} B is larger than the smallest zone capacity, {capacity} B: a request cannot cross a zone's end", m.block_size_bytes)));
         }
+        options(step, target, &geometry, capacity)?;
         let (from, to) = (
             step.region.offset_bytes,
             step.region.offset_bytes + step.region.length_bytes,
@@ -63,6 +65,43 @@ pub fn check(plan: &Plan, target: &Target) -> Result<(), RunError> {
         let size = geometry.zone_size_bytes.max(1);
         if from.div_ceil(size) * size + size > to {
             return Err(refuse(step, target, format!("its region [{from}, {to}) bytes holds no whole zone of {size} B: a zoned drive is written zone by zone")));
+        }
+        let whole = (to / size).saturating_sub(from.div_ceil(size));
+        if let Some(n) = step.zoned.count.filter(|&n| n > whole) {
+            return Err(refuse(step, target, format!("`zones.count: {n}` asks for more zones than its region [{from}, {to}) bytes holds whole: {whole} of {size} B")));
+        }
+    }
+    Ok(())
+}
+
+/// What a step's `zones:` options need of the drive: Zone Append a ZNS namespace's
+/// generic device and block sizes within its append limit; `finish_at` a share of the
+/// smallest capacity (`capacity` bytes) that holds the largest block.
+fn options(
+    step: &PlanStep,
+    target: &Target,
+    g: &ZonedGeometry,
+    capacity: u64,
+) -> Result<(), RunError> {
+    let largest = step
+        .mix
+        .iter()
+        .map(|m| m.block_size_bytes)
+        .max()
+        .unwrap_or(0);
+    if step.zoned.write_command == WriteCommand::ZoneAppend && step.writes() {
+        if target.zns.is_none() {
+            return Err(refuse(step, target, "`zones.write_command: zone_append` sends NVMe Zone Append, which Linux does not offer user space on a block device: run the step on the ZNS namespace's generic device (/dev/ngXnY)".into()));
+        }
+        if let Some(max) = g.zone_append_max_bytes.filter(|&m| largest > m) {
+            return Err(refuse(step, target, format!("block size {largest} B is above the drive's zone append limit, {max} B (its ZASL, as the kernel reads it)")));
+        }
+    }
+    if let Some(p) = step.zoned.finish_at_pct {
+        let lbs = u64::from(target.logical_block_size).max(1);
+        let share = ((capacity as f64 * p / 100.0) as u64).div_ceil(lbs) * lbs;
+        if largest > share {
+            return Err(refuse(step, target, format!("`zones.finish_at: {p}%` of the smallest zone capacity is {share} B, less than block size {largest} B: no write would fit before the finish")));
         }
     }
     Ok(())

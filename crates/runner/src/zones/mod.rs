@@ -12,12 +12,12 @@
 //! zoned block device, the engine asks `ready` before it issues and reports each
 //! completion, the drive crate's `zoned` module reports and resets the zones.
 
-use std::fs::File;
 use std::sync::{Mutex, MutexGuard};
 
-use iogate_drive::zoned::{self, Zone, ZoneCondition, ZoneType};
-use iogate_result::zoned::ZoneActivity;
+use iogate_drive::zoned::{Zone, ZoneCondition, ZonePath, ZoneType};
+use iogate_result::zoned::{ZoneActivity, ZoneFills};
 use iogate_result::Op;
+use iogate_spec::{WriteCommand, ZoneReads, ZonedOptions};
 
 use crate::engine::{Generator, Request, RequestSource};
 
@@ -30,6 +30,9 @@ struct ZoneState {
     start: u64,
     /// The end of its writable capacity.
     end: u64,
+    /// Where writes stop: `end`, or with `zones.finish_at` the share of the capacity
+    /// after which the zone is finished.
+    fill_end: u64,
     /// Where the next write taken from the source goes.
     wp_issued: u64,
     /// Where the writes completed so far end (the drive's write pointer).
@@ -62,8 +65,28 @@ struct ZoneState {
 
 /// The step's zones, shared by its jobs.
 pub struct ZoneBook {
-    file: File,
+    path: ZonePath,
     book: Mutex<Book>,
+}
+
+/// How a [`ZoneBook`] writes: the zones open at once and active at most (None: no
+/// limit), the logical block size, the largest write the device takes whole (0:
+/// pipeline none), and the spec's `zones:` options.
+#[derive(Debug, Clone, Copy)]
+pub struct BookSetup {
+    /// (max open, max active) zones.
+    pub limits: (Option<u32>, Option<u32>),
+    /// The limits are the drive's: zones active outside the book's take their share
+    /// (false: the spec's `max_open`, kept as asked).
+    pub drive_limits: bool,
+    /// The device's capacity, bytes (the zones outside the book's are reported too).
+    pub device_bytes: u64,
+    /// Logical block size, bytes.
+    pub lbs: u64,
+    /// Largest unsplit write, bytes.
+    pub unsplit_bytes: u64,
+    /// The workload's `zones:` options.
+    pub options: ZonedOptions,
 }
 
 struct Book {
@@ -85,6 +108,14 @@ struct Book {
     /// out of order: measured as Zone Invalid Write on 1 MiB writes over QEMU's 508 KiB
     /// limit).
     unsplit_bytes: u64,
+    /// The writes are Zone Appends: the drive picks each one's place, so a zone takes
+    /// appends from every job at once, in any order.
+    append: bool,
+    /// Once this many bytes of the zones' capacity hold data, a zone is reset as soon as
+    /// it fills (`zones.reset_at`); None: only when no zone has room.
+    reset_above_bytes: Option<u64>,
+    /// Reads go where the generator puts them, past write pointers too.
+    reads_anywhere: bool,
     rng: u64,
     activity: ZoneActivity,
     /// A zone command that failed: the step's error.
@@ -92,25 +123,31 @@ struct Book {
 }
 
 impl ZoneBook {
-    /// The book of the zones wholly inside `[from, to)` bytes of the zoned block device
-    /// open as `file` (for writing), writing at most `limits.0` zones at once and keeping
-    /// at most `limits.1` active (None: no limit). `lbs`: the logical block size; `unsplit_bytes`: the largest
-    /// write the device takes whole (0: pipeline none).
+    /// The book of the zones wholly inside `[from, to)` bytes of the zoned device
+    /// reached through `path` (open for writing), the first `setup.options.count` of
+    /// them when it is set, written as `setup` says.
     ///
     /// Errors: the zone report fails, or no writable or readable zone lies wholly in the
     /// region.
     pub fn open(
-        file: File,
+        path: ZonePath,
         (from, to): (u64, u64),
-        limits: (Option<u32>, Option<u32>),
-        lbs: u64,
-        unsplit_bytes: u64,
+        setup: BookSetup,
     ) -> Result<ZoneBook, String> {
-        let all = zoned::report_range(&file, from, to).map_err(|e| e.to_string())?;
-        let inside: Vec<Zone> = all
+        let all = path
+            .report_range(0, setup.device_bytes.max(to))
+            .map_err(|e| e.to_string())?;
+        let (mut inside, mut outside): (Vec<Zone>, Vec<Zone>) = all
             .into_iter()
-            .filter(|z| z.start_bytes >= from && z.start_bytes + z.len_bytes <= to)
-            .collect();
+            .partition(|z| z.start_bytes >= from && z.start_bytes + z.len_bytes <= to);
+        if let Some(n) = setup
+            .options
+            .count
+            .map(|n| n as usize)
+            .filter(|&n| n < inside.len())
+        {
+            outside.extend(inside.drain(n..));
+        }
         let Some(first) = inside.first() else {
             return Err(format!(
                 "the step's region [{from}, {to}) bytes holds no whole zone: a zoned drive is written zone by zone"
@@ -121,8 +158,9 @@ impl ZoneBook {
                 "every zone of the step's region [{from}, {to}) bytes is offline"
             ));
         }
-        let (base, zone_size) = (first.start_bytes, first.len_bytes);
-        let zones: Vec<ZoneState> = inside.iter().map(state).collect();
+        let (base, zone_size, lbs) = (first.start_bytes, first.len_bytes, setup.lbs);
+        let finish_at = setup.options.finish_at_pct;
+        let zones: Vec<ZoneState> = inside.iter().map(|z| state(z, finish_at, lbs)).collect();
         let found = |open: bool| -> Vec<usize> {
             let condition = |z: &Zone| match open {
                 true => z.condition.is_open(),
@@ -134,12 +172,16 @@ impl ZoneBook {
                 .collect()
         };
         let (open, closed) = (found(true), found(false));
-        let limit = limits.0.map_or(usize::MAX, |l| l.max(1) as usize);
-        let active_limit = limits.1.map_or(usize::MAX, |l| l.max(1) as usize);
+        let (limit, active_limit) = limits_left(&setup, &outside)?;
         let activity = ZoneActivity {
             max_open_zones: open.len() as u64,
             ..ZoneActivity::default()
         };
+        let capacity: u64 = zones
+            .iter()
+            .filter(|z| z.writable && z.sequential)
+            .map(|z| z.end - z.start)
+            .sum();
         let book = Book {
             zones,
             base,
@@ -149,13 +191,19 @@ impl ZoneBook {
             limit,
             closed,
             active_limit,
-            unsplit_bytes,
+            unsplit_bytes: setup.unsplit_bytes,
+            append: setup.options.write_command == WriteCommand::ZoneAppend,
+            reset_above_bytes: setup
+                .options
+                .reset_at_pct
+                .map(|p| (capacity as f64 * p / 100.0) as u64),
+            reads_anywhere: setup.options.reads == ZoneReads::Anywhere,
             rng: from ^ 0x9E37_79B9_7F4A_7C15,
             activity,
             error: None,
         };
         Ok(ZoneBook {
-            file,
+            path,
             book: Mutex::new(book),
         })
     }
@@ -175,12 +223,22 @@ impl ZoneBook {
             .sum()
     }
 
-    /// What the step did to the zones, and the first zone command that failed.
+    /// What the step did to the zones, with their fills after it from the drive's
+    /// report (None when it fails), and the first zone command that failed.
     pub fn activity(&self) -> (ZoneActivity, Option<String>) {
         let b = self.lock();
         let mut a = b.activity.clone();
         a.zones_written = b.zones.iter().filter(|z| z.written).count() as u64;
         a.zones_read = b.zones.iter().filter(|z| z.read).count() as u64;
+        let to = b.base + b.zone_size * b.zones.len() as u64;
+        a.after = self
+            .path
+            .report_range(b.base, to)
+            .ok()
+            .map(|zones| ZoneFills {
+                first_zone: b.base / b.zone_size.max(1),
+                fill_pct: zones.iter().take(b.zones.len()).map(fill_pct).collect(),
+            });
         (a, b.error.clone())
     }
 }
@@ -201,9 +259,58 @@ impl Book {
     }
 }
 
-fn state(z: &Zone) -> ZoneState {
+/// The open and active zones the book may use: the drive's limits less the zones
+/// open, and open or closed, outside the book's (a zone of another region or step
+/// holds the drive's resource as much as one of its own), or the spec's `max_open`.
+///
+/// Errors: the zones outside leave no open zone for the step.
+fn limits_left(setup: &BookSetup, outside: &[Zone]) -> Result<(usize, usize), String> {
+    let as_limit = |l: Option<u32>| l.map_or(usize::MAX, |l| l.max(1) as usize);
+    let (open, active) = (as_limit(setup.limits.0), as_limit(setup.limits.1));
+    if !setup.drive_limits {
+        return Ok((open, active));
+    }
+    let opened = outside.iter().filter(|z| z.condition.is_open()).count();
+    let held = outside.iter().filter(|z| z.condition.is_active()).count();
+    let active_left = active.saturating_sub(held);
+    let open_left = open.saturating_sub(opened).min(active_left);
+    if open_left == 0 {
+        return Err(format!(
+            "the drive's zones outside the step's hold its open or active resources ({opened} open, {held} open or closed; it allows {} open and {} active): finish or reset them, or widen the step's region",
+            setup.limits.0.map_or("any".into(), |l| l.to_string()),
+            setup.limits.1.map_or("any".into(), |l| l.to_string()),
+        ));
+    }
+    Ok((open_left, active_left))
+}
+
+/// A zone's data, percent of its capacity rounded down: 100 when full, 0 without a
+/// write pointer or usable data (conventional, offline, read-only).
+fn fill_pct(z: &Zone) -> u8 {
+    match z.condition {
+        ZoneCondition::Full => 100,
+        ZoneCondition::NotWritePointer | ZoneCondition::Offline | ZoneCondition::ReadOnly => 0,
+        _ if z.capacity_bytes == 0 => 0,
+        _ => {
+            (u128::from(z.written_bytes().min(z.capacity_bytes)) * 100
+                / u128::from(z.capacity_bytes)) as u8
+        }
+    }
+}
+
+/// A zone as the report found it; with `finish_at` (percent of the capacity), writes stop
+/// at that share, rounded up to a logical block.
+fn state(z: &Zone, finish_at: Option<f64>, lbs: u64) -> ZoneState {
     let sequential = z.kind != ZoneType::Conventional;
     let end = z.start_bytes + z.capacity_bytes;
+    let fill_end = match finish_at {
+        Some(p) if sequential => {
+            let share =
+                ((z.capacity_bytes as f64 * p / 100.0) as u64).div_ceil(lbs.max(1)) * lbs.max(1);
+            z.start_bytes + share.clamp(lbs.max(1).min(z.capacity_bytes), z.capacity_bytes)
+        }
+        _ => end,
+    };
     let wp = match z.condition {
         ZoneCondition::Full => end,
         ZoneCondition::ReadOnly | ZoneCondition::Offline => end,
@@ -213,6 +320,7 @@ fn state(z: &Zone) -> ZoneState {
     ZoneState {
         start: z.start_bytes,
         end,
+        fill_end,
         wp_issued: wp,
         wp_done: wp,
         taken: 0,
@@ -298,7 +406,7 @@ impl RequestSource for ZonedSource<'_> {
         if let Some((offset, len)) = b.rehome(req.offset, req.len, self.job) {
             (req.offset, req.len) = (offset, len);
         }
-        b.write_ready(&self.book.file, req.offset, u64::from(req.len), self.job)
+        b.write_ready(&self.book.path, req.offset, u64::from(req.len), self.job)
     }
 
     fn completed(&mut self, op: Op, offset: u64, len: u32, outcome: Result<(), i32>) {
@@ -307,8 +415,12 @@ impl RequestSource for ZonedSource<'_> {
             if let Err(errno) = outcome {
                 b.count_refusal(errno);
             }
-            b.write_done(&self.book.file, offset, u64::from(len), outcome.is_ok());
+            b.write_done(&self.book.path, offset, u64::from(len), outcome.is_ok());
         }
+    }
+
+    fn appended(&mut self, reserved: u64, landed: u64, len: u32) {
+        self.book.lock().appended(reserved, landed, u64::from(len));
     }
 
     fn dropped(&mut self, req: &Request) {

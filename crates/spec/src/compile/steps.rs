@@ -263,13 +263,71 @@ fn durability(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<crate::plan::Durabili
 }
 
 /// `zones:`: how many zones the workload writes at once (1 to 65536; default the
-/// drive's limit).
+/// drive's limit), how many it uses (at least 1), its write command, the fill at which
+/// zones are finished (strictly between 0% and 100%) and the data at which full zones
+/// are reset (0% to 100%), and where it reads.
 fn zoned(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<crate::plan::ZonedOptions> {
-    let max_open = match w.zones.as_ref().and_then(|z| z.value.max_open.as_ref()) {
-        Some(n) => crate::plan::OpenZones::AtMost(cx.count(n, "zones.max_open", 1, 65536)? as u32),
-        None => crate::plan::OpenZones::DriveLimit,
+    use crate::plan::{OpenZones, WriteCommand, ZoneReads};
+    let Some(z) = w.zones.as_ref().map(|z| &z.value) else {
+        return Some(crate::plan::ZonedOptions::default());
     };
-    Some(crate::plan::ZonedOptions { max_open })
+    let max_open = match &z.max_open {
+        Some(n) => cx
+            .count(n, "zones.max_open", 1, 65536)
+            .map(|n| OpenZones::AtMost(n as u32)),
+        None => Some(OpenZones::DriveLimit),
+    };
+    let count = match &z.count {
+        Some(n) => cx.count(n, "zones.count", 1, u64::from(u32::MAX)).map(Some),
+        None => Some(None),
+    };
+    let write_command = super::io_path::keyword(
+        cx,
+        z.write_command.as_ref(),
+        "unknown write command",
+        [
+            ("write", WriteCommand::Write),
+            ("zone_append", WriteCommand::ZoneAppend),
+        ],
+        WriteCommand::Write,
+    );
+    let reads = super::io_path::keyword(
+        cx,
+        z.reads.as_ref(),
+        "unknown zone reads",
+        [
+            ("below_write_pointer", ZoneReads::BelowWritePointer),
+            ("anywhere", ZoneReads::Anywhere),
+        ],
+        ZoneReads::BelowWritePointer,
+    );
+    let finish_at_pct = match &z.finish_at {
+        Some(p) => cx.percent(p, "zones.finish_at").and_then(|v| {
+            if v > 0.0 && v < 100.0 {
+                return Some(Some(v));
+            }
+            let span = cx.span(p);
+            cx.error(
+                span,
+                "zones.finish_at out of range",
+                format!("expected a share above 0% and below 100% (a full zone needs no finish), found {v}%"),
+            );
+            None
+        }),
+        None => Some(None),
+    };
+    let reset_at_pct = match &z.reset_at {
+        Some(p) => cx.percent(p, "zones.reset_at").map(Some),
+        None => Some(None),
+    };
+    Some(crate::plan::ZonedOptions {
+        max_open: max_open?,
+        count: count?,
+        write_command: write_command?,
+        finish_at_pct: finish_at_pct?,
+        reset_at_pct: reset_at_pct?,
+        reads: reads?,
+    })
 }
 
 /// The CPUs jobs are pinned to: a non-empty list of CPU numbers below 1024 (empty: not

@@ -37,7 +37,7 @@ pub use sweep::{
     CaseAccess, CeilingStatistic, OperatingPointsPlan, SteadyMetric, SteadyStatePlan, SweepCase,
     SweepPlan,
 };
-pub use zoned::{OpenZones, ZonedOptions};
+pub use zoned::{OpenZones, WriteCommand, ZoneReads, ZonedOptions};
 
 /// Plan format version, printed by `iogate plan --json`.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;

@@ -7,6 +7,7 @@
 //! `finish` end the job. Child of `uring`; no `unsafe` here.
 
 use super::*;
+use crate::engine::commands::status_errno;
 
 impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// Every completion in the ring, observed at `done`. The entries are copied out first
@@ -14,14 +15,12 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// the job) so that each is recorded through `self` while the ring is not borrowed.
     pub(super) fn reap(&mut self, done: u64) {
         self.cqes.clear();
-        self.cqes.extend(self.ring.completion().map(|c| {
-            let c: cqueue::Entry = c.into();
-            (c.user_data(), c.result())
-        }));
+        self.cqes
+            .extend(self.ring.completion().map(|c| K::completion_parts(&c)));
         self.done.clear();
         for i in 0..self.cqes.len() {
-            let (user_data, res) = self.cqes[i];
-            self.complete(user_data as usize, res, done);
+            let (user_data, res, extra) = self.cqes[i];
+            self.complete(user_data as usize, (res, extra), done);
         }
         for s in &mut self.sinks {
             s.completed(&self.done);
@@ -58,7 +57,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// One completion: the slot freed, the request kept for the sinks, then recorded as a
     /// success or a failure.
     #[inline]
-    fn complete(&mut self, slot_index: usize, res: i32, done: u64) {
+    fn complete(&mut self, slot_index: usize, (res, extra): (i32, u64), done: u64) {
         let Some(s) = self.slots.get(slot_index).copied() else {
             return;
         };
@@ -82,13 +81,22 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         let outcome = match failure {
             None => Ok(()),
             Some(_) if res < 0 && self.p.passthrough.is_none() => Err(-res),
+            Some(_) if res > 0 && self.p.passthrough.is_some() => Err(status_errno(res)),
             Some(_) => Err(0),
+        };
+        // A Zone Append's place is the drive's: its completion says where it landed.
+        let landed = match (outcome, self.cmds.landed_offset(s.op, extra)) {
+            (Ok(()), Some(at)) => {
+                self.src.appended(s.offset, at, s.len);
+                at
+            }
+            _ => s.offset,
         };
         self.src.completed(s.op, s.offset, s.len, outcome);
         let completed = Completed {
             seq: s.seq,
             op: s.op,
-            offset_bytes: s.offset,
+            offset_bytes: landed,
             length_bytes: s.len,
             generation: s.generation,
             issue_ns: slot.start_ns,

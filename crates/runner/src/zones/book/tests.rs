@@ -2,6 +2,7 @@
 //! the rules are given is /dev/null, and no test reaches a zone command). Part of `book`.
 
 use super::super::{Book, ZoneState};
+use iogate_drive::zoned::ZonePath;
 use iogate_result::zoned::ZoneActivity;
 
 const MIB: u64 = 1 << 20;
@@ -12,6 +13,7 @@ fn book(n: usize, cap: u64, limit: usize) -> Book {
         .map(|i| ZoneState {
             start: i * 4 * MIB,
             end: i * 4 * MIB + cap,
+            fill_end: i * 4 * MIB + cap,
             wp_issued: i * 4 * MIB,
             wp_done: i * 4 * MIB,
             taken: 0,
@@ -37,6 +39,9 @@ fn book(n: usize, cap: u64, limit: usize) -> Book {
         closed: Vec::new(),
         active_limit: usize::MAX,
         unsplit_bytes: 1 << 20,
+        append: false,
+        reset_above_bytes: None,
+        reads_anywhere: false,
         rng: 7,
         activity: ZoneActivity::default(),
         error: None,
@@ -45,7 +50,7 @@ fn book(n: usize, cap: u64, limit: usize) -> Book {
 
 /// Places a write and completes it at once (its zone's write pointer moves).
 fn write(b: &mut Book, offset: u64, len: u32) -> (u64, u32) {
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     let (at, len) = b.place_write(offset, len, 0).expect("a zone takes it");
     assert!(
         b.write_ready(&file, at, 4096, 0),
@@ -126,7 +131,7 @@ fn reads_stay_below_the_write_pointer_and_skip_empty_zones() {
 #[test]
 fn a_zone_is_written_by_one_job_at_a_time() {
     let mut b = book(2, 4 * MIB, 1);
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     let (first, _) = b.place_write(0, 4096, 0).expect("placed");
     let (second, _) = b.place_write(4096, 4096, 0).expect("placed");
     assert!(b.write_ready(&file, first, 4096, 0));
@@ -160,7 +165,7 @@ fn a_zone_counts_as_open_until_its_last_write_completes() {
     // was issued, the next zone opened at once, and the drive, whose zone was not
     // full yet, refused the write (Too Many Active Zones).
     let mut b = book(2, 4 * MIB, 1);
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     for k in 0..63 {
         write(&mut b, k * 65536, 65536);
     }
@@ -185,7 +190,7 @@ fn a_reset_waits_for_the_writes_taken_before_it() {
     // The attack found a hang: 4 sequential jobs stopped at the first reset, the
     // reset waiting for a write another job held, that write waiting for the reset.
     let mut b = book(1, 16 * 1024, 1);
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     // Job 0 issues the zone's four writes (a job takes its next request once the
     // last went).
     let mut a = Vec::new();
@@ -223,7 +228,7 @@ fn a_reset_waits_for_the_writes_taken_before_it() {
 #[test]
 fn a_write_the_device_splits_waits_for_the_one_before_it() {
     let mut b = book(1, 4 * MIB, 1);
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     let (first, _) = b.place_write(0, 2 << 20, 0).expect("placed");
     let (second, _) = b.place_write(2 * MIB, 2 << 20, 0).expect("placed");
     assert!(b.write_ready(&file, first, 2 * MIB, 0));
@@ -240,7 +245,7 @@ fn a_write_waiting_to_open_a_zone_moves_to_an_open_zone_its_writer_left() {
     // The attack's repro hung after this fix's first form: 4 jobs with ios limits on
     // a drive of 3 open zones; finished jobs left open zones no one wrote.
     let mut b = book(3, 4 * MIB, 1);
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     write(&mut b, 0, 4096); // job 0 opens zone 0, then ends
     let (claimed, _) = b.place_write(4 * MIB, 4096, 0).expect("placed");
     assert_eq!(claimed, 4096, "job 0's own zone");
@@ -262,7 +267,7 @@ fn a_small_write_behind_a_split_one_waits_for_it() {
     // Measured on QEMU: a 1 MiB write (split in the kernel) then the zone's 352 KiB
     // tail issued behind it failed with Zone Invalid Write.
     let mut b = book(1, 3 * MIB, 1);
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     let (big, _) = b.place_write(0, 2 << 20, 0).expect("placed");
     let (tail, len) = b.place_write(2 * MIB, 2 << 20, 0).expect("placed");
     assert_eq!(len, 1 << 20, "cut to the capacity left");
@@ -280,7 +285,7 @@ fn a_zone_found_closed_needs_an_open_slot_and_a_new_one_an_active_slot() {
     // After a planted run null_blk had 5 active zones (3 open, 2 closed; max open 3,
     // max active 5): writing a closed one was refused with Too Many Open Zones.
     let mut b = book(8, 4 * MIB, 3);
-    let file = std::fs::File::open("/dev/null").expect("/dev/null");
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
     (b.open, b.closed, b.active_limit) = (vec![0, 1, 2], vec![3, 4], 5);
     for i in 0..5 {
         b.zones[i].wp_issued = b.zones[i].start + 4096;
@@ -308,4 +313,66 @@ fn a_zone_found_closed_needs_an_open_slot_and_a_new_one_an_active_slot() {
     assert!(b.admittable(7), "4 active: room for a fifth");
     b.open.push(7);
     assert!(!b.admittable(6), "5 active: no new zone");
+}
+
+#[test]
+fn appends_go_from_every_job_at_once_and_the_pointer_moves_when_all_complete() {
+    let mut b = book(2, 4 * MIB, 1);
+    b.append = true;
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
+    let (a, _) = b.place_write(0, 4096, 0).expect("placed");
+    let (c, _) = b
+        .place_write(0, 4096, 1)
+        .expect("another job appends to the same zone");
+    assert_eq!(b.index(c), 0);
+    assert!(b.write_ready(&file, c, 4096, 1), "no order among appends");
+    assert!(b.write_ready(&file, a, 4096, 0));
+    // The drive placed the second first.
+    b.appended(c, 0, 4096);
+    b.write_done(&file, c, 4096, true);
+    assert_eq!(b.zones[0].wp_done, 0, "one append still outstanding");
+    b.appended(a, 4096, 4096);
+    b.write_done(&file, a, 4096, true);
+    assert_eq!(b.zones[0].wp_done, 8192);
+    assert_eq!(b.activity.appends_outside_zone, 0);
+    b.appended(a, 4 * MIB, 4096);
+    b.appended(a, 4 * MIB - 2048, 4096);
+    assert_eq!(
+        b.activity.appends_outside_zone, 2,
+        "in the next zone; across the end"
+    );
+}
+
+#[test]
+fn a_zone_at_its_finish_share_is_finished_and_above_the_reset_share_reset() {
+    let mut b = book(2, 4 * MIB, 2);
+    b.zones[0].fill_end = MIB;
+    let file = ZonePath::Block(std::fs::File::open("/dev/null").expect("/dev/null"));
+    assert_eq!(b.place_write(0, 2 << 20, 0), None, "above the finish share");
+    let (at, len) = b.place_write(0, 1 << 20, 0).expect("placed");
+    assert_eq!((at, len), (0, 1 << 20));
+    assert!(b.write_ready(&file, at, MIB, 0));
+    b.write_done(&file, at, MIB, true);
+    // /dev/null refuses the zone command: the attempt is the step's error.
+    let error = b.error.clone().unwrap_or_default();
+    assert!(error.contains("finish zone"), "{error}");
+    assert!(!b.open.contains(&0), "no longer written");
+    assert_eq!(b.activity.zones_filled, 0, "finished, not filled");
+    let mut b = book(2, MIB, 2);
+    b.reset_above_bytes = Some(MIB / 2);
+    let (at, len) = b.place_write(0, 1 << 20, 0).expect("placed");
+    assert!(b.write_ready(&file, at, u64::from(len), 0));
+    b.write_done(&file, at, u64::from(len), true);
+    assert_eq!(b.activity.zones_filled, 1);
+    let error = b.error.clone().unwrap_or_default();
+    assert!(error.contains("reset zone"), "{error}");
+}
+
+#[test]
+fn reads_anywhere_go_past_the_write_pointer_inside_the_zone() {
+    let mut b = book(2, 4 * MIB, 2);
+    assert_eq!(b.place_read(4096, 4096), None, "nothing written");
+    b.reads_anywhere = true;
+    assert_eq!(b.place_read(4096 + 17, 4096), Some(4096));
+    assert_eq!(b.place_read(8 * MIB - 1, 8192), Some(8 * MIB - 8192));
 }
