@@ -118,7 +118,7 @@ fn every_shipped_spec_names_and_meets_the_spec_schema() {
 /// without their unit, out-of-range counts and percentages, YAML errors. (The others are
 /// wrong in meaning: weights that do not sum to 100, unknown metrics, a region beyond the
 /// target; only iogate's compiler sees those.)
-const SCHEMA_INVALID: [&str; 25] = [
+const SCHEMA_INVALID: [&str; 26] = [
     "bad_baseline_required.yaml",
     "bad_data.yaml",
     "bad_during.yaml",
@@ -133,6 +133,7 @@ const SCHEMA_INVALID: [&str; 25] = [
     "bad_sweep_mix.yaml",
     "bad_tolerance.yaml",
     "bad_unit.yaml",
+    "bad_zone_check.yaml",
     "bad_zones.yaml",
     "duplicate_key.yaml",
     "many_errors.yaml",

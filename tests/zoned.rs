@@ -35,6 +35,10 @@ const JOBS: &str = "iogate: 1\nname: jobs\nsteps:\n  - workload: { name: seq4, i
 /// zones the steps before left active); Zone Appends at random at 32; reads past the write pointers.
 const APPEND: &str = "iogate: 1\nname: append\nsteps:\n  - workload: { name: fin, ios: 600, queue_depth: 4, zones: { finish_at: 50% }, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n  - workload: { name: a1, ios: 3000, zones: { write_command: zone_append }, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n  - workload: { name: a8, ios: 6000, queue_depth: 8, jobs: 2, zones: { write_command: zone_append, count: 8 }, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n  - workload: { name: rst, ios: 3000, queue_depth: 4, zones: { reset_at: 0%, count: 4 }, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n  - workload: { name: ar, ios: 6000, queue_depth: 32, zones: { write_command: zone_append }, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: rany, ios: 500, zones: { reads: anywhere }, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
 
+/// The conformance checks, after the zones were left in every condition by the runs
+/// before.
+const CHECKS: &str = "iogate: 1\nname: checks\nsteps:\n  - zone_check: {}\n";
+
 /// A block size above the zone capacity (3 MiB).
 const TOO_BIG: &str = "iogate: 1\nname: big\nsteps:\n  - workload: { name: w, ios: 10, mix: [{ block_size: 4MiB, read: 0% }] }\n";
 
@@ -75,6 +79,8 @@ fn boot_once() -> tempfile::TempDir {
         "blkzone reset /dev/nvme0n1; timeout 120 iogate run /tmp/append.yaml --target /dev/ng0n1 --out /out/append -q --allow-destructive; echo $? > /out/append.rc; blkzone report /dev/nvme0n1 > /out/append.zones".into(),
         "iogate run /tmp/append.yaml --target /dev/nvme0n1 --out /out/append-blk -q --allow-destructive 2> /out/append-blk.err; echo $? > /out/append-blk.rc".into(),
         "blkzone reset /dev/nvme0n1; iogate run /tmp/p7.yaml --target /dev/ng0n1 --out /out/ng-p7 -q --allow-destructive; echo $? > /out/ng-p7.rc".into(),
+        put(CHECKS, "/tmp/checks.yaml"),
+        "for t in nvme0n1 ng0n1 nullb0 sda; do iogate run /tmp/checks.yaml --target /dev/$t --out /out/$t-checks -q --allow-destructive; echo $? > /out/$t-checks.rc; done".into(),
     ]
     .join("\n");
     let (rc, out) = common::qemu_nvme(
@@ -420,6 +426,73 @@ fn zone_options_and_appends_on_a_zns_generic_device() {
     assert!(err.contains("generic device (/dev/ngXnY)"), "{err}");
 }
 
+/// Every conformance check passes on each drive, from whatever state the runs before
+/// left it in: on the ZNS generic device the refusals carry the controller's statuses
+/// by name, on the block devices the block layer's errnos; scsi_debug (a ZBC disk, no
+/// active limit) has no max-active check. The report lists them.
+fn every_conformance_check_passes_on_each_zoned_drive() {
+    let out = boot();
+    for dev in ["nvme0n1", "ng0n1", "nullb0", "sda"] {
+        let name = format!("{dev}-checks");
+        let r = json(&out.join(&name).join("result.json"));
+        let checks = r["steps"][0]["zone_checks"]
+            .as_array()
+            .expect("zone_checks")
+            .clone();
+        let bad: Vec<&serde_json::Value> =
+            checks.iter().filter(|c| c["outcome"] == "failed").collect();
+        assert_eq!(
+            rc(out, &name),
+            0,
+            "{dev}: {bad:#?} {}",
+            r["steps"][0]["error"]
+        );
+        assert!(bad.is_empty(), "{dev}: {bad:#?}");
+        let outcome = |check: &str| {
+            let c = checks.iter().find(|c| c["check"] == check).expect(check);
+            (
+                c["outcome"].as_str().unwrap().to_string(),
+                c["found"].as_str().unwrap().to_string(),
+            )
+        };
+        for check in [
+            "implicit_open_on_write",
+            "write_off_write_pointer_refused",
+            "open_zone",
+            "close_zone",
+            "finish_zone",
+            "write_to_full_zone_refused",
+            "reset_zone",
+            "capacity_ends_the_zone",
+            "max_open_enforced",
+        ] {
+            assert_eq!(outcome(check).0, "passed", "{dev} {check}");
+        }
+        let active = outcome("max_active_enforced");
+        match dev {
+            "sda" => assert_eq!(active.0, "not_applicable", "{active:?}"),
+            _ => assert_eq!(active.0, "passed", "{dev}: {active:?}"),
+        }
+        if dev == "ng0n1" {
+            assert!(outcome("write_to_full_zone_refused")
+                .1
+                .contains("SC B9h (Zone Is Full)"));
+            assert!(outcome("max_open_enforced")
+                .1
+                .contains("Too Many Open Zones"));
+            assert!(
+                active.1.contains("SC BDh (Too Many Active Zones)"),
+                "{active:?}"
+            );
+        }
+        let md = std::fs::read_to_string(out.join(&name).join("report.md")).expect("report.md");
+        assert!(
+            md.contains("## zone_check: zone checks") && md.contains("PASS: "),
+            "{md}"
+        );
+    }
+}
+
 /// `zones:` on a file: refused before any I/O (exit 3), naming the step.
 fn zone_options_on_a_drive_that_is_not_zoned_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -448,5 +521,6 @@ tests_main![
     past_the_drives_limits_writes_fail_with_the_named_status: [Root, Qemu],
     many_jobs_share_the_zones_without_errors_or_hangs: [Root, Qemu],
     zone_options_and_appends_on_a_zns_generic_device: [Root, Qemu],
+    every_conformance_check_passes_on_each_zoned_drive: [Root, Qemu],
     zone_options_on_a_drive_that_is_not_zoned_are_refused,
 ];

@@ -43,6 +43,15 @@ pub fn run_gaps(result: &RunResult) -> Vec<String> {
                     ));
                 }
             }
+            StepKind::ZoneCheck => {
+                let ran = match &s.detail {
+                    iogate_result::StepDetail::ZoneCheck(c) => !c.is_empty(),
+                    _ => false,
+                };
+                if !ran {
+                    out.push(format!("step `{}` ran no zone check", s.name));
+                }
+            }
             StepKind::Purge | StepKind::Idle => {}
         }
         if let Some(v) = &s.metrics.verify {
@@ -95,6 +104,12 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
     }
     if !counted {
         return None;
+    }
+    if let iogate_result::StepDetail::ZoneCheck(checks) = &s.detail {
+        // A zone check's errors are its failed checks: the evidence is that they ran.
+        return checks
+            .is_empty()
+            .then(|| format!("step `{}` ran no zone check", s.name));
     }
     if let Some(sel) = &m.case {
         let cases = s.sweep().map_or(&[][..], |w| &w.cases[..]);

@@ -37,6 +37,7 @@ mod tails_view;
 pub mod text;
 pub mod verdict;
 mod view;
+mod zone_check_view;
 mod zone_view;
 
 pub use baseline::{baseline_schema, Baseline, BaselineError};

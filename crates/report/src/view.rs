@@ -180,6 +180,12 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .filter_map(crate::power_cycle_view::power_cycle_view)
         .collect();
     cx.insert("power_cycles", &power_cycles);
+    let zone_checks: Vec<crate::repeat_view::SectionView> = result
+        .steps
+        .iter()
+        .filter_map(crate::zone_check_view::zone_check_view)
+        .collect();
+    cx.insert("zone_checks", &zone_checks);
 
     let assertions: Vec<AssertionView> = result.assertions.iter().map(assertion_view).collect();
     let rules: Vec<RuleView> = result

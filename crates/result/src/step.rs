@@ -551,6 +551,8 @@ pub enum StepDetail {
     Repeat(Option<Box<RepeatResult>>),
     /// Power cycles and their verification (`steps[].power_cycle`).
     PowerCycle(Box<crate::integrity::PowerCycleResult>),
+    /// A zoned drive's conformance checks (`steps[].zone_checks`).
+    ZoneCheck(Vec<crate::zoned::ZoneCheck>),
 }
 
 impl StepDetail {
@@ -566,6 +568,7 @@ impl StepDetail {
             StepKind::Sweep => StepDetail::Sweep(Box::default()),
             StepKind::Repeat => StepDetail::Repeat(None),
             StepKind::PowerCycle => StepDetail::PowerCycle(Box::default()),
+            StepKind::ZoneCheck => StepDetail::ZoneCheck(Vec::new()),
         }
     }
 
@@ -580,6 +583,7 @@ impl StepDetail {
             StepDetail::Sweep(_) => StepKind::Sweep,
             StepDetail::Repeat(_) => StepKind::Repeat,
             StepDetail::PowerCycle(_) => StepKind::PowerCycle,
+            StepDetail::ZoneCheck(_) => StepKind::ZoneCheck,
         }
     }
 }

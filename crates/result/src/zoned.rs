@@ -128,3 +128,31 @@ pub struct ZoneFills {
     /// read-only zones), in zone order.
     pub fill_pct: Vec<u8>,
 }
+
+/// One conformance check of a `zone_check` step (`steps[].zone_checks[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ZoneCheck {
+    /// Which check (`implicit_open_on_write`, `write_off_write_pointer_refused`, …).
+    pub check: String,
+    /// The first byte of the zone it used.
+    pub zone_start_bytes: u64,
+    /// What the standard says, with its section.
+    pub expected: String,
+    /// What the drive did.
+    pub found: String,
+    /// The verdict.
+    pub outcome: CheckOutcome,
+}
+
+/// A conformance check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckOutcome {
+    /// The drive did what the standard says.
+    Passed,
+    /// It did not.
+    Failed,
+    /// The drive does not have what the check needs (no open or active limit): `found`
+    /// says why.
+    NotApplicable,
+}

@@ -49,7 +49,7 @@ fn write_shapes(step: &PlanStep, out: &mut Vec<(u64, u64)>) -> Option<()> {
                     }),
             )
         }
-        StepBody::Replay(_) | StepBody::Purge(_) | StepBody::Idle => {}
+        StepBody::Replay(_) | StepBody::Purge(_) | StepBody::Idle | StepBody::ZoneCheck => {}
     }
     Some(())
 }

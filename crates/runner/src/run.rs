@@ -330,6 +330,7 @@ fn run_step(
     match &step.body {
         StepBody::Purge(method) => run_purge(step, *method, target, opts, band_edges_ns),
         StepBody::Idle => run_idle(step, opts, band_edges_ns),
+        StepBody::ZoneCheck => crate::zones::run_zone_check(step, target, opts, band_edges_ns),
         StepBody::PowerCycle(plan) => {
             crate::power_cycle::run_power_cycle(step, plan, index, target, opts, band_edges_ns)
         }

@@ -16,6 +16,7 @@ mod payload;
 mod power_cycle;
 mod spanned;
 mod sweep;
+mod zones;
 pub use during::{RawAdmin, RawEvent, RawFirmwareCommit};
 pub use include::{Fragment, Origin, RawAssertion};
 pub(crate) use params::variable_name;
@@ -24,6 +25,7 @@ pub use payload::RawData;
 pub use power_cycle::{RawPowerCycle, RawRecovery};
 pub use spanned::{Spanned, SpannedPairs};
 pub use sweep::{RawCase, RawMatrix, RawNamedMix, RawOperatingPoints, RawSteadyState, RawSweep};
+pub use zones::{RawZoneCheck, RawZones};
 
 #[allow(unused_imports)] // named in `#[schemars(with = …)]` attributes
 use crate::schema::{
@@ -135,6 +137,8 @@ pub enum RawStep {
     /// Journaled writes while the user's command cuts the drive's power and restores it,
     /// then every journaled block verified (README.md, "Power-cut integrity").
     PowerCycle(Box<RawPowerCycle>),
+    /// The zone conformance checks of a zoned drive (README.md, "Zoned drives").
+    ZoneCheck(Box<RawZoneCheck>),
     /// A list of steps run `times` times, or once per value of a variable (`over:`),
     /// expanded into plain steps when the spec compiles.
     Loop(Box<RawLoop>),
@@ -477,45 +481,6 @@ pub struct RawWorkload {
     /// spec without them runs on one as fio's `zonemode=zbd` would.
     #[serde(default)]
     pub zones: Option<Spanned<RawZones>>,
-}
-
-/// `zones:` of a workload on a zoned drive.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawZones {
-    /// Zones written at once (default: the drive's limit, the smaller of its max open
-    /// and max active zones). Above the drive's limit the drive refuses writes: what a
-    /// conformance test of the limit plants.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 65536))]
-    pub max_open: Option<Spanned<u64>>,
-    /// The zones written: the first N whole zones of the region (default: every whole
-    /// zone in it).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub count: Option<Spanned<u64>>,
-    /// `write` (default: NVMe Write at the write pointer) or `zone_append` (NVMe Zone
-    /// Append to the zone's start; the drive picks the LBA and returns it; passthrough on
-    /// a ZNS namespace's /dev/ngXnY only).
-    #[serde(default)]
-    #[schemars(with = "Option<WriteCommandName>")]
-    pub write_command: Option<Spanned<String>>,
-    /// Finish a zone once this share of its capacity is written (Zone Management Send,
-    /// Finish Zone: it becomes full), e.g. `50%`; default: zones fill.
-    #[serde(default)]
-    #[schemars(with = "Option<PercentText>")]
-    pub finish_at: Option<Spanned<String>>,
-    /// Once this share of the zones' capacity holds data, reset each zone as soon as it
-    /// fills (fio's `zone_reset_threshold`, with `zone_reset_frequency` 1); default: a
-    /// full zone is reset only when no zone has room.
-    #[serde(default)]
-    #[schemars(with = "Option<PercentText>")]
-    pub reset_at: Option<Spanned<String>>,
-    /// `below_write_pointer` (default: reads go where data was written) or `anywhere`
-    /// (reads past the write pointer too: fio's `read_beyond_wp`).
-    #[serde(default)]
-    #[schemars(with = "Option<ZoneReadsName>")]
-    pub reads: Option<Spanned<String>>,
 }
 
 /// `rate:` limits, each over all jobs: requests per second or bandwidth, overall or by operation.

@@ -20,7 +20,7 @@ use std::fs::File;
 
 pub use erase::{format_nvm, sanitize, SanitizeAction, SecureErase};
 pub use placement::{fdp_events_enabled, handle_status, placement_log, set_fdp_event};
-pub use zns::{identify_zns, manage_zone, report_zones, ZnsNamespace};
+pub use zns::{identify_zns, manage_zone, report_zones, write_blocks, ZnsNamespace};
 
 use ioctl::{Completion, PassthruCmd};
 use iogate_result::drive::{NvmeController, NvmeIdentity, NvmeNamespace, SmartLog};

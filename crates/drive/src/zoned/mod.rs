@@ -141,6 +141,15 @@ pub enum ZoneError {
         /// The system call's error.
         source: std::io::Error,
     },
+    /// An NVMe zone command through passthrough failed (the controller's status, or the
+    /// system call's error).
+    #[error("{source} (zone at byte {at_bytes})")]
+    Nvme {
+        /// The zone, bytes.
+        at_bytes: u64,
+        /// The command's failure.
+        source: crate::nvme::NvmeError,
+    },
     /// The kernel reported something this module cannot use.
     #[error("zone report at byte {at_bytes}: {message}")]
     Garbled {
@@ -149,6 +158,33 @@ pub enum ZoneError {
         /// What was wrong.
         message: String,
     },
+}
+
+impl ZoneError {
+    /// The system call's errno (the block layer's mapping of the drive's refusal), where
+    /// the failure has one.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            ZoneError::Io { source, .. } => source.raw_os_error(),
+            ZoneError::Nvme {
+                source: crate::nvme::NvmeError::Io { source, .. },
+                ..
+            } => source.raw_os_error(),
+            _ => None,
+        }
+    }
+
+    /// The NVMe status field (SCT in bits 10:8, SC in 7:0), where the controller
+    /// refused a passthrough command.
+    pub fn nvme_status(&self) -> Option<u16> {
+        match self {
+            ZoneError::Nvme {
+                source: crate::nvme::NvmeError::Status { sct, sc, .. },
+                ..
+            } => Some(u16::from(*sct) << 8 | u16::from(*sc)),
+            _ => None,
+        }
+    }
 }
 
 pub(crate) fn sysfs_read(dir: &Path, name: &str) -> Option<String> {

@@ -55,9 +55,9 @@ impl ZonePath {
                 (from_bytes, to_bytes),
                 *zone_size_bytes,
             )
-            .map_err(|e| ZoneError::Garbled {
+            .map_err(|source| ZoneError::Nvme {
                 at_bytes: from_bytes,
-                message: e.to_string(),
+                source,
             }),
         }
     }
@@ -81,12 +81,83 @@ impl ZonePath {
                 lba_shift,
                 block: None,
                 ..
-            } => nvme::manage_zone(file, *nsid, *lba_shift, action, start_bytes).map_err(|e| {
-                ZoneError::Garbled {
-                    at_bytes: start_bytes,
-                    message: e.to_string(),
+            } => {
+                nvme::manage_zone(file, *nsid, *lba_shift, action, start_bytes).map_err(|source| {
+                    ZoneError::Nvme {
+                        at_bytes: start_bytes,
+                        source,
+                    }
+                })
+            }
+        }
+    }
+}
+
+impl ZonePath {
+    /// Sends `action` to the drive the way a conformance check wants it: on a ZNS
+    /// namespace as Zone Management Send through the generic device, whose refusal
+    /// carries the controller's status (the block device, when there is one, is told
+    /// nothing: the checks reset their zones through [`ZonePath::manage`] after), else as
+    /// [`ZonePath::manage`].
+    ///
+    /// Errors: the drive's refusal or the system call's.
+    pub fn manage_direct(
+        &self,
+        action: ZoneAction,
+        start_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<(), ZoneError> {
+        match self {
+            ZonePath::Nvme {
+                file,
+                nsid,
+                lba_shift,
+                ..
+            } => {
+                nvme::manage_zone(file, *nsid, *lba_shift, action, start_bytes).map_err(|source| {
+                    ZoneError::Nvme {
+                        at_bytes: start_bytes,
+                        source,
+                    }
+                })
+            }
+            ZonePath::Block(_) => self.manage(action, start_bytes, len_bytes),
+        }
+    }
+
+    /// Writes `data` (whole logical blocks) at byte `offset`: a Write command on a ZNS
+    /// namespace's generic device, else a direct write to the block device (`data` must
+    /// then be aligned for O_DIRECT).
+    ///
+    /// Errors: the drive's refusal (`ZoneError::nvme_status` or `errno`).
+    pub fn write_at(&self, offset: u64, data: &mut [u8]) -> Result<(), ZoneError> {
+        match self {
+            ZonePath::Nvme {
+                file,
+                nsid,
+                lba_shift,
+                ..
+            } => nvme::write_blocks(file, *nsid, *lba_shift, offset, data).map_err(|source| {
+                ZoneError::Nvme {
+                    at_bytes: offset,
+                    source,
                 }
             }),
+            ZonePath::Block(f) => {
+                use std::os::unix::fs::FileExt;
+                match f.write_at(data, offset) {
+                    Ok(n) if n == data.len() => Ok(()),
+                    Ok(n) => Err(ZoneError::Garbled {
+                        at_bytes: offset,
+                        message: format!("a short write: {n} of {} bytes", data.len()),
+                    }),
+                    Err(source) => Err(ZoneError::Io {
+                        command: "write",
+                        at_bytes: offset,
+                        source,
+                    }),
+                }
+            }
         }
     }
 }

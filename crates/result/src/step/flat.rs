@@ -92,6 +92,9 @@ pub struct FlatStepResult {
     /// A `power_cycle` step's cycles and their verification (`steps[].power_cycle`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_cycle: Option<crate::integrity::PowerCycleResult>,
+    /// A `zone_check` step's checks (`steps[].zone_checks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_checks: Option<Vec<crate::zoned::ZoneCheck>>,
     /// How the requests reached the device (I/O steps; absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<Submission>,
@@ -112,6 +115,7 @@ impl From<StepResult> for FlatStepResult {
         let kind = s.kind();
         let (mut replay, mut sweep, mut purge, mut repeat, mut power_cycle) =
             (None, None, None, None, None);
+        let mut zone_checks = None;
         let mut events = Vec::new();
         match s.detail {
             StepDetail::Precondition | StepDetail::Idle => {}
@@ -121,6 +125,7 @@ impl From<StepResult> for FlatStepResult {
             StepDetail::Sweep(w) => sweep = Some(*w),
             StepDetail::Repeat(r) => repeat = r.map(|r| *r),
             StepDetail::PowerCycle(p) => power_cycle = Some(*p),
+            StepDetail::ZoneCheck(c) => zone_checks = Some(c),
         }
         FlatStepResult {
             name: s.name,
@@ -149,6 +154,7 @@ impl From<StepResult> for FlatStepResult {
             repeat,
             data: s.data,
             power_cycle,
+            zone_checks,
             submission: s.submission,
             loops: s.loops,
             recovery: s.recovery,
@@ -170,6 +176,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             ("purge", f.purge.is_some(), StepKind::Purge),
             ("repeat", f.repeat.is_some(), StepKind::Repeat),
             ("power_cycle", f.power_cycle.is_some(), StepKind::PowerCycle),
+            ("zone_checks", f.zone_checks.is_some(), StepKind::ZoneCheck),
             ("events", !f.events.is_empty(), StepKind::Workload),
         ];
         if let Some((block, _, _)) = blocks.iter().find(|(_, set, k)| *set && *k != kind) {
@@ -195,6 +202,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             StepKind::Sweep => {
                 StepDetail::Sweep(Box::new(f.sweep.ok_or_else(|| missing("sweep"))?))
             }
+            StepKind::ZoneCheck => StepDetail::ZoneCheck(f.zone_checks.unwrap_or_default()),
             StepKind::PowerCycle => StepDetail::PowerCycle(Box::new(
                 f.power_cycle.ok_or_else(|| missing("power_cycle"))?,
             )),

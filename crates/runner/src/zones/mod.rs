@@ -339,8 +339,10 @@ fn state(z: &Zone, finish_at: Option<f64>, lbs: u64) -> ZoneState {
 
 mod book;
 mod check;
+mod conformance;
 
 pub use check::check;
+pub use conformance::run_zone_check;
 
 /// One job's requests on a zoned drive: its generator's, moved to the write pointers.
 pub struct ZonedSource<'a> {

@@ -162,7 +162,7 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
     }
     let with_requests = !matches!(
         step.value,
-        RawStep::Idle(_) | RawStep::Purge(_) | RawStep::PowerCycle(_)
+        RawStep::Idle(_) | RawStep::Purge(_) | RawStep::PowerCycle(_) | RawStep::ZoneCheck(_)
     );
     if let Some(f) = crate::plan::loop_figure_name(&name, &cx.scope.loops) {
         if with_requests && out.figures_seen.insert(f.clone()) {
@@ -187,6 +187,7 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
         RawStep::Sweep(w) => sweep::sweep(cx, w, index, size, lbs, seed),
         RawStep::Repeat(r) => repeat::repeat(cx, r, index, size, lbs, seed),
         RawStep::PowerCycle(p) => power_cycle::power_cycle(cx, p, index, size, lbs, seed),
+        RawStep::ZoneCheck(z) => replay::zone_check(cx, z, size),
         RawStep::Loop(_) | RawStep::Include(_) | RawStep::Included(_) => None,
     };
     let Some((mut s, name_span)) = built else {

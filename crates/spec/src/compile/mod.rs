@@ -490,6 +490,7 @@ fn raw_step_name(s: &RawStep) -> &str {
         RawStep::Sweep(w) => w.name.as_ref().map_or("sweep", |n| n.value.as_str()),
         RawStep::Repeat(r) => r.name.as_ref().map_or("repeat", |n| n.value.as_str()),
         RawStep::PowerCycle(p) => p.name.as_ref().map_or("power_cycle", |n| n.value.as_str()),
+        RawStep::ZoneCheck(z) => z.name.as_ref().map_or("zone_check", |n| n.value.as_str()),
         RawStep::Loop(l) => l.name.as_ref().map_or("loop", |n| n.value.as_str()),
         RawStep::Include(_) | RawStep::Included(_) => "include",
     }

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use super::steps::{region, step_name};
 use super::*;
-use crate::document::{RawIdle, RawPurge, RawReplay, RawTiming};
+use crate::document::{RawIdle, RawPurge, RawReplay, RawTiming, RawZoneCheck};
 use crate::plan::{
     AddressMapping, PurgeMethod, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat,
 };
@@ -323,4 +323,20 @@ pub(super) fn idle(
         ),
         name_span,
     ))
+}
+
+/// A `zone_check:` step: the whole device, each check one command or a few (its limit
+/// is the checks', not a request count).
+pub(super) fn zone_check(
+    cx: &mut Ctx<'_>,
+    z: &RawZoneCheck,
+    size: u64,
+) -> Option<(PlanStep, Option<Range<usize>>)> {
+    let (name, name_span) = step_name(cx, z.name.as_ref(), "zone_check");
+    let region = Region {
+        offset_bytes: 0,
+        length_bytes: size,
+    };
+    let limit = Limit::Bytes { bytes: size };
+    Some((bare(name, StepBody::ZoneCheck, region, limit), name_span))
 }

@@ -161,6 +161,8 @@ pub enum StepKind {
     Repeat,
     /// Journaled writes, the drive's power cut and restored, the journal verified.
     PowerCycle,
+    /// A zoned drive's conformance checks.
+    ZoneCheck,
 }
 
 impl StepKind {
@@ -175,6 +177,7 @@ impl StepKind {
             StepKind::PowerCycle => "power_cycle",
             StepKind::Sweep => "sweep",
             StepKind::Repeat => "repeat",
+            StepKind::ZoneCheck => "zone_check",
         }
     }
 }
@@ -390,6 +393,8 @@ pub enum StepBody {
     Idle,
     /// Journaled writes while the drive's power is cut and restored, then verified.
     PowerCycle(Box<PowerCyclePlan>),
+    /// A zoned drive's conformance checks.
+    ZoneCheck,
 }
 
 impl PlanStep {
@@ -404,6 +409,7 @@ impl PlanStep {
             StepBody::Purge(_) => StepKind::Purge,
             StepBody::Idle => StepKind::Idle,
             StepBody::PowerCycle(_) => StepKind::PowerCycle,
+            StepBody::ZoneCheck => StepKind::ZoneCheck,
         }
     }
 
@@ -624,7 +630,10 @@ impl PlanStep {
     pub fn writes(&self) -> bool {
         match &self.body {
             StepBody::Replay(r) => r.filter.writes,
-            StepBody::Purge(_) | StepBody::Precondition | StepBody::PowerCycle(_) => true,
+            StepBody::Purge(_)
+            | StepBody::Precondition
+            | StepBody::PowerCycle(_)
+            | StepBody::ZoneCheck => true,
             StepBody::Idle => false,
             StepBody::Sweep(s) => s.cases.iter().any(|c| c.step.writes()),
             StepBody::Workload(_) | StepBody::Repeat(_) => {
