@@ -1,6 +1,7 @@
 //! The charts of one step in the HTML report (latency histogram and CDF, IOPS, bandwidth
-//! and latency percentiles over time, with `during:` events shaded), drawn by `chart`
-//! from a [`StepResult`]; `view` puts them in the step's section.
+//! and latency percentiles over time, with `during:` events shaded; on a zoned drive the
+//! zones' fill after the step), drawn by `chart` from a [`StepResult`]; `view` puts them
+//! in the step's section.
 
 use iogate_result::step::StepResult;
 
@@ -8,7 +9,8 @@ use crate::chart;
 
 /// A step's charts: latency histogram, CDF by operation, IOPS and bandwidth over time,
 /// and p50, p99 and p99.9 per interval; the step's `during:` events are shaded on the IOPS
-/// and latency-over-time charts. An error drawing one is shown in its place.
+/// and latency-over-time charts. A step with `zones.after` (a zoned drive's report after
+/// the step) also gets the write-pointer chart. An error drawing one is shown in its place.
 pub(crate) fn step_charts(s: &StepResult) -> Vec<String> {
     let hist = chart::latency_histogram_svg(
         &format!("{}: latency histogram", s.name),
@@ -88,8 +90,20 @@ pub(crate) fn step_charts(s: &StepResult) -> Vec<String> {
         ],
         &events,
     );
+    let zones = s
+        .zones
+        .as_ref()
+        .and_then(|z| z.after.as_ref())
+        .map(|after| {
+            chart::zone_fill_svg(
+                &format!("{}: zones after the step (write pointers)", s.name),
+                after.first_zone,
+                &after.fill_pct,
+            )
+        });
     [hist, cdf, iops, bandwidth, tail]
         .into_iter()
+        .chain(zones)
         .map(|c| match c {
             Ok(svg) => svg,
             Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),

@@ -81,8 +81,13 @@ fn conditions(z: &ZonedGeometry) -> String {
 }
 
 fn activity(a: &ZoneActivity) -> String {
+    let finished = if a.zones_finished > 0 {
+        format!(", {} finished", a.zones_finished)
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "{} written, {} filled, {} reset, {} read, at most {} open",
+        "{} written, {} filled, {} reset{finished}, {} read, at most {} open",
         a.zones_written, a.zones_filled, a.zones_reset, a.zones_read, a.max_open_zones
     );
     if a.write_pointer_resyncs > 0 {
@@ -101,6 +106,12 @@ fn activity(a: &ZoneActivity) -> String {
     ];
     for (n, status) in refused.iter().filter(|(n, _)| *n > 0) {
         s += &format!(", {n} writes refused: {status}");
+    }
+    if a.appends_outside_zone > 0 {
+        s += &format!(
+            ", {} zone appends placed outside their zone or past its capacity",
+            a.appends_outside_zone
+        );
     }
     if a.reads_skipped > 0 {
         s += &format!(", {} reads skipped (no zone held data)", a.reads_skipped);
@@ -149,6 +160,15 @@ mod tests {
         assert_eq!(
             activity(&a),
             "5 written, 4 filled, 0 reset, 0 read, at most 1 open, 7 reads skipped (no zone held data)"
+        );
+        let a = ZoneActivity {
+            zones_finished: 2,
+            appends_outside_zone: 3,
+            ..a
+        };
+        assert_eq!(
+            activity(&a),
+            "5 written, 4 filled, 0 reset, 2 finished, 0 read, at most 1 open, 3 zone appends placed outside their zone or past its capacity, 7 reads skipped (no zone held data)"
         );
     }
 }

@@ -354,3 +354,51 @@ fn recovery_is_the_start_of_the_last_settled_run() {
         None
     );
 }
+
+/// A step whose result has `zones.after` gets the write-pointer chart (zones past
+/// `MAX_ZONE_MARKS` share marks: mean area and fullest line); a step without it gets none;
+/// the zone rows name finished zones and misplaced appends.
+#[test]
+fn a_step_with_zones_after_gets_the_write_pointer_chart() {
+    use iogate_result::zoned::{ZoneActivity, ZoneFills, ZoneModel, ZonedGeometry};
+    let mut r = fixture();
+    let title = ": zones after the step (write pointers)";
+    assert!(!render::html(&r).expect("html").contains(title));
+    let zoned = r
+        .steps
+        .iter()
+        .position(|s| s.name == "fileserver")
+        .expect("the workload step");
+    r.steps[zoned].zones = Some(ZoneActivity {
+        zones_written: 3,
+        zones_finished: 2,
+        appends_outside_zone: 1,
+        after: Some(ZoneFills {
+            first_zone: 4,
+            fill_pct: (0..1200).map(|i| (i % 101) as u8).collect(),
+        }),
+        ..ZoneActivity::default()
+    });
+    r.target.zoned = Some(ZonedGeometry {
+        model: ZoneModel::HostManaged,
+        zone_size_bytes: 1 << 20,
+        zones: 1204,
+        conventional_zones: 4,
+        min_zone_capacity_bytes: Some(1 << 20),
+        max_zone_capacity_bytes: Some(1 << 20),
+        max_open_zones: Some(14),
+        max_active_zones: None,
+        zone_append_max_bytes: None,
+        conditions: Default::default(),
+    });
+    let html = render::html(&r).expect("html");
+    assert_eq!(html.matches(&format!("fileserver{title}")).count(), 1);
+    assert_eq!(
+        html.matches(title).count(),
+        1,
+        "only the step with zones.after"
+    );
+    assert!(html.contains("mean of 4 zones") && html.contains("fullest of 4 zones"));
+    assert!(html.contains("2 finished"), "zone rows name finished zones");
+    assert!(html.contains("1 zone appends placed outside their zone"));
+}

@@ -11,7 +11,9 @@ use iogate_spec::units::format_ns;
 use plotters::prelude::*;
 
 mod lines;
+mod zones;
 pub use lines::{cdf_points, lines_svg, lines_with_events_svg, Axis, EventSpan};
+pub use zones::{zone_fill_svg, zone_marks, ZoneMark, MAX_ZONE_MARKS};
 
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();

@@ -285,8 +285,18 @@ pub fn unsupported(key: &str) -> Option<&'static str> {
         "end_fsync" | "fsync_on_close" | "write_barrier" => {
             "flushes at the end or as barriers: iogate flushes every N writes (`fsync:`)"
         }
-        "zonemode" | "zonesize" | "zonerange" | "zoneskip" | "max_open_zones"
-        | "read_beyond_wp" => "zoned or strided access: not in iogate's access specification",
+        "zonemode" | "zonesize" | "zonerange" | "zoneskip" => {
+            "zoned or strided access: not in iogate's access specification"
+        }
+        "max_open_zones"
+        | "job_max_open_zones"
+        | "read_beyond_wp"
+        | "zone_reset_threshold"
+        | "zone_reset_frequency"
+        | "zonecapacity"
+        | "ignore_zone_limits" => {
+            "fio applies it with `zonemode=zbd` only, which this job does not set"
+        }
         "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
             "latency-target search: not in iogate"
         }

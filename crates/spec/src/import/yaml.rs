@@ -124,6 +124,8 @@ pub struct WorkloadOut {
     pub fsync: u64,
     /// `sync: dsync`.
     pub fua: bool,
+    /// `zones:` keys and values (`max_open`, `8`), in the order written.
+    pub zones: Vec<(&'static str, String)>,
 }
 
 /// `s` as a YAML scalar: plain when safe, else double-quoted.
@@ -265,6 +267,14 @@ impl WorkloadOut {
         }
         if self.fua {
             let _ = writeln!(o, "{i}sync: dsync");
+        }
+        if !self.zones.is_empty() {
+            let kv: Vec<String> = self
+                .zones
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect();
+            let _ = writeln!(o, "{i}zones: {{ {} }}", kv.join(", "));
         }
         if self.verify {
             let _ = writeln!(o, "{i}verify: true");

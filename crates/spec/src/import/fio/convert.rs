@@ -12,6 +12,7 @@ use super::{rw_shares, Job, Opt};
 use crate::diag::Severity;
 
 mod options;
+mod zoned;
 
 const SECOND_NS: u64 = 1_000_000_000;
 
@@ -87,6 +88,7 @@ impl Job<'_> {
         self.distribution(&mut w);
         self.data(&mut w, kb);
         self.durability(&mut w, shape.read_pct >= 100.0);
+        self.zoned(&mut w, numjobs, &shape);
         if shape.read_pct >= 100.0 && !w.data.is_empty() {
             // fio fills the buffers of a read-only job too, but nothing is written: the
             // converted spec would carry a `data:` that `check` refuses as void.
