@@ -33,6 +33,12 @@ pub(crate) fn power_cycle_view(step: &StepResult) -> Option<SectionView> {
         t.unflushed_old,
         t.unflushed_new,
     )];
+    let mut summary = summary;
+    summary.extend(iogate_result::zoned::zones_behind_lines(
+        t.zones_checked,
+        &t.zones_behind,
+        LISTED_FAILURES,
+    ));
     let mut tables = vec![cycles_table(p)];
     if !t.failures.is_empty() {
         tables.push(failures_table(p));

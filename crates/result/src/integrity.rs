@@ -63,12 +63,21 @@ pub struct Integrity {
     pub last_flush_ns: Option<u64>,
     /// The first [`MAX_INTEGRITY_FAILURES`] failures, by LBA.
     pub failures: Vec<IntegrityFailure>,
+    /// On a zoned drive: zones holding a durable write of the journal whose write
+    /// pointer was read back (0 elsewhere).
+    #[serde(default)]
+    pub zones_checked: u64,
+    /// Of those, zones whose write pointer is behind the end of a durable write in them
+    /// (went backwards over acknowledged, flushed data, or came back empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones_behind: Vec<crate::zoned::ZoneBehind>,
 }
 
 impl Integrity {
-    /// Blocks that failed: lost, stale, torn, or unwritten and changed.
+    /// What failed: blocks lost, stale, torn, or unwritten and changed, and zones whose
+    /// write pointer is behind their durable data.
     pub fn failed(&self) -> u64 {
-        self.lost + self.stale + self.torn + self.unwritten_changed
+        self.lost + self.stale + self.torn + self.unwritten_changed + self.zones_behind.len() as u64
     }
 }
 
@@ -174,6 +183,8 @@ impl Integrity {
         }
         let room = MAX_INTEGRITY_FAILURES.saturating_sub(self.failures.len());
         self.failures.extend(o.failures.iter().take(room).cloned());
+        self.zones_checked += o.zones_checked;
+        self.zones_behind.extend(o.zones_behind.iter().cloned());
     }
 
     /// The count `c` (`<step>.integrity.<count>`).

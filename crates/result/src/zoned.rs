@@ -156,3 +156,51 @@ pub enum CheckOutcome {
     /// says why.
     NotApplicable,
 }
+
+/// A zone whose write pointer, read back after a power cut, is behind the end of a
+/// durable write the journal holds in it (`integrity.zones_behind[]`): the drive lost the
+/// zone's state over acknowledged, flushed data (QEMU's ZNS keeps zone state in memory
+/// only: a restart puts every write pointer back at its zone's start).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ZoneBehind {
+    /// The zone's first byte.
+    pub zone_start_bytes: u64,
+    /// The drive's write pointer, bytes from the zone's start (its capacity when full).
+    pub write_pointer_bytes: u64,
+    /// The end of the zone's last durable write, bytes from its start.
+    pub durable_end_bytes: u64,
+    /// The zone came back empty.
+    pub empty: bool,
+}
+
+impl ZoneBehind {
+    /// One line for reports: "zone at byte 4194304: came back empty, durable data to
+    /// +65536 B".
+    pub fn describe(&self) -> String {
+        let state = match self.empty {
+            true => "came back empty".to_string(),
+            false => format!("write pointer at +{} B", self.write_pointer_bytes),
+        };
+        format!(
+            "zone at byte {}: {state}, durable data to +{} B",
+            self.zone_start_bytes, self.durable_end_bytes
+        )
+    }
+}
+
+/// The zone lines of a verification on a zoned drive: how many zones were checked and
+/// each one behind its durable data (the first `max`). Empty when no zone was checked.
+pub fn zones_behind_lines(checked: u64, behind: &[ZoneBehind], max: usize) -> Vec<String> {
+    if checked == 0 {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "Write pointers: {checked} zone(s) holding durable data checked, {} behind it.",
+        behind.len()
+    )];
+    out.extend(behind.iter().take(max).map(ZoneBehind::describe));
+    if behind.len() > max {
+        out.push(format!("… and {} more zones.", behind.len() - max));
+    }
+    out
+}

@@ -250,6 +250,11 @@ pub fn verify_journal(
         }
     }
     check_sample(&mut out, journal, &blocks, &mut reader, lba_bytes)?;
+    if target.zoned.is_some() {
+        let (checked, behind) = crate::zones::zones_behind(&journal.records, max_horizon, target)
+            .map_err(IntegrityError::Open)?;
+        (out.zones_checked, out.zones_behind) = (checked, behind);
+    }
     out.failures.sort_by_key(|f| f.offset_bytes);
     Ok(out)
 }

@@ -144,6 +144,13 @@ pub fn markdown(i: &Integrity, target: &str) -> String {
         i.unwritten_checked,
         i.unwritten_changed,
     );
+    let zones = iogate_result::zoned::zones_behind_lines(i.zones_checked, &i.zones_behind, 20);
+    for (k, line) in zones.iter().enumerate() {
+        s += &match k {
+            0 => format!("\n{line}\n\n"),
+            _ => format!("- {line}\n"),
+        };
+    }
     if i.journal_tail_discarded_bytes > 0 {
         s += &format!(
             "\nThe journal ended in a partial frame ({} bytes, ignored).\n",

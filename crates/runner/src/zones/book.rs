@@ -101,7 +101,16 @@ impl Book {
                 .filter(usable)
                 .find(|&i| !self.room(i))
         };
+        if !self.resets {
+            return empty;
+        }
         empty.or_else(full_idle).or_else(full)
+    }
+
+    /// Whether any writable zone takes more writes (a conventional one always does).
+    pub(super) fn any_room(&self) -> bool {
+        (0..self.zones.len())
+            .any(|i| self.zones[i].writable && (!self.zones[i].sequential || self.room(i)))
     }
 
     /// The first writable sequential zone after `i` (cyclically) that takes job `job`'s

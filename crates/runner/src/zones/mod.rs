@@ -81,6 +81,9 @@ pub struct BookSetup {
     pub drive_limits: bool,
     /// The device's capacity, bytes (the zones outside the book's are reported too).
     pub device_bytes: u64,
+    /// Full zones may be reset (false under a power-cut journal: a reset would discard
+    /// journaled writes; the job ends once no zone has room).
+    pub resets: bool,
     /// Logical block size, bytes.
     pub lbs: u64,
     /// Largest unsplit write, bytes.
@@ -116,6 +119,8 @@ struct Book {
     reset_above_bytes: Option<u64>,
     /// Reads go where the generator puts them, past write pointers too.
     reads_anywhere: bool,
+    /// Full zones may be reset ([`BookSetup::resets`]).
+    resets: bool,
     rng: u64,
     activity: ZoneActivity,
     /// A zone command that failed: the step's error.
@@ -198,6 +203,7 @@ impl ZoneBook {
                 .reset_at_pct
                 .map(|p| (capacity as f64 * p / 100.0) as u64),
             reads_anywhere: setup.options.reads == ZoneReads::Anywhere,
+            resets: setup.resets,
             rng: from ^ 0x9E37_79B9_7F4A_7C15,
             activity,
             error: None,
@@ -340,9 +346,11 @@ fn state(z: &Zone, finish_at: Option<f64>, lbs: u64) -> ZoneState {
 mod book;
 mod check;
 mod conformance;
+mod cut;
 
 pub use check::check;
 pub use conformance::run_zone_check;
+pub use cut::zones_behind;
 
 /// One job's requests on a zoned drive: its generator's, moved to the write pointers.
 pub struct ZonedSource<'a> {
@@ -384,6 +392,10 @@ impl RequestSource for ZonedSource<'_> {
                     return Some(r);
                 }
                 None if r.op == Op::Read => b.activity.reads_skipped += 1,
+                None if !b.resets && !b.any_room() => {
+                    // Every zone full and none may be reset: the job is done.
+                    return None;
+                }
                 None => {
                     // Every zone it could go to is full and waiting for its reset: kept
                     // for the next call.

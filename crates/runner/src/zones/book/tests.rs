@@ -42,6 +42,7 @@ fn book(n: usize, cap: u64, limit: usize) -> Book {
         append: false,
         reset_above_bytes: None,
         reads_anywhere: false,
+        resets: true,
         rng: 7,
         activity: ZoneActivity::default(),
         error: None,
