@@ -377,6 +377,15 @@ fn zone_options_and_appends_on_a_zns_generic_device() {
         after.iter().filter(|p| **p == 100).count()
     };
     assert_eq!(full(step(&r, "fin")), 25);
+    // Each finish timed at the zone's fill: half its capacity.
+    let finishes = fin["finish_latency"].as_array().expect("finish_latency");
+    assert_eq!(finishes.len(), 1, "{fin}");
+    assert_eq!(
+        (&finishes[0]["fill_pct_from"], &finishes[0]["count"]),
+        (&50.into(), &25.into()),
+        "{fin}"
+    );
+    assert!(finishes[0]["mean_ns"].as_u64().unwrap() > 0, "{fin}");
     let a1 = &step(&r, "a1")["zones"];
     // 3000 × 16 KiB over zones of 3 MiB, after the 25 finished ones.
     assert_eq!(a1["zones_filled"], 15, "{a1}");
@@ -396,6 +405,13 @@ fn zone_options_and_appends_on_a_zns_generic_device() {
         rst["zones_reset"].as_u64().unwrap(),
     );
     assert!(filled > 4 && reset >= filled, "{rst}");
+    let resets: u64 = rst["reset_latency"]
+        .as_array()
+        .expect("reset_latency")
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(resets, reset, "every reset timed: {rst}");
     let rany = &step(&r, "rany")["zones"];
     assert!(rany["zones_read"].as_u64().unwrap() > 32, "{rany}");
     assert_eq!(rany["reads_skipped"], 0, "{rany}");

@@ -111,10 +111,72 @@ pub struct ZoneActivity {
     /// write pointer when the command ran).
     #[serde(default)]
     pub appends_outside_zone: u64,
+    /// Zone reset latency by the zone's data when it was reset (percent of its
+    /// capacity, in buckets of 10% and one of exactly 100%): buckets with resets only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reset_latency: Vec<FillLatency>,
+    /// Zone finish latency by the zone's data when it was finished.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finish_latency: Vec<FillLatency>,
     /// Every zone's fill after the step, from the drive's zone report; null when the
     /// report failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<ZoneFills>,
+}
+
+/// The latency of one zone command over the zones whose data, percent of their
+/// capacity, was in `[fill_pct_from, fill_pct_to)` when it ran (`[100, 100]`: full), as
+/// the host timed the ioctl (submission to completion).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FillLatency {
+    /// Lower bound of the zones' fill, percent.
+    pub fill_pct_from: u8,
+    /// Upper bound, percent (exclusive, but for the bucket of full zones).
+    pub fill_pct_to: u8,
+    /// Commands.
+    pub count: u64,
+    /// Mean latency, ns.
+    pub mean_ns: u64,
+    /// Largest latency, ns.
+    pub max_ns: u64,
+}
+
+/// Zone command latencies gathered by fill: 10 buckets of 10% and one of full zones.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FillLatencies {
+    /// (count, sum ns, max ns) per bucket.
+    buckets: [(u64, u64, u64); 11],
+}
+
+impl FillLatencies {
+    /// Adds a command of `ns` on a zone holding `data` of `capacity` bytes.
+    pub fn add(&mut self, data: u64, capacity: u64, ns: u64) {
+        let pct = match capacity {
+            0 => 100,
+            c => (u128::from(data.min(c)) * 100 / u128::from(c)) as usize,
+        };
+        let b = &mut self.buckets[(pct / 10).min(10)];
+        (b.0, b.1, b.2) = (b.0 + 1, b.1.saturating_add(ns), b.2.max(ns));
+    }
+
+    /// The buckets that hold commands.
+    pub fn buckets(&self) -> Vec<FillLatency> {
+        let mut out = Vec::new();
+        for (k, &(count, sum, max)) in self.buckets.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let from = (k * 10) as u8;
+            out.push(FillLatency {
+                fill_pct_from: from,
+                fill_pct_to: if k == 10 { 100 } else { from + 10 },
+                count,
+                mean_ns: sum / count,
+                max_ns: max,
+            });
+        }
+        out
+    }
 }
 
 /// The step's zones after it, from the drive's own report (`steps[].zones.after`): the
@@ -203,4 +265,33 @@ pub fn zones_behind_lines(checked: u64, behind: &[ZoneBehind], max: usize) -> Ve
         out.push(format!("… and {} more zones.", behind.len() - max));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_fall_in_buckets_of_ten_percent_and_one_of_full_zones() {
+        let mut l = FillLatencies::default();
+        l.add(0, 100, 10);
+        l.add(9, 100, 30);
+        l.add(50, 100, 7);
+        l.add(100, 100, 1000);
+        l.add(200, 100, 5); // data past the capacity (garbage): full
+        l.add(1, 0, 3); // a zone of no capacity: full, not a division by zero
+        let b = l.buckets();
+        let shape: Vec<(u8, u8, u64, u64, u64)> = b
+            .iter()
+            .map(|b| (b.fill_pct_from, b.fill_pct_to, b.count, b.mean_ns, b.max_ns))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (0, 10, 2, 20, 30),
+                (50, 60, 1, 7, 7),
+                (100, 100, 3, 336, 1000)
+            ]
+        );
+    }
 }

@@ -258,13 +258,7 @@ impl Book {
             if z.before_reset > 0 {
                 return false;
             }
-            let (start, size) = (z.start, self.zone_size);
-            match path.manage(ZoneAction::Reset, start, size) {
-                Ok(()) => self.activity.zones_reset += 1,
-                Err(e) => {
-                    self.error.get_or_insert(e.to_string());
-                }
-            }
+            self.command(path, ZoneAction::Reset, i);
             let z = &mut self.zones[i];
             z.reset_pending = false;
             z.stale = false;
@@ -362,16 +356,9 @@ impl Book {
         if z.taken > 0 || z.wp_done < z.fill_end || !self.open.contains(&i) {
             return;
         }
-        let (start, size) = (z.start, self.zone_size);
-        match path.manage(ZoneAction::Finish, start, size) {
-            Ok(()) => {
-                self.activity.zones_finished += 1;
-                let z = &mut self.zones[i];
-                (z.wp_done, z.wp_issued) = (z.end, z.end);
-            }
-            Err(e) => {
-                self.error.get_or_insert(e.to_string());
-            }
+        if self.command(path, ZoneAction::Finish, i) {
+            let z = &mut self.zones[i];
+            (z.wp_done, z.wp_issued) = (z.end, z.end);
         }
         self.open.retain(|&k| k != i);
     }
@@ -395,17 +382,37 @@ impl Book {
         if data <= limit {
             return;
         }
-        let (start, size) = (z.start, self.zone_size);
-        match path.manage(ZoneAction::Reset, start, size) {
-            Ok(()) => {
-                self.activity.zones_reset += 1;
-                let z = &mut self.zones[i];
-                (z.wp_done, z.wp_issued) = (z.start, z.start);
-            }
-            Err(e) => {
-                self.error.get_or_insert(e.to_string());
-            }
+        if self.command(path, ZoneAction::Reset, i) {
+            let z = &mut self.zones[i];
+            (z.wp_done, z.wp_issued) = (z.start, z.start);
         }
+    }
+
+    /// Sends a reset or finish to zone `i`, timed (host submission to completion) into
+    /// its latency by the zone's data; a failure becomes the step's error. Whether it
+    /// succeeded.
+    fn command(&mut self, path: &ZonePath, action: ZoneAction, i: usize) -> bool {
+        let z = &self.zones[i];
+        let (start, cap) = (z.start, z.end - z.start);
+        let data = z.finished_data.unwrap_or(z.wp_done).saturating_sub(start);
+        let t = std::time::Instant::now();
+        let done = path.manage(action, start, self.zone_size);
+        let ns = t.elapsed().as_nanos() as u64;
+        if let Err(e) = done {
+            self.error.get_or_insert(e.to_string());
+            return false;
+        }
+        let z = &mut self.zones[i];
+        if action == ZoneAction::Finish {
+            self.activity.zones_finished += 1;
+            self.finish_latency.add(data, cap, ns);
+            z.finished_data = Some(z.wp_done);
+        } else {
+            self.activity.zones_reset += 1;
+            self.reset_latency.add(data, cap, ns);
+            z.finished_data = None;
+        }
+        true
     }
 
     /// A Zone Append reserved at `reserved` (the book's place) landed at `landed`

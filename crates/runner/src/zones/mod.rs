@@ -15,7 +15,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use iogate_drive::zoned::{Zone, ZoneCondition, ZonePath, ZoneType};
-use iogate_result::zoned::{ZoneActivity, ZoneFills};
+use iogate_result::zoned::{FillLatencies, ZoneActivity, ZoneFills};
 use iogate_result::Op;
 use iogate_spec::{WriteCommand, ZoneReads, ZonedOptions};
 
@@ -50,6 +50,9 @@ struct ZoneState {
     writable: bool,
     /// Full and chosen again: reset once the writes before have completed.
     reset_pending: bool,
+    /// Where its data ended when it was finished (its write pointer is then at the
+    /// capacity); None: not finished since its last reset.
+    finished_data: Option<u64>,
     /// Writes taken before the reset was decided and not yet completed.
     before_reset: u32,
     /// The job whose write follows the reset: its writes before it were all issued
@@ -123,6 +126,9 @@ struct Book {
     resets: bool,
     rng: u64,
     activity: ZoneActivity,
+    /// Reset and finish latencies by fill.
+    reset_latency: FillLatencies,
+    finish_latency: FillLatencies,
     /// A zone command that failed: the step's error.
     error: Option<String>,
 }
@@ -206,6 +212,8 @@ impl ZoneBook {
             resets: setup.resets,
             rng: from ^ 0x9E37_79B9_7F4A_7C15,
             activity,
+            reset_latency: FillLatencies::default(),
+            finish_latency: FillLatencies::default(),
             error: None,
         };
         Ok(ZoneBook {
@@ -236,6 +244,8 @@ impl ZoneBook {
         let mut a = b.activity.clone();
         a.zones_written = b.zones.iter().filter(|z| z.written).count() as u64;
         a.zones_read = b.zones.iter().filter(|z| z.read).count() as u64;
+        a.reset_latency = b.reset_latency.buckets();
+        a.finish_latency = b.finish_latency.buckets();
         let to = b.base + b.zone_size * b.zones.len() as u64;
         a.after = self
             .path
@@ -335,6 +345,7 @@ fn state(z: &Zone, finish_at: Option<f64>, lbs: u64) -> ZoneState {
         sequential,
         writable: z.writable(),
         reset_pending: false,
+        finished_data: None,
         before_reset: 0,
         reset_by: 0,
         stale: false,

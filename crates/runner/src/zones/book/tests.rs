@@ -22,6 +22,7 @@ fn book(n: usize, cap: u64, limit: usize) -> Book {
             sequential: true,
             writable: true,
             reset_pending: false,
+            finished_data: None,
             before_reset: 0,
             reset_by: 0,
             stale: false,
@@ -45,6 +46,8 @@ fn book(n: usize, cap: u64, limit: usize) -> Book {
         resets: true,
         rng: 7,
         activity: ZoneActivity::default(),
+        reset_latency: Default::default(),
+        finish_latency: Default::default(),
         error: None,
     }
 }
