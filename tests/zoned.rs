@@ -79,6 +79,7 @@ fn boot_once() -> tempfile::TempDir {
         "blkzone reset /dev/nvme0n1; timeout 120 iogate run /tmp/append.yaml --target /dev/ng0n1 --out /out/append -q --allow-destructive; echo $? > /out/append.rc; blkzone report /dev/nvme0n1 > /out/append.zones".into(),
         "iogate run /tmp/append.yaml --target /dev/nvme0n1 --out /out/append-blk -q --allow-destructive 2> /out/append-blk.err; echo $? > /out/append-blk.rc".into(),
         "blkzone reset /dev/nvme0n1; iogate run /tmp/p7.yaml --target /dev/ng0n1 --out /out/ng-p7 -q --allow-destructive; echo $? > /out/ng-p7.rc".into(),
+        "blkzone reset /dev/nvme0n1; timeout 200 iogate run /specs/zns-gate.yaml --set ios=500 --target /dev/ng0n1 --out /out/gate -q --allow-destructive; echo $? > /out/gate.rc".into(),
         put(CHECKS, "/tmp/checks.yaml"),
         "for t in nvme0n1 ng0n1 nullb0 sda; do iogate run /tmp/checks.yaml --target /dev/$t --out /out/$t-checks -q --allow-destructive; echo $? > /out/$t-checks.rc; done".into(),
     ]
@@ -415,21 +416,8 @@ fn zone_options_and_appends_on_a_zns_generic_device() {
     let rany = &step(&r, "rany")["zones"];
     assert!(rany["zones_read"].as_u64().unwrap() > 32, "{rany}");
     assert_eq!(rany["reads_skipped"], 0, "{rany}");
-    // blkzone: "start: 0x…, len 0x…, cap 0x…, wptr 0x… …" in 512-byte sectors.
     let report = std::fs::read_to_string(out.join("append.zones")).expect("blkzone report");
-    let hex = |line: &str, key: &str| {
-        let v = line.split(key).nth(1).expect(key).trim_start();
-        let v = v.split([',', ' ']).next().unwrap().trim_start_matches("0x");
-        u64::from_str_radix(v, 16).expect("hex")
-    };
-    let drive: Vec<u64> = report
-        .lines()
-        .filter(|l| l.contains("wptr"))
-        .map(|l| match l.contains("(fu)") {
-            true => 100,
-            false => hex(l, "wptr") * 100 / hex(l, "cap"),
-        })
-        .collect();
+    let drive = blkzone_fills(&report);
     let ours: Vec<u64> = rany["after"]["fill_pct"]
         .as_array()
         .unwrap()
@@ -440,6 +428,82 @@ fn zone_options_and_appends_on_a_zns_generic_device() {
     assert_eq!(rc(out, "append-blk"), 3);
     let err = std::fs::read_to_string(out.join("append-blk.err")).expect("err");
     assert!(err.contains("generic device (/dev/ngXnY)"), "{err}");
+}
+
+/// The shipped ZNS gate (`specs/zns-gate.yaml`, shortened) on the generic device: its
+/// conformance checks pass, and it gives the figures it promises: append latency at
+/// three queue depths beside write at 1, reads alone and under resets, finish latency at
+/// each fill it asks for.
+fn the_zns_gate_spec_gives_its_figures() {
+    let out = boot();
+    let r = json(&out.join("gate/result.json"));
+    assert_eq!(rc(out, "gate"), 0, "{}", r["error"]);
+    let latency = |name: &str| {
+        step(&r, name)["metrics"]["latency"]["mean_ns"]
+            .as_f64()
+            .unwrap_or(0.0)
+    };
+    for name in [
+        "write_qd1",
+        "append_qd1",
+        "append_qd4",
+        "append_qd16",
+        "reads_quiet",
+    ] {
+        assert!(latency(name) > 0.0, "{name}: {}", step(&r, name)["metrics"]);
+    }
+    // Little's law: at 16 outstanding the mean latency is above queue depth 1's.
+    assert!(
+        latency("append_qd16") > latency("append_qd1"),
+        "{} vs {}",
+        latency("append_qd16"),
+        latency("append_qd1")
+    );
+    let under = step(&r, "reads_during_resets");
+    assert!(
+        under["zones"]["zones_reset"].as_u64().unwrap() > 0,
+        "{}",
+        under["zones"]
+    );
+    assert!(
+        under["metrics"]["read"]["ios"].as_u64().unwrap() > 0,
+        "{}",
+        under["metrics"]
+    );
+    for fill in [25u64, 50, 75] {
+        let z = &step(&r, &format!("finish_{fill}"))["zones"];
+        let buckets = z["finish_latency"].as_array().expect("finish_latency");
+        assert!(
+            !buckets.is_empty() && buckets.iter().all(|b| b["fill_pct_from"] == fill / 10 * 10),
+            "{fill}: {z}"
+        );
+    }
+    let checks = step(&r, "zone_check")["zone_checks"]
+        .as_array()
+        .expect("zone_checks")
+        .clone();
+    assert!(
+        checks.iter().all(|c| c["outcome"] != "failed"),
+        "{checks:?}"
+    );
+}
+
+/// Each zone's fill, percent of its capacity (100 when full), from `blkzone report`'s
+/// lines ("start: 0x…, len 0x…, cap 0x…, wptr 0x… … zcond:14(fu) …", 512-byte sectors).
+fn blkzone_fills(report: &str) -> Vec<u64> {
+    let hex = |line: &str, key: &str| {
+        let v = line.split(key).nth(1).expect(key).trim_start();
+        let v = v.split([',', ' ']).next().unwrap().trim_start_matches("0x");
+        u64::from_str_radix(v, 16).expect("hex")
+    };
+    report
+        .lines()
+        .filter(|l| l.contains("wptr"))
+        .map(|l| match l.contains("(fu)") {
+            true => 100,
+            false => hex(l, "wptr") * 100 / hex(l, "cap"),
+        })
+        .collect()
 }
 
 /// Every conformance check passes on each drive, from whatever state the runs before
@@ -595,6 +659,7 @@ tests_main![
     many_jobs_share_the_zones_without_errors_or_hangs: [Root, Qemu],
     zone_options_and_appends_on_a_zns_generic_device: [Root, Qemu],
     every_conformance_check_passes_on_each_zoned_drive: [Root, Qemu],
+    the_zns_gate_spec_gives_its_figures: [Root, Qemu],
     a_restart_that_loses_the_write_pointers_fails_naming_every_written_zone: [Root, Qemu],
     zone_options_on_a_drive_that_is_not_zoned_are_refused,
 ];
