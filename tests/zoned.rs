@@ -82,6 +82,7 @@ fn boot_once() -> tempfile::TempDir {
         "blkzone reset /dev/nvme0n1; timeout 200 iogate run /specs/zns-gate.yaml --set ios=500 --target /dev/ng0n1 --out /out/gate -q --allow-destructive; echo $? > /out/gate.rc".into(),
         put(CHECKS, "/tmp/checks.yaml"),
         "for t in nvme0n1 ng0n1 nullb0 sda; do iogate run /tmp/checks.yaml --target /dev/$t --out /out/$t-checks -q --allow-destructive; echo $? > /out/$t-checks.rc; done".into(),
+        attacks_script(),
     ]
     .join("\n");
     let (rc, out) = common::qemu_nvme(
@@ -97,6 +98,20 @@ fn boot_once() -> tempfile::TempDir {
     );
     assert_eq!(rc, 0, "the boot's script (90/91: a driver did not load)");
     out
+}
+
+/// Each step of `r` in one line: its errors, first error record and zone counts.
+fn steps_seen(r: &serde_json::Value) -> Vec<String> {
+    let steps = r["steps"].as_array().map_or(&[][..], |v| &v[..]);
+    steps
+        .iter()
+        .map(|s| {
+            format!(
+                "{}: {} errors, first {}, {}",
+                s["name"], s["metrics"]["errors"], s["error_records"][0], s["zones"]
+            )
+        })
+        .collect()
 }
 
 fn rc(out: &Path, name: &str) -> i32 {
@@ -281,17 +296,7 @@ fn many_jobs_share_the_zones_without_errors_or_hangs() {
     for (dev, max_active) in [("nvme0n1", 6), ("nullb0", 5)] {
         let name = format!("{dev}-jobs");
         let r = json(&out.join(&name).join("result.json"));
-        let steps: Vec<String> = r["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                format!(
-                    "{}: {} errors {} first {}",
-                    s["name"], s["metrics"]["errors"], s["zones"], s["error_records"][0]
-                )
-            })
-            .collect();
+        let steps = steps_seen(&r);
         assert_eq!(rc(out, &name), 0, "{dev} (124: a hang): {steps:#?}");
         for s in r["steps"].as_array().unwrap() {
             let z = &s["zones"];
@@ -335,17 +340,7 @@ fn step<'r>(r: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
 fn zone_options_and_appends_on_a_zns_generic_device() {
     let out = boot();
     let r = json(&out.join("append/result.json"));
-    let steps: Vec<String> = r["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            format!(
-                "{}: {} errors, first {}, {}",
-                s["name"], s["metrics"]["errors"], s["error_records"][0], s["zones"]
-            )
-        })
-        .collect();
+    let steps = steps_seen(&r);
     assert_eq!(
         rc(out, "append"),
         0,
@@ -485,6 +480,124 @@ fn the_zns_gate_spec_gives_its_figures() {
     assert!(
         checks.iter().all(|c| c["outcome"] != "failed"),
         "{checks:?}"
+    );
+}
+
+/// What the attack on this surfaces found, each case's exit code and stderr in
+/// /out/a-NAME.{rc,err}: zone checks under a journal; zone checks on a small region
+/// beside another zone's data; appends from 8 jobs at depth 64 into one zone; a journal
+/// verified against another drive; a journal on the generic device; a journaled run on a
+/// full region.
+fn attacks_script() -> String {
+    let small = "iogate: 1\nname: small\ntarget: { size: 16MiB }\nsteps:\n  - zone_check: {}\n";
+    let crowd = "iogate: 1\nname: crowd\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 64, jobs: 8, zones: { count: 1, write_command: zone_append }, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n";
+    let journaled = "iogate: 1\nname: j\nsteps:\n  - workload: { name: w, ios: 1000, queue_depth: 4, fsync: 16, zones: { count: 2 }, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n";
+    let run = |name: &str, args: &str| {
+        format!("timeout 120 iogate run {args} --out /out/a-{name} -q --allow-destructive 2> /out/a-{name}.err; echo $? > /out/a-{name}.rc")
+    };
+    [
+        put(small, "/tmp/small.yaml"),
+        put(crowd, "/tmp/crowd.yaml"),
+        put(journaled, "/tmp/jz.yaml"),
+        run("zcj", "/tmp/checks.yaml --target /dev/nvme0n1 --journal /tmp/zcj.j"),
+        "blkzone reset /dev/nvme0n1; dd if=/dev/urandom of=/dev/nvme0n1 bs=4096 count=1 seek=56320 oflag=direct 2>/dev/null".into(),
+        run("small", "/tmp/small.yaml --target /dev/nvme0n1"),
+        "blkzone report -o 450560 -c 1 /dev/nvme0n1 > /out/a-small.zone".into(),
+        "blkzone reset /dev/nvme0n1".into(),
+        run("crowd", "/tmp/crowd.yaml --target /dev/ng0n1"),
+        "blkzone reset /dev/nvme0n1".into(),
+        run("jz", "/tmp/jz.yaml --target /dev/nvme0n1 --journal /tmp/jz.j"),
+        run("jzfull", "/tmp/jz.yaml --target /dev/nvme0n1 --journal /tmp/jz2.j"),
+        "iogate verify --journal /tmp/jz.j --target /dev/nullb0 --out /out/a-other 2> /out/a-other.err; echo $? > /out/a-other.rc".into(),
+        run("jng", "/tmp/jz.yaml --target /dev/ng0n1 --journal /tmp/jng.j"),
+    ]
+    .join("\n")
+}
+
+/// The attack's findings stay fixed: zone checks refuse a journal before any I/O and
+/// keep to their region (another zone's data outlives them, and the limit checks say
+/// why they cannot run); appends from many jobs into one zone count each fill and reset
+/// it full; a journal is refused by another drive and on the generic device; a
+/// journaled run on a full region says why it cannot write.
+fn the_attacks_on_the_zone_surfaces_stay_fixed() {
+    let out = boot();
+    let err =
+        |name: &str| std::fs::read_to_string(out.join(format!("a-{name}.err"))).unwrap_or_default();
+    assert_eq!(rc(out, "a-zcj"), 3, "{}", err("zcj"));
+    let r = json(&out.join("a-zcj/result.json"));
+    assert!(
+        r["steps"][0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("without --journal"),
+        "{}",
+        r["steps"][0]["error"]
+    );
+    assert_eq!(rc(out, "a-small"), 0, "{}", err("small"));
+    let zone = std::fs::read_to_string(out.join("a-small.zone")).expect("blkzone");
+    assert!(
+        zone.contains("wptr 0x000008"),
+        "the zone at 220 MiB kept its block: {zone}"
+    );
+    let small = json(&out.join("a-small/result.json"));
+    let checks = small["steps"][0]["zone_checks"]
+        .as_array()
+        .expect("checks")
+        .clone();
+    assert!(
+        checks.iter().all(|c| c["outcome"] != "failed"),
+        "{checks:?}"
+    );
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["check"] == "max_open_enforced" && c["outcome"] == "not_applicable"),
+        "{checks:?}"
+    );
+    let crowd = json(&out.join("a-crowd/result.json"));
+    let z = &crowd["steps"][0]["zones"];
+    assert_eq!(rc(out, "a-crowd"), 0, "{}", err("crowd"));
+    let (filled, reset) = (
+        z["zones_filled"].as_u64().unwrap(),
+        z["zones_reset"].as_u64().unwrap(),
+    );
+    assert!(
+        filled >= reset && reset >= 14,
+        "46.9 MiB through one 3 MiB zone: {z}"
+    );
+    let buckets = z["reset_latency"].as_array().expect("reset_latency");
+    assert!(
+        buckets.iter().all(|b| b["fill_pct_from"] == 100),
+        "every reset of a full zone: {z}"
+    );
+    assert_eq!(rc(out, "a-jz"), 0, "{}", err("jz"));
+    assert_eq!(rc(out, "a-jzfull"), 3, "{}", err("jzfull"));
+    let full = json(&out.join("a-jzfull/result.json"));
+    assert!(
+        full["steps"][0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("journaled run resets none"),
+        "{}",
+        full["steps"][0]["error"]
+    );
+    assert_ne!(rc(out, "a-other"), 0);
+    assert_ne!(
+        rc(out, "a-other"),
+        1,
+        "another drive is not a failed verification: {}",
+        err("other")
+    );
+    assert!(
+        err("other").contains("the journal was written on a drive of"),
+        "{}",
+        err("other")
+    );
+    assert_eq!(rc(out, "a-jng"), 3, "{}", err("jng"));
+    assert!(
+        err("jng").contains("generic character device"),
+        "{}",
+        err("jng")
     );
 }
 
@@ -647,7 +760,25 @@ fn zone_options_on_a_drive_that_is_not_zoned_are_refused() {
     assert!(
         err.contains("step `w` on ")
             && err.contains("`zones:` options")
-            && err.contains("not a zoned block device"),
+            && err.contains("not a zoned drive"),
+        "{err}"
+    );
+    // Zone checks too, and before any I/O: the file stays as it was.
+    let spec = common::write_spec(
+        dir.path(),
+        "c",
+        "iogate: 1\nname: c\ntarget: { size: 8MiB }\nsteps:\n  - zone_check: {}\n",
+    );
+    let target = dir.path().join("t.img");
+    let o = common::Run::new(&spec)
+        .target(&target)
+        .out(dir.path().join("out-c"))
+        .quiet()
+        .output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(common::code(&o), 3, "{err}");
+    assert!(
+        err.contains("step `zone_check` on ") && err.contains("need a zoned drive"),
         "{err}"
     );
 }
@@ -660,6 +791,7 @@ tests_main![
     zone_options_and_appends_on_a_zns_generic_device: [Root, Qemu],
     every_conformance_check_passes_on_each_zoned_drive: [Root, Qemu],
     the_zns_gate_spec_gives_its_figures: [Root, Qemu],
+    the_attacks_on_the_zone_surfaces_stay_fixed: [Root, Qemu],
     a_restart_that_loses_the_write_pointers_fails_naming_every_written_zone: [Root, Qemu],
     zone_options_on_a_drive_that_is_not_zoned_are_refused,
 ];

@@ -44,7 +44,7 @@ pub(crate) fn power_cycle_view(step: &StepResult) -> Option<SectionView> {
         tables.push(failures_table(p));
     }
     Some(SectionView {
-        name: step.name.clone(),
+        name: format!("{}: power cycles", step.name),
         summary,
         tables,
         charts: Vec::new(),

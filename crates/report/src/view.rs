@@ -174,18 +174,16 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .filter_map(|s| crate::saturation_view::saturation_view(s, with_charts))
         .collect();
     cx.insert("saturations", &saturations);
-    let power_cycles: Vec<crate::repeat_view::SectionView> = result
+    // The sections of steps that check the drive: power cycles and zone checks.
+    let checks: Vec<crate::repeat_view::SectionView> = result
         .steps
         .iter()
-        .filter_map(crate::power_cycle_view::power_cycle_view)
+        .filter_map(|s| {
+            crate::power_cycle_view::power_cycle_view(s)
+                .or_else(|| crate::zone_check_view::zone_check_view(s))
+        })
         .collect();
-    cx.insert("power_cycles", &power_cycles);
-    let zone_checks: Vec<crate::repeat_view::SectionView> = result
-        .steps
-        .iter()
-        .filter_map(crate::zone_check_view::zone_check_view)
-        .collect();
-    cx.insert("zone_checks", &zone_checks);
+    cx.insert("checks", &checks);
 
     let assertions: Vec<AssertionView> = result.assertions.iter().map(assertion_view).collect();
     let rules: Vec<RuleView> = result

@@ -25,7 +25,7 @@ pub(crate) fn zone_check_view(step: &StepResult) -> Option<SectionView> {
         (f, false) => format!("FAIL: {f} check(s) failed, {passed} passed, {na} not applicable."),
     };
     Some(SectionView {
-        name: step.name.clone(),
+        name: format!("{}: zone checks", step.name),
         summary: vec![verdict],
         tables: vec![Table {
             title: "Checks".into(),

@@ -204,6 +204,7 @@ pub fn verify_journal(
     target: &Target,
 ) -> Result<Integrity, IntegrityError> {
     let h = &journal.header;
+    refuse_generic(target)?;
     check_same_drive(journal, target)?;
     let unit = h.unit_bytes as usize;
     let lba_bytes = u64::from(target.logical_block_size.max(1));
@@ -345,6 +346,20 @@ fn check_sample(
 }
 
 /// The journal's drive and `target` must agree on capacity, block size and serial.
+/// The journal's blocks are read back with plain reads, which an NVMe generic character
+/// device does not take.
+///
+/// Errors: the target is one.
+fn refuse_generic(target: &Target) -> Result<(), IntegrityError> {
+    if target.kind != iogate_result::TargetKind::NvmeGeneric {
+        return Ok(());
+    }
+    Err(IntegrityError::Mismatch(format!(
+        "{} is an NVMe generic character device, which takes no plain reads: a journal's blocks are read back through the namespace's block device (/dev/nvmeXnY)",
+        target.path.display()
+    )))
+}
+
 fn check_same_drive(j: &JournalContents, target: &Target) -> Result<(), IntegrityError> {
     let h = &j.header;
     if h.unit_bytes < HEADER_BYTES as u32 || !h.unit_bytes.is_multiple_of(target.logical_block_size)
@@ -356,7 +371,12 @@ fn check_same_drive(j: &JournalContents, target: &Target) -> Result<(), Integrit
             target.logical_block_size
         )));
     }
-    if h.capacity_bytes > target.capacity_bytes {
+    // A drive's capacity is fixed: a block device or namespace of another capacity is
+    // another drive (a file may have grown since).
+    let fixed = target.kind != iogate_result::TargetKind::File;
+    if h.capacity_bytes > target.capacity_bytes
+        || fixed && h.capacity_bytes != target.capacity_bytes
+    {
         return Err(IntegrityError::Mismatch(format!(
             "the journal was written on a drive of {} bytes; {} holds {}",
             h.capacity_bytes,
@@ -456,6 +476,7 @@ pub fn open_journal(
     size: u64,
     state: &crate::engine::verify::VerifyState,
 ) -> Result<crate::journal::Journal, String> {
+    refuse_generic(target).map_err(|e| e.to_string())?;
     let sample = sample_blocks(target, size, state.unit(), state.seed(), SAMPLE_BLOCKS)
         .map_err(|e| format!("journal sample: {e}"))?;
     let id = target.identity();

@@ -468,7 +468,11 @@ fn zone_book(step: &PlanStep, target: &Target, verify: bool) -> Result<ZoneBook,
         unsplit_bytes: unsplit,
         options: step.zoned,
     };
-    ZoneBook::open(path, (from, from + len), setup)
+    let book = ZoneBook::open(path, (from, from + len), setup)?;
+    if verify && step.writes() && !book.has_room() {
+        return Err("every zone of the step's region is full, and a journaled run resets none (a reset would discard journaled writes): reset the zones first".into());
+    }
+    Ok(book)
 }
 
 /// Why a completion sink stopped a job (the journal could not be written): the first

@@ -93,11 +93,23 @@ fn identify(
     cns: u8,
     nsid: u32,
 ) -> Result<Box<[u8; 4096]>, NvmeError> {
+    identify_set(file, command, (cns, 0), nsid)
+}
+
+/// Identify with CNS `cns` for the I/O command set `csi` (CDW11 bits 31:24; 0 the NVM
+/// command set, 2 Zoned Namespace).
+fn identify_set(
+    file: &File,
+    command: &'static str,
+    (cns, csi): (u8, u8),
+    nsid: u32,
+) -> Result<Box<[u8; 4096]>, NvmeError> {
     let mut data = Box::new([0u8; 4096]);
     let cmd = PassthruCmd {
         opcode: OPC_IDENTIFY,
         nsid,
         cdw10: u32::from(cns),
+        cdw11: u32::from(csi) << 24,
         ..PassthruCmd::default()
     };
     run(file, command, cmd, &mut data[..])?;

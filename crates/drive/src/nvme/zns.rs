@@ -25,7 +25,6 @@ use crate::zoned::{Zone, ZoneAction, ZoneCondition, ZoneType};
 
 /// The Zoned Namespace Command Set's identifier (CSI 02h).
 const CSI_ZNS: u32 = 0x02;
-const OPC_IDENTIFY: u8 = 0x06;
 const OPC_ZONE_MGMT_SEND: u8 = 0x79;
 const OPC_ZONE_MGMT_RECV: u8 = 0x7A;
 /// Zone descriptors and the report header are 64 bytes.
@@ -96,18 +95,13 @@ pub fn identify_zns(
 ///
 /// Errors: [`NvmeError`].
 fn command_set(file: &File, nsid: u32) -> Result<Option<u8>, NvmeError> {
-    let mut data = vec![0u8; 4096];
-    let cmd = PassthruCmd {
-        opcode: OPC_IDENTIFY,
-        nsid,
-        cdw10: 0x03,
-        ..PassthruCmd::default()
-    };
-    completion(
+    let list = super::identify(
+        file,
         "Identify Namespace Identification Descriptors",
-        ioctl::admin(file, cmd, &mut data),
+        0x03,
+        nsid,
     )?;
-    Ok(csi_descriptor(&data))
+    Ok(csi_descriptor(&list[..]))
 }
 
 fn csi_descriptor(list: &[u8]) -> Option<u8> {
@@ -131,16 +125,7 @@ fn identify_csi(
     cns: u32,
     nsid: u32,
 ) -> Result<Box<[u8; 4096]>, NvmeError> {
-    let mut data = Box::new([0u8; 4096]);
-    let cmd = PassthruCmd {
-        opcode: OPC_IDENTIFY,
-        nsid,
-        cdw10: cns,
-        cdw11: CSI_ZNS << 24,
-        ..PassthruCmd::default()
-    };
-    completion(command, ioctl::admin(file, cmd, &mut data[..]))?;
-    Ok(data)
+    super::identify_set(file, command, (cns as u8, CSI_ZNS as u8), nsid)
 }
 
 /// The zones of namespace `nsid` (logical blocks of `1 << lba_shift` bytes) from the

@@ -75,19 +75,8 @@ impl ZonePath {
             ZonePath::Block(f) | ZonePath::Nvme { block: Some(f), .. } => {
                 manage(f, action, start_bytes, len_bytes)
             }
-            ZonePath::Nvme {
-                file,
-                nsid,
-                lba_shift,
-                block: None,
-                ..
-            } => {
-                nvme::manage_zone(file, *nsid, *lba_shift, action, start_bytes).map_err(|source| {
-                    ZoneError::Nvme {
-                        at_bytes: start_bytes,
-                        source,
-                    }
-                })
+            ZonePath::Nvme { block: None, .. } => {
+                self.manage_direct(action, start_bytes, len_bytes)
             }
         }
     }

@@ -327,10 +327,16 @@ impl Book {
             return;
         }
         let at_end = if self.append {
-            if z.taken == 0 && !z.reset_pending {
+            if z.reset_pending && z.before_reset == 0 {
+                // Every append taken before the reset was decided completed: they
+                // took the zone's whole room.
+                z.wp_done = z.fill_end;
+            } else if z.taken == 0 && !z.reset_pending {
                 z.wp_done = z.wp_issued;
             }
-            z.taken == 0 && z.wp_done >= z.fill_end && self.open.contains(&i)
+            (z.taken == 0 || z.reset_pending && z.before_reset == 0)
+                && z.wp_done >= z.fill_end
+                && self.open.contains(&i)
         } else {
             z.wp_done = z.wp_done.max(offset + len);
             offset + len >= z.fill_end

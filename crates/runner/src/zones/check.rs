@@ -25,8 +25,11 @@ fn refuse(step: &PlanStep, target: &Target, why: String) -> RunError {
 /// Errors: [`RunError::Unsupported`] naming the step and the reason.
 pub fn check(plan: &Plan, target: &Target) -> Result<(), RunError> {
     let Some(_) = target.zoned else {
+        if let Some(step) = plan.steps.iter().find(|s| s.kind() == StepKind::ZoneCheck) {
+            return Err(refuse(step, target, "zone checks need a zoned drive (an NVMe ZNS namespace, a host-managed SMR disk); this target is not one".into()));
+        }
         return match plan.steps.iter().find(|s| !s.zoned.is_default()) {
-            Some(step) => Err(refuse(step, target, "the step has `zones:` options, but the target is not a zoned block device (its queue/zoned is none): they would change nothing".into())),
+            Some(step) => Err(refuse(step, target, "the step has `zones:` options, but the target is not a zoned drive: they would change nothing".into())),
             None => Ok(()),
         };
     };

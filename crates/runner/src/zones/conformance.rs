@@ -67,7 +67,15 @@ pub fn run_zone_check(
 ) -> StepResult {
     let started = Instant::now();
     let mut r = crate::merge::merge(step, &[], opts.interval_ns, false, band_edges_ns);
-    match Checks::open(target).and_then(Checks::run) {
+    if opts.verify.is_some() {
+        r.error = Some("zone checks reset zones, which would discard the writes a power-cut journal (--journal) verifies: run them without --journal".into());
+        return r;
+    }
+    let region = (
+        step.region.offset_bytes,
+        step.region.offset_bytes + step.region.length_bytes,
+    );
+    match Checks::open(target, region).and_then(Checks::run) {
         Ok(checks) => {
             r.metrics.all.errors = checks
                 .iter()
@@ -89,6 +97,9 @@ struct Checks {
     /// Empty sequential zones to use, in order.
     zones: Vec<Zone>,
     limits: (Option<u32>, Option<u32>),
+    /// Zones outside the step's region open or closed when it started (they hold the
+    /// drive's open and active resources, so the limit checks cannot run).
+    outside_holds: Option<usize>,
     raw: Vec<u8>,
     out: Vec<ZoneCheck>,
 }
@@ -97,16 +108,24 @@ impl Checks {
     /// Opens the device, resets every open or closed zone (the checks need the drive's
     /// open and active resources) and picks the empty sequential zones, resetting full
     /// ones when too few are empty.
-    fn open(target: &Target) -> Result<Checks, String> {
+    fn open(target: &Target, (from, to): (u64, u64)) -> Result<Checks, String> {
         let path = target.zone_path(true).map_err(|e| e.to_string())?;
+        let within = |z: &Zone| z.start_bytes >= from && z.start_bytes + z.len_bytes <= to;
         let all = path
             .report_range(0, target.capacity_bytes)
             .map_err(|e| e.to_string())?;
-        for z in all.iter().filter(|z| z.condition.is_active()) {
+        // Zones outside the step's region are never touched; open or closed, they hold
+        // the drive's resources, and the limit checks cannot run.
+        let held = all
+            .iter()
+            .filter(|z| !within(z) && z.condition.is_active())
+            .count();
+        for z in all.iter().filter(|z| within(z) && z.condition.is_active()) {
             path.manage(ZoneAction::Reset, z.start_bytes, z.len_bytes)
                 .map_err(|e| e.to_string())?;
         }
         let limits = target.zone_limits();
+        let outside_holds = (held > 0).then_some(held);
         // The limit checks use one zone past the larger limit; the others, three.
         let needed = [limits.0, limits.1]
             .into_iter()
@@ -119,7 +138,7 @@ impl Checks {
             .report_range(0, target.capacity_bytes)
             .map_err(|e| e.to_string())?
             .into_iter()
-            .filter(|z| z.kind != ZoneType::Conventional && z.writable())
+            .filter(|z| within(z) && z.kind != ZoneType::Conventional && z.writable())
             .collect();
         let mut zones: Vec<Zone> = Vec::with_capacity(needed);
         for z in sequential
@@ -147,7 +166,7 @@ impl Checks {
         zones.sort_by_key(|z| z.start_bytes);
         if zones.len() < 3 {
             return Err(format!(
-                "{} writable sequential zones; the checks need 3",
+                "{} writable sequential zones in the step's region; the checks need 3",
                 zones.len()
             ));
         }
@@ -157,6 +176,7 @@ impl Checks {
             lbs: u64::from(target.logical_block_size),
             zones,
             limits,
+            outside_holds,
             raw: Vec::new(),
             out: Vec::new(),
         })
@@ -290,6 +310,7 @@ mod tests {
             lbs: 512,
             zones: Vec::new(),
             limits: (None, None),
+            outside_holds: None,
             raw: Vec::new(),
             out: Vec::new(),
         }

@@ -227,6 +227,11 @@ impl ZoneBook {
         self.book.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether any of the book's zones takes a write now.
+    pub fn has_room(&self) -> bool {
+        self.lock().any_room()
+    }
+
     /// Bytes the book's zones can hold: each writable zone's capacity.
     pub fn writable_bytes(&self) -> u64 {
         let b = self.lock();

@@ -143,6 +143,11 @@ impl Checks {
             self.limits.0.map_or("the".into(), |m| m.to_string()),
             self.expected_refusal(TOO_MANY_OPEN)
         );
+        if let Some(n) = self.outside_holds {
+            let why = format!("{n} zones outside the step's region are open or closed: they hold the drive's resources");
+            self.not_applicable("max_open_enforced", expected, why);
+            return Ok(());
+        }
         let Some(m) = self.limits.0.map(|m| m as usize) else {
             self.not_applicable(
                 "max_open_enforced",
@@ -195,6 +200,11 @@ impl Checks {
             self.limits.1.map_or("the".into(), |a| a.to_string()),
             self.expected_refusal(TOO_MANY_ACTIVE)
         );
+        if let Some(n) = self.outside_holds {
+            let why = format!("{n} zones outside the step's region are open or closed: they hold the drive's resources");
+            self.not_applicable("max_active_enforced", expected, why);
+            return Ok(());
+        }
         let (Some(m), Some(a)) = (
             self.limits.0.map(|m| m as usize),
             self.limits.1.map(|a| a as usize),

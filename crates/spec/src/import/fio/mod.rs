@@ -204,8 +204,19 @@ impl Job<'_> {
         out
     }
 
+    /// A fio boolean option: absent or false is false; a value fio would not read as a
+    /// boolean is a warning, and false.
     fn flag(&mut self, key: &'static str) -> bool {
-        self.value(key).is_some_and(|(v, _)| v.trim() != "0")
+        self.parsed(
+            key,
+            "a boolean (1 or 0, true or false, yes or no, on or off)",
+            |v| match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Some(true),
+                "0" | "false" | "no" | "off" => Some(false),
+                _ => None,
+            },
+        )
+        .unwrap_or(false)
     }
 
     fn diag(&mut self, span: Range<usize>, severity: Severity, message: String, label: String) {

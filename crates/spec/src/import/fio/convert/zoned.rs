@@ -90,14 +90,14 @@ impl Job<'_> {
                 .ok()
                 .filter(|n| *n <= FIO_MAX_WRITE_ZONES)
         };
-        let mut max_open = None;
+        let (mut max_open, mut at) = (None, 0..0);
         if let Some((v, o)) = self.value("max_open_zones") {
             match in_range(&v) {
                 Some(0) => self.bad_value(
                     &o,
                     &format!("{limit} (0, no limit, is not converted: iogate's default is the drive's limit)"),
                 ),
-                Some(n) => max_open = Some(n),
+                Some(n) => (max_open, at) = (Some(n), o.span.clone()),
                 None => self.bad_value(&o, &limit),
             }
         }
@@ -107,6 +107,7 @@ impl Job<'_> {
                 Some(n) => {
                     let total = n.saturating_mul(numjobs);
                     max_open = Some(max_open.map_or(total, |m: u64| m.min(total)));
+                    at = o.span.clone();
                     self.diag(
                         o.span.clone(),
                         Severity::Warning,
@@ -119,6 +120,12 @@ impl Job<'_> {
         }
         if let Some(n) = max_open {
             w.zones.push(("max_open", n.to_string()));
+            self.diag(
+                at,
+                Severity::Warning,
+                format!("`zones.max_open: {n}` writes {n} zones at once whatever the drive allows"),
+                "fio refuses a max_open_zones above the drive's limit; iogate writes that many zones and the drive refuses writes past its limit (drop `max_open` to use the drive's own)".into(),
+            );
         }
     }
 
