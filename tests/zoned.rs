@@ -157,6 +157,11 @@ fn a_conventional_spec_runs_unchanged_on_every_zoned_drive() {
                 s["error_records"]
             );
             assert_eq!(s["metrics"]["ios"], ios, "{dev} {step}");
+            assert!(
+                sizes_add_up(&s["metrics"]),
+                "{dev} {step}: {}",
+                s["metrics"]
+            );
             let zones = &s["zones"];
             assert!(
                 zones["max_open_zones"].as_u64().unwrap() <= limit,
@@ -492,6 +497,7 @@ fn attacks_script() -> String {
     let small = "iogate: 1\nname: small\ntarget: { size: 16MiB }\nsteps:\n  - zone_check: {}\n";
     let crowd = "iogate: 1\nname: crowd\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 64, jobs: 8, zones: { count: 1, write_command: zone_append }, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n";
     let journaled = "iogate: 1\nname: j\nsteps:\n  - workload: { name: w, ios: 1000, queue_depth: 4, fsync: 16, zones: { count: 2 }, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n";
+    let cut = "iogate: 1\nname: cut\nsteps:\n  - workload: { name: w, ios: 10, zones: { count: 8 }, mix: [{ block_size: 2MiB, read: 0%, random: 0% }] }\n";
     let run = |name: &str, args: &str| {
         format!("timeout 120 iogate run {args} --out /out/a-{name} -q --allow-destructive 2> /out/a-{name}.err; echo $? > /out/a-{name}.rc")
     };
@@ -510,6 +516,9 @@ fn attacks_script() -> String {
         run("jzfull", "/tmp/jz.yaml --target /dev/nvme0n1 --journal /tmp/jz2.j"),
         "iogate verify --journal /tmp/jz.j --target /dev/nullb0 --out /out/a-other 2> /out/a-other.err; echo $? > /out/a-other.rc".into(),
         run("jng", "/tmp/jz.yaml --target /dev/ng0n1 --journal /tmp/jng.j"),
+        put(cut, "/tmp/cut.yaml"),
+        "blkzone reset /dev/nvme0n1; dd if=/dev/urandom of=/dev/nvme0n1 bs=4096 count=384 oflag=direct 2>/dev/null".into(),
+        run("cut", "/tmp/cut.yaml --target /dev/nvme0n1"),
     ]
     .join("\n")
 }
@@ -593,12 +602,34 @@ fn the_attacks_on_the_zone_surfaces_stay_fixed() {
         "{}",
         err("other")
     );
+    // Writes cut at a zone's capacity are counted at their own size: zone 0 held
+    // 1.5 MiB, so the first 2 MiB write took its last 1.5 MiB.
+    assert_eq!(rc(out, "a-cut"), 0, "{}", err("cut"));
+    let cut = &json(&out.join("a-cut/result.json"))["steps"][0]["metrics"];
+    assert!(sizes_add_up(cut), "{cut}");
+    let sizes = cut["block_sizes"].as_array().expect("block_sizes");
+    assert!(
+        sizes.iter().any(|b| b["block_size_bytes"] == 1536 * 1024),
+        "{cut}"
+    );
     assert_eq!(rc(out, "a-jng"), 3, "{}", err("jng"));
     assert!(
         err("jng").contains("generic character device"),
         "{}",
         err("jng")
     );
+}
+
+/// Whether a step's requests by block size add up to its bytes.
+fn sizes_add_up(metrics: &serde_json::Value) -> bool {
+    let sizes = metrics["block_sizes"]
+        .as_array()
+        .map_or(&[][..], |v| &v[..]);
+    let sum: u64 = sizes
+        .iter()
+        .map(|b| b["block_size_bytes"].as_u64().unwrap_or(0) * b["ios"].as_u64().unwrap_or(0))
+        .sum();
+    Some(sum) == metrics["bytes"].as_u64()
 }
 
 /// Each zone's fill, percent of its capacity (100 when full), from `blkzone report`'s

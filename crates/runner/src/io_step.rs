@@ -259,6 +259,9 @@ impl<'a> JobSetup<'a> {
             .copied()
             .unwrap_or(u64::from(job));
         let mut stats = JobStats::new(step.mix.len());
+        for (l, m) in stats.lines.iter_mut().zip(&step.mix) {
+            l.block_size = u32::try_from(m.block_size_bytes).unwrap_or(0);
+        }
         let mut pacer = Pacer::new(&step.rate, step.think_time_ns, &step.mix, step.jobs, seed);
         let params = self.params(job, seed, origin, progress, stop);
         let sinks = self.sinks(&params, request_log);

@@ -321,6 +321,9 @@ pub struct LineCount {
     pub reads: u64,
     /// Completed writes.
     pub writes: u64,
+    /// The line's block size, bytes: a request of another length (a zoned drive's write
+    /// cut at its zone's capacity) is counted by its size instead; 0: any length.
+    pub block_size: u32,
 }
 
 /// What one job measured.
@@ -526,10 +529,15 @@ impl JobStats {
     }
 
     /// Counts a completed request by its mix line, or by its size when the source has
-    /// no mix lines (a replay).
+    /// no mix lines (a replay) or the request is not its line's size (a zoned write cut
+    /// at its zone's capacity).
     #[inline]
     pub fn count_size(&mut self, line: u16, len: u32, op: Op) {
-        let (reads, writes) = match self.lines.get_mut(usize::from(line)) {
+        let of_line = self
+            .lines
+            .get_mut(usize::from(line))
+            .filter(|l| l.block_size == 0 || l.block_size == len);
+        let (reads, writes) = match of_line {
             Some(l) => (&mut l.reads, &mut l.writes),
             None => {
                 let e = self.sizes.entry(len).or_default();
