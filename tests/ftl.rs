@@ -63,10 +63,10 @@ fn an_ssd_has_a_write_cliff_and_recovers() {
         0.0,
         "a fresh drive's fill copies nothing"
     );
-    let (max, _) = drive_bound(&b, &a);
+    let (fresh_max, _) = drive_bound(&b, &a);
     assert!(
-        fob <= max * 1.01,
-        "fill: {fob:.0} IOPS beyond the drive's {max:.0}"
+        fob <= fresh_max * 1.01,
+        "fill: {fob:.0} IOPS beyond the drive's {fresh_max:.0}"
     );
 
     let steps = format!("{}{}", writes("r1", 100, PAGES), writes("r2", 100, PAGES));
@@ -81,9 +81,13 @@ fn an_ssd_has_a_write_cliff_and_recovers() {
         steady <= max * 1.01,
         "{steady:.0} IOPS beyond the drive's {max:.0}"
     );
+    // The cliff by the drive's own counters (its busy time per host write: garbage
+    // collection's copies and erases), not by two IOPS measured minutes apart on a
+    // machine whose load may have changed between them (CI saw 555 against a fill slowed
+    // to 1007 by a concurrent build).
     assert!(
-        steady < fob * 0.5,
-        "the write cliff: {steady:.0} against {fob:.0} fresh"
+        max < fresh_max * 0.5,
+        "the write cliff: the drive's bound {max:.0} IOPS in steady state against {fresh_max:.0} fresh"
     );
 
     let before_idle = stats(&d.join("stats"));
