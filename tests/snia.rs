@@ -1,6 +1,8 @@
 //! The SNIA PTS building blocks, end to end: `purge` (discard on a loop device, hole
-//! punching on a file, a clear refusal where the device cannot discard) and `idle`. The
-//! PTS tests themselves are in tests/pts.rs.
+//! punching on a file, a clear refusal where the device cannot discard; every purge
+//! proven by reading back its stamped sample blocks, and a drive that acknowledges the
+//! erase and keeps the data, tests/purge/keepdata.c, caught naming every surviving
+//! block) and `idle`. The PTS tests themselves are in tests/pts.rs.
 
 mod common;
 
@@ -33,6 +35,7 @@ fn purge_punches_holes_in_a_file_and_idle_waits() {
     assert_eq!(r["steps"][1]["name"], "fob");
     assert_eq!(r["steps"][1]["purge"]["method"], "discard");
     assert_eq!(r["steps"][1]["purge"]["snia_purge"], false);
+    proven(&r["steps"][1], 32 << 20);
     let idle = r["steps"][2]["duration_ns"].as_u64().unwrap();
     assert!((300_000_000..400_000_000).contains(&idle), "idle {idle} ns");
     assert_eq!(r["steps"][2]["metrics"]["ios"], 0);
@@ -106,7 +109,68 @@ fn purge_discards_a_loop_device_or_says_why_it_cannot() {
     );
 }
 
+/// Checks that `step` (a purge of a `size`-byte target) read its 64 stamped blocks back
+/// erased: the first and the last block among them.
+fn proven(step: &serde_json::Value, size: u64) {
+    let v = &step["purge"]["verified"];
+    let block = v["block_size_bytes"].as_u64().expect("block size");
+    let lbas: Vec<u64> = serde_json::from_value(v["sampled_lbas"].clone()).expect("lbas");
+    assert_eq!((v["sampled"].as_u64(), lbas.len()), (Some(64), 64), "{v}");
+    assert_eq!((lbas[0], lbas[63]), (0, size / block - 1), "{v}");
+    assert_eq!(v["surviving"], 0, "{v}");
+    assert_eq!(step["metrics"]["errors"], 0);
+}
+
+/// The same fill, discard and read-back on two drives over the same image behind nbdfuse
+/// and a loop device: nbdkit's `file` plugin, which punches the hole the trim asks for,
+/// passes; tests/purge/keepdata.c, which acknowledges the trim and keeps the data, fails
+/// the step (exit 1) with every stamped block named as surviving.
+fn a_purge_that_keeps_the_data_fails_naming_every_surviving_block() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("disk.img");
+    let f = std::fs::File::create(&image).unwrap();
+    f.set_len(32 << 20).unwrap();
+    let file = format!("file={}", s(&image));
+    let spec = write_spec(dir.path(), "purge", FILL_PURGE_IDLE);
+    let honest = common::NbdDisk::start(&["file", file.as_str()], false);
+    let out = dir.path().join("honest");
+    common::run_ok(&spec, &honest.dev, &out);
+    proven(&result(&out)["steps"][1], 32 << 20);
+    drop(honest);
+    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/purge/keepdata.c");
+    let keeping = common::NbdDisk::start(&["cc", s(&plugin), file.as_str()], false);
+    let out = dir.path().join("keeping");
+    let o = Run::new(&spec)
+        .target(&keeping.dev)
+        .out(&out)
+        .quiet()
+        .output();
+    drop(keeping);
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(report.contains("FAIL: 64 of 64 sampled blocks"), "{report}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 1, "{err}");
+    let r = result(&out);
+    let step = &r["steps"][1];
+    let v = &step["purge"]["verified"];
+    assert_eq!(v["surviving"], 64, "{v}");
+    assert_eq!(v["surviving_lbas"], v["sampled_lbas"], "{v}");
+    assert_eq!(step["metrics"]["errors"], 64);
+    let failed = r["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .any(|a| a["expr"] == "fob.errors == 0" && a["passed"] == false && a["value"] == 64.0);
+    assert!(
+        failed,
+        "the purge step's errors assertion did not fail: {}",
+        r["assertions"]
+    );
+}
+
 tests_main![
     purge_punches_holes_in_a_file_and_idle_waits,
     purge_discards_a_loop_device_or_says_why_it_cannot: [Root],
+    a_purge_that_keeps_the_data_fails_naming_every_surviving_block: [Root, Nbdkit],
 ];

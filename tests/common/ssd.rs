@@ -212,12 +212,6 @@ pub fn series_of<const N: usize>(stats: &Path, keys: [&str; N]) -> Vec<[u64; N]>
         .collect()
 }
 
-/// (host pages written, background reclaims) every 100 ms.
-pub fn series(stats: &Path) -> Vec<(u64, u64)> {
-    let rows = series_of(stats, ["host_pages_written", "background_gc"]);
-    rows.into_iter().map(|[p, b]| (p, b)).collect()
-}
-
 /// The pages a step wrote (a sweep's own metrics are its measurement window's; its
 /// writes are all rounds').
 pub fn pages(s: &Value) -> u64 {
@@ -225,17 +219,6 @@ pub fn pages(s: &Value) -> u64 {
     b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096
 }
 
-/// Background reclaims between the drive having `from` and `to` host pages written.
-pub fn reclaims_between(series: &[(u64, u64)], from: u64, to: u64) -> u64 {
-    let at = |w: u64| {
-        series
-            .iter()
-            .find(|(p, _)| *p >= w)
-            .or(series.last())
-            .map_or(0, |(_, b)| *b)
-    };
-    at(to) - at(from)
-}
 /// The fastest the drive could have served `ios` host page writes, given the work its
 /// counters say it did: every channel busy all the time (IOPS).
 pub fn drive_bound(before: &Value, after: &Value) -> (f64, f64) {

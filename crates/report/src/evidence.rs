@@ -52,7 +52,12 @@ pub fn run_gaps(result: &RunResult) -> Vec<String> {
                     out.push(format!("step `{}` ran no zone check", s.name));
                 }
             }
-            StepKind::Purge | StepKind::Idle => {}
+            StepKind::Purge => {
+                if s.purge().is_some_and(|p| p.verified.sampled == 0) {
+                    out.push(format!("step `{}` read back no stamped block", s.name));
+                }
+            }
+            StepKind::Idle => {}
         }
         if let Some(v) = &s.metrics.verify {
             if v.checked_blocks == 0 {
@@ -110,6 +115,12 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
         return checks
             .is_empty()
             .then(|| format!("step `{}` ran no zone check", s.name));
+    }
+    if let Some(p) = s.purge() {
+        // A purge's errors are its stamped blocks that kept their data: the evidence is
+        // that some were read back.
+        return (p.verified.sampled == 0)
+            .then(|| format!("step `{}` read back no stamped block", s.name));
     }
     if let Some(sel) = &m.case {
         let cases = s.sweep().map_or(&[][..], |w| &w.cases[..]);

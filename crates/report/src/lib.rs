@@ -27,6 +27,7 @@ pub mod noise;
 pub mod peers;
 mod points_view;
 mod power_cycle_view;
+mod purge_view;
 pub mod rare;
 pub mod render;
 mod repeat_view;

@@ -174,13 +174,14 @@ pub(crate) fn run_view(result: &RunResult, with_charts: bool) -> Ctx {
         .filter_map(|s| crate::saturation_view::saturation_view(s, with_charts))
         .collect();
     cx.insert("saturations", &saturations);
-    // The sections of steps that check the drive: power cycles and zone checks.
+    // The sections of steps that check the drive: power cycles, zone checks, purges.
     let checks: Vec<crate::repeat_view::SectionView> = result
         .steps
         .iter()
         .filter_map(|s| {
             crate::power_cycle_view::power_cycle_view(s)
                 .or_else(|| crate::zone_check_view::zone_check_view(s))
+                .or_else(|| crate::purge_view::purge_view(s))
         })
         .collect();
     cx.insert("checks", &checks);

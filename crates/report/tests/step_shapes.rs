@@ -48,7 +48,9 @@ fn step_with(change: impl Fn(&mut Value)) -> Result<StepResult, String> {
 
 #[test]
 fn a_block_of_another_kind_is_refused() {
-    let purge = step_with(|s| s["purge"] = json!({"method": "discard", "snia_purge": false}));
+    let purge = step_with(
+        |s| s["purge"] = json!({"method": "discard", "snia_purge": false, "verified": {"block_size_bytes": 4096, "sampled": 2, "sampled_lbas": [0, 9], "surviving": 0, "surviving_lbas": []}}),
+    );
     let e = purge.expect_err("a workload step with a purge block");
     assert!(e.contains("a workload step with a `purge` block"), "{e}");
     let sweep = step_with(|s| s["kind"] = json!("sweep"));
@@ -56,7 +58,7 @@ fn a_block_of_another_kind_is_refused() {
     assert!(e.contains("a sweep step without its `sweep` block"), "{e}");
     let purge_ok = step_with(|s| {
         s["kind"] = json!("purge");
-        s["purge"] = json!({"method": "discard", "snia_purge": false});
+        s["purge"] = json!({"method": "discard", "snia_purge": false, "verified": {"block_size_bytes": 4096, "sampled": 2, "sampled_lbas": [0, 9], "surviving": 0, "surviving_lbas": []}});
     })
     .expect("a purge step with its block");
     assert_eq!(purge_ok.purge().map(|p| p.method.as_str()), Some("discard"));

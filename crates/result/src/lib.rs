@@ -28,6 +28,7 @@ pub mod ocp;
 pub mod op;
 pub mod points;
 pub mod protection;
+pub mod purge;
 pub mod record;
 pub mod recovery;
 pub mod request_set;

@@ -3,6 +3,7 @@
 //! samples, and the blocks that only some steps carry (replay figures, sweep cases,
 //! repeat rounds, purge, health, data). Latency is total latency (fio's `clat` + `slat`).
 
+pub use crate::purge::{PurgeRecord, PurgeVerification};
 use hdrhistogram::Histogram;
 use iogate_spec::{LatencyStat, StepKind};
 use serde::{Deserialize, Serialize};
@@ -126,16 +127,6 @@ pub struct StepResult {
     pub loops: Vec<iogate_spec::plan::LoopIteration>,
     /// The step's recovery towards a reference step's bandwidth (`recovery:`).
     pub recovery: Option<crate::recovery::Recovery>,
-}
-
-/// What a `purge` step did (`steps[].purge`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PurgeRecord {
-    /// `sanitize (block_erase)`, `format (userdata erase)`, `discard`, …
-    pub method: String,
-    /// Whether it is a purge in SNIA PTS's sense (Sanitize or Format NVM with a secure
-    /// erase); a discard is not.
-    pub snia_purge: bool,
 }
 
 /// One job's figures.

@@ -367,7 +367,11 @@ fn run_purge(
     let purged = crate::purge::purge(step, method, target);
     let mut r = without_requests(step, opts, band_edges_ns, started);
     match purged {
-        Ok(p) => r.detail = StepDetail::Purge(Some(p)),
+        Ok(p) => {
+            // A sampled block that kept its data is a failed request of the step's.
+            r.metrics.all.errors = p.verified.surviving;
+            r.detail = StepDetail::Purge(Some(p));
+        }
         Err(e) => r.error = Some(e),
     }
     r

@@ -11,6 +11,7 @@
 //! SMART / Health Information log page 02h (figure 207), Firmware Slot Information log
 //! page 03h (figure 209). Multi-byte fields are little-endian.
 
+mod blocks;
 mod erase;
 mod ioctl;
 mod placement;
@@ -18,9 +19,10 @@ mod zns;
 
 use std::fs::File;
 
+pub use blocks::{flush, read_blocks, write_blocks};
 pub use erase::{format_nvm, sanitize, SanitizeAction, SecureErase};
 pub use placement::{fdp_events_enabled, handle_status, placement_log, set_fdp_event};
-pub use zns::{identify_zns, manage_zone, report_zones, write_blocks, ZnsNamespace};
+pub use zns::{identify_zns, manage_zone, report_zones, ZnsNamespace};
 
 use ioctl::{Completion, PassthruCmd};
 use iogate_result::drive::{NvmeController, NvmeIdentity, NvmeNamespace, SmartLog};

@@ -228,33 +228,6 @@ pub fn manage_zone(
     Ok(())
 }
 
-/// NVM Command Set Write (01h) of `data` (whole logical blocks) at byte `offset` of
-/// namespace `nsid`, through the I/O passthrough (synchronous: a conformance check's
-/// single write, whose status is the point).
-///
-/// Errors: [`NvmeError`] (the controller's status: Zone Is Full, Zone Invalid Write, Too
-/// Many Active Zones, …).
-pub fn write_blocks(
-    file: &File,
-    nsid: u32,
-    lba_shift: u32,
-    offset: u64,
-    data: &mut [u8],
-) -> Result<(), NvmeError> {
-    let slba = offset >> lba_shift;
-    let blocks = (data.len() as u64 >> lba_shift).max(1);
-    let cmd = PassthruCmd {
-        opcode: 0x01,
-        nsid,
-        cdw10: slba as u32,
-        cdw11: (slba >> 32) as u32,
-        cdw12: ((blocks - 1) & 0xffff) as u32,
-        ..PassthruCmd::default()
-    };
-    completion("Write", ioctl::io(file, cmd, data))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

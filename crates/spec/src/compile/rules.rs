@@ -15,7 +15,8 @@ use crate::syntax;
 /// Adds the assertions a spec implies: `<step>.verify_errors == 0` for verifying steps;
 /// under `io_errors: fail` (default; fio stops at the first error by default, and a run
 /// with failed writes is not a pass) `<step>.errors == 0` for steps with requests (for
-/// a step inside two or more loops, once per loop figure: `hir_2_burst.errors == 0`); under
+/// a step inside two or more loops, once per loop figure: `hir_2_burst.errors == 0`; for a
+/// purge, its sampled blocks that kept their data); under
 /// `health_errors: fail` (default) `health.media_errors == 0` and
 /// `health.critical_warning == 0`, judged only where the target has a health log; and
 /// `<step>.events.failed == 0` for workloads with `during:` events.
@@ -42,10 +43,8 @@ pub(super) fn implicit_assertions(
         // all its runs in one outer iteration), once, not run by run (HIR has 3,600).
         let mut judged = std::collections::HashSet::new();
         for s in steps.iter().filter(|s| {
-            !matches!(
-                s.kind(),
-                StepKind::Purge | StepKind::Idle | StepKind::PowerCycle
-            )
+            // A purge's errors are the sampled blocks that kept their data.
+            !matches!(s.kind(), StepKind::Idle | StepKind::PowerCycle)
         }) {
             let name =
                 crate::plan::loop_figure_name(&s.name, &s.loops).unwrap_or_else(|| s.name.clone());

@@ -1,6 +1,9 @@
 //! The `purge` step: Sanitize or Format NVM through the controller (`iogate_drive::nvme::erase`), the
 //! purges SNIA PTS accepts, or a discard of the region (hole punching on a file, the
-//! io_uring block discard on a device; not a SNIA purge). Called by `run`.
+//! io_uring block discard on a device; not a SNIA purge), every one proven by reading
+//! back sample blocks stamped before it (`proof`). Called by `run`.
+
+mod proof;
 
 use iogate_spec::PlanStep;
 
@@ -8,21 +11,40 @@ use crate::target::Target;
 use iogate_result::step::PurgeRecord;
 
 /// Purges the step's region as `method` says: Sanitize or Format NVM on an NVMe namespace
-/// (a SNIA purge), or a discard of the region (not one). Returns what was done.
+/// (a SNIA purge), or a discard of the region (not one), between stamping sample blocks of
+/// the region and reading them back ([`PurgeRecord::verified`]). Returns what was done.
 ///
-/// Errors: a message naming the target and why it cannot be purged that way.
+/// Errors: a message naming the target and why it cannot be purged that way, or the
+/// sample block that could not be stamped or read back.
 pub(crate) fn purge(
     step: &PlanStep,
     method: iogate_spec::PurgeMethod,
     target: &Target,
 ) -> Result<PurgeRecord, String> {
+    let (offset, length) = (step.region.offset_bytes, step.region.length_bytes);
+    let stamps = proof::stamp_region(target, offset, length)
+        .map_err(|e| format!("cannot purge {}: {e}", target.path.display()))?;
+    let (method, snia_purge) = erase(step, method, target)?;
+    let verified = stamps
+        .read_back(target)
+        .map_err(|e| format!("{} purged by {method}, but {e}", target.path.display()))?;
+    Ok(PurgeRecord {
+        method,
+        snia_purge,
+        verified,
+    })
+}
+
+/// The purge itself: its method as the result names it, and whether SNIA PTS accepts it.
+fn erase(
+    step: &PlanStep,
+    method: iogate_spec::PurgeMethod,
+    target: &Target,
+) -> Result<(String, bool), String> {
     use iogate_spec::PurgeMethod;
     if method == PurgeMethod::Discard {
         discard(step, target)?;
-        return Ok(PurgeRecord {
-            method: "discard".into(),
-            snia_purge: false,
-        });
+        return Ok(("discard".into(), false));
     }
     let cannot = |why: String| format!("cannot purge {}: {why}", target.path.display());
     let identity = target.identity();
@@ -62,10 +84,7 @@ pub(crate) fn purge(
         };
         iogate_drive::nvme::sanitize(&file, action, std::time::Duration::from_secs(3600))
             .map_err(|e| cannot(e.to_string()))?;
-        return Ok(PurgeRecord {
-            method: format!("sanitize ({action:?})").to_lowercase(),
-            snia_purge: true,
-        });
+        return Ok((format!("sanitize ({action:?})").to_lowercase(), true));
     }
     if !c.format_supported {
         return Err(cannot(format!(
@@ -86,10 +105,7 @@ pub(crate) fn purge(
         600_000,
     )
     .map_err(|e| cannot(e.to_string()))?;
-    Ok(PurgeRecord {
-        method: format!("format ({erase:?} erase)").to_lowercase(),
-        snia_purge: true,
-    })
+    Ok((format!("format ({erase:?} erase)").to_lowercase(), true))
 }
 
 /// Discards the step's region: a hole punched in a file, an io_uring block discard on a
