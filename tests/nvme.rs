@@ -89,7 +89,7 @@ fn rc_in(out: &Path, name: &str) -> i32 {
         .expect("exit code")
 }
 
-const WRITES: &str = "iogate: 1\nname: nv\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 4, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: r, ios: 1000, queue_depth: 4, mix: [{ block_size: 8KiB, read: 100%, random: 100% }] }\n  - idle: { duration: 2500ms }\n";
+const WRITES: &str = "iogate: 1\nname: nv\nhealth_sample_interval: 1s\nsteps:\n  - workload: { name: w, ios: 3000, queue_depth: 4, mix: [{ block_size: 4KiB, read: 0%, random: 100% }] }\n  - workload: { name: r, ios: 1000, queue_depth: 4, mix: [{ block_size: 8KiB, read: 100%, random: 100% }] }\n  - idle: { duration: 2500ms }\n";
 
 fn identity_script() -> String {
     format!(
@@ -155,10 +155,18 @@ fn identity_and_health_come_from_the_controller() {
         .collect();
     assert!(exprs.contains(&"health.media_errors == 0"), "{exprs:?}");
     assert!(exprs.contains(&"health.critical_warning == 0"), "{exprs:?}");
-    // Sampled about once a second during the run (a 2.5 s idle step at the end): the
+    // Sampled every second during the run (`health_sample_interval: 1s`, a 2.5 s idle
+    // step at the end), on schedule (sample k at k seconds or later, never earlier): the
     // quiet controller did not throttle, and its temperature is the log's.
     let samples = r["health_samples"].as_array().expect("health samples");
     assert!(samples.len() >= 2, "{samples:?}");
+    for (k, s) in samples.iter().enumerate() {
+        let t = s["time_ns"].as_u64().expect("time");
+        assert!(
+            t >= (k as u64 + 1) * 1_000_000_000,
+            "sample {k} at {t} ns: {samples:?}"
+        );
+    }
     assert!(samples
         .windows(2)
         .all(|w| w[0]["time_ns"].as_u64() < w[1]["time_ns"].as_u64()));
@@ -379,21 +387,23 @@ fn pi_script() -> String {
     lines.join("\n")
 }
 
-/// A critical warning raised while a run is going on (QEMU's `smart_critical_warning`
-/// set through its monitor about 2 s into a 6 s step): the sampler sees it, the run is marked
-/// throttled (bit 1 is the temperature warning) and fails naming the warning; under
-/// `health_errors: record` the same drive passes.
+/// A critical warning raised while a run is going on: QEMU's `smart_critical_warning` set
+/// through its monitor by the step's own `during:` event 3 s into a 10 s read workload
+/// (the guest writes the trigger line; scripts/qemu-nvme.sh's host side polls for it every
+/// 100 ms and sends the HMP command). The health log, sampled every 5 s (the default),
+/// shows it as an event of the step within one sampling period (plus the trigger's
+/// delivery, bounded at 1 s) of the `during:` event's start; the step and the run fail
+/// naming the warning, and the run is marked throttled (bit 1 is the temperature
+/// warning). Under `health_errors: record` the same drive passes.
 /// The critical warning test's runs, last in the shared boot: its trigger sets the warning.
 fn warning_script() -> String {
-    let step = "iogate: 1\nname: nv\nsteps:\n  - idle: { duration: 6s }\n";
+    let step = "iogate: 1\nname: nv\nsteps:\n  - workload:\n      name: watched\n      duration: 10s\n      queue_depth: 1\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n      during:\n        - { name: raise, at: 3s, command: \"echo IOGATE-TRIGGER > /dev/ttyS1\" }\n";
     // The warning is already raised when this one starts: a second is enough.
-    let record = step
-        .replace("name: nv\n", "name: nv\nhealth_errors: record\n")
-        .replace("6s", "1s");
+    let record = "iogate: 1\nname: nv\nhealth_errors: record\nsteps:\n  - idle: { duration: 1s }\n";
     format!(
-        "{}; {}; (until ls -d /out/.fail.iogate-* >/dev/null 2>&1; do sleep 0.1; done; sleep 2; echo IOGATE-TRIGGER > /dev/ttyS1) & iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/fail -q; echo $? > /out/fail.rc; iogate run /tmp/r.yaml --target /dev/nvme0n1 --out /out/record -q; echo $? > /out/record.rc",
+        "{}; {}; iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/fail -q; echo $? > /out/fail.rc; iogate run /tmp/r.yaml --target /dev/nvme0n1 --out /out/record -q; echo $? > /out/record.rc",
         put(step, "/tmp/s.yaml"),
-        put(&record, "/tmp/r.yaml")
+        put(record, "/tmp/r.yaml")
     )
 }
 
@@ -412,19 +422,40 @@ fn a_critical_warning_fails_the_run_unless_recorded() {
         .iter()
         .map(|s| s["critical_warning"].as_u64().unwrap())
         .collect();
-    assert!(
-        seen.first() == Some(&0) && seen.last() == Some(&2),
-        "{seen:?}"
-    );
-    let failed: Vec<&serde_json::Value> = r["assertions"]
+    assert_eq!(seen.last(), Some(&2), "{seen:?}");
+    let failed: Vec<(&str, f64)> = r["assertions"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|a| a["passed"] == false)
+        .map(|a| (a["expr"].as_str().unwrap(), a["value"].as_f64().unwrap()))
         .collect();
-    assert_eq!(failed.len(), 1, "{failed:?}");
-    assert_eq!(failed[0]["expr"], "health.critical_warning == 0");
-    assert_eq!(failed[0]["value"], 2.0);
+    assert_eq!(
+        failed,
+        [
+            ("health.critical_warning == 0", 2.0),
+            ("watched.health.critical_warning_raised == 0", 2.0)
+        ],
+        "{}",
+        r["assertions"]
+    );
+    let step = &r["steps"][0];
+    let raised_ns = step["events"][0]["start_ns"]
+        .as_u64()
+        .expect("the during: event");
+    let events = step["health"]["events"].as_array().expect("health events");
+    assert_eq!(events.len(), 1, "{events:?}");
+    let e = &events[0];
+    assert_eq!(
+        e["change"],
+        serde_json::json!({"kind": "critical_warning", "before": 0, "after": 2})
+    );
+    let seen_ns = e["time_ns"].as_u64().expect("time");
+    eprintln!("raised at {raised_ns} ns into the step, seen at {seen_ns} ns");
+    assert!(
+        seen_ns >= raised_ns && seen_ns <= raised_ns + 5_000_000_000 + 1_000_000_000,
+        "raised at {raised_ns} ns, seen at {seen_ns} ns: not within one 5 s sampling period"
+    );
     assert_eq!(rc("record.rc"), 0, "`health_errors: record` passes it");
     let r = json(&out.join("record/result.json"));
     assert_eq!(r["health"]["after"]["critical_warning"], 2);
@@ -449,7 +480,8 @@ iogate run /tmp/s.yaml --target /dev/nvme0n1 --out /out/sanitize -q 2> /out/sani
 ";
 
 /// A purge: `auto` chooses Format NVM on this controller (OACS: Format, SANICAP: none)
-/// and what was written reads back as zeros; `sanitize` is refused, saying why.
+/// and what was written reads back as zeros, its stamped sample blocks among them;
+/// `sanitize` is refused, saying why.
 fn a_purge_formats_and_sanitize_is_refused() {
     let out = boot();
     let read = |name: &str| {
@@ -467,6 +499,15 @@ fn a_purge_formats_and_sanitize_is_refused() {
     let r = json(&out.join("auto/result.json"));
     assert_eq!(r["steps"][0]["purge"]["method"], "format (userdata erase)");
     assert_eq!(r["steps"][0]["purge"]["snia_purge"], true);
+    // Read back: the honest Format left none of the 64 stamped blocks (first and last
+    // among them).
+    let v = &r["steps"][0]["purge"]["verified"];
+    assert_eq!(
+        (v["sampled"].as_u64(), v["surviving"].as_u64()),
+        (Some(64), Some(0)),
+        "{v}"
+    );
+    assert_eq!(v["sampled_lbas"][0], 0, "{v}");
     assert_eq!(
         read("after.md5"),
         read("zero.md5"),

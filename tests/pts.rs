@@ -377,7 +377,7 @@ fn dirth_reads_reach_the_channel_limit(dir: &Path, spec: &Path) {
         verdicts.iter().all(|(e, p)| *p == expected(e)),
         "{verdicts:?}"
     );
-    assert_eq!(verdicts.len(), 4, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 5, "{verdicts:?}");
     let sweep = &r["steps"][2]["sweep"];
     let points = checked_points(sweep, 5e6);
     let limit = 2.0 / 1e-3;

@@ -213,10 +213,25 @@ pub fn series_of<const N: usize>(stats: &Path, keys: [&str; N]) -> Vec<[u64; N]>
 }
 
 /// The pages a step wrote (a sweep's own metrics are its measurement window's; its
-/// writes are all rounds').
+/// writes are all rounds'; a purge's are the sample blocks it stamped to read back).
 pub fn pages(s: &Value) -> u64 {
+    // Each stamp a page of its own (a 512-byte block programs a whole page).
+    let v = &s["purge"]["verified"];
+    let block = v["block_size_bytes"].as_u64().unwrap_or(0);
+    let stamps = v["sampled"].as_u64().unwrap_or(0) * block.div_ceil(4096);
     let b = s["sweep"]["written_bytes"].as_u64();
-    b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096
+    b.or(s["metrics"]["write"]["bytes"].as_u64()).unwrap_or(0) / 4096 + stamps
+}
+
+/// The pages every purge of result `r` stamped before it and read back after it (each
+/// a page written and a page read on the drive, outside the steps' requests).
+pub fn stamped_pages(r: &Value) -> u64 {
+    let steps = r["steps"].as_array().map_or(&[][..], |v| &v[..]);
+    steps
+        .iter()
+        .filter(|s| s["purge"].is_object())
+        .map(|s| pages(&serde_json::json!({ "purge": s["purge"] })))
+        .sum()
 }
 
 /// The fastest the drive could have served `ios` host page writes, given the work its

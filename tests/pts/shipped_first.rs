@@ -39,7 +39,7 @@ pub(crate) fn wsat_sees_the_write_cliff() {
         "WSAT writes 4 x the drive"
     );
     assert_eq!(
-        written / 4096.0,
+        written / 4096.0 + common::ssd::stamped_pages(&r) as f64,
         delta(&before, &after, "host_pages_written"),
         "iogate's bytes written are the drive's host pages"
     );
@@ -228,7 +228,14 @@ pub(crate) fn pts_iops_requests_are_the_drives_pages() {
         "iops: {} requests logged; pages written {written}, read {read}; drive {after}",
         rows.len()
     );
-    assert_eq!(written as f64, delta(&before, &after, "host_pages_written"));
-    assert_eq!(read as f64, delta(&before, &after, "host_pages_read"));
+    let stamps = common::ssd::stamped_pages(&r);
+    assert_eq!(
+        (written + stamps) as f64,
+        delta(&before, &after, "host_pages_written")
+    );
+    assert_eq!(
+        (read + stamps) as f64,
+        delta(&before, &after, "host_pages_read")
+    );
     drop(drive);
 }

@@ -39,6 +39,7 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
         identity.push(("identity from", source));
     }
     identity.push(("drive health", health_summary(result.health.as_ref())));
+    identity.extend(crate::health_events_view::row(&result.steps));
     if let Some(h) = &result.health {
         identity.push(("OCP extended SMART (C0h)", ocp_summary(h)));
     }

@@ -20,6 +20,7 @@ pub mod diff;
 mod diff_view;
 pub mod evidence;
 mod fleet_view;
+mod health_events_view;
 pub mod history;
 mod identity_view;
 mod loop_view;

@@ -1,5 +1,5 @@
 //! The charts of one step in the HTML report (latency histogram and CDF, IOPS, bandwidth
-//! and latency percentiles over time, with `during:` events shaded; on a zoned drive the
+//! and latency percentiles over time, with `during:` events shaded and the drive's health events marked; on a zoned drive the
 //! zones' fill after the step), drawn by `chart` from a [`StepResult`]; `view` puts them
 //! in the step's section.
 
@@ -36,6 +36,13 @@ pub(crate) fn step_charts(s: &StepResult) -> Vec<String> {
         (chart::Axis::Percent, "requests at or below (%)"),
         &cdf_series,
     );
+    // The drive's health events (a critical warning raised, a temperature threshold
+    // crossed, media errors) are marked at the sample that showed them.
+    let health = s.health.as_ref().map_or(&[][..], |h| &h.events[..]);
+    let health_labels: Vec<String> = health
+        .iter()
+        .map(crate::health_events_view::label)
+        .collect();
     let events: Vec<chart::EventSpan<'_>> = s
         .events()
         .iter()
@@ -44,6 +51,16 @@ pub(crate) fn step_charts(s: &StepResult) -> Vec<String> {
             start_s: e.start_ns as f64 / 1e9,
             end_s: e.end_ns as f64 / 1e9,
         })
+        .chain(
+            health
+                .iter()
+                .zip(&health_labels)
+                .map(|(e, label)| chart::EventSpan {
+                    label,
+                    start_s: e.time_ns as f64 / 1e9,
+                    end_s: e.time_ns as f64 / 1e9,
+                }),
+        )
         .collect();
     let iops = chart::lines_with_events_svg(
         &format!("{}: IOPS over time", s.name),

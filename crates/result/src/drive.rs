@@ -371,6 +371,12 @@ pub struct Health {
     /// count rose, or the temperature warning appeared.
     #[serde(default)]
     pub throttled: bool,
+    /// Every change of the Critical Warning bits, of the temperature against the
+    /// controller's thresholds and of the media error count during the span, in time
+    /// order, each dated by the first sample that showed it
+    /// ([`crate::health_events::events`]).
+    #[serde(default)]
+    pub events: Vec<crate::health_events::HealthEvent>,
 }
 
 impl Health {
@@ -384,6 +390,10 @@ impl Health {
         Some(match m {
             HealthMetric::MediaErrors => delta(|s| s.media_errors),
             HealthMetric::CriticalWarning => f64::from(a.critical_warning),
+            HealthMetric::CriticalWarningRaised => f64::from(crate::health_events::raised_bits(
+                b.critical_warning,
+                &self.events,
+            )),
             HealthMetric::TemperatureMax => {
                 f64::from(
                     self.temperature_max_k
@@ -451,6 +461,10 @@ pub struct HealthSample {
     pub critical_warning: u8,
     /// Thermal management transitions so far (both levels).
     pub thermal_transitions: u64,
+    /// Media and Data Integrity Errors so far (0 in results written before it was
+    /// sampled).
+    #[serde(default)]
+    pub media_errors: u64,
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod fdp;
 pub mod fdp_events;
 pub mod fleet;
 pub mod groups;
+pub mod health_events;
 pub mod identity;
 pub mod integrity;
 pub mod judgement;

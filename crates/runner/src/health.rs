@@ -1,8 +1,11 @@
 //! The drive's health over a run: the NVMe SMART / Health log read before and after
-//! every step and the run, and sampled about once a second in between (composite
-//! temperature, critical warning, thermal-management transitions), so that a run in
-//! which the drive throttled says so. Commands and parsing are in `nvme`; `run.rs` starts
-//! a [`HealthMonitor`] when the target's identity came from the controller.
+//! every step and the run, and sampled on the plan's schedule in between (the spec's
+//! `health_sample_interval`, default 5 s: one 512-byte Get Log Page, no measurable I/O
+//! beside a workload): composite temperature, critical warning, thermal-management
+//! transitions, media errors. A run in which the drive throttled says so, and every
+//! change is an event of its step (`iogate_result::health_events`), seen within one
+//! sampling period. Commands and parsing are in `nvme`; `run.rs` starts a
+//! [`HealthMonitor`] when the target's identity came from the controller.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,9 +15,6 @@ use iogate_result::drive::{Health, HealthSample, SmartLog};
 
 use iogate_drive::nvme::{smart_log, smart_log_with_ocp, NvmeError};
 
-/// How often the log is sampled during a run.
-pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
-
 /// The sample a log gives at `time_ns` from the run's start.
 fn sample_of(log: &SmartLog, time_ns: u64) -> HealthSample {
     HealthSample {
@@ -23,6 +23,7 @@ fn sample_of(log: &SmartLog, time_ns: u64) -> HealthSample {
         critical_warning: log.critical_warning,
         thermal_transitions: u64::from(log.thermal_transitions[0])
             + u64::from(log.thermal_transitions[1]),
+        media_errors: log.media_errors,
     }
 }
 
@@ -32,6 +33,8 @@ pub struct HealthMonitor {
     /// The endurance group whose FDP statistics are read with the log, when the
     /// controller has an FDP configuration.
     fdp_group: Option<u16>,
+    /// The controller's warning and critical composite temperature thresholds, kelvin.
+    thresholds: (Option<u16>, Option<u16>),
     started: Instant,
     samples: Arc<Mutex<Vec<HealthSample>>>,
     stop: Arc<AtomicBool>,
@@ -44,6 +47,7 @@ impl HealthMonitor {
     pub fn start(
         path: &std::path::Path,
         identity: &iogate_result::TargetIdentity,
+        interval: Duration,
     ) -> Option<HealthMonitor> {
         let nvme = identity.nvme.as_ref()?;
         let fdp_group = nvme.fdp.as_ref().map(|_| nvme.namespace.endurance_group);
@@ -56,11 +60,13 @@ impl HealthMonitor {
         let (samples2, stop2) = (samples.clone(), stop.clone());
         let sampler = std::thread::Builder::new()
             .name("iogate-health".into())
-            .spawn(move || sample(&sampler_file, started, &samples2, &stop2))
+            .spawn(move || sample(&sampler_file, started, interval, &samples2, &stop2))
             .ok()?;
+        let c = &nvme.controller;
         Some(HealthMonitor {
             file,
             fdp_group,
+            thresholds: (c.warning_temperature_k, c.critical_temperature_k),
             started,
             samples,
             stop,
@@ -87,21 +93,34 @@ impl HealthMonitor {
     /// appeared, during the span.
     pub fn span(&self, before: SmartLog, after: SmartLog, from_ns: u64, to_ns: u64) -> Health {
         let samples = self.samples.lock().map(|s| s.clone()).unwrap_or_default();
-        let inside: Vec<HealthSample> = samples
-            .into_iter()
-            .filter(|s| (from_ns..=to_ns).contains(&s.time_ns))
-            .chain([sample_of(&before, from_ns), sample_of(&after, to_ns)])
-            .collect();
         let first = sample_of(&before, from_ns);
+        // In time order: the log before, the samples inside the span, the log after.
+        let inside: Vec<HealthSample> = std::iter::once(first)
+            .chain(
+                samples
+                    .into_iter()
+                    .filter(|s| s.time_ns > from_ns && s.time_ns < to_ns),
+            )
+            .chain([sample_of(&after, to_ns)])
+            .collect();
         let throttled = inside.iter().any(|s| {
             s.thermal_transitions > first.thermal_transitions
                 || (s.critical_warning & 0x2 != 0 && first.critical_warning & 0x2 == 0)
         });
+        let (warning_k, critical_k) = self.thresholds;
         Health {
             before,
             after,
             temperature_max_k: inside.iter().map(|s| s.temperature_k).max().unwrap_or(0),
             throttled,
+            events: iogate_result::health_events::events(&inside, warning_k, critical_k)
+                .into_iter()
+                .map(|mut e| {
+                    // On the span's time line, as a step's `during:` events are.
+                    e.time_ns = e.time_ns.saturating_sub(from_ns);
+                    e
+                })
+                .collect(),
         }
     }
 
@@ -121,21 +140,23 @@ impl Drop for HealthMonitor {
     }
 }
 
-/// The sampler's loop: a sample every [`SAMPLE_INTERVAL`], looking at `stop` every 50 ms.
+/// The sampler's loop: a sample every `interval` from `started` (on schedule: a late
+/// sample does not move the next), looking at `stop` every 50 ms.
 fn sample(
     file: &std::fs::File,
     started: Instant,
+    interval: Duration,
     out: &Mutex<Vec<HealthSample>>,
     stop: &AtomicBool,
 ) {
-    let mut next = started + SAMPLE_INTERVAL;
+    let mut next = started + interval;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         if now < next {
             std::thread::sleep((next - now).min(Duration::from_millis(50)));
             continue;
         }
-        next += SAMPLE_INTERVAL;
+        next += interval;
         if let Ok(log) = smart_log(file) {
             if let Ok(mut v) = out.lock() {
                 v.push(sample_of(&log, started.elapsed().as_nanos() as u64));

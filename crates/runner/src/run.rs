@@ -241,7 +241,8 @@ pub fn execute(
     on_event: &mut dyn FnMut(RunEvent),
 ) -> RunResult {
     let mut result = empty_result(plan, target);
-    let monitor = crate::health::HealthMonitor::start(&target.path, &result.target);
+    let interval = std::time::Duration::from_nanos(plan.health_sample_interval_ns);
+    let monitor = crate::health::HealthMonitor::start(&target.path, &result.target, interval);
     let fdp_events = crate::data_placement::EventWatch::start(plan, target);
     let read_health = |on_event: &mut dyn FnMut(RunEvent)| {
         let m = monitor.as_ref()?;

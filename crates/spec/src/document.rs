@@ -93,6 +93,13 @@ pub struct RawSpec {
     #[serde(default)]
     #[schemars(with = "Option<ErrorPolicy>")]
     pub health_errors: Option<Spanned<String>>,
+    /// How often the drive's health log is read during the run (default `5s`, from
+    /// `100ms` to `1h`): each change of its critical warning, of its temperature against
+    /// the controller's thresholds or of its media errors is an event of the step, dated
+    /// by the sample that showed it.
+    #[serde(default)]
+    #[schemars(with = "Option<DurationText>")]
+    pub health_sample_interval: Option<Spanned<String>>,
 }
 
 /// `target:`.

@@ -336,7 +336,31 @@ fn build(cx: &mut Ctx<'_>, composed: &Composed, geometry: &Geometry) -> Option<P
             .map(|f| (include::relative_name(&cx.sources[0], f), f.text.clone()))
             .collect(),
         time_scale: 1.0,
+        health_sample_interval_ns: health_sample_interval(cx, raw),
     })
+}
+
+/// `health_sample_interval:`, ns: default 5 s; from 100 ms (a log read costs the drive
+/// little, but more often it would be) to 1 h (less often, a day-long step would go unwatched
+/// for most of an hour).
+fn health_sample_interval(cx: &mut Ctx<'_>, raw: &RawSpec) -> u64 {
+    const DEFAULT_NS: u64 = 5_000_000_000;
+    let Some(v) = raw.health_sample_interval.as_ref() else {
+        return DEFAULT_NS;
+    };
+    let Some(ns) = cx.duration(v, "health_sample_interval") else {
+        return DEFAULT_NS;
+    };
+    if !(100_000_000..=3_600_000_000_000).contains(&ns) {
+        let span = cx.span(v);
+        cx.error(
+            span,
+            "health_sample_interval out of range",
+            format!("expected a duration from 100ms to 1h, found {}", v.value),
+        );
+        return DEFAULT_NS;
+    }
+    ns
 }
 
 /// The format version, and a name that can name directories.

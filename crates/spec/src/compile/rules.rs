@@ -18,7 +18,9 @@ use crate::syntax;
 /// a step inside two or more loops, once per loop figure: `hir_2_burst.errors == 0`; for a
 /// purge, its sampled blocks that kept their data); under
 /// `health_errors: fail` (default) `health.media_errors == 0` and
-/// `health.critical_warning == 0`, judged only where the target has a health log; and
+/// `health.critical_warning == 0`, and per step outside loops
+/// `<step>.health.critical_warning_raised == 0`, judged only where the target has a
+/// health log; and
 /// `<step>.events.failed == 0` for workloads with `during:` events.
 pub(super) fn implicit_assertions(
     cx: &mut Ctx<'_>,
@@ -57,6 +59,15 @@ pub(super) fn implicit_assertions(
     if !records(cx, raw.health_errors.as_ref(), "health_errors") {
         for metric in ["health.media_errors", "health.critical_warning"] {
             assertions.extend(implicit_assertion("", metric));
+        }
+        // A critical warning that appears during a step fails that step, even when it is
+        // cleared before the step ends (the log is sampled through it). A step inside a
+        // loop is left to the run's assertion (HIR has 3,600 of them).
+        for s in steps.iter().filter(|s| s.loops.is_empty()) {
+            assertions.extend(implicit_assertion(
+                &s.name,
+                "health.critical_warning_raised",
+            ));
         }
     }
 }

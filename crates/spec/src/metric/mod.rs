@@ -281,6 +281,9 @@ pub enum HealthMetric {
     MediaErrors,
     /// Critical Warning bits set at the end, as a number (0: none).
     CriticalWarning,
+    /// Critical Warning bits that appeared during the span (seen in the log sampled
+    /// through it), as a number (0: none), even when cleared again before its end.
+    CriticalWarningRaised,
     /// Highest composite temperature seen, °C.
     TemperatureMax,
     /// Data Units Written added (units of 512,000 bytes).
@@ -330,9 +333,13 @@ pub enum FdpMetric {
 
 impl HealthMetric {
     /// Path names after `health.`, in order.
-    pub const NAMES: [(&'static str, HealthMetric); 16] = [
+    pub const NAMES: [(&'static str, HealthMetric); 17] = [
         ("media_errors", HealthMetric::MediaErrors),
         ("critical_warning", HealthMetric::CriticalWarning),
+        (
+            "critical_warning_raised",
+            HealthMetric::CriticalWarningRaised,
+        ),
         ("temperature.max", HealthMetric::TemperatureMax),
         ("data_units_written", HealthMetric::DataUnitsWritten),
         ("data_units_read", HealthMetric::DataUnitsRead),

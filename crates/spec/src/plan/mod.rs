@@ -95,6 +95,8 @@ pub struct Plan {
     /// Factor every duration was scaled by (`--time-scale`; 1: as written).
     #[serde(skip_serializing_if = "shorten::is_one")]
     pub time_scale: f64,
+    /// How often the drive's health log is sampled during the run, ns (`health_sample_interval`).
+    pub health_sample_interval_ns: u64,
 }
 
 /// The peer comparison of a run over several drives (`peers:`): per metric, each drive's
