@@ -6,5 +6,7 @@
 //! zone-aware engine); the report never does. `unsafe` lives only in the ioctl layers
 //! (`nvme::ioctl`, `zoned::ioctl`). The result crate provides the types filled here.
 
+pub mod ata;
 pub mod nvme;
+pub mod scsi;
 pub mod zoned;

@@ -13,6 +13,7 @@
 //! records); `record` (the whole run and its JSON Schema); `lookup` (metric values).
 
 pub mod cases;
+pub mod disk;
 pub mod drive;
 pub mod faults;
 pub mod fdp;
