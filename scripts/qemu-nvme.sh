@@ -7,7 +7,7 @@
 #                        [--on-trigger 'HMP COMMAND'] [--controllers N] [--throttle I:IOPS]…
 #                        [--numa] [--time-limit SECONDS] [--image PATH | --nbd SOCKET]
 #                        [--on-trigger-exec 'HOST COMMAND'] [--namespace 'IMAGE,k=v,…']…
-#                        -- COMMAND [ARGS…]
+#                        [--sata | --scsi] -- COMMAND [ARGS…]
 #
 # The guest: the host's Debian kernel (linux-image-amd64) under TCG (no KVM needed), an
 # initramfs with busybox, the nvme/nvme-core modules and their dependencies, `iogate`
@@ -44,6 +44,11 @@
 # repeatable: nsid 1, 2, … in order, /dev/nvme0n1, /dev/nvme0n2, … (and /dev/ng0nK), so
 # one boot carries several formats. It replaces the fresh namespace and goes with neither
 # --controllers, --ns-props, --subsys-props, --image nor --nbd.
+# --sata puts a SATA disk on an AHCI controller in the guest (`-device ahci` + `ide-hd`,
+# serial iogate-sata-0), --scsi a SCSI disk on a virtio-scsi controller (`scsi-hd`,
+# serial iogate-scsi-0), each on a fresh raw image of --size bytes, beside the NVMe
+# namespace; the guest loads its driver (libata's ahci, or virtio_scsi, with sd_mod)
+# and the command starts once the disk is /dev/sda.
 # --time-limit bounds COMMAND (default 1200 s): past it, the guest writes every busy
 # task's state, wait channel and kernel stack and the kernel log's tail to the console, kills
 # COMMAND and reports exit code 124 ("qemu-nvme: COMMAND ran past …" on stderr, with that
@@ -78,7 +83,7 @@ self=$(realpath "$0")
 cd "$(dirname "$self")/.."
 extras=()
 size=256M serial="" props="" nsprops="" subsysprops="" mem=1024 iogate=target/release/iogate out="" trigger=""
-nbd="" trigger_exec=""
+nbd="" trigger_exec="" disk=""
 controllers=1
 throttles=()
 namespaces=()
@@ -106,6 +111,9 @@ while [ $# -gt 0 ]; do
     --nbd) value "$@"; nbd=$2; shift 2 ;;
     --on-trigger-exec) value "$@"; trigger_exec=$2; shift 2 ;;
     --namespace) value "$@"; namespaces+=("$2"); shift 2 ;;
+    --sata|--scsi)
+      [ -z "$disk" ] || { echo "qemu-nvme: --sata and --scsi each put the one disk /dev/sda: give one" >&2; exit 2; }
+      disk=${1#--}; shift ;;
     --) shift; break ;;
     *) echo "qemu-nvme: unknown option $1" >&2; exit 2 ;;
   esac
@@ -176,7 +184,7 @@ done
 # Drivers a command loads itself with `vm-modprobe NAME [PARAM=VALUE…]`: null_blk and
 # scsi_debug (with sd_mod, so its disk is /dev/sdX), each with its dependencies in load
 # order under /modules/extra/NAME/, the module itself last.
-for mod in null_blk "scsi_debug sd_mod"; do
+for mod in null_blk "scsi_debug sd_mod" "ahci sd_mod" "virtio_scsi virtio_pci sd_mod"; do
   dir=${mod%% *} n=0
   for ko in $(for m in $mod; do modprobe -S "$kver" --show-depends "$m"; done | awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++' | grep -v "/$dir\.ko"; \
               modprobe -S "$kver" --show-depends "$dir" | awk '$1 == "insmod" {print $2}' | tail -1); do
@@ -229,6 +237,12 @@ want=$(cat /namespaces)
 count() { ls /dev | grep -cE "^$1[0-9]+n[0-9]+\$"; }
 i=0
 while { [ "$(count nvme)" -lt "$want" ] || [ "$(count ng)" -lt "$want" ]; } && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -s /disk ]; then
+  # --sata or --scsi: the disk's driver, and the disk as /dev/sda.
+  case $(cat /disk) in sata) vm-modprobe ahci ;; scsi) vm-modprobe virtio_scsi ;; esac
+  i=0
+  while [ ! -b /dev/sda ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+fi
 cd /out
 set --
 while IFS= read -r a; do set -- "$@" "$(echo "$a" | base64 -d)"; done < /command.args
@@ -297,6 +311,7 @@ mkdir -p "$boot"
 for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$boot/command.args"
 echo "$((${#namespaces[@]} > 0 ? ${#namespaces[@]} : controllers))" > "$boot/namespaces"
 echo "$limit" > "$boot/time-limit"
+echo "$disk" > "$boot/disk"
 (cd "$boot" && find . -mindepth 1 | cpio -o -H newc --quiet) | cat - "$base" > "$work/initrd"
 # The kernel, decompressed once on the host: a kernel built with PVH boots its ELF image
 # directly (QEMU's PVH entry), which skips the in-guest decompression (about half of a
@@ -381,6 +396,15 @@ for ((c = 0; c < controllers; c++)); do
     drives+=(-device "nvme,id=nvme$c,serial=$sn,drive=$drive${props:+,$props}$bus")
   fi
 done
+if [ -n "$disk" ]; then
+  truncate -s "$size" "$work/disk.img"
+  drives+=(-drive "file=$work/disk.img,if=none,id=disk0,format=raw")
+  if [ "$disk" = sata ]; then
+    drives+=(-device ahci,id=ahci0 -device "ide-hd,drive=disk0,bus=ahci0.0,serial=iogate-sata-0")
+  else
+    drives+=(-device virtio-scsi-pci,id=scsi0 -device "scsi-hd,drive=disk0,bus=scsi0.0,serial=iogate-scsi-0")
+  fi
+fi
 monitor=(-monitor none)
 if [ -n "$trigger" ]; then
   # QEMU's monitor on a pair of FIFOs (pipe:NAME opens NAME.in and NAME.out).

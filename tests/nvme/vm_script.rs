@@ -60,6 +60,14 @@ pub fn bad_arguments_are_refused_before_a_boot() {
         ),
         (vec!["--controllers", "1e3", "--", "true"], c),
         (vec!["--mem", "08", "--", "true"], "--mem 08"),
+        (
+            vec!["--sata", "--scsi", "--", "true"],
+            "--sata and --scsi each put the one disk",
+        ),
+        (
+            vec!["--sata", "--sata", "--", "true"],
+            "--sata and --scsi each put the one disk",
+        ),
         (vec!["--mem", "1048576", "--", "true"], "--mem 1048576"),
         (vec!["--time-limit", "0", "--", "true"], "--time-limit 0"),
         (
