@@ -34,11 +34,17 @@ pub(crate) fn rows(result: &RunResult) -> Vec<(&'static str, String)> {
     if let Some(source) = &t.identity_source {
         let source = match source.as_str() {
             "nvme_admin" => "NVMe Identify Controller (admin passthrough)".to_string(),
+            "ata_identify" => "ATA IDENTIFY DEVICE (SG_IO, ATA PASS-THROUGH (16))".to_string(),
+            "scsi_inquiry" => "SCSI INQUIRY, VPD pages and READ CAPACITY (16) (SG_IO)".to_string(),
             other => other.to_string(),
         };
         identity.push(("identity from", source));
     }
-    identity.push(("drive health", health_summary(result.health.as_ref())));
+    let disk = crate::disk_view::rows(result);
+    if disk.is_empty() {
+        identity.push(("drive health", health_summary(result.health.as_ref())));
+    }
+    identity.extend(disk);
     identity.extend(crate::health_events_view::row(&result.steps));
     if let Some(h) = &result.health {
         identity.push(("OCP extended SMART (C0h)", ocp_summary(h)));

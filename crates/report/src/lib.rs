@@ -18,6 +18,7 @@ pub mod chart;
 pub mod compare;
 pub mod diff;
 mod diff_view;
+mod disk_view;
 pub mod evidence;
 mod fleet_view;
 mod health_events_view;

@@ -56,13 +56,19 @@ pub struct TargetIdentity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_device: Option<BackingDevice>,
     /// Where the model, serial and firmware revision came from: `nvme_admin` (Identify
-    /// Controller through the NVMe admin passthrough) or `sysfs`; absent for files.
+    /// Controller through the NVMe admin passthrough), `ata_identify` (IDENTIFY DEVICE
+    /// through ATA PASS-THROUGH), `scsi_inquiry` (INQUIRY and its VPD pages) or `sysfs`;
+    /// absent for files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity_source: Option<String>,
     /// What an NVMe controller says of itself (Identify Controller and Namespace), for
     /// NVMe namespaces when the admin passthrough answers (root).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvme: Option<crate::drive::NvmeIdentity>,
+    /// What a SATA or SCSI drive says of itself (ATA IDENTIFY DEVICE, or SCSI INQUIRY, its
+    /// VPD pages and READ CAPACITY (16), through SG_IO), when it answers (root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<crate::disk::DiskIdentity>,
     /// A zoned drive's geometry, limits and zone conditions when the run started
     /// (sysfs and the kernel's zone report); absent for conventional drives and files.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -149,10 +149,14 @@ pub struct RunResult {
     /// (absent: not available).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
-    /// The health log sampled about once a second during the run (temperature, critical
-    /// warning, thermal transitions): NVMe targets only.
+    /// The health log sampled during the run (every `health_sample_interval`:
+    /// temperature, critical warning, thermal transitions, media errors): NVMe targets
+    /// only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health_samples: Vec<HealthSample>,
+    /// A SATA or SCSI drive's health before and after the run, where it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_health: Option<crate::disk::DiskHealth>,
     /// The firmware build this run tested (`iogate run --build/--build-order` or the CI
     /// environment), for the history store; absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]

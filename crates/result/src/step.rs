@@ -105,6 +105,10 @@ pub struct StepResult {
     /// The drive's SMART / Health log before and after the step: NVMe targets only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// A SATA or SCSI drive's health (SMART attributes, log pages) before and after the
+    /// step, where it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_health: Option<crate::disk::DiskHealth>,
     /// Bytes the step wrote per FDP placement handle, by iogate's count and the drive's
     /// (steps whose mix lines carry `placement:` only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod data_placement;
+mod disk_watch;
 mod during;
 pub mod engine;
 pub mod error;

@@ -226,6 +226,7 @@ pub(crate) fn merge(
         verify_records: t.verify.records,
         error: None,
         health: None,
+        disk_health: None,
         placement: placement_writes(step, &t.lines),
         zones: None,
         protection_errors: jobs

@@ -224,6 +224,7 @@ fn empty_result(plan: &Plan, target: &Target) -> RunResult {
         loops: Vec::new(),
         set_runs: Vec::new(),
         health: None,
+        disk_health: None,
         health_samples: Vec::new(),
         build: None,
         campaign: None,
@@ -253,6 +254,8 @@ pub fn execute(
         Some((log, m.elapsed_ns()))
     };
     let run_before = read_health(on_event);
+    let disk = crate::disk_watch::DiskWatch::start(&target.path, &result.target);
+    let disk_run_before = disk.as_ref().and_then(|d| d.read(on_event));
     if !target.direct_io {
         on_event(RunEvent::Warning(format!(
             "{} does not support O_DIRECT: requests go through the page cache, so results measure memory, not the drive",
@@ -272,6 +275,7 @@ pub fn execute(
             estimated_duration_ns: step.estimated_duration_ns,
         });
         let before = read_health(on_event);
+        let disk_before = disk.as_ref().and_then(|d| d.read(on_event));
         let mut r = run_step(
             step,
             index,
@@ -285,6 +289,7 @@ pub fn execute(
             let lba = u64::from(target.logical_block_size);
             crate::data_placement::fill(&mut r, lba, &fdp_events);
         }
+        r.disk_health = disk.as_ref().and_then(|d| d.span(disk_before, on_event));
         on_event(RunEvent::StepFinished {
             index,
             name: r.name.clone(),
@@ -312,6 +317,9 @@ pub fn execute(
     if let Some(m) = monitor {
         result.health_samples = m.finish();
     }
+    result.disk_health = disk
+        .as_ref()
+        .and_then(|d| d.span(disk_run_before, on_event));
     for w in fdp_events.restore() {
         on_event(RunEvent::Warning(w));
     }

@@ -440,6 +440,7 @@ impl Target {
             backing_device: None,
             identity_source: None,
             nvme: None,
+            disk: None,
             zoned: None,
         };
         if self.kind == TargetKind::NvmeGeneric {
@@ -498,12 +499,42 @@ impl Target {
         {
             // The controller's own word, where the admin passthrough answers (root).
             self.nvme_identity(&mut id);
+        } else if dev.join("scsi_device").exists() {
+            // A SATA or SCSI drive's own word, through SG_IO (root).
+            self.disk_identity(&mut id);
         }
         id
     }
 }
 
 impl Target {
+    /// A SATA or SCSI drive's own word (ATA IDENTIFY DEVICE or SCSI INQUIRY through
+    /// SG_IO) over `id`'s model, serial and firmware revision, where it answers.
+    fn disk_identity(&self, id: &mut TargetIdentity) {
+        use iogate_result::disk::DiskIdentity;
+        let Some(d) = std::fs::File::open(&self.path)
+            .ok()
+            .and_then(|f| iogate_drive::disk::identity(&f).ok())
+        else {
+            return;
+        };
+        match &d {
+            DiskIdentity::Ata(a) => {
+                id.model = Some(a.model.clone());
+                id.serial = Some(a.serial.clone());
+                id.firmware_revision = Some(a.firmware_revision.clone());
+                id.identity_source = Some("ata_identify".into());
+            }
+            DiskIdentity::Scsi(s) => {
+                id.model = Some(format!("{} {}", s.vendor, s.product));
+                id.serial = s.serial.clone().or(id.serial.take());
+                id.firmware_revision = Some(s.revision.clone());
+                id.identity_source = Some("scsi_inquiry".into());
+            }
+        }
+        id.disk = Some(d);
+    }
+
     /// The controller's own word (Identify through the admin passthrough, as root) over
     /// `id`'s model, serial and firmware revision, where it answers.
     fn nvme_identity(&self, id: &mut TargetIdentity) {

@@ -3,4 +3,5 @@
 //! SAT bridge), decoded in `decode` into `iogate_result::disk`. Beside `scsi` and `nvme`;
 //! the `disk` module picks the protocol a drive speaks.
 
+pub mod commands;
 pub mod decode;

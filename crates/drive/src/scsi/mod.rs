@@ -2,4 +2,5 @@
 //! decoded in `decode` into `iogate_result::disk`. Beside `ata` and `nvme`; the `disk`
 //! module picks the protocol a drive speaks.
 
+pub mod commands;
 pub mod decode;

@@ -69,6 +69,9 @@ pub struct FlatStepResult {
     /// The drive's SMART / Health log before and after the step: NVMe targets only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// A SATA or SCSI drive's health before and after the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_health: Option<crate::disk::DiskHealth>,
     /// Bytes written per FDP placement handle (iogate's count and the drive's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<crate::fdp::PlacementWrites>,
@@ -147,6 +150,7 @@ impl From<StepResult> for FlatStepResult {
             sweep,
             error: s.error,
             health: s.health,
+            disk_health: s.disk_health,
             placement: s.placement,
             zones: s.zones,
             protection_errors: s.protection_errors,
@@ -225,6 +229,7 @@ impl TryFrom<FlatStepResult> for StepResult {
             verify_records: f.verify_records,
             error: f.error,
             health: f.health,
+            disk_health: f.disk_health,
             placement: f.placement,
             zones: f.zones,
             protection_errors: f.protection_errors,
