@@ -11,6 +11,12 @@
 //! pages (hw/scsi/scsi-disk.c), scsi_debug's temperature (0Dh) and informational
 //! exceptions (2Fh) pages (drivers/scsi/scsi_debug.c). The decoding of every other
 //! field is unit-tested in crates/drive/src/{ata,scsi}/decode.rs.
+//!
+//! Purges on them: ide-hd reports neither SANITIZE nor Security, so a purge is refused
+//! before any I/O (exit 3, the disk untouched); scsi-hd accepts FORMAT UNIT and does
+//! nothing (hw/scsi/scsi-disk.c: the command is traced and completed), so the purge's
+//! read-back finds every stamped block still there and fails the step; scsi_debug reports
+//! neither SANITIZE nor FORMAT UNIT (REPORT SUPPORTED OPERATION CODES): refused.
 
 mod common;
 
@@ -39,12 +45,25 @@ fn main_job() -> String {
         + "\n"
 }
 
-/// The main job run on the guest's /dev/sda after `setup` (shell), in a VM with
-/// `options`: iogate's exit code, result.json and report.md.
-fn run_on(options: &[&str], setup: &str) -> (i32, Value, String) {
+/// A purge of the whole drive, by what it reports.
+const PURGE: &str = "iogate: 1\nname: p\nsteps:\n  - purge: { name: erase }\n";
+
+/// What the purge run left in the boot's output: iogate's exit code, its stderr, its
+/// result (null when refused), and whether the drive's first 64 KiB were still zeros.
+struct Purged {
+    code: i32,
+    stderr: String,
+    result: Value,
+    untouched: bool,
+}
+
+/// The main job run on the guest's /dev/sda after `setup` (shell), then a purge, in a
+/// VM with `options`: iogate's exit code, result.json and report.md, and the purge's.
+fn run_on(options: &[&str], setup: &str) -> (i32, Value, String, Purged) {
     let script = format!(
-        "{setup}{}; iogate run /tmp/s.yaml --target /dev/sda --allow-destructive -q --out /out/run; echo $? > /out/rc",
-        put(&main_job(), "/tmp/s.yaml")
+        "{setup}{}; {}; iogate run /tmp/s.yaml --target /dev/sda --allow-destructive -q --out /out/run; echo $? > /out/rc; dd if=/dev/zero of=/dev/sda bs=64k count=1 conv=fsync 2>/dev/null; iogate run /tmp/p.yaml --target /dev/sda --allow-destructive -q --out /out/purge 2> /out/purge.err; echo $? > /out/purge.rc; if cmp -s -n 65536 /dev/sda /dev/zero; then echo yes; else echo no; fi > /out/untouched",
+        put(&main_job(), "/tmp/s.yaml"),
+        put(PURGE, "/tmp/p.yaml")
     );
     let mut opts = vec!["--size", "64M"];
     opts.extend(options);
@@ -53,7 +72,20 @@ fn run_on(options: &[&str], setup: &str) -> (i32, Value, String) {
     let code = std::fs::read_to_string(out.path().join("rc")).expect("iogate's exit code");
     let r = json(&out.path().join("run/result.json"));
     let md = std::fs::read_to_string(out.path().join("run/report.md")).expect("report.md");
-    (code.trim().parse().expect("exit code"), r, md)
+    let read = |f: &str| std::fs::read_to_string(out.path().join(f)).unwrap_or_default();
+    let purged = Purged {
+        code: read("purge.rc")
+            .trim()
+            .parse()
+            .expect("the purge's exit code"),
+        stderr: read("purge.err"),
+        result: std::fs::read_to_string(out.path().join("purge/result.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null),
+        untouched: read("untouched").trim() == "yes",
+    };
+    (code.trim().parse().expect("exit code"), r, md, purged)
 }
 
 /// The health before and after of every step and the run, each read.
@@ -76,7 +108,7 @@ fn health_everywhere(r: &Value) -> Vec<&Value> {
 }
 
 fn a_sata_disk_on_ahci_is_known_by_its_identify_data_and_smart() {
-    let (code, r, md) = run_on(&["--sata"], "");
+    let (code, r, md, purged) = run_on(&["--sata"], "");
     assert_eq!(code, 0, "{}", r["error"]);
     let t = &r["target"];
     assert_eq!(t["identity_source"], "ata_identify");
@@ -127,7 +159,7 @@ fn a_sata_disk_on_ahci_is_known_by_its_identify_data_and_smart() {
 }
 
 fn a_scsi_disk_is_known_by_its_inquiry_and_vpd_pages() {
-    let (code, r, md) = run_on(&["--scsi"], "");
+    let (code, r, md, purged) = run_on(&["--scsi"], "");
     assert_eq!(code, 0, "{}", r["error"]);
     let t = &r["target"];
     assert_eq!(t["identity_source"], "scsi_inquiry");
@@ -159,11 +191,23 @@ fn a_scsi_disk_is_known_by_its_inquiry_and_vpd_pages() {
         }
     }
     assert!(md.contains("log pages none (no LOG SENSE)"), "{md}");
+    // FORMAT UNIT: accepted, erases nothing, caught by the read-back.
+    assert_eq!(purged.code, 1, "{}", purged.stderr);
+    let p = &purged.result["steps"][0]["purge"];
+    assert_eq!(p["method"], "format unit", "{p}");
+    assert_eq!(
+        (
+            p["verified"]["sampled"].as_u64(),
+            p["verified"]["surviving"].as_u64()
+        ),
+        (Some(64), Some(64)),
+        "{p}"
+    );
 }
 
 fn scsi_debug_gives_its_temperature_and_exceptions_log_pages() {
     let setup = "vm-modprobe scsi_debug dev_size_mb=64; i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; ";
-    let (code, r, _) = run_on(&[], setup);
+    let (code, r, _, purged) = run_on(&[], setup);
     assert_eq!(code, 0, "{}", r["error"]);
     let t = &r["target"];
     assert_eq!(t["model"], "Linux scsi_debug");

@@ -49,7 +49,7 @@ fn purge_punches_holes_in_a_file_and_idle_waits() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(
-        err.contains("not an NVMe namespace") && err.contains("method: discard"),
+        err.contains("neither an NVMe namespace") && err.contains("method: discard"),
         "{err}"
     );
     assert_eq!(allocated(&target), 0, "the refused run wrote nothing");

@@ -114,3 +114,81 @@ fn garbled(command: &'static str, why: &str) -> SgError {
         format!("{command}: {why}"),
     ))
 }
+
+/// How a SATA or SCSI drive can be purged, from what it reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskPurge {
+    /// SCSI SANITIZE with this action.
+    Sanitize(scsi::erase::SanitizeAction),
+    /// SCSI FORMAT UNIT.
+    FormatUnit,
+}
+
+impl DiskPurge {
+    /// The result's name of it (`sanitize (block erase)`, `format unit`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DiskPurge::Sanitize(scsi::erase::SanitizeAction::BlockErase) => {
+                "sanitize (block erase)"
+            }
+            DiskPurge::Sanitize(scsi::erase::SanitizeAction::CryptoErase) => {
+                "sanitize (crypto erase)"
+            }
+            DiskPurge::FormatUnit => "format unit",
+        }
+    }
+}
+
+/// The purge `want` (`sanitize`, `format`, or either: `None`) chooses on this drive, by
+/// what it reports: SANITIZE BLOCK ERASE, else CRYPTOGRAPHIC ERASE, else FORMAT UNIT.
+///
+/// Errors: why the drive cannot be purged that way (a sentence for the user).
+pub fn choose_purge(
+    file: &File,
+    identity: &DiskIdentity,
+    want: Option<&str>,
+) -> Result<DiskPurge, String> {
+    use scsi::erase::{supports, SanitizeAction, Support};
+    if let DiskIdentity::Ata(a) = identity {
+        let s = &a.sanitize;
+        let has = s.block_erase || s.crypto_scramble || s.overwrite || a.security.supported;
+        return Err(match has {
+            false => "the ATA drive supports neither SANITIZE (IDENTIFY word 59) nor the Security feature set (word 82)".into(),
+            true => "iogate does not send ATA SANITIZE or SECURITY ERASE UNIT yet (no emulator answers them to prove them on)".into(),
+        });
+    }
+    if want != Some("format") {
+        for action in [SanitizeAction::BlockErase, SanitizeAction::CryptoErase] {
+            let sa = u16::from(match action {
+                SanitizeAction::BlockErase => 0x02u8,
+                SanitizeAction::CryptoErase => 0x03,
+            });
+            if supports(file, 0x48, Some(sa)) == Support::Yes {
+                return Ok(DiskPurge::Sanitize(action));
+            }
+        }
+        if want == Some("sanitize") {
+            return Err("the SCSI drive reports no SANITIZE block or cryptographic erase (REPORT SUPPORTED OPERATION CODES); `method: format` uses FORMAT UNIT".into());
+        }
+    }
+    match supports(file, 0x04, None) {
+        Support::No => Err("the SCSI drive reports neither SANITIZE nor FORMAT UNIT (REPORT SUPPORTED OPERATION CODES)".into()),
+        _ => Ok(DiskPurge::FormatUnit),
+    }
+}
+
+/// Runs `how` to its end (bounded by `limit`), telling `progress` each percentage the
+/// drive reports.
+///
+/// Errors: [`SgError`].
+pub fn purge(
+    file: &File,
+    how: DiskPurge,
+    limit: std::time::Duration,
+    progress: &mut dyn FnMut(f64),
+) -> Result<(), SgError> {
+    match how {
+        DiskPurge::Sanitize(action) => scsi::erase::sanitize(file, action, limit, progress),
+        DiskPurge::FormatUnit => scsi::erase::format_unit(file, limit, progress),
+    }
+}

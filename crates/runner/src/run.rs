@@ -109,21 +109,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::error::Ru
     crate::data_placement::check(plan, target)?;
     crate::protection::check(plan, target)?;
     crate::zones::check(plan, target)?;
-    // A SNIA purge (Sanitize, Format NVM) needs an NVMe namespace: said before any I/O.
-    let erasing = plan
-        .steps
-        .iter()
-        .find(|s| matches!(s.body, StepBody::Purge(m) if m != iogate_spec::PurgeMethod::Discard));
-    if let Some(step) = erasing {
-        if target.identity().nvme.is_none() {
-            return Err(crate::error::RunError::Unsupported(format!(
-                "step `{}` purges with `method: {}` (Sanitize or Format NVM, as SNIA PTS requires), but {} is not an NVMe namespace whose controller answers Identify (as root); `purge: {{ method: discard }}` trims it instead, which is not a SNIA purge",
-                step.name,
-                step.purge_method().map_or("auto", |m| m.as_str()),
-                target.path.display()
-            )));
-        }
-    }
+    crate::purge::check(plan, target)?;
     let Some(step) = plan.steps.iter().find(|s| s.polled) else {
         return Ok(());
     };

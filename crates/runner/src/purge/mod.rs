@@ -1,5 +1,6 @@
-//! The `purge` step: Sanitize or Format NVM through the controller (`iogate_drive::nvme::erase`), the
-//! purges SNIA PTS accepts, or a discard of the region (hole punching on a file, the
+//! The `purge` step: Sanitize or Format NVM through the controller (`iogate_drive::nvme::erase`),
+//! SCSI SANITIZE or FORMAT UNIT through SG_IO (`iogate_drive::disk`), the purges SNIA PTS
+//! accepts, or a discard of the region (hole punching on a file, the
 //! io_uring block discard on a device; not a SNIA purge), every one proven by reading
 //! back sample blocks stamped before it (`proof`). Called by `run`.
 
@@ -9,6 +10,47 @@ use iogate_spec::PlanStep;
 
 use crate::target::Target;
 use iogate_result::step::PurgeRecord;
+
+/// Checks before any I/O that every purge of `plan` but a discard can run on `target`:
+/// an NVMe namespace whose controller answers Identify, or a SATA or SCSI drive with a
+/// purge it reports (`iogate_drive::disk::choose_purge`, read-only commands).
+///
+/// Errors: [`crate::error::RunError::Unsupported`] naming the step and the reason.
+pub(crate) fn check(
+    plan: &iogate_spec::Plan,
+    target: &Target,
+) -> Result<(), crate::error::RunError> {
+    use iogate_spec::{PurgeMethod, StepBody};
+    let erasing = plan
+        .steps
+        .iter()
+        .find(|s| matches!(s.body, StepBody::Purge(m) if m != PurgeMethod::Discard));
+    let Some(step) = erasing else {
+        return Ok(());
+    };
+    let method = step.purge_method().map_or("auto", |m| m.as_str());
+    let refuse = |why: String| {
+        crate::error::RunError::Unsupported(format!(
+            "step `{}` purges with `method: {method}` (Sanitize or Format, as SNIA PTS requires), but {why}; `purge: {{ method: discard }}` trims it instead, which is not a SNIA purge",
+            step.name
+        ))
+    };
+    let id = target.identity();
+    if let Some(disk) = &id.disk {
+        let file = target.open_job(false).map_err(|e| refuse(e.to_string()))?;
+        let want = (method != "auto").then_some(method);
+        iogate_drive::disk::choose_purge(&file, disk, want)
+            .map_err(|why| refuse(format!("{}: {why}", target.path.display())))?;
+        return Ok(());
+    }
+    if id.nvme.is_none() {
+        return Err(refuse(format!(
+            "{} is neither an NVMe namespace whose controller answers Identify nor a SATA or SCSI drive that answers INQUIRY (as root)",
+            target.path.display()
+        )));
+    }
+    Ok(())
+}
 
 /// Purges the step's region as `method` says: Sanitize or Format NVM on an NVMe namespace
 /// (a SNIA purge), or a discard of the region (not one), between stamping sample blocks of
@@ -48,6 +90,9 @@ fn erase(
     }
     let cannot = |why: String| format!("cannot purge {}: {why}", target.path.display());
     let identity = target.identity();
+    if let Some(disk) = &identity.disk {
+        return erase_disk(step, method, target, disk).map_err(cannot);
+    }
     let Some(nvme) = identity.nvme.as_ref() else {
         return Err(cannot(format!(
             "`{}` needs an NVMe namespace whose controller answers Identify (as root); this target has none. `method: discard` trims it instead (not a SNIA purge)",
@@ -106,6 +151,31 @@ fn erase(
     )
     .map_err(|e| cannot(e.to_string()))?;
     Ok((format!("format ({erase:?} erase)").to_lowercase(), true))
+}
+
+/// A SATA or SCSI drive's purge, chosen by what it reports
+/// (`iogate_drive::disk::choose_purge`), run to its end (at most an hour).
+fn erase_disk(
+    step: &PlanStep,
+    method: iogate_spec::PurgeMethod,
+    target: &Target,
+    disk: &iogate_result::disk::DiskIdentity,
+) -> Result<(String, bool), String> {
+    if step.region.offset_bytes != 0 || step.region.length_bytes != target.capacity_bytes {
+        return Err(
+            "SANITIZE and FORMAT UNIT erase the whole drive, and the step's region is a part of it"
+                .into(),
+        );
+    }
+    let file = target.open_job(true).map_err(|e| e.to_string())?;
+    let want = match method {
+        iogate_spec::PurgeMethod::Auto => None,
+        m => Some(m.as_str()),
+    };
+    let how = iogate_drive::disk::choose_purge(&file, disk, want)?;
+    let limit = std::time::Duration::from_secs(3600);
+    iogate_drive::disk::purge(&file, how, limit, &mut |_| {}).map_err(|e| e.to_string())?;
+    Ok((how.name().to_string(), true))
 }
 
 /// Discards the step's region: a hole punched in a file, an io_uring block discard on a
