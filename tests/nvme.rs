@@ -72,6 +72,7 @@ fn make_boot() -> tempfile::TempDir {
         identity_script(),
         pi_script(),
         PURGE.into(),
+        temperature_script(),
         warning_script(),
     ]
     .join("\n");
@@ -387,6 +388,75 @@ fn pi_script() -> String {
     lines.join("\n")
 }
 
+/// The temperature test's run, before the critical warning test's in the shared boot: a
+/// 10 s read workload whose `during:` admin events set the composite temperature's over
+/// threshold to 300 K 3 s in (QEMU's composite temperature is 323 K, so the controller
+/// raises the temperature warning, bit 1) and back to its default 343 K 6 s in (the
+/// warning clears).
+fn temperature_script() -> String {
+    let spec = "iogate: 1\nname: t\nsteps:\n  - workload:\n      name: hot\n      duration: 10s\n      queue_depth: 1\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n      during:\n        - { name: threshold, at: 3s, admin: { set_features: { fid: 4, value: 300 } } }\n        - { name: restore, at: 6s, admin: { set_features: { fid: 4, value: 343 } } }\n";
+    format!(
+        "{}; iogate run /tmp/t.yaml --target /dev/nvme0n1 --out /out/temperature -q; echo $? > /out/temperature.rc",
+        put(spec, "/tmp/t.yaml")
+    )
+}
+
+/// A temperature threshold crossed and cleared inside a step: the log sampled every 5 s
+/// shows both as events of the step, each within one sampling period (plus 1 s for the
+/// command's own path) of the admin event that caused it, and the step fails though the
+/// warning is gone by its end (the run's end-of-run check passes: only sampling sees it).
+fn a_temperature_warning_raised_and_cleared_in_a_step_fails_it() {
+    let out = boot();
+    let r = json(&out.join("temperature/result.json"));
+    assert_eq!(rc_in(out, "temperature.rc"), 1, "{}", r["assertions"]);
+    let step = &r["steps"][0];
+    let starts: Vec<u64> = step["events"]
+        .as_array()
+        .expect("during events")
+        .iter()
+        .map(|e| e["start_ns"].as_u64().expect("start"))
+        .collect();
+    let health = step["health"]["events"].as_array().expect("health events");
+    let seen: Vec<(u64, u64, u64)> = health
+        .iter()
+        .map(|e| {
+            let c = &e["change"];
+            assert_eq!(c["kind"], "critical_warning", "{e}");
+            let n = |k: &str| c[k].as_u64().expect("bits");
+            (
+                e["time_ns"].as_u64().expect("time"),
+                n("before"),
+                n("after"),
+            )
+        })
+        .collect();
+    eprintln!("set at {starts:?} ns, seen {seen:?}");
+    assert_eq!(
+        seen.iter().map(|s| (s.1, s.2)).collect::<Vec<_>>(),
+        [(0, 2), (2, 0)]
+    );
+    for (set, (at, ..)) in starts.iter().zip(&seen) {
+        assert!(
+            *at >= *set && *at <= set + 6_000_000_000,
+            "set at {set} ns, seen at {at} ns"
+        );
+    }
+    let verdicts: Vec<(&str, bool)> = r["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .map(|a| (a["expr"].as_str().unwrap(), a["passed"] == true))
+        .collect();
+    assert!(
+        verdicts.contains(&("hot.health.critical_warning_raised == 0", false)),
+        "{verdicts:?}"
+    );
+    assert!(
+        verdicts.contains(&("health.critical_warning == 0", true)),
+        "{verdicts:?}"
+    );
+}
+
 /// A critical warning raised while a run is going on: QEMU's `smart_critical_warning` set
 /// through its monitor by the step's own `during:` event 3 s into a 10 s read workload
 /// (the guest writes the trigger line; scripts/qemu-nvme.sh's host side polls for it every
@@ -549,6 +619,7 @@ tests_main![
     a_cache_without_room_is_refused_and_left_clean: [Root, Qemu],
     a_file_has_no_health_and_nothing_else_changes,
     identity_and_health_come_from_the_controller: [Root, Qemu],
+    a_temperature_warning_raised_and_cleared_in_a_step_fails_it: [Root, Qemu],
     a_critical_warning_fails_the_run_unless_recorded: [Root, Qemu],
     a_purge_formats_and_sanitize_is_refused: [Root, Qemu],
     the_ocp_extended_smart_log_is_read_around_each_step: [Root, Qemu],

@@ -17,7 +17,7 @@ mod power_cycle;
 mod spanned;
 mod sweep;
 mod zones;
-pub use during::{RawAdmin, RawEvent, RawFirmwareCommit};
+pub use during::{RawAdmin, RawEvent, RawFirmwareCommit, RawSetFeatures};
 pub use include::{Fragment, Origin, RawAssertion};
 pub(crate) use params::variable_name;
 pub use params::{with_params, ParamTable, ParamValue, RawParams, Setting};

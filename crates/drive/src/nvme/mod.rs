@@ -31,6 +31,7 @@ use iogate_result::drive::{NvmeController, NvmeIdentity, NvmeNamespace, SmartLog
 const OPC_GET_LOG_PAGE: u8 = 0x02;
 const OPC_IDENTIFY: u8 = 0x06;
 const OPC_GET_FEATURES: u8 = 0x0A;
+const OPC_SET_FEATURES: u8 = 0x09;
 const OPC_FIRMWARE_COMMIT: u8 = 0x10;
 
 /// Log identifiers.
@@ -295,6 +296,15 @@ pub fn admin_event(file: &File, cmd: &iogate_spec::AdminCommand) -> Result<(), N
                 ..PassthruCmd::default()
             };
             run(file, "Get Features", c, &mut data).map(|_| ())
+        }
+        A::SetFeatures { fid, value } => {
+            let c = PassthruCmd {
+                opcode: OPC_SET_FEATURES,
+                cdw10: u32::from(fid),
+                cdw11: value,
+                ..PassthruCmd::default()
+            };
+            run(file, "Set Features", c, &mut []).map(|_| ())
         }
         A::FirmwareCommit { slot, action } => {
             let c = PassthruCmd {

@@ -248,12 +248,13 @@ fn admin(cx: &mut Ctx<'_>, a: &RawAdmin, span: std::ops::Range<usize>) -> Option
         a.identify.is_some(),
         a.get_features.is_some(),
         a.firmware_commit.is_some(),
+        a.set_features.is_some(),
     ];
     if given.iter().filter(|&&g| g).count() != 1 {
         cx.error(
             span,
             "an admin event sends one command",
-            "expected one of `get_log_page`, `identify`, `get_features`, `firmware_commit`",
+            "expected one of `get_log_page`, `identify`, `get_features`, `set_features`, `firmware_commit`",
         );
         return None;
     }
@@ -266,6 +267,14 @@ fn admin(cx: &mut Ctx<'_>, a: &RawAdmin, span: std::ops::Range<usize>) -> Option
     if let Some(fid) = &a.get_features {
         return byte(cx, fid, "feature identifier", 255)
             .map(|fid| AdminCommand::GetFeatures { fid });
+    }
+    if let Some(f) = &a.set_features {
+        let fid = byte(cx, &f.fid, "feature identifier", 255);
+        let value = cx.count(&f.value, "feature value", 0, u64::from(u32::MAX));
+        return Some(AdminCommand::SetFeatures {
+            fid: fid?,
+            value: value? as u32,
+        });
     }
     if let Some(f) = &a.firmware_commit {
         let slot = byte(cx, &f.slot, "firmware slot", 7);

@@ -57,6 +57,24 @@ pub struct RawAdmin {
     /// Firmware Commit (10h) of this slot (0–7) with this commit action (0–7).
     #[serde(default)]
     pub firmware_commit: Option<RawFirmwareCommit>,
+    /// Set Features (09h) of a feature identifier to a value (Command Dword 11), as
+    /// `nvme set-feature -f FID -v VALUE` does: `{ fid: 4, value: 300 }` sets the composite
+    /// temperature's over threshold to 300 K (Temperature Threshold, NVMe Base 2.0
+    /// §5.27.1.3).
+    #[serde(default)]
+    pub set_features: Option<RawSetFeatures>,
+}
+
+/// `set_features: { fid: 4, value: 300 }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetFeatures {
+    /// Feature identifier, 0–255.
+    #[schemars(range(min = 0, max = 255))]
+    pub fid: Spanned<u64>,
+    /// Command Dword 11, 0–4294967295.
+    #[schemars(range(min = 0, max = 4294967295u64))]
+    pub value: Spanned<u64>,
 }
 
 /// `firmware_commit: { slot: 1, action: 1 }`.

@@ -54,6 +54,13 @@ pub enum AdminCommand {
         /// Feature identifier.
         fid: u8,
     },
+    /// Set Features (09h) of feature `fid` to `value` (Command Dword 11).
+    SetFeatures {
+        /// Feature identifier.
+        fid: u8,
+        /// Command Dword 11.
+        value: u32,
+    },
     /// Firmware Commit (10h).
     FirmwareCommit {
         /// Firmware slot (0: the controller chooses).
@@ -71,6 +78,9 @@ impl AdminCommand {
             AdminCommand::Identify { cns: 1 } => "identify controller".into(),
             AdminCommand::Identify { .. } => "identify namespace".into(),
             AdminCommand::GetFeatures { fid } => format!("get_features {fid:#04x}"),
+            AdminCommand::SetFeatures { fid, value } => {
+                format!("set_features {fid:#04x} value {value:#010x}")
+            }
             AdminCommand::FirmwareCommit { slot, action } => {
                 format!("firmware_commit slot {slot} action {action}")
             }
