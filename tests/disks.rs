@@ -48,6 +48,11 @@ fn main_job() -> String {
 /// A purge of the whole drive, by what it reports.
 const PURGE: &str = "iogate: 1\nname: p\nsteps:\n  - purge: { name: erase }\n";
 
+/// A partition table written on /dev/sda (an MBR: one Linux partition of 8 MiB from LBA
+/// 2048) and read by the kernel, then a purge of /dev/sda1 (refused: it would erase the
+/// whole drive), then the table wiped again for the whole-drive runs.
+const PARTITION: &str = "printf '\\000\\000\\000\\000\\203\\000\\000\\000\\000\\010\\000\\000\\000\\100\\000\\000\\125\\252' > /tmp/mbr; dd if=/tmp/mbr of=/dev/sda bs=1 count=16 seek=446 conv=notrunc,fsync 2>/dev/null; dd if=/tmp/mbr of=/dev/sda bs=1 skip=16 count=2 seek=510 conv=notrunc,fsync 2>/dev/null; blockdev --rereadpt /dev/sda; i=0; while [ ! -b /dev/sda1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; iogate run /tmp/p.yaml --target /dev/sda1 --allow-destructive -q --out /out/part 2> /out/part.err; echo $? > /out/part.rc; dd if=/dev/zero of=/dev/sda bs=512 count=1 conv=fsync 2>/dev/null; blockdev --rereadpt /dev/sda";
+
 /// What the purge run left in the boot's output: iogate's exit code, its stderr, its
 /// result (null when refused), and whether the drive's first 64 KiB were still zeros.
 struct Purged {
@@ -55,13 +60,15 @@ struct Purged {
     stderr: String,
     result: Value,
     untouched: bool,
+    /// The exit code and stderr of the purge of partition /dev/sda1.
+    partition: (i32, String),
 }
 
 /// The main job run on the guest's /dev/sda after `setup` (shell), then a purge, in a
 /// VM with `options`: iogate's exit code, result.json and report.md, and the purge's.
 fn run_on(options: &[&str], setup: &str) -> (i32, Value, String, Purged) {
     let script = format!(
-        "{setup}{}; {}; iogate run /tmp/s.yaml --target /dev/sda --allow-destructive -q --out /out/run; echo $? > /out/rc; dd if=/dev/zero of=/dev/sda bs=64k count=1 conv=fsync 2>/dev/null; iogate run /tmp/p.yaml --target /dev/sda --allow-destructive -q --out /out/purge 2> /out/purge.err; echo $? > /out/purge.rc; if cmp -s -n 65536 /dev/sda /dev/zero; then echo yes; else echo no; fi > /out/untouched",
+        "{setup}{}; {}; {PARTITION}; iogate run /tmp/s.yaml --target /dev/sda --allow-destructive -q --out /out/run; echo $? > /out/rc; dd if=/dev/zero of=/dev/sda bs=64k count=1 conv=fsync 2>/dev/null; iogate run /tmp/p.yaml --target /dev/sda --allow-destructive -q --out /out/purge 2> /out/purge.err; echo $? > /out/purge.rc; if cmp -s -n 65536 /dev/sda /dev/zero; then echo yes; else echo no; fi > /out/untouched",
         put(&main_job(), "/tmp/s.yaml"),
         put(PURGE, "/tmp/p.yaml")
     );
@@ -84,6 +91,13 @@ fn run_on(options: &[&str], setup: &str) -> (i32, Value, String, Purged) {
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or(Value::Null),
         untouched: read("untouched").trim() == "yes",
+        partition: (
+            read("part.rc")
+                .trim()
+                .parse()
+                .expect("the partition purge's exit code"),
+            read("part.err"),
+        ),
     };
     (code.trim().parse().expect("exit code"), r, md, purged)
 }
@@ -156,6 +170,15 @@ fn a_sata_disk_on_ahci_is_known_by_its_identify_data_and_smart() {
         md.contains("ATA IDENTIFY DEVICE") && md.contains("7 SMART attributes, none failing"),
         "{md}"
     );
+    refused_untouched(&purged, "supports neither SANITIZE");
+}
+
+/// A purge refused before any I/O: exit 3 saying `why`, the drive's zeroed first 64 KiB
+/// still zeros (no stamp written).
+fn refused_untouched(purged: &Purged, why: &str) {
+    assert_eq!(purged.code, 3, "{}", purged.stderr);
+    assert!(purged.stderr.contains(why), "{}", purged.stderr);
+    assert!(purged.untouched, "a refused purge wrote its stamps");
 }
 
 fn a_scsi_disk_is_known_by_its_inquiry_and_vpd_pages() {
@@ -191,6 +214,13 @@ fn a_scsi_disk_is_known_by_its_inquiry_and_vpd_pages() {
         }
     }
     assert!(md.contains("log pages none (no LOG SENSE)"), "{md}");
+    // A partition's purge would erase the whole drive: refused before any I/O.
+    assert_eq!(purged.partition.0, 3, "{}", purged.partition.1);
+    assert!(
+        purged.partition.1.contains("/dev/sda1 is a partition"),
+        "{}",
+        purged.partition.1
+    );
     // FORMAT UNIT: accepted, erases nothing, caught by the read-back.
     assert_eq!(purged.code, 1, "{}", purged.stderr);
     let p = &purged.result["steps"][0]["purge"];
@@ -227,6 +257,7 @@ fn scsi_debug_gives_its_temperature_and_exceptions_log_pages() {
             "{a}"
         );
     }
+    refused_untouched(&purged, "neither SANITIZE nor FORMAT UNIT");
 }
 
 tests_main![

@@ -204,6 +204,26 @@ fn a_failing_event_fails_the_run() {
 
 /// 20 MB on a command's stderr under `--quiet`: iogate's own stderr stays empty, the
 /// event keeps the last 4 KiB (ending with what it printed last) and the count.
+/// An admin event on a target that is not an NVMe namespace (a file) is refused before
+/// any I/O, naming the step and the event (exit 3, no result).
+fn an_admin_event_off_nvme_is_refused_before_any_io() {
+    let x = Scratch::new();
+    let during =
+        ["{ name: hot, at: 0s, admin: { set_features: { fid: 4, value: 300 } } }".to_string()];
+    let spec = x.spec("admin", "duration: 1s", &during, "");
+    let o = x.run(&spec).expect_code(3);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("step `w`'s event `hot` sends an NVMe admin command")
+            && err.contains("not an NVMe namespace"),
+        "{err}"
+    );
+    assert!(
+        !x.out(&spec).join("result.json").exists(),
+        "a refused run left a result"
+    );
+}
+
 fn an_events_output_is_a_bounded_tail() {
     let x = Scratch::new();
     let loud = [
@@ -295,6 +315,7 @@ fn check_refuses_too_many_events_and_events_in_a_power_cycle() {
 }
 
 tests_main![
+    an_admin_event_off_nvme_is_refused_before_any_io,
     an_event_that_outlives_its_step_is_killed,
     a_background_child_does_not_outlive_the_run,
     sigterm_ends_a_long_event_with_the_run,

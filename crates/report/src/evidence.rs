@@ -116,11 +116,14 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
             .is_empty()
             .then(|| format!("step `{}` ran no zone check", s.name));
     }
-    if let Some(p) = s.purge() {
+    if s.kind() == StepKind::Purge {
         // A purge's errors are its stamped blocks that kept their data: the evidence is
         // that some were read back.
-        return (p.verified.sampled == 0)
-            .then(|| format!("step `{}` read back no stamped block", s.name));
+        return match s.purge() {
+            Some(p) => (p.verified.sampled == 0)
+                .then(|| format!("step `{}` read back no stamped block", s.name)),
+            None => Some(format!("step `{}` did not purge", s.name)),
+        };
     }
     if let Some(sel) = &m.case {
         let cases = s.sweep().map_or(&[][..], |w| &w.cases[..]);

@@ -1,6 +1,6 @@
 //! The charts of one step in the HTML report (latency histogram and CDF, IOPS, bandwidth
-//! and latency percentiles over time, with `during:` events shaded and the drive's health events marked; on a zoned drive the
-//! zones' fill after the step), drawn by `chart` from a [`StepResult`]; `view` puts them
+//! and latency percentiles over time, with `during:` events shaded and the drive's
+//! health events marked; on a zoned drive the zones' fill after the step), drawn by `chart` from a [`StepResult`]; `view` puts them
 //! in the step's section.
 
 use iogate_result::step::StepResult;
@@ -36,32 +36,8 @@ pub(crate) fn step_charts(s: &StepResult) -> Vec<String> {
         (chart::Axis::Percent, "requests at or below (%)"),
         &cdf_series,
     );
-    // The drive's health events (a critical warning raised, a temperature threshold
-    // crossed, media errors) are marked at the sample that showed them.
-    let health = s.health.as_ref().map_or(&[][..], |h| &h.events[..]);
-    let health_labels: Vec<String> = health
-        .iter()
-        .map(crate::health_events_view::label)
-        .collect();
-    let events: Vec<chart::EventSpan<'_>> = s
-        .events()
-        .iter()
-        .map(|e| chart::EventSpan {
-            label: &e.name,
-            start_s: e.start_ns as f64 / 1e9,
-            end_s: e.end_ns as f64 / 1e9,
-        })
-        .chain(
-            health
-                .iter()
-                .zip(&health_labels)
-                .map(|(e, label)| chart::EventSpan {
-                    label,
-                    start_s: e.time_ns as f64 / 1e9,
-                    end_s: e.time_ns as f64 / 1e9,
-                }),
-        )
-        .collect();
+    let health_labels = health_labels(s);
+    let events = event_spans(s, &health_labels);
     let iops = chart::lines_with_events_svg(
         &format!("{}: IOPS over time", s.name),
         (chart::Axis::Seconds, "time (s)"),
@@ -125,5 +101,39 @@ pub(crate) fn step_charts(s: &StepResult) -> Vec<String> {
             Ok(svg) => svg,
             Err(e) => format!("<p>{}</p>", e.to_string().replace('<', "&lt;")),
         })
+        .collect()
+}
+
+/// The chart labels of the step's health events, in order.
+fn health_labels(s: &StepResult) -> Vec<String> {
+    let health = s.health.as_ref().map_or(&[][..], |h| &h.events[..]);
+    health
+        .iter()
+        .map(crate::health_events_view::label)
+        .collect()
+}
+
+/// The step's `during:` events as spans and its health events (a critical warning
+/// raised, a temperature threshold crossed, media errors) as marks at the sample that
+/// showed them, labelled by `labels` ([`health_labels`]).
+fn event_spans<'a>(s: &'a StepResult, labels: &'a [String]) -> Vec<chart::EventSpan<'a>> {
+    let health = s.health.as_ref().map_or(&[][..], |h| &h.events[..]);
+    s.events()
+        .iter()
+        .map(|e| chart::EventSpan {
+            label: &e.name,
+            start_s: e.start_ns as f64 / 1e9,
+            end_s: e.end_ns as f64 / 1e9,
+        })
+        .chain(
+            health
+                .iter()
+                .zip(labels)
+                .map(|(e, label)| chart::EventSpan {
+                    label,
+                    start_s: e.time_ns as f64 / 1e9,
+                    end_s: e.time_ns as f64 / 1e9,
+                }),
+        )
         .collect()
 }

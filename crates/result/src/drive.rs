@@ -450,22 +450,7 @@ impl Health {
     }
 }
 
-/// One sample of the log during the run (`result.json` → `health_samples`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct HealthSample {
-    /// Time since the run started, ns.
-    pub time_ns: u64,
-    /// Composite temperature, kelvin.
-    pub temperature_k: u16,
-    /// Critical Warning bits.
-    pub critical_warning: u8,
-    /// Thermal management transitions so far (both levels).
-    pub thermal_transitions: u64,
-    /// Media and Data Integrity Errors so far (0 in results written before it was
-    /// sampled).
-    #[serde(default)]
-    pub media_errors: u64,
-}
+pub use crate::health_events::HealthSample;
 
 #[cfg(test)]
 mod tests {
@@ -571,6 +556,7 @@ mod tests {
             after: log(12, (1 << 30) + 2_048_000),
             temperature_max_k: 0,
             throttled: false,
+            events: Vec::new(),
         };
         // 1,024,000 host bytes (2 units), 2,048,000 media bytes: WA 2.
         assert_eq!(h.value(HealthMetric::WriteAmplification), Some(2.0));

@@ -14,7 +14,22 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::drive::HealthSample;
+/// One sample of the log during the run (`result.json` → `health_samples`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HealthSample {
+    /// Time since the run started, ns.
+    pub time_ns: u64,
+    /// Composite temperature, kelvin.
+    pub temperature_k: u16,
+    /// Critical Warning bits.
+    pub critical_warning: u8,
+    /// Thermal management transitions so far (both levels).
+    pub thermal_transitions: u64,
+    /// Media and Data Integrity Errors so far (0 in results written before it was
+    /// sampled).
+    #[serde(default)]
+    pub media_errors: u64,
+}
 
 /// One change of the drive's health (`health.events[]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

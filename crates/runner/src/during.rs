@@ -9,7 +9,8 @@
 //! commands still running get SIGTERM, then SIGKILL after `KILL_GRACE`, and are reported
 //! killed (an `every:` event's run with `schedule_ended`: not a failure); an event not
 //! yet due is reported as not run. [`results`] joins what the events
-//! did with what the jobs saw. `io_step` is the only caller.
+//! did with what the jobs saw. `io_step` is the only caller; `run::check_target` asks
+//! [`check`] before any I/O.
 
 mod process;
 
@@ -449,6 +450,34 @@ pub(crate) fn results(runs: Vec<EventRun>, jobs: &[JobStats]) -> Vec<EventResult
             }
         })
         .collect()
+}
+
+/// Checks before any I/O that the plan's admin events (`during: … admin:`) have an NVMe
+/// namespace to go to: the target's identity came from Identify.
+///
+/// Errors: [`crate::error::RunError::Unsupported`] naming the step and the event.
+pub fn check(
+    plan: &iogate_spec::Plan,
+    target: &crate::target::Target,
+) -> Result<(), crate::error::RunError> {
+    let admin = plan.steps.iter().find_map(|s| {
+        s.events()
+            .iter()
+            .find(|e| matches!(e.action, iogate_spec::EventAction::Admin(_)))
+            .map(|e| (s, e))
+    });
+    let Some((step, event)) = admin else {
+        return Ok(());
+    };
+    if target.identity().nvme.is_some() {
+        return Ok(());
+    }
+    Err(crate::error::RunError::Unsupported(format!(
+        "step `{}`'s event `{}` sends an NVMe admin command, but {} is not an NVMe namespace whose controller answers Identify (as root)",
+        step.name,
+        event.name,
+        target.path.display()
+    )))
 }
 
 #[cfg(test)]

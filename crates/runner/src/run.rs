@@ -110,6 +110,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::error::Ru
     crate::protection::check(plan, target)?;
     crate::zones::check(plan, target)?;
     crate::purge::check(plan, target)?;
+    crate::during::check(plan, target)?;
     let Some(step) = plan.steps.iter().find(|s| s.polled) else {
         return Ok(());
     };

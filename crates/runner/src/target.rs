@@ -85,6 +85,28 @@ fn sysfs_disk_dir(rdev: u64) -> Option<PathBuf> {
 }
 
 impl Target {
+    /// Whether the target is a partition of a block device (sysfs `partition`): the
+    /// drive holding it has other data than the target's.
+    pub fn is_partition(&self) -> bool {
+        if self.kind != TargetKind::BlockDevice {
+            return false;
+        }
+        std::fs::metadata(&self.path).is_ok_and(|m| {
+            let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
+            Path::new(&format!("/sys/dev/block/{major}:{minor}/partition")).exists()
+        })
+    }
+
+    /// The most bytes one discard may cover (sysfs `queue/discard_max_bytes` of the disk;
+    /// 0: the device does not discard); None for files or when unreadable.
+    pub fn discard_max_bytes(&self) -> Option<u64> {
+        let m = std::fs::metadata(&self.path).ok()?;
+        let disk = sysfs_disk_dir(m.rdev())?;
+        sysfs_read(&disk.join("queue/discard_max_bytes"))?
+            .parse()
+            .ok()
+    }
+
     /// Probes a path without writing. A missing path is a file target of capacity 0.
     ///
     /// Errors: the path exists but is neither a regular file nor a block device, or

@@ -191,7 +191,7 @@ mod tests {
         assert_eq!(progress_of(&[]), None);
         // A descriptor chain of zero lengths that never names 02h ends at the data's end.
         let mut chain = vec![0x72u8, 0, 0, 0, 0, 0, 0, 0];
-        chain.extend(std::iter::repeat([0x01u8, 0x00]).take(100).flatten());
+        chain.extend(std::iter::repeat_n([0x01u8, 0x00], 100).flatten());
         assert_eq!(progress_of(&chain), None);
     }
 

@@ -35,6 +35,18 @@ pub(crate) fn check(
             step.name
         ))
     };
+    if target.is_partition() {
+        return Err(refuse(format!(
+            "{} is a partition: Sanitize, Format and FORMAT UNIT erase the whole drive, every partition on it; purge the whole drive",
+            target.path.display()
+        )));
+    }
+    if step.region.offset_bytes != 0 || step.region.length_bytes != target.capacity_bytes {
+        return Err(refuse(format!(
+            "its region is a part of {}: Sanitize, Format and FORMAT UNIT erase the whole drive",
+            target.path.display()
+        )));
+    }
     let id = target.identity();
     if let Some(disk) = &id.disk {
         let file = target.open_job(false).map_err(|e| refuse(e.to_string()))?;
@@ -161,7 +173,8 @@ fn erase_disk(
     target: &Target,
     disk: &iogate_result::disk::DiskIdentity,
 ) -> Result<(String, bool), String> {
-    if step.region.offset_bytes != 0 || step.region.length_bytes != target.capacity_bytes {
+    let part = step.region.offset_bytes != 0 || step.region.length_bytes != target.capacity_bytes;
+    if part || target.is_partition() {
         return Err(
             "SANITIZE and FORMAT UNIT erase the whole drive, and the step's region is a part of it"
                 .into(),
@@ -205,7 +218,10 @@ fn discard(step: &PlanStep, target: &Target) -> Result<(), String> {
         let why = match e.raw_os_error() {
             Some(libc::EOPNOTSUPP) => match target.kind {
                 iogate_result::TargetKind::File => "its file system cannot punch holes".to_string(),
-                iogate_result::TargetKind::BlockDevice => "the device does not support discard".to_string(),
+                iogate_result::TargetKind::BlockDevice => match target.discard_max_bytes() {
+                    Some(n) if n > 0 => "the device discards (queue/discard_max_bytes > 0), but this kernel has no io_uring block discard (Linux 6.12+ needed)".to_string(),
+                    _ => "the device does not support discard".to_string(),
+                },
                 iogate_result::TargetKind::NvmeGeneric => "discard through an NVMe generic device is not supported (use the block device, or method: sanitize/format)".to_string(),
             },
             Some(libc::EINVAL) | Some(libc::ENOTTY)

@@ -241,6 +241,40 @@ fn within(
     })
 }
 
+/// Features Set Features may change from an event: those whose value is Command Dword 11
+/// alone (NVMe Base 2.0, figure 385 and §5.27.1): Arbitration (01h), Power Management
+/// (02h), Temperature Threshold (04h), Error Recovery (05h), Volatile Write Cache (06h),
+/// Interrupt Coalescing (08h), Write Atomicity Normal (0Ah), Asynchronous Event
+/// Configuration (0Bh), Keep Alive Timer (0Fh), Host Controlled Thermal Management (10h),
+/// Non-Operational Power State Config (11h), Sanitize Config (17h). The others carry a
+/// data buffer the event does not send (LBA Range Type, Timestamp, Host Behavior
+/// Support, …), are the kernel's (Number of Queues, Interrupt Vector Configuration) or
+/// reserved.
+const SETTABLE_FEATURES: [u8; 12] = [
+    0x01, 0x02, 0x04, 0x05, 0x06, 0x08, 0x0A, 0x0B, 0x0F, 0x10, 0x11, 0x17,
+];
+
+/// Whether `fid` is one of [`SETTABLE_FEATURES`]; a located diagnostic when not.
+fn settable_feature(cx: &mut Ctx<'_>, at: &Spanned<u64>, fid: u8) -> bool {
+    if SETTABLE_FEATURES.contains(&fid) {
+        return true;
+    }
+    let span = cx.span(at);
+    let list: Vec<String> = SETTABLE_FEATURES
+        .iter()
+        .map(|f| format!("{f:#04x}"))
+        .collect();
+    cx.error(
+        span,
+        "a feature set_features cannot send",
+        format!(
+            "expected a feature whose value is Command Dword 11 alone, one of {}; found {fid:#04x} (a data buffer, the kernel's, or reserved)",
+            list.join(", ")
+        ),
+    );
+    false
+}
+
 /// `admin:` exactly one command, its identifiers in range.
 fn admin(cx: &mut Ctx<'_>, a: &RawAdmin, span: std::ops::Range<usize>) -> Option<AdminCommand> {
     let given = [
@@ -269,7 +303,8 @@ fn admin(cx: &mut Ctx<'_>, a: &RawAdmin, span: std::ops::Range<usize>) -> Option
             .map(|fid| AdminCommand::GetFeatures { fid });
     }
     if let Some(f) = &a.set_features {
-        let fid = byte(cx, &f.fid, "feature identifier", 255);
+        let fid = byte(cx, &f.fid, "feature identifier", 255)
+            .filter(|fid| settable_feature(cx, &f.fid, *fid));
         let value = cx.count(&f.value, "feature value", 0, u64::from(u32::MAX));
         return Some(AdminCommand::SetFeatures {
             fid: fid?,
