@@ -57,15 +57,27 @@ impl CaseFigures {
     }
 
     /// The figures averaged over `rounds` (max latency: the largest; errors, requests and
-    /// counts over thresholds: the sums, shares of the summed requests).
+    /// counts over thresholds: the sums, shares of the summed requests). IOPS and
+    /// bandwidth are the rounds' mean (rounds of one duration: the window's own rate); the
+    /// mean latency is over the window's requests (each round's mean weighted by its
+    /// requests), so Little's law holds on the window as on each round: an unweighted mean
+    /// of means let one short round's outlier double the window's mean latency (DIRTH's
+    /// QD 1 case: 3.37 ms against 1/IOPS = 1.68 ms).
     pub fn average(rounds: &[CaseFigures]) -> CaseFigures {
         let n = rounds.len().max(1) as f64;
         let sum = |f: fn(&CaseFigures) -> f64| rounds.iter().map(f).sum::<f64>() / n;
-        let ios = rounds.iter().map(|c| c.ios).sum();
+        let ios: u64 = rounds.iter().map(|c| c.ios).sum();
+        let weighted = rounds
+            .iter()
+            .map(|c| c.mean_latency_ns * c.ios as f64)
+            .sum::<f64>();
         CaseFigures {
             iops: sum(|c| c.iops),
             bandwidth_bytes_per_s: sum(|c| c.bandwidth_bytes_per_s),
-            mean_latency_ns: sum(|c| c.mean_latency_ns),
+            mean_latency_ns: match ios {
+                0 => sum(|c| c.mean_latency_ns),
+                n => weighted / n as f64,
+            },
             max_latency_ns: rounds.iter().map(|c| c.max_latency_ns).fold(0.0, f64::max),
             p99_latency_ns: sum(|c| c.p99_latency_ns),
             errors: rounds.iter().map(|c| c.errors).sum(),
@@ -304,4 +316,38 @@ pub fn operating_points(
         minimum: point(minimum, plan.statistic),
         mid: mid.into_iter().map(|c| point(c, plan.statistic)).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_windows_mean_latency_is_over_its_requests_so_littles_law_holds() {
+        // Two rounds of one second at queue depth 1: 1,000 requests of 1 ms, then 100 of
+        // 10 ms (a stall). Little's law: 1 = IOPS × mean latency on each round.
+        let round = |iops: f64, mean_ns: f64, ios: u64| CaseFigures {
+            iops,
+            mean_latency_ns: mean_ns,
+            ios,
+            ..CaseFigures::default()
+        };
+        let w = CaseFigures::average(&[round(1000.0, 1e6, 1000), round(100.0, 1e7, 100)]);
+        assert_eq!(w.iops, 550.0);
+        assert_eq!(w.ios, 1100);
+        // 2 s of latency over 1,100 requests, not (1 + 10) / 2 = 5.5 ms.
+        assert!(
+            (w.mean_latency_ns - 2e9 / 1100.0).abs() < 1e-3,
+            "{}",
+            w.mean_latency_ns
+        );
+        assert!(
+            (w.iops * w.mean_latency_ns / 1e9 - 1.0).abs() < 1e-9,
+            "queue depth 1"
+        );
+        // Rounds that counted no request (older results): the plain mean.
+        let old = CaseFigures::average(&[round(1.0, 4.0, 0), round(1.0, 6.0, 0)]);
+        assert_eq!(old.mean_latency_ns, 5.0);
+        assert_eq!(CaseFigures::average(&[]).mean_latency_ns, 0.0);
+    }
 }
