@@ -104,16 +104,15 @@ fn an_ssd_has_a_write_cliff_and_recovers() {
         "after idle, a burst runs at {recovered:.0} IOPS against {steady:.0} in steady state"
     );
 
-    let steps = format!(
-        "  - purge: {{ method: discard }}\n{}",
-        writes("refill", 0, PAGES)
-    );
-    let (refill, b, a) = run(d, &dev, "purge", &steps);
+    // The purge alone, then the fill: the purge's 64 stamped blocks (written on a full
+    // drive, before the discard) may make the collector copy; the fill after it may not.
+    let (_, b, a) = run(d, &dev, "purge", "  - purge: { method: discard }\n");
     assert_eq!(
         delta(&b, &a, "trimmed_pages"),
         PAGES as f64,
         "the purge unmaps every page"
     );
+    let (refill, b, a) = run(d, &dev, "refill", &writes("refill", 0, PAGES));
     assert_eq!(
         delta(&b, &a, "pages_copied"),
         0.0,
