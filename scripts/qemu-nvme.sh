@@ -53,7 +53,8 @@
 # task's state, wait channel and kernel stack and the kernel log's tail to the console, kills
 # COMMAND and reports exit code 124 ("qemu-nvme: COMMAND ran past …" on stderr, with that
 # dump), so a hang costs minutes and says where it hung. QEMU itself is stopped 600 s
-# later if the guest never answers.
+# later if the guest never answers. A namespace or disk still missing 60 s into the boot
+# is exit code 125 without running COMMAND (the console names what is missing).
 #
 # --controllers N gives the guest N controllers, each with one namespace on an image of
 # its own: serials iogate-nvme-0 … iogate-nvme-(N−1) (or --serial with -0, -1, … appended),
@@ -237,17 +238,26 @@ want=$(cat /namespaces)
 count() { ls /dev | grep -cE "^$1[0-9]+n[0-9]+\$"; }
 i=0
 while { [ "$(count nvme)" -lt "$want" ] || [ "$(count ng)" -lt "$want" ]; } && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+# A device that never came is the boot's failure (exit 125), not a minute's silent wait.
+missing=""
+[ "$(count nvme)" -ge "$want" ] && [ "$(count ng)" -ge "$want" ] || missing="$want NVMe namespaces"
 if [ -s /disk ]; then
   # --sata or --scsi: the disk's driver, and the disk as /dev/sda.
   case $(cat /disk) in sata) vm-modprobe ahci ;; scsi) vm-modprobe virtio_scsi ;; esac
   i=0
   while [ ! -b /dev/sda ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -b /dev/sda ] || missing="$missing /dev/sda ($(cat /disk))"
 fi
 cd /out
 set --
 while IFS= read -r a; do set -- "$@" "$(echo "$a" | base64 -d)"; done < /command.args
-echo "qemu-nvme: running $*"
-"$@" &
+if [ -n "$missing" ]; then
+  echo "qemu-nvme: after 60 s the guest still lacks: $missing; it has: $(ls /dev | grep -E '^(nvme|ng|sd)' | tr '\n' ' ')"
+  (exit 125) &
+else
+  echo "qemu-nvme: running $*"
+  "$@" &
+fi
 pid=$!
 limit=$(cat /time-limit)
 (
@@ -311,7 +321,7 @@ mkdir -p "$boot"
 for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done > "$boot/command.args"
 echo "$((${#namespaces[@]} > 0 ? ${#namespaces[@]} : controllers))" > "$boot/namespaces"
 echo "$limit" > "$boot/time-limit"
-echo "$disk" > "$boot/disk"
+printf %s "$disk" > "$boot/disk"  # empty without --sata/--scsi: the guest waits for no disk
 (cd "$boot" && find . -mindepth 1 | cpio -o -H newc --quiet) | cat - "$base" > "$work/initrd"
 # The kernel, decompressed once on the host: a kernel built with PVH boots its ELF image
 # directly (QEMU's PVH entry), which skips the in-guest decompression (about half of a
