@@ -281,9 +281,18 @@ fn composition_mistakes_are_located_with_the_include_chain() {
         "frag/inner_ok.yaml",
         "- idle: { name: rest, duration: 5ms }\n",
     );
+    write(
+        d,
+        "kw.yaml",
+        "iogate: 1\nname: kw\nparams: { m: discard }\nsteps:\n  - purge: { method: \"${m}\" }\n",
+    );
     let mut all = String::new();
     for (what, args) in [
         ("cycle", vec!["check", "cycle.yaml"]),
+        (
+            "--set of a keyword none of the choices",
+            vec!["check", "kw.yaml", "--set", "m=erase"],
+        ),
         ("missing fragment", vec!["check", "missing.yaml"]),
         ("fragment with an error", vec!["check", "bad.yaml"]),
         (

@@ -641,11 +641,15 @@ pub fn written_out(spec: &Path) -> String {
 }
 
 /// A shipped SNIA PTS spec (`specs/NAME.yaml`) written out ([`written_out`]) with its
-/// `purge: {}` (the auto method, refused where there is no Sanitize or Format: a loop
-/// device, the simulated drive) made a discard.
+/// `purge` parameter's default (`auto`, refused where there is no Sanitize or Format: a
+/// loop device, the simulated drive) made `discard`, as `--set purge=discard` does; for
+/// tests that change more of the spec than its parameters.
 pub fn shipped_discarding(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("specs/{name}.yaml"));
     let text = written_out(&path);
-    assert!(text.contains("  - purge: {}\n"), "{name} purges first");
-    text.replace("  - purge: {}\n", "  - purge: { method: discard }\n")
+    assert!(
+        text.contains("  - purge: { method: \"${purge}\" }\n") && text.contains("\n  purge: auto "),
+        "{name} purges first, by its parameter"
+    );
+    text.replacen("\n  purge: auto ", "\n  purge: discard ", 1)
 }

@@ -323,12 +323,11 @@ fn admin(cx: &mut Ctx<'_>, a: &RawAdmin, span: std::ops::Range<usize>) -> Option
     match id.value.as_str() {
         "controller" => Some(AdminCommand::Identify { cns: 1 }),
         "namespace" => Some(AdminCommand::Identify { cns: 0 }),
-        other => {
-            let span = cx.span(id);
-            cx.error(
-                span,
+        _ => {
+            cx.keyword_error(
+                id,
                 "unknown identify structure",
-                format!("expected `controller` or `namespace`, found `{other}`"),
+                "`controller` or `namespace`",
             );
             None
         }

@@ -119,6 +119,26 @@ impl<'a> Ctx<'a> {
         self.diags.push(d);
     }
 
+    /// A keyword value that is none of `choices` (e.g. "`fail` or `warn`"), located at the
+    /// value; one substituted from a parameter names it, and `--set` when it came from there.
+    fn keyword_error(&mut self, s: &Spanned<String>, message: impl Into<String>, choices: &str) {
+        let span = self.span(s);
+        let found = match &s.param {
+            Some(p) => format!("`{}` (from `${{{p}}}`)", s.value),
+            None => format!("`{}`", s.value),
+        };
+        let mut d =
+            self.src
+                .diagnostic(span, message, format!("expected {choices}, found {found}"));
+        if let Some(p) = s.param.as_ref().filter(|p| self.set.contains(p)) {
+            d = d.with_note(format!(
+                "`{p}` was set on the command line: `--set {p}={}`",
+                s.value
+            ));
+        }
+        self.diags.push(d);
+    }
+
     fn value_error(&mut self, s: &Spanned<String>, text: &str, what: &str, e: ValueError) {
         let span = self.span(s);
         let origin = match &s.param {

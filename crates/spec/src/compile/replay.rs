@@ -40,13 +40,8 @@ pub(super) fn replay(
         None | Some((_, "fold")) => Some(AddressMapping::Fold),
         Some((_, "offset")) => Some(AddressMapping::Offset),
         Some((_, "none")) => Some(AddressMapping::None),
-        Some((m, other)) => {
-            let span = cx.span(m);
-            cx.error(
-                span,
-                "unknown address mapping",
-                format!("expected `fold`, `offset` or `none`, found `{other}`"),
-            );
+        Some((m, _)) => {
+            cx.keyword_error(m, "unknown address mapping", "`fold`, `offset` or `none`");
             None
         }
     };
@@ -283,13 +278,12 @@ pub(super) fn purge(
         Some("sanitize") => Some(PurgeMethod::Sanitize),
         Some("format") => Some(PurgeMethod::Format),
         Some("discard") => Some(PurgeMethod::Discard),
-        Some(other) => {
+        Some(_) => {
             if let Some(m) = p.method.as_ref() {
-                let span = cx.span(m);
-                cx.error(
-                    span,
+                cx.keyword_error(
+                    m,
                     "invalid purge method",
-                    format!("expected `auto`, `sanitize`, `format` or `discard`, found `{other}`"),
+                    "`auto`, `sanitize`, `format` or `discard`",
                 );
             }
             None

@@ -102,13 +102,8 @@ fn records(cx: &mut Ctx<'_>, value: Option<&Spanned<String>>, key: &str) -> bool
     match v.value.as_str() {
         "fail" => false,
         "record" => true,
-        other => {
-            let span = cx.span(v);
-            cx.error(
-                span,
-                format!("invalid `{key}`"),
-                format!("expected `fail` or `record`, found `{other}`"),
-            );
+        _ => {
+            cx.keyword_error(v, format!("invalid `{key}`"), "`fail` or `record`");
             false
         }
     }

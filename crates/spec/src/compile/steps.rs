@@ -104,12 +104,7 @@ pub(super) fn precondition(
     let (name, name_span) = step_name(cx, p.name.as_ref(), "precondition");
     if let Some(pat) = &p.pattern {
         if pat.value != "sequential" {
-            let span = cx.span(pat);
-            cx.error(
-                span,
-                "unknown precondition pattern",
-                format!("expected `sequential`, found `{}`", pat.value),
-            );
+            cx.keyword_error(pat, "unknown precondition pattern", "`sequential`");
         }
     }
     let region = region(cx, p.region.as_ref(), size, lbs);
@@ -480,11 +475,10 @@ pub(super) fn rate(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<RateLimit> {
                 match parsed {
                     Some(b) if b > 0 => Some(b as f64),
                     _ => {
-                        let span = cx.span(v);
-                        cx.error(
-                            span,
+                        cx.keyword_error(
+                            v,
                             format!("invalid {what} limit"),
-                            format!("expected a bandwidth like 100MiB/s, found `{}`", v.value),
+                            "a bandwidth like 100MiB/s",
                         );
                         ok = false;
                         None
@@ -500,12 +494,7 @@ pub(super) fn rate(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<RateLimit> {
         Some(a) if a.value == "uniform" => {}
         Some(a) if a.value == "poisson" => out.poisson = true,
         Some(a) => {
-            let span = cx.span(a);
-            cx.error(
-                span,
-                "unknown arrival process",
-                format!("expected `uniform` or `poisson`, found `{}`", a.value),
-            );
+            cx.keyword_error(a, "unknown arrival process", "`uniform` or `poisson`");
             ok = false;
         }
     }

@@ -436,12 +436,11 @@ fn steady_fields(cx: &mut Ctx<'_>, s: &RawSteadyState) -> Option<Fields> {
         "iops" => Some(SteadyMetric::Iops),
         "bandwidth" => Some(SteadyMetric::Bandwidth),
         "latency" => Some(SteadyMetric::Latency),
-        other => {
-            let span = cx.span(&s.metric);
-            cx.error(
-                span,
+        _ => {
+            cx.keyword_error(
+                &s.metric,
                 "unknown steady-state metric",
-                format!("expected `iops`, `bandwidth` or `latency` (mean), found `{other}`"),
+                "`iops`, `bandwidth` or `latency` (mean)",
             );
             None
         }
@@ -464,13 +463,8 @@ fn steady_fields(cx: &mut Ctx<'_>, s: &RawSteadyState) -> Option<Fields> {
     let required = match s.on_failure.as_ref().map(|f| (f, f.value.as_str())) {
         None | Some((_, "fail")) => Some(true),
         Some((_, "warn")) => Some(false),
-        Some((f, other)) => {
-            let span = cx.span(f);
-            cx.error(
-                span,
-                "unknown steady-state failure policy",
-                format!("expected `fail` or `warn`, found `{other}`"),
-            );
+        Some((f, _)) => {
+            cx.keyword_error(f, "unknown steady-state failure policy", "`fail` or `warn`");
             None
         }
     };
