@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use iogate_result::faults::DataRecord;
 use iogate_result::step::{LatencySummary, ReplayFigures};
 use iogate_result::{StepDetail, StepResult};
-use iogate_spec::{Limit, PlanStep, ReplayPlan};
+use iogate_spec::{Distribution, Limit, PlanStep, ReplayPlan};
 
 use crate::during::{EventContext, EventRun, Scheduler};
 use crate::engine::data::check_written;
@@ -20,6 +20,7 @@ use crate::engine::pacing::Pacer;
 use crate::engine::sink::events::{EventBoard, EventSink};
 use crate::engine::sink::over::OverCounter;
 use crate::engine::sink::Sinks;
+use crate::engine::sprandom::SpRandom;
 use crate::engine::uring::run_job;
 use crate::engine::{new_latency_histogram, Generator, JobStats};
 use crate::event::RunEvent;
@@ -284,12 +285,26 @@ impl<'a> JobSetup<'a> {
             let dist = &step.distribution;
             let mut gen =
                 Generator::new(&step.mix, dist, region, seed, gen_job, gen_jobs, self.lbs);
-            let ran = match &self.zones {
-                Some(book) => {
+            let ran = match (&self.zones, dist) {
+                (
+                    None,
+                    Distribution::SpRandom {
+                        over_provisioning_pct,
+                        regions,
+                    },
+                ) => {
+                    let bs = step.mix.first().map_or(4096, |m| m.block_size_bytes);
+                    let blocks = region.length_bytes / bs.max(1);
+                    let (op, bs) = (*over_provisioning_pct, u32::try_from(bs).unwrap_or(4096));
+                    let mut src =
+                        SpRandom::new(region.offset_bytes, bs, blocks, op, *regions, seed);
+                    run_job(&file, &params, &mut src, &mut pacer, &mut stats, sinks)
+                }
+                (Some(book), _) => {
                     let mut src = ZonedSource::new(gen, book, job);
                     run_job(&file, &params, &mut src, &mut pacer, &mut stats, sinks)
                 }
-                None => run_job(&file, &params, &mut gen, &mut pacer, &mut stats, sinks),
+                (None, _) => run_job(&file, &params, &mut gen, &mut pacer, &mut stats, sinks),
             };
             if let Err(e) = ran {
                 return Err(JobFailure::after(e.to_string(), stats));

@@ -347,22 +347,33 @@ pub struct RawTraceFilter {
     pub to: Option<Spanned<String>>,
 }
 
-/// `precondition:` (workload-independent: sequential writes over the region).
+/// `precondition:` (workload-independent: sequential writes over the region, or fio's
+/// SPRandom).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPrecondition {
     /// Step name (default `precondition`).
     #[serde(default)]
     pub name: Option<Spanned<String>>,
-    /// Only `sequential` for now.
-    #[serde(default)]
+    /// `sequential` (default: the region `passes` times in order) or `sprandom` (the
+    /// physical capacity once, in fio 3.41's SPRandom order; needs `over_provisioning`).
+    #[serde(default, alias = "pattern")]
     #[schemars(with = "Option<PreconditionPattern>")]
-    pub pattern: Option<Spanned<String>>,
-    /// Write size (default 128KiB).
+    pub method: Option<Spanned<String>>,
+    /// `sprandom` only: the drive's spare capacity over its user capacity (e.g. 7%).
+    #[serde(default)]
+    #[schemars(with = "Option<PercentText>")]
+    pub over_provisioning: Option<Spanned<String>>,
+    /// `sprandom` only: runs the capacity is written in (default 100, as fio's
+    /// `spr_num_regions`).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10000))]
+    pub regions: Option<Spanned<u64>>,
+    /// Write size (default 128KiB; 4KiB for `sprandom`, a power of two).
     #[serde(default)]
     #[schemars(with = "Option<ByteSizeText>")]
     pub block_size: Option<Spanned<String>>,
-    /// Times the region is written (default 2).
+    /// Times the region is written (default 2; `sequential` only).
     #[serde(default)]
     pub passes: Option<Spanned<u64>>,
     /// Outstanding writes (default 16).

@@ -190,7 +190,11 @@ keyword_type!(
     "When steady state is not reached.",
     ["fail", "warn"]
 );
-keyword_type!(PreconditionPattern, "The fill pattern.", ["sequential"]);
+keyword_type!(
+    PreconditionPattern,
+    "How a precondition step fills the region.",
+    ["sequential", "sprandom"]
+);
 keyword_type!(
     MatrixDimension,
     "A dimension of a sweep's matrix.",

@@ -18,6 +18,7 @@ mod permutation;
 pub mod pi;
 pub mod ring;
 pub mod sink;
+pub mod sprandom;
 pub mod uring;
 pub mod verify;
 pub mod wait;
@@ -215,7 +216,8 @@ impl Generator {
                     })
                     .collect(),
             ),
-            Distribution::Zipf { .. } => SlotDist::Zipf,
+            // A precondition's SPRandom order comes from `sprandom::SpRandom`, not here.
+            Distribution::Zipf { .. } | Distribution::SpRandom { .. } => SlotDist::Zipf,
             Distribution::Pareto { h } => SlotDist::Pareto(h.ln() / (1.0 - h).ln()),
             Distribution::Zones { zones } => {
                 let (mut requests, mut start) = (0.0, 0.0);

@@ -29,6 +29,7 @@ pub(crate) mod include;
 mod io_path;
 mod mix;
 mod power_cycle;
+mod precondition;
 mod repeat;
 mod replay;
 mod rules;
@@ -40,8 +41,9 @@ pub use compose::{compose, parse_document, Composed};
 pub use events::MAX_EVENTS_PER_STEP;
 pub use group::MAX_EXPANDED_STEPS;
 pub use include::{MAX_DEPTH, MAX_FRAGMENTS, MAX_INCLUDES};
+use precondition::precondition;
 pub use replay::DEFAULT_REPLAY_QUEUE_DEPTH;
-use steps::{latency_bands, precondition, workload};
+use steps::{latency_bands, workload};
 
 /// Largest queue depth a job may ask for (io_uring's ring size limit is 32768 entries).
 pub const MAX_QUEUE_DEPTH: u64 = 32_768;

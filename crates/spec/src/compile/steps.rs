@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::mix::{block_size, mix};
+use super::mix::mix;
 use super::*;
 
 pub(super) fn region(
@@ -91,80 +91,6 @@ pub(super) fn step_name(
         }
         None => (cx.scoped_name(default), None),
     }
-}
-
-pub(super) fn precondition(
-    cx: &mut Ctx<'_>,
-    p: &RawPrecondition,
-    index: usize,
-    size: u64,
-    lbs: u64,
-    seed: u64,
-) -> Option<(PlanStep, Option<Range<usize>>)> {
-    let (name, name_span) = step_name(cx, p.name.as_ref(), "precondition");
-    if let Some(pat) = &p.pattern {
-        if pat.value != "sequential" {
-            cx.keyword_error(pat, "unknown precondition pattern", "`sequential`");
-        }
-    }
-    let region = region(cx, p.region.as_ref(), size, lbs);
-    let bs = match &p.block_size {
-        Some(s) => block_size(cx, s, lbs, region.as_ref()),
-        None => Some(128 << 10),
-    };
-    let passes = p
-        .passes
-        .as_ref()
-        .map_or(Some(2), |s| cx.count(s, "passes", 1, 1_000));
-    let qd = p
-        .queue_depth
-        .as_ref()
-        .map_or(Some(16), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
-    let (region, bs, passes, qd) = (region?, bs?, passes?, qd?);
-    if bs > region.length_bytes {
-        return None;
-    }
-    // Whole blocks only: a tail shorter than the block size is not written.
-    let bytes = passes * (region.length_bytes - region.length_bytes % bs);
-    Some((
-        PlanStep {
-            name,
-            body: StepBody::Precondition,
-            queue_depth: qd as u32,
-            jobs: 1,
-            limit: Limit::Bytes { bytes },
-            region,
-            mix: vec![MixLine {
-                block_size_bytes: bs,
-                weight_pct: 100.0,
-                read_pct: 0.0,
-                random_pct: 0.0,
-                align_bytes: bs,
-                burst: 0,
-                delay_ns: 0,
-                placement_handle: None,
-            }],
-            job_seeds: vec![derive_seed(seed, index as u64, 0)],
-            verify: false,
-            data: crate::plan::DataPattern::default(),
-            engine: crate::plan::IoEngine::Auto,
-            protection: crate::plan::PiAction::Controller,
-            ramp_ns: 0,
-            cpus: Vec::new(),
-            distribution: Distribution::Uniform,
-            rate: RateLimit::default(),
-            think_time_ns: 0,
-            polled: false,
-            kernel_submission: false,
-            durability: crate::plan::Durability::default(),
-            zoned: crate::plan::ZonedOptions::default(),
-            estimated_duration_ns: None,
-            estimated_bytes: Some(bytes),
-            loops: Vec::new(),
-            recovery: None,
-        },
-        name_span,
-    ))
 }
 
 /// How a workload ends: one of `duration` (default 60 s), `ios` or `bytes`, positive.

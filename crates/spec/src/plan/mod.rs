@@ -235,6 +235,19 @@ pub enum Distribution {
         /// The zones.
         zones: Vec<Zone>,
     },
+    /// SPRandom preconditioning (a `precondition: { method: sprandom }` step only; fio 3.41's
+    /// `sprandom`, fio's sprandom.c, after P. Desnoyers, "Analytic Models of SSD Write
+    /// Performance", ACM TOS 8(2), 2012): the region's blocks in a random order, each once,
+    /// in `regions` runs of equal length whose last ones rewrite a share of the run
+    /// before, so that a drive with `over_provisioning_pct` of spare capacity and greedy
+    /// garbage collection holds each run at the validity it would have in random-write
+    /// steady state. The step writes the physical capacity, region × (1 + OP), once.
+    SpRandom {
+        /// The drive's over-provisioning, spare over user capacity, in percent (0–100].
+        over_provisioning_pct: f64,
+        /// Runs the physical capacity is written in (fio's `spr_num_regions`, default 100).
+        regions: u32,
+    },
 }
 
 /// One zone: `requests_pct` of random requests fall uniformly in the next `region_pct` of
