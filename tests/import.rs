@@ -28,11 +28,12 @@ tests_main![
     a_damaged_iometer_file_is_diagnosed_on_its_lines,
     a_job_file_reads_as_fio_reads_it: [Fio],
     zbd_jobs_convert_to_zones_and_bad_zone_values_are_warned,
+    sprandom_jobs_convert_to_an_sprandom_precondition,
 ];
 
 /// Options whose value the fio importer writes into the spec (everything else it reads
 /// must carry a note, a warning or an error on its line).
-const CONVERTED: [&str; 54] = [
+const CONVERTED: [&str; 57] = [
     "name",
     "description",
     "kb_base",
@@ -87,6 +88,9 @@ const CONVERTED: [&str; 54] = [
     "zone_reset_threshold",
     "zone_reset_frequency",
     "write_mode",
+    "sprandom",
+    "spr_op",
+    "spr_num_regions",
 ];
 
 struct Outcome {
@@ -683,4 +687,41 @@ fn a_job_file_reads_as_fio_reads_it() {
             "{option}: {err}"
         );
     }
+}
+
+/// fio 3.41's SPRandom jobs (tests/import/sprandom.fio) convert to `precondition: {
+/// method: sprandom }` with `spr_op` as a percentage and `spr_num_regions`; on reads,
+/// without `spr_op` or with values iogate cannot use, a warning on the line and the job
+/// converts as written. The converted spec compiles; spec and diagnostics are snapshots.
+fn sprandom_jobs_convert_to_an_sprandom_precondition() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = iogate(&["import", "fio", "tests/import/sprandom.fio"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(code(&o), 0, "{stderr}");
+    let yaml = String::from_utf8_lossy(&o.stdout).into_owned();
+    insta::assert_snapshot!("sprandom_fio_spec", yaml);
+    insta::assert_snapshot!("sprandom_fio_diagnostics", stderr);
+    let spec = common::write_spec(dir.path(), "sprandom", &yaml);
+    let check = iogate(&["check", spec.to_str().unwrap()]);
+    assert_eq!(
+        code(&check),
+        0,
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert_eq!(yaml.matches("method: sprandom").count(), 1, "{yaml}");
+    assert!(
+        yaml.contains("over_provisioning: 12%\n      regions: 400\n"),
+        "{yaml}"
+    );
+    for said in [
+        ":28:1: fio option `sprandom` is not converted",
+        ":36:1: fio option `sprandom` is not converted",
+        ":43:1: fio option `sprandom` is not converted",
+        ":44:8: fio option `spr_op` is not converted",
+        ":45:17: fio option `spr_num_regions` is not converted",
+    ] {
+        assert!(stderr.contains(said), "missing `{said}` in:\n{stderr}");
+    }
+    assert!(!stderr.contains("iogate has no equivalent"), "{stderr}");
 }

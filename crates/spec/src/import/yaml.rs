@@ -41,6 +41,8 @@ pub enum StepOut {
         /// Outstanding requests.
         queue_depth: u64,
     },
+    /// A `precondition: { method: sprandom }` step (fio's `sprandom`).
+    Precondition(PreconditionOut),
     /// A workload template swept over queue depths (IOMeter's cycling of outstanding I/Os).
     QueueDepthSweep {
         /// The template: its mix, run time and region (queue depth from the list).
@@ -57,9 +59,27 @@ impl StepOut {
             StepOut::Workload(w) => &mut w.name,
             StepOut::Idle(name, _) => name,
             StepOut::Replay { name, .. } => name,
+            StepOut::Precondition(p) => &mut p.name,
             StepOut::QueueDepthSweep { workload, .. } => &mut workload.name,
         }
     }
+}
+
+/// An SPRandom precondition step, in spec text.
+#[derive(Debug, Clone, Default)]
+pub struct PreconditionOut {
+    /// Step name.
+    pub name: String,
+    /// `12%`.
+    pub over_provisioning: String,
+    /// Runs the capacity is written in.
+    pub regions: u64,
+    /// `4KiB`.
+    pub block_size: String,
+    /// Outstanding writes.
+    pub queue_depth: u64,
+    /// `region:` offset and length.
+    pub region: (Option<String>, Option<String>),
 }
 
 /// One line of an access specification, in spec text.
@@ -174,6 +194,16 @@ impl StepOut {
             StepOut::Workload(w) => {
                 let _ = writeln!(o, "  - workload:");
                 w.write_fields(o, true);
+            }
+            StepOut::Precondition(p) => {
+                let _ = writeln!(o, "  - precondition:");
+                let _ = writeln!(o, "      name: {}", p.name);
+                let _ = writeln!(o, "      method: sprandom");
+                let _ = writeln!(o, "      over_provisioning: {}", p.over_provisioning);
+                let _ = writeln!(o, "      regions: {}", p.regions);
+                let _ = writeln!(o, "      block_size: {}", p.block_size);
+                let _ = writeln!(o, "      queue_depth: {}", p.queue_depth);
+                write_region(o, &p.region, "      ");
             }
             StepOut::Idle(name, duration) => {
                 let _ = writeln!(o, "  - idle: {{ name: {name}, duration: {duration} }}");

@@ -12,6 +12,7 @@ use super::{rw_shares, Job, Opt};
 use crate::diag::Severity;
 
 mod options;
+mod sprandom;
 mod zoned;
 
 const SECOND_NS: u64 = 1_000_000_000;
@@ -81,6 +82,12 @@ impl Job<'_> {
         };
         w.mix = mix;
         let region_bytes = self.region(&mut w, kb, spec);
+        let random_write = shape.read_pct == 0.0 && shape.random_pct >= 100.0;
+        if let Some(step) = self.sprandom(&w, random_write) {
+            spec.steps.push(step);
+            names.insert(name);
+            return;
+        }
         if !self.amount(&mut w, numjobs, region_bytes, kb) {
             return;
         }
