@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::common::ssd::{drive_bound, drive_seed, run_spec, ssd, PAGES};
-use crate::common::{code, write_spec};
+use crate::common::{code, result, write_spec, Run};
 
 /// Random 4 KiB writes at QD 32, measured: an eighth of the drive's capacity, right after
 /// the preparation (a window short enough to see where the preparation left the drive).
@@ -79,4 +79,55 @@ pub(crate) fn sprandom_reaches_the_random_write_steady_state() {
         !near(seq) && !near(fob),
         "{seq:?} {fob:?} against {steady:?}"
     );
+}
+
+/// On a file, whatever the over-provisioning (up to 100%, where the rewrites would outrun
+/// the spare), every 4 KiB block of the region is written and none outside it, in at most
+/// the physical capacity; a region of fewer blocks than the default 100 runs is written
+/// in one run per block, not skipped.
+pub(crate) fn sprandom_writes_every_block_of_its_region_once_at_least() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (op, length) in [
+        ("7%", "4MiB"),
+        ("90%", "4MiB"),
+        ("100%", "4MiB"),
+        ("50%", "64KiB"),
+    ] {
+        let target = dir.path().join("t.img");
+        let f = std::fs::File::create(&target).expect("target");
+        f.set_len(8 << 20).expect("sparse target");
+        let spec = write_spec(
+            dir.path(),
+            "spr.yaml",
+            &format!("iogate: 1\nname: spr\nsteps:\n  - precondition: {{ method: sprandom, over_provisioning: {op}, region: {{ offset: 1MiB, length: {length} }} }}\n"),
+        );
+        let out = dir.path().join(format!("out-{}", op.trim_end_matches('%')));
+        let o = Run::new(&spec).target(&target).out(&out).quiet().output();
+        assert_eq!(code(&o), 0, "{op}: {}", String::from_utf8_lossy(&o.stderr));
+        let r = result(&out);
+        let step = &r["steps"][0];
+        assert_eq!(step["kind"], "precondition", "{op} {length}: the step ran");
+        let data = std::fs::read(&target).expect("target");
+        let (start, len) = (1 << 20, if length == "4MiB" { 4 << 20 } else { 64 << 10 });
+        let zero = |b: &[u8]| b.iter().all(|&x| x == 0);
+        let unwritten = data[start..start + len]
+            .chunks(4096)
+            .filter(|b| zero(b))
+            .count();
+        assert_eq!(
+            unwritten, 0,
+            "{op} {length}: blocks of the region never written"
+        );
+        assert!(
+            zero(&data[..start]) && zero(&data[start + len..]),
+            "{op} {length}: outside"
+        );
+        let bytes = step["metrics"]["bytes"].as_f64().expect("bytes");
+        let physical =
+            len as f64 * (1.0 + op.trim_end_matches('%').parse::<f64>().unwrap() / 100.0);
+        assert!(
+            bytes >= len as f64 && bytes <= physical + 4096.0,
+            "{op}: {bytes} of {physical}"
+        );
+    }
 }

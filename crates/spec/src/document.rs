@@ -367,7 +367,7 @@ pub struct RawPrecondition {
     /// `sprandom` only: runs the capacity is written in (default 100, as fio's
     /// `spr_num_regions`).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 10000))]
+    #[schemars(range(min = 2, max = 10000))]
     pub regions: Option<Spanned<u64>>,
     /// Write size (default 128KiB; 4KiB for `sprandom`, a power of two).
     #[serde(default)]

@@ -12,7 +12,11 @@
 //! each block once), and each write is kept, with its run's invalid share as the
 //! probability, to be written again at the start of the next run: that rewrite
 //! invalidates it where the drive first put it. The source ends when every block has been
-//! written once (fio's LFSR exhausted); the step's byte limit is the physical capacity.
+//! written once (fio's LFSR exhausted) or the physical capacity is written. Unlike fio,
+//! whose byte limit can cut the stream before every block is written (at a high
+//! over-provisioning the rewrites outrun the spare), once the writes left are as many as
+//! the blocks never written only fresh blocks are written: every block of the region is
+//! written, within the physical capacity.
 //! Part of `engine`; `io_step` uses it in place of the [`super::Generator`].
 
 use std::collections::VecDeque;
@@ -84,6 +88,8 @@ pub struct SpRandom {
     walk: Walk,
     /// Blocks not yet written once.
     fresh: u64,
+    /// Writes left of the physical capacity.
+    budget: u64,
     /// Each run's rewrite threshold ([`invalid_thresholds`]).
     invalid: Vec<u64>,
     run: usize,
@@ -115,6 +121,7 @@ impl SpRandom {
         SpRandom {
             walk: Walk::new(blocks, seed),
             fresh: blocks,
+            budget: physical,
             invalid: invalid_thresholds(op_pct, runs),
             run: 0,
             per_run: (physical / runs as u64).max(1),
@@ -134,6 +141,14 @@ impl SpRandom {
             self.left = self.per_run;
             self.replay.extend(self.kept.drain(..));
         }
+        if self.budget == 0 {
+            return None;
+        }
+        if self.budget <= self.fresh {
+            // Every write left goes to a block never written.
+            self.replay.clear();
+            self.kept.clear();
+        }
         let block = match self.replay.pop_front() {
             Some(b) => b,
             None if self.fresh > 0 => {
@@ -142,8 +157,9 @@ impl SpRandom {
             }
             None => return None,
         };
+        self.budget -= 1;
         self.left = self.left.saturating_sub(1);
-        if u64::from(self.rng.next_u32()) < self.invalid[self.run] {
+        if self.budget > self.fresh && u64::from(self.rng.next_u32()) < self.invalid[self.run] {
             self.kept.push(block);
         }
         Some(block)
@@ -226,12 +242,22 @@ mod tests {
             (64, 50.0, 64),
         ] {
             let mut s = SpRandom::new(0, 512, blocks, op, runs, 1);
+            let mut seen = vec![false; blocks as usize];
             let mut n = 0;
-            while s.next_request().is_some() {
+            while let Some(r) = s.next_request() {
+                seen[(r.offset / 512) as usize] = true;
                 n += 1;
-                assert!(n < blocks * 10, "{blocks} {op} {runs}");
             }
-            assert!(n >= blocks);
+            // Every block once, within the physical capacity (fio's limit).
+            let physical = blocks + (blocks as f64 * op / 100.0).ceil() as u64;
+            assert!(
+                seen.iter().all(|&w| w),
+                "{blocks} {op} {runs}: a block never written"
+            );
+            assert!(
+                n >= blocks && n <= physical,
+                "{blocks} {op} {runs}: {n} writes"
+            );
         }
     }
 }

@@ -31,7 +31,7 @@ pub(crate) fn check(
     let method = step.purge_method().map_or("auto", |m| m.as_str());
     let refuse = |why: String| {
         crate::error::RunError::Unsupported(format!(
-            "step `{}` purges with `method: {method}` (Sanitize or Format, as SNIA PTS requires), but {why}; `purge: {{ method: discard }}` trims it instead, which is not a SNIA purge",
+            "step `{}` purges with `method: {method}` (Sanitize or Format, as SNIA PTS requires), but {why}; `purge: {{ method: discard }}` (in the shipped SNIA PTS specs `--set purge=discard`) trims it instead, which is not a SNIA purge",
             step.name
         ))
     };

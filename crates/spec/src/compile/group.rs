@@ -179,7 +179,10 @@ fn one_step(cx: &mut Ctx<'_>, step: &Spanned<RawStep>, frame: Frame, out: &mut E
     }
     out.all_names.push(name);
     let built = match &step.value {
-        RawStep::Precondition(p) => precondition(cx, p, index, size, lbs, seed),
+        RawStep::Precondition(p) => {
+            let at = cx.span(step);
+            precondition(cx, p, at, index, size, lbs, seed)
+        }
         RawStep::Workload(w) => workload(cx, w, index, size, lbs, seed),
         RawStep::Replay(r) => replay::replay(cx, r, index, size, lbs, seed),
         RawStep::Purge(p) => replay::purge(cx, p, size, lbs),

@@ -20,39 +20,41 @@ enum Fill {
 /// fio's `spr_num_regions` default.
 const SPRANDOM_REGIONS: u64 = 100;
 
+/// A precondition step; `at` is the step's span, where a mistake of a default is shown.
 pub(super) fn precondition(
     cx: &mut Ctx<'_>,
     p: &RawPrecondition,
+    at: Range<usize>,
     index: usize,
     size: u64,
     lbs: u64,
     seed: u64,
 ) -> Option<(PlanStep, Option<Range<usize>>)> {
     let (name, name_span) = step_name(cx, p.name.as_ref(), "precondition");
-    let fill = fill(cx, p);
+    let sprandom = p.method.as_ref().is_some_and(|m| m.value == "sprandom");
+    let fill = fill(cx, p, sprandom);
     let region = region(cx, p.region.as_ref(), size, lbs);
-    let sprandom = matches!(fill, Some(Fill::SpRandom { .. }));
     let bs = match &p.block_size {
-        Some(s) => block_size(cx, s, lbs, region.as_ref()),
+        Some(s) => {
+            block_size(cx, s, lbs, region.as_ref()).and_then(|b| power_of_two(cx, s, b, sprandom))
+        }
         None if sprandom => Some(4 << 10),
         None => Some(128 << 10),
     };
-    if let (Some(b), Some(s), true) = (bs, &p.block_size, sprandom) {
-        if !b.is_power_of_two() {
-            let span = cx.span(s);
-            cx.error(
-                span,
-                "SPRandom's block size is not a power of two",
-                format!("expected a power of two (fio's sprandom needs one), found {b}B"),
-            );
-        }
-    }
     let qd = p
         .queue_depth
         .as_ref()
         .map_or(Some(16), |s| cx.count(s, "queue depth", 1, MAX_QUEUE_DEPTH));
     let (fill, region, bs, qd) = (fill?, region?, bs?, qd?);
-    if bs > region.length_bytes || (sprandom && !bs.is_power_of_two()) {
+    if bs > region.length_bytes {
+        // A given block size was located by `block_size`; the default is shown at the step.
+        if p.block_size.is_none() {
+            cx.error(
+                at,
+                "the precondition's block size is larger than its region",
+                format!("expected a region of at least the default block size {bs}B (or a smaller `block_size`), found {}B", region.length_bytes),
+            );
+        }
         return None;
     }
     // Whole blocks only: a tail shorter than the block size is not written.
@@ -60,25 +62,12 @@ pub(super) fn precondition(
     let (bytes, distribution, random_pct) = match fill {
         Fill::Sequential { passes } => (passes * blocks * bs, Distribution::Uniform, 0.0),
         Fill::SpRandom { op_pct, regions } => {
-            if u64::from(regions) > blocks {
-                if let Some(r) = &p.regions {
-                    let span = cx.span(r);
-                    cx.error(
-                        span,
-                        "more SPRandom regions than blocks",
-                        format!("expected at most {blocks} (the region's {bs}B blocks), found {regions}"),
-                    );
-                }
-                return None;
-            }
-            (
-                physical_bytes(blocks * bs, op_pct, bs),
-                Distribution::SpRandom {
-                    over_provisioning_pct: op_pct,
-                    regions,
-                },
-                100.0,
-            )
+            let regions = sprandom_regions(cx, p, at, regions, blocks, bs)?;
+            let distribution = Distribution::SpRandom {
+                over_provisioning_pct: op_pct,
+                regions,
+            };
+            (physical_bytes(blocks * bs, op_pct, bs), distribution, 100.0)
         }
     };
     let mut step = precondition_step(name, region, bs, qd, bytes, random_pct);
@@ -87,31 +76,76 @@ pub(super) fn precondition(
     Some((step, name_span))
 }
 
+/// `b` when SPRandom is not asked for or `b` is a power of two (fio's sprandom needs one).
+fn power_of_two(cx: &mut Ctx<'_>, s: &Spanned<String>, b: u64, sprandom: bool) -> Option<u64> {
+    if sprandom && !b.is_power_of_two() {
+        let span = cx.span(s);
+        cx.error(
+            span,
+            "SPRandom's block size is not a power of two",
+            format!("expected a power of two (fio's sprandom needs one), found {b}B"),
+        );
+        return None;
+    }
+    Some(b)
+}
+
+/// SPRandom's runs over `blocks` blocks: the given count, which must not exceed them, or
+/// the default 100 lowered to them; at least 2 (one run rewrites nothing).
+fn sprandom_regions(
+    cx: &mut Ctx<'_>,
+    p: &RawPrecondition,
+    at: Range<usize>,
+    regions: u32,
+    blocks: u64,
+    bs: u64,
+) -> Option<u32> {
+    match &p.regions {
+        Some(r) if u64::from(regions) > blocks => {
+            let span = cx.span(r);
+            cx.error(
+                span,
+                "more SPRandom regions than blocks",
+                format!("expected at most {blocks} (the region's {bs}B blocks), found {regions}"),
+            );
+            None
+        }
+        Some(_) => Some(regions),
+        None if blocks < 2 => {
+            cx.error(
+                at,
+                "SPRandom needs at least 2 blocks",
+                format!("expected a region of at least 2 blocks of {bs}B, found {blocks}"),
+            );
+            None
+        }
+        None => Some(regions.min(u32::try_from(blocks).unwrap_or(u32::MAX))),
+    }
+}
+
 /// The region's logical bytes with `op_pct` of spare capacity on top, rounded up to whole
-/// blocks: what SPRandom writes (fio's `sprandom_physical_size`).
+/// blocks: what SPRandom writes at most (fio's `sprandom_physical_size`).
 fn physical_bytes(logical: u64, op_pct: f64, bs: u64) -> u64 {
     let spare = (logical as f64 * op_pct / 100.0).ceil() as u64;
     (logical + spare).div_ceil(bs) * bs
 }
 
-/// The fill method and its options, each mistake a diagnostic.
-fn fill(cx: &mut Ctx<'_>, p: &RawPrecondition) -> Option<Fill> {
-    let method = p.method.as_ref();
-    let sprandom = match method.map(|m| m.value.as_str()) {
-        None | Some("sequential") => false,
-        Some("sprandom") => true,
-        Some(_) => {
-            if let Some(m) = method {
-                cx.keyword_error(
-                    m,
-                    "unknown precondition method",
-                    "`sequential` or `sprandom`",
-                );
-            }
-            return None;
-        }
-    };
+/// The fill method and its options, every mistake a diagnostic (all of them reported).
+fn fill(cx: &mut Ctx<'_>, p: &RawPrecondition, sprandom: bool) -> Option<Fill> {
+    if let Some(m) = p
+        .method
+        .as_ref()
+        .filter(|m| !matches!(m.value.as_str(), "sequential" | "sprandom"))
+    {
+        cx.keyword_error(
+            m,
+            "unknown precondition method",
+            "`sequential` or `sprandom`",
+        );
+        return None;
+    }
     if !sprandom {
+        let mut ok = true;
         for (key, span) in [
             (
                 "over_provisioning",
@@ -125,15 +159,18 @@ fn fill(cx: &mut Ctx<'_>, p: &RawPrecondition) -> Option<Fill> {
                     format!("`{key}` is an option of `method: sprandom`"),
                     "expected `method: sprandom` with it, found a sequential precondition",
                 );
-                return None;
+                ok = false;
             }
         }
         let passes = p
             .passes
             .as_ref()
-            .map_or(Some(2), |s| cx.count(s, "passes", 1, 1_000))?;
-        return Some(Fill::Sequential { passes });
+            .map_or(Some(2), |s| cx.count(s, "passes", 1, 1_000));
+        return passes
+            .filter(|_| ok)
+            .map(|passes| Fill::Sequential { passes });
     }
+    let mut ok = true;
     if let Some(s) = &p.passes {
         let span = cx.span(s);
         cx.error(
@@ -141,26 +178,23 @@ fn fill(cx: &mut Ctx<'_>, p: &RawPrecondition) -> Option<Fill> {
             "`passes` is not an option of SPRandom",
             "expected no `passes`: SPRandom writes the physical capacity once",
         );
-        return None;
+        ok = false;
     }
     let regions = p.regions.as_ref().map_or(Some(SPRANDOM_REGIONS), |s| {
-        cx.count(s, "regions", 1, 10_000)
+        cx.count(s, "regions", 2, 10_000)
     });
-    let op_pct = over_provisioning(cx, p, method);
+    let op_pct = over_provisioning(cx, p);
     Some(Fill::SpRandom {
         op_pct: op_pct?,
         regions: regions? as u32,
     })
+    .filter(|_| ok)
 }
 
 /// SPRandom's over-provisioning: required, above 0% and at most 100%.
-fn over_provisioning(
-    cx: &mut Ctx<'_>,
-    p: &RawPrecondition,
-    method: Option<&Spanned<String>>,
-) -> Option<f64> {
+fn over_provisioning(cx: &mut Ctx<'_>, p: &RawPrecondition) -> Option<f64> {
     let Some(s) = &p.over_provisioning else {
-        if let Some(m) = method {
+        if let Some(m) = &p.method {
             let span = cx.span(m);
             cx.error(
                 span,
