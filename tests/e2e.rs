@@ -535,6 +535,47 @@ fn interrupt_writes_partial_result() {
     assert!(r["steps"][0]["metrics"]["ios"].as_u64().unwrap() > 0);
 }
 
+/// One stop delivered twice within microseconds (GNU `timeout` signals its child, then
+/// its process group; a CI runner signals the group) still writes the partial result:
+/// a repeat within half a second is the same stop. The kernel merges the two copies when
+/// the first is still pending, which is why the loss was intermittent; here the copy comes
+/// 20 ms later, after the first was taken.
+fn a_stop_delivered_twice_still_writes_the_result() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "long",
+        "iogate: 1\nname: long\ntarget: { size: 16MiB }\nsteps:\n  - workload: { name: w, duration: 60s, mix: [ { block_size: 4KiB } ] }\n",
+    );
+    let term = |pid: u32| {
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+    };
+    let out = dir.path().join("out");
+    let mut child = Run::new(&spec)
+        .out(&out)
+        .quiet()
+        .command()
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    term(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "still writing its result"
+    );
+    term(child.id());
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(143));
+    let r = result(&out);
+    assert_eq!(r["interrupted"], true);
+}
+
 /// In GitHub Actions, the Markdown summary is appended to `$GITHUB_STEP_SUMMARY`.
 fn markdown_summary_goes_to_github_step_summary() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -569,5 +610,6 @@ tests_main![
     shipped_fileserver_spec_runs_and_has_a_golden_baseline,
     failed_requests_are_recorded_not_fatal: [Root],
     interrupt_writes_partial_result,
+    a_stop_delivered_twice_still_writes_the_result,
     markdown_summary_goes_to_github_step_summary,
 ];
