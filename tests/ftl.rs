@@ -14,12 +14,18 @@
 //! The SNIA PTS tests on this drive are in tests/pts.rs, their home.
 
 mod common;
+#[path = "ftl/sprandom.rs"]
+mod sprandom;
 
 use std::path::Path;
 
 use common::ssd::{delta, drive_bound, drive_seed, run_spec, ssd, stats, PAGES};
 use common::{code, iogate, result, write_spec};
 use serde_json::Value;
+use sprandom::{
+    sprandom_reaches_the_random_write_steady_state,
+    sprandom_writes_every_block_of_its_region_once_at_least,
+};
 
 /// One run of `steps` (YAML list items); the IOPS of its last step, the drive's counters
 /// before and after.
@@ -279,4 +285,6 @@ tests_main![
     a_permutation_writes_every_page_once_per_pass: [Root, Nbdkit],
     an_ssd_has_a_write_cliff_and_recovers: [Root, Nbdkit],
     the_gate_sees_a_firmware_change_on_the_ssd: [Root, Nbdkit],
+    sprandom_reaches_the_random_write_steady_state: [Root, Nbdkit],
+    sprandom_writes_every_block_of_its_region_once_at_least,
 ];

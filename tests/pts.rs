@@ -42,8 +42,6 @@ mod hir;
 mod loop_device;
 #[path = "pts/shipped_first.rs"]
 mod shipped_first;
-#[path = "pts/sprandom.rs"]
-mod sprandom;
 #[path = "pts/xsr.rs"]
 mod xsr;
 
@@ -60,10 +58,6 @@ use serde_json::Value;
 use shipped_first::{
     pts_iops_requests_are_the_drives_pages, pts_latency_holds_one_request_at_a_time,
     pts_throughput_meets_the_drives_limits, wsat_sees_the_write_cliff,
-};
-use sprandom::{
-    sprandom_reaches_the_random_write_steady_state,
-    sprandom_writes_every_block_of_its_region_once_at_least,
 };
 use xsr::xsr_recovery_agrees_with_the_drive;
 
@@ -503,8 +497,6 @@ tests_main![
     snia_pts_specs_run_shortened_on_a_loop_device: [Root],
     pts_throughput_meets_the_drives_limits: [Root, Nbdkit],
     wsat_sees_the_write_cliff: [Root, Nbdkit],
-    sprandom_reaches_the_random_write_steady_state: [Root, Nbdkit],
-    sprandom_writes_every_block_of_its_region_once_at_least,
     pts_latency_holds_one_request_at_a_time: [Root, Nbdkit],
     snia_plan_lists_cases_in_order,
 ];
