@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use iogate_result::faults::DataRecord;
 use iogate_result::step::{LatencySummary, ReplayFigures};
 use iogate_result::{StepDetail, StepResult};
-use iogate_spec::{Distribution, Limit, PlanStep, ReplayPlan};
+use iogate_spec::{Distribution, Limit, PlanStep, Region, ReplayPlan};
 
 use crate::during::{EventContext, EventRun, Scheduler};
 use crate::engine::data::check_written;
@@ -293,11 +293,15 @@ impl<'a> JobSetup<'a> {
                         regions,
                     },
                 ) => {
-                    let bs = step.mix.first().map_or(4096, |m| m.block_size_bytes);
-                    let blocks = region.length_bytes / bs.max(1);
-                    let (op, bs) = (*over_provisioning_pct, u32::try_from(bs).unwrap_or(4096));
-                    let mut src =
-                        SpRandom::new(region.offset_bytes, bs, blocks, op, *regions, seed);
+                    let (bs, blocks) = sprandom_blocks(step, region).map_err(JobFailure::before)?;
+                    let mut src = SpRandom::new(
+                        region.offset_bytes,
+                        bs,
+                        blocks,
+                        *over_provisioning_pct,
+                        *regions,
+                        seed,
+                    );
                     run_job(&file, &params, &mut src, &mut pacer, &mut stats, sinks)
                 }
                 (Some(book), _) => {
@@ -614,6 +618,19 @@ fn finish_io_step(
 pub(crate) struct JobFailure {
     why: String,
     stats: Option<Box<JobStats>>,
+}
+
+/// An SPRandom step's block size and its region's (blocks, physical blocks): the physical
+/// capacity is the plan's byte limit (`iogate_spec::sprandom_physical_bytes`). Errors: a
+/// plan without a byte limit or one line, or a block size over 4 GiB (the compiler makes
+/// neither).
+fn sprandom_blocks(step: &PlanStep, region: Region) -> Result<(u32, (u64, u64)), String> {
+    let (Some(line), Limit::Bytes { bytes }) = (step.mix.first(), step.limit) else {
+        return Err("an SPRandom step needs one mix line and a byte limit".into());
+    };
+    let bs = line.block_size_bytes.max(1);
+    let len = u32::try_from(bs).map_err(|_| format!("SPRandom block size {bs} B over 4 GiB"))?;
+    Ok((len, (region.length_bytes / bs, bytes / bs)))
 }
 
 impl JobFailure {

@@ -107,16 +107,18 @@ pub struct SpRandom {
 
 impl SpRandom {
     /// A stream over `blocks` blocks of `block_bytes` from byte `start`, for a drive with
-    /// `op_pct` percent of spare capacity, written in `runs` runs; seeded by `seed`.
+    /// `op_pct` percent of spare capacity, written in `runs` runs; seeded by `seed`. It
+    /// writes at most `physical` blocks (the plan's byte limit over the block size:
+    /// `iogate_spec::sprandom_physical_bytes`), and never fewer than `blocks`.
     pub fn new(
         start: u64,
         block_bytes: u32,
-        blocks: u64,
+        (blocks, physical): (u64, u64),
         op_pct: f64,
         runs: u32,
         seed: u64,
     ) -> SpRandom {
-        let physical = blocks + (blocks as f64 * op_pct / 100.0).ceil() as u64;
+        let physical = physical.max(blocks);
         let runs = (runs.max(1) as usize).min(blocks.max(1) as usize);
         SpRandom {
             walk: Walk::new(blocks, seed),
@@ -202,10 +204,22 @@ mod tests {
         assert_eq!(invalid_thresholds(7.0, 1), vec![0]);
     }
 
+    /// The plan's physical capacity of `blocks` blocks, in blocks.
+    fn physical(blocks: u64, op: f64, bs: u64) -> u64 {
+        iogate_spec::sprandom_physical_bytes(blocks * bs, op, bs) / bs
+    }
+
     #[test]
     fn every_block_is_written_once_and_the_kept_share_again() {
         let blocks = 20_000;
-        let mut s = SpRandom::new(4096, 4096, blocks, 7.0, 100, 9);
+        let mut s = SpRandom::new(
+            4096,
+            4096,
+            (blocks, physical(blocks, 7.0, 4096)),
+            7.0,
+            100,
+            9,
+        );
         let mut seen = vec![0u32; blocks as usize];
         let mut writes = 0u64;
         while let Some(r) = s.next_request() {
@@ -215,17 +229,31 @@ mod tests {
         }
         assert!(seen.iter().all(|&n| n >= 1));
         // About the physical capacity: blocks × 1.07, within the draws' spread.
-        let physical = blocks as f64 * 1.07;
+        let expected = blocks as f64 * 1.07;
         assert!(
-            (writes as f64 - physical).abs() < physical * 0.02,
+            (writes as f64 - expected).abs() < expected * 0.02,
             "{writes}"
         );
-        let mut again = SpRandom::new(4096, 4096, blocks, 7.0, 100, 9);
+        let mut again = SpRandom::new(
+            4096,
+            4096,
+            (blocks, physical(blocks, 7.0, 4096)),
+            7.0,
+            100,
+            9,
+        );
         let first: Vec<u64> = (0..100)
             .filter_map(|_| again.next_request())
             .map(|r| r.offset)
             .collect();
-        let mut s = SpRandom::new(4096, 4096, blocks, 7.0, 100, 9);
+        let mut s = SpRandom::new(
+            4096,
+            4096,
+            (blocks, physical(blocks, 7.0, 4096)),
+            7.0,
+            100,
+            9,
+        );
         let same: Vec<u64> = (0..100)
             .filter_map(|_| s.next_request())
             .map(|r| r.offset)
@@ -241,7 +269,7 @@ mod tests {
             (10, 0.01, 10_000),
             (64, 50.0, 64),
         ] {
-            let mut s = SpRandom::new(0, 512, blocks, op, runs, 1);
+            let mut s = SpRandom::new(0, 512, (blocks, physical(blocks, op, 512)), op, runs, 1);
             let mut seen = vec![false; blocks as usize];
             let mut n = 0;
             while let Some(r) = s.next_request() {
@@ -249,13 +277,13 @@ mod tests {
                 n += 1;
             }
             // Every block once, within the physical capacity (fio's limit).
-            let physical = blocks + (blocks as f64 * op / 100.0).ceil() as u64;
+            let most = physical(blocks, op, 512);
             assert!(
                 seen.iter().all(|&w| w),
                 "{blocks} {op} {runs}: a block never written"
             );
             assert!(
-                n >= blocks && n <= physical,
+                n >= blocks && n <= most,
                 "{blocks} {op} {runs}: {n} writes"
             );
         }

@@ -67,7 +67,11 @@ pub(super) fn precondition(
                 over_provisioning_pct: op_pct,
                 regions,
             };
-            (physical_bytes(blocks * bs, op_pct, bs), distribution, 100.0)
+            (
+                crate::plan::sprandom_physical_bytes(blocks * bs, op_pct, bs),
+                distribution,
+                100.0,
+            )
         }
     };
     let mut step = precondition_step(name, region, bs, qd, bytes, random_pct);
@@ -121,13 +125,6 @@ fn sprandom_regions(
         }
         None => Some(regions.min(u32::try_from(blocks).unwrap_or(u32::MAX))),
     }
-}
-
-/// The region's logical bytes with `op_pct` of spare capacity on top, rounded up to whole
-/// blocks: what SPRandom writes at most (fio's `sprandom_physical_size`).
-fn physical_bytes(logical: u64, op_pct: f64, bs: u64) -> u64 {
-    let spare = (logical as f64 * op_pct / 100.0).ceil() as u64;
-    (logical + spare).div_ceil(bs) * bs
 }
 
 /// The fill method and its options, every mistake a diagnostic (all of them reported).
@@ -266,7 +263,7 @@ fn precondition_step(
 
 #[cfg(test)]
 mod tests {
-    use super::physical_bytes;
+    use crate::plan::sprandom_physical_bytes as physical_bytes;
 
     #[test]
     fn the_physical_capacity_is_the_logical_plus_its_spare_in_whole_blocks() {

@@ -47,6 +47,19 @@ pub enum Distribution {
     },
 }
 
+/// SPRandom's physical capacity: `logical_bytes` with `over_provisioning_pct` of spare
+/// capacity on top, rounded up to whole blocks of `block_bytes` (fio 3.41's
+/// `sprandom_physical_size`). The plan's byte limit of an SPRandom step; the runner's
+/// SPRandom source writes at most this much.
+pub fn sprandom_physical_bytes(
+    logical_bytes: u64,
+    over_provisioning_pct: f64,
+    block_bytes: u64,
+) -> u64 {
+    let spare = (logical_bytes as f64 * over_provisioning_pct / 100.0).ceil() as u64;
+    (logical_bytes + spare).div_ceil(block_bytes.max(1)) * block_bytes.max(1)
+}
+
 /// One zone: `requests_pct` of random requests fall uniformly in the next `region_pct` of
 /// the region.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]

@@ -25,7 +25,7 @@ mod sweep;
 mod table;
 mod zoned;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
-pub use distribution::{Distribution, Zone};
+pub use distribution::{sprandom_physical_bytes, Distribution, Zone};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
 mod geometry;
 pub use geometry::Geometry;
