@@ -58,6 +58,10 @@ pub struct NvmeController {
     /// Flexible Data Placement supported (CTRATT bit 19, FDPS).
     #[serde(default)]
     pub fdp_supported: bool,
+    /// Optional NVM Command Support (ONCS, bytes 521:520): bit 1 Write Uncorrectable,
+    /// bit 2 Dataset Management, bit 3 Write Zeroes, bit 7 Verify (NVMe Base 2.0).
+    #[serde(default)]
+    pub optional_nvm_commands: u16,
 }
 
 fn one() -> u32 {
@@ -135,6 +139,10 @@ pub struct NvmeNamespace {
     /// End-to-end protection information, when the namespace is formatted with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protection: Option<crate::protection::ProtectionInfo>,
+    /// The byte every position of a deallocated block reads as (DLFEAT, byte 33, bits
+    /// 2:0: 001b 00h, 010b FFh); None when the namespace does not report one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deallocated_fill: Option<u8>,
 }
 
 impl NvmeIdentity {
@@ -268,6 +276,7 @@ impl NvmeController {
             atomic_write_unit_normal_blocks: u32::from(le16(b, 526)) + 1,
             atomic_write_unit_power_fail_blocks: u32::from(le16(b, 528)) + 1,
             fdp_supported: le32(b, 96) & (1 << 19) != 0,
+            optional_nvm_commands: le16(b, 520),
         }
     }
 }
@@ -302,6 +311,11 @@ impl NvmeNamespace {
             }),
             endurance_group: le16(b, 102),
             protection: crate::protection::ProtectionInfo::parse(b[29], flbas),
+            deallocated_fill: match b[33] & 0x7 {
+                0b001 => Some(0x00),
+                0b010 => Some(0xFF),
+                _ => None,
+            },
         }
     }
 }

@@ -14,8 +14,12 @@ use crate::op::Op;
 pub struct ErrorRecord {
     /// Job number.
     pub job: u32,
-    /// Read or write.
+    /// Read or write (a command's direction: a verify reads, the others write).
     pub op: Op,
+    /// The mix line's other command that failed (`op: trim`, …); absent for a read or
+    /// write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<crate::Command>,
     /// Byte offset.
     // The unit is in the Rust name; the published result schema keeps its name.
     #[serde(rename = "offset")]
@@ -136,6 +140,11 @@ pub struct Expected {
     pub min_generation: u64,
     /// The state's seed.
     pub seed: u64,
+    /// The byte every position was expected to hold instead of a header: the unit was
+    /// last trimmed (the drive's deallocated pattern) or zeroed by a command whose
+    /// generation is `min_generation`; a header of a later write is accepted too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<u8>,
 }
 
 /// One verification failure, as recorded in `result.json`.

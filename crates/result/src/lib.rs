@@ -41,6 +41,6 @@ pub mod zoned;
 
 pub use identity::{BackingDevice, HostIdentity, TargetIdentity, TargetKind};
 pub use judgement::{AssertionResult, BaselineComparison, RuleOutcome, RuleResult};
-pub use op::Op;
+pub use op::{Command, Op};
 pub use record::{result_schema, BuildInfo, Host, Outcome, RunResult, SCHEMA_VERSION};
 pub use step::{IntervalSample, OpMetrics, StepDetail, StepResult};

@@ -1,4 +1,5 @@
-//! The direction of a request: [`Op`], read or write. Every layer names it: trace
+//! The direction of a request: [`Op`], read or write, and the other commands a mix line
+//! may send ([`Command`]: trim, write zeroes, verify, write uncorrectable, flush). Every layer names them: trace
 //! readers (`iogate-trace`), the engine, results and reports.
 
 use serde::{Deserialize, Serialize};
@@ -12,3 +13,7 @@ pub enum Op {
     /// A write.
     Write,
 }
+
+
+/// The other commands a mix line sends (defined with the plan, in `iogate-spec`).
+pub use iogate_spec::Command;

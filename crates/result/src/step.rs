@@ -253,6 +253,25 @@ pub struct StepMetrics {
     /// Flushes of the device's write cache, for steps with `fsync:` (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flushes: Option<FlushSummary>,
+    /// The mix lines' other commands (`op: trim`, …), one entry per command the step's
+    /// mix sends, in [`crate::Command::ALL`]'s order; absent when it sends none. They are
+    /// not in `read`, `write`, the step's `ios`/`iops`/`latency`, its intervals or its
+    /// request log, as fio keeps trims apart from reads and writes; the step's `errors`
+    /// and `mean_queue_depth` count them (they are requests).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandMetrics>,
+}
+
+/// One command's figures in a step (`commands[]`): `ios` completed, `bytes` the ranges
+/// they covered (0 for flushes), `iops` and `bandwidth_bytes_per_s` over the step's
+/// measured time, `errors` failed, `latency` from submission to completion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CommandMetrics {
+    /// The command.
+    pub command: crate::Command,
+    /// Its counts, rates and total latency.
+    #[serde(flatten)]
+    pub metrics: OpMetrics,
 }
 
 /// Flushes a step issued (`fsync: N`): counts and latency, from submission to

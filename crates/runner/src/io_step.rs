@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use iogate_result::faults::DataRecord;
 use iogate_result::step::{LatencySummary, ReplayFigures};
 use iogate_result::{StepDetail, StepResult};
-use iogate_spec::{Distribution, Limit, PlanStep, Region, ReplayPlan};
+use iogate_spec::{Distribution, Limit, PlanStep, ReplayPlan};
 
 use crate::during::{EventContext, EventRun, Scheduler};
 use crate::engine::data::check_written;
@@ -54,6 +54,8 @@ struct JobSetup<'a> {
     board: Option<&'a EventBoard>,
     /// A zoned block device's zones, shared by the jobs (workloads and preconditioning).
     zones: Option<ZoneBook>,
+    /// What a trim of the mix leaves, for verification (`line_commands::check`).
+    trim_leaves: crate::engine::verify::UnitContent,
 }
 
 impl<'a> JobSetup<'a> {
@@ -120,6 +122,7 @@ impl<'a> JobSetup<'a> {
             replay,
             board: (!step.events().is_empty()).then_some(board),
             zones,
+            trim_leaves: crate::line_commands::check(step, target)?,
         })
     }
 
@@ -169,6 +172,7 @@ impl<'a> JobSetup<'a> {
             progress,
             origin,
             verify: self.verify,
+            trim_leaves: self.trim_leaves,
             poll: self.poll,
             ramp_ns: step.ramp_ns,
             iopoll: step.polled,
@@ -293,7 +297,7 @@ impl<'a> JobSetup<'a> {
                         regions,
                     },
                 ) => {
-                    let (bs, blocks) = sprandom_blocks(step, region).map_err(JobFailure::before)?;
+                    let (bs, blocks) = crate::engine::sprandom::blocks_of(step, region).map_err(JobFailure::before)?;
                     let mut src = SpRandom::new(
                         region.offset_bytes,
                         bs,
@@ -618,19 +622,6 @@ fn finish_io_step(
 pub(crate) struct JobFailure {
     why: String,
     stats: Option<Box<JobStats>>,
-}
-
-/// An SPRandom step's block size and its region's (blocks, physical blocks): the physical
-/// capacity is the plan's byte limit (`iogate_spec::sprandom_physical_bytes`). Errors: a
-/// plan without a byte limit or one line, or a block size over 4 GiB (the compiler makes
-/// neither).
-fn sprandom_blocks(step: &PlanStep, region: Region) -> Result<(u32, (u64, u64)), String> {
-    let (Some(line), Limit::Bytes { bytes }) = (step.mix.first(), step.limit) else {
-        return Err("an SPRandom step needs one mix line and a byte limit".into());
-    };
-    let bs = line.block_size_bytes.max(1);
-    let len = u32::try_from(bs).map_err(|_| format!("SPRandom block size {bs} B over 4 GiB"))?;
-    Ok((len, (region.length_bytes / bs, bytes / bs)))
 }
 
 impl JobFailure {

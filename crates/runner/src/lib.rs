@@ -22,6 +22,7 @@ pub mod health;
 pub mod integrity;
 mod io_step;
 pub mod journal;
+mod line_commands;
 mod merge;
 pub mod options;
 pub mod placement;

@@ -12,7 +12,7 @@ use iogate_spec::PlanStep;
 
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
-    histogram_buckets, latency_bands, BlockSizeCount, DueLatency, FlushSummary, IntervalSample,
+    histogram_buckets, latency_bands, BlockSizeCount, CommandMetrics, DueLatency, FlushSummary, IntervalSample,
     JobFigures, LatencySummary, OpMetrics, OverCount, Stall, StepDetail, StepMetrics, StepResult,
     Submission, SubmissionPath, VerifySummary,
 };
@@ -177,6 +177,8 @@ pub(crate) fn merge(
     let intervals_end_ns = t.last_completion_ns.saturating_sub(step.ramp_ns);
     let secs = duration_ns as f64 / 1e9;
     let bytes = t.read_bytes + t.write_bytes;
+    let commands = command_metrics(step, jobs, secs);
+    let errors = t.read_errors + t.write_errors + commands.iter().map(|c| c.metrics.errors).sum::<u64>();
     StepResult {
         name: step.name.clone(),
         detail: StepDetail::empty(step.kind()),
@@ -189,7 +191,7 @@ pub(crate) fn merge(
         metrics: StepMetrics {
             all: OpMetrics {
                 latency_over: over_counts(&t.all, t.over.iter().map(|o| (o.0, o.1 + o.2))),
-                ..op_metrics(&t.all, bytes, t.read_errors + t.write_errors, secs)
+                ..op_metrics(&t.all, bytes, errors, secs)
             },
             mean_queue_depth: if duration_ns > 0 {
                 jobs.iter().map(|j| j.occupancy_ns).sum::<u128>() as f64 / duration_ns as f64
@@ -217,6 +219,7 @@ pub(crate) fn merge(
             block_sizes: block_sizes(step, &t.lines, &t.sizes),
             verify: verified.then(|| verify_summary(&t.verify)),
             flushes: flush_summary(step, jobs),
+            commands,
         },
         per_job: per_job(jobs, secs),
         intervals: interval_samples(t.intervals, interval_ns, intervals_end_ns),
@@ -378,6 +381,33 @@ fn block_sizes(
         });
     }
     out
+}
+
+/// The mix lines' other commands: one entry per command the step's mix sends (even when
+/// none completed), in `Command::ALL`'s order, with the jobs' counts added.
+fn command_metrics(step: &PlanStep, jobs: &[JobStats], secs: f64) -> Vec<CommandMetrics> {
+    iogate_result::Command::ALL
+        .iter()
+        .filter(|c| step.mix.iter().any(|m| m.command == Some(**c) && m.weight_pct > 0.0))
+        .map(|&c| {
+            let mut sum = crate::engine::CommandStats {
+                command: c,
+                bytes: 0,
+                errors: 0,
+                latency: crate::engine::new_latency_histogram(),
+            };
+            for j in jobs.iter().flat_map(|j| &j.commands).filter(|s| s.command == c) {
+                sum.merge(j);
+            }
+            CommandMetrics {
+                command: c,
+                metrics: OpMetrics {
+                    latency_histogram: histogram_buckets(&sum.latency),
+                    ..op_metrics(&sum.latency, sum.bytes, sum.errors, secs)
+                },
+            }
+        })
+        .collect()
 }
 
 /// The step's flushes, when it issues them (`fsync:`).

@@ -86,6 +86,7 @@ fn run_set(
     let mut pacer = Pacer::new(&step.rate, 0, &mix, 1, seed);
     let progress = crate::engine::job::JobProgress::default();
     let params = JobParams {
+        trim_leaves: crate::engine::verify::UnitContent::Unknown,
         job: 0,
         queue_depth: step.queue_depth,
         max_block_size: block_size as usize,

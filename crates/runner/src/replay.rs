@@ -353,6 +353,7 @@ impl RequestSource for ReplaySource {
             return Some(Request {
                 line: 0,
                 op: r.op,
+                command: None,
                 offset,
                 len: len as u32,
                 due_ns: self.due(recorded),

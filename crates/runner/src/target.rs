@@ -100,11 +100,15 @@ impl Target {
     /// The most bytes one discard may cover (sysfs `queue/discard_max_bytes` of the disk;
     /// 0: the device does not discard); None for files or when unreadable.
     pub fn discard_max_bytes(&self) -> Option<u64> {
+        self.queue_limit("discard_max_bytes")
+    }
+
+    /// A number in the disk's sysfs `queue/` directory (`discard_max_bytes`,
+    /// `write_zeroes_max_bytes`); None for files or when unreadable.
+    pub fn queue_limit(&self, name: &str) -> Option<u64> {
         let m = std::fs::metadata(&self.path).ok()?;
         let disk = sysfs_disk_dir(m.rdev())?;
-        sysfs_read(&disk.join("queue/discard_max_bytes"))?
-            .parse()
-            .ok()
+        sysfs_read(&disk.join("queue").join(name))?.parse().ok()
     }
 
     /// Probes a path without writing. A missing path is a file target of capacity 0.

@@ -30,7 +30,7 @@ pub use zones::{RawZoneCheck, RawZones};
 #[allow(unused_imports)] // named in `#[schemars(with = …)]` attributes
 use crate::schema::{
     ArrivalProcess, BandwidthText, ByteSizeText, CompletionMode, DurationText, EngineName,
-    ErrorPolicy, MappingName, MatrixDimension, OnFailure, PercentText, PiActionName,
+    ErrorPolicy, LineOpText, MappingName, MatrixDimension, OnFailure, PercentText, PiActionName,
     PreconditionPattern, PurgeMethodName, ReplayQueueDepth, SignedPercentText, SizeOrPercentText,
     SteadyMetricName, SubmissionMode, SyncMode, TraceFormatName, WriteCommandName, ZoneReadsName,
 };
@@ -581,7 +581,13 @@ pub struct RawMixLine {
     #[serde(default)]
     #[schemars(with = "Option<PercentText>")]
     pub weight: Option<Spanned<String>>,
-    /// Share of reads (default 100%).
+    /// What the line sends: `read`, `write` (a share of reads set by `read:` when
+    /// absent), or a command: `trim`, `write_zeroes`, `verify`, `write_uncorrectable`,
+    /// `flush`.
+    #[serde(default)]
+    #[schemars(with = "Option<LineOpText>")]
+    pub op: Option<Spanned<String>>,
+    /// Share of reads (default 100%; not with `op:`).
     #[serde(default)]
     #[schemars(with = "Option<PercentText>")]
     pub read: Option<Spanned<String>>,

@@ -146,6 +146,19 @@ keyword_type!(
     ["write", "zone_append"]
 );
 keyword_type!(
+    LineOpText,
+    "What a mix line sends.",
+    [
+        "read",
+        "write",
+        "trim",
+        "write_zeroes",
+        "verify",
+        "write_uncorrectable",
+        "flush"
+    ]
+);
+keyword_type!(
     ZoneReadsName,
     "Where a zoned workload reads.",
     ["below_write_pointer", "anywhere"]

@@ -61,6 +61,18 @@ pub trait Commands {
     /// completed before it was submitted is durable when it completes.
     fn flush_entry(&self, slot: u16) -> Self::S;
 
+    /// The entry for `req`, one of the mix lines' other commands (`c`, `req.command`),
+    /// tagged with `slot`; `buf` is the slot's buffer (a Dataset Management range is
+    /// built in it). None when this path cannot send it (refused before the run, so
+    /// never in practice; the engine counts it failed with EOPNOTSUPP).
+    fn command_entry(
+        &mut self,
+        c: iogate_result::Command,
+        req: &Request,
+        slot: u16,
+        buf: &mut [u8],
+    ) -> Option<Self::S>;
+
     /// Bytes moved, or a negative errno, as the request log records it.
     fn result_bytes(&self, res: i32, len: u32) -> i32;
 
@@ -91,8 +103,15 @@ pub struct Registration {
     pub fua: bool,
 }
 
-/// io_uring Read/Write (fixed buffers when registered).
-pub struct BlockCommands(pub Registration);
+/// io_uring Read/Write (fixed buffers when registered), and the block path's other
+/// commands (`range_commands::block_entry`).
+pub struct BlockCommands {
+    /// Where the entries point.
+    pub reg: Registration,
+    /// The target is a block device (else a regular file): a trim is a discard, not a
+    /// hole punched.
+    pub block_device: bool,
+}
 
 impl Commands for BlockCommands {
     type S = squeue::Entry;
@@ -101,7 +120,7 @@ impl Commands for BlockCommands {
     #[inline]
     fn entry(&mut self, req: &Request, slot: u16, buf: &mut [u8]) -> squeue::Entry {
         let buf = buf.as_mut_ptr();
-        let r = self.0;
+        let r = self.reg;
         let raw = types::Fd(r.fd);
         let e = match (req.op, r.fixed_buffers && r.fixed_file) {
             (Op::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, req.len, slot)
@@ -124,7 +143,7 @@ impl Commands for BlockCommands {
 
     /// `IORING_OP_FSYNC` with `IORING_FSYNC_DATASYNC`: on a block device, a cache flush.
     fn flush_entry(&self, slot: u16) -> squeue::Entry {
-        let r = self.0;
+        let r = self.reg;
         let e = if r.fixed_file {
             opcode::Fsync::new(types::Fixed(0))
         } else {
@@ -133,6 +152,17 @@ impl Commands for BlockCommands {
         e.flags(types::FsyncFlags::DATASYNC)
             .build()
             .user_data(u64::from(slot))
+    }
+
+    fn command_entry(
+        &mut self,
+        c: iogate_result::Command,
+        req: &Request,
+        slot: u16,
+        _buf: &mut [u8],
+    ) -> Option<squeue::Entry> {
+        let range = (req.offset, req.len);
+        super::range_commands::block_entry(self.reg, self.block_device, c, range, slot)
     }
 
     #[inline]
@@ -351,6 +381,19 @@ impl Commands for NvmeCommands {
         self.passthrough_entry(c, slot, false)
     }
 
+    fn command_entry(
+        &mut self,
+        c: iogate_result::Command,
+        req: &Request,
+        slot: u16,
+        buf: &mut [u8],
+    ) -> Option<squeue::Entry128> {
+        let range = (req.offset, req.len);
+        let cmd = super::range_commands::nvme_command(c, self.nsid, self.lba_shift, range, buf);
+        // The range descriptor is in the slot's (registered) buffer.
+        Some(self.passthrough_entry(cmd, slot, c == iogate_result::Command::Trim))
+    }
+
     #[inline]
     fn completion_parts(c: &cqueue::Entry32) -> (u64, i32, u64) {
         (c.user_data(), c.result(), c.big_cqe()[0])
@@ -436,6 +479,7 @@ mod tests {
     const READ: Request = Request {
         line: 0,
         op: Op::Read,
+        command: None,
         offset: 5 << 9,
         len: 4096,
         due_ns: 0,
@@ -460,6 +504,7 @@ mod tests {
         let write = Request {
             line: 1,
             op: Op::Write,
+            command: None,
             ..req
         };
         let cmd = c.command(&write, 0x1000 as *mut u8);

@@ -78,6 +78,10 @@ pub struct JobParams<'a> {
     /// Data verification: stamp writes (always, when present) and check reads (when
     /// `check_reads`).
     pub verify: Option<VerifyParams<'a>>,
+    /// What a trim leaves in its blocks, as verification expects it: zeros on a file
+    /// (a punched hole), the pattern an NVMe namespace reports (Identify Namespace
+    /// DLFEAT bits 2:0), else unknown content (a block device's discard promises none).
+    pub trim_leaves: crate::engine::verify::UnitContent,
     /// What writes carry.
     pub data: &'a iogate_spec::DataPattern,
     /// Seed shared by the step's jobs (their duplicate contents).

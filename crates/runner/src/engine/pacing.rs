@@ -182,6 +182,7 @@ mod tests {
         Request {
             line: 0,
             op,
+            command: None,
             offset: 0,
             len,
             due_ns: 0,
@@ -194,6 +195,7 @@ mod tests {
             block_size_bytes: 4096,
             weight_pct: 100.0,
             read_pct: 100.0,
+            command: None,
             random_pct: 100.0,
             align_bytes: 4096,
             burst: 0,

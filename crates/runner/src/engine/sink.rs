@@ -266,6 +266,7 @@ mod tests {
             block_size_bytes: 4096,
             weight_pct: 100.0,
             read_pct: 100.0,
+            command: None,
             random_pct: 100.0,
             align_bytes: 4096,
             burst: 0,
@@ -283,6 +284,7 @@ mod tests {
         let (stop, progress) = (AtomicBool::new(false), JobProgress::default());
         let data = iogate_spec::DataPattern::default();
         let p = JobParams {
+            trim_leaves: crate::engine::verify::UnitContent::Unknown,
             job: 0,
             queue_depth: 4,
             max_block_size: 4096,

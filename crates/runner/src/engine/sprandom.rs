@@ -174,12 +174,29 @@ impl RequestSource for SpRandom {
         Some(Request {
             line: 0,
             op: Op::Write,
+            command: None,
             offset: self.start + block * u64::from(self.block),
             len: self.block,
             due_ns: 0,
             max_outstanding: 0,
         })
     }
+}
+
+/// An SPRandom step's block size and its region's (blocks, physical blocks): the physical
+/// capacity is the plan's byte limit (`iogate_spec::sprandom_physical_bytes`). Errors: a
+/// plan without a byte limit or one line, or a block size over 4 GiB (the compiler makes
+/// neither).
+pub fn blocks_of(
+    step: &iogate_spec::PlanStep,
+    region: iogate_spec::Region,
+) -> Result<(u32, (u64, u64)), String> {
+    let (Some(line), iogate_spec::Limit::Bytes { bytes }) = (step.mix.first(), step.limit) else {
+        return Err("an SPRandom step needs one mix line and a byte limit".into());
+    };
+    let bs = line.block_size_bytes.max(1);
+    let len = u32::try_from(bs).map_err(|_| format!("SPRandom block size {bs} B over 4 GiB"))?;
+    Ok((len, (region.length_bytes / bs, bytes / bs)))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
 use io_uring::{EnterFlags, IoUring};
-use iogate_result::faults::{Expected, VerifyRecord};
+use iogate_result::faults::VerifyRecord;
 
 use super::buffers::BufferPool;
 use super::commands::{BlockCommands, Commands, Failure, NvmeCommands, Protection, Registration};
@@ -33,27 +33,21 @@ use super::wait::wait_for_completion;
 use super::{ErrorRecord, JobStats, Op, Request, RequestSource, MAX_ERROR_RECORDS};
 use iogate_spec::PiAction;
 
+mod command;
 mod complete;
 
-/// Whether `r` overlaps a write already in flight (verification keeps same-unit writes
-/// in order: two in flight at once could complete in either order on the device).
-fn overlaps_in_flight_write(r: &Request, slots: &[Slot]) -> bool {
-    let end = r.offset + u64::from(r.len);
-    slots.iter().any(|s| match s.work {
-        Work::Io(io) => {
-            io.op == Op::Write && io.offset < end && r.offset < io.offset + u64::from(io.len)
-        }
-        Work::Idle | Work::Flush { .. } => false,
-    })
-}
+use command::{overlaps_in_flight_write, CommandWork};
 
-/// What a slot holds: nothing, a read or write in flight, or a flush in flight.
+/// What a slot holds: nothing, a read or write in flight, one of the mix lines' other
+/// commands, or a flush in flight (`fsync:`).
 #[derive(Clone, Copy)]
 enum Work {
     /// Free (its request completed, or it was never used).
     Idle,
     /// A read or a write.
     Io(IoWork),
+    /// A mix line's other command (`op: trim`, …).
+    Command(CommandWork),
     /// A flush of the device's write cache: every write with a journal sequence number
     /// below `horizon` was acknowledged before it was sent.
     Flush { horizon: u64 },
@@ -112,7 +106,12 @@ pub fn run_job<'p, R: RequestSource>(
     all.extend(sinks);
     let sinks = all;
     match &p.passthrough {
-        None => JobLoop::start(file, p, src, pacer, stats, sinks, BlockCommands)?.run(),
+        None => {
+            use std::os::unix::fs::FileTypeExt;
+            let block_device = file.metadata().is_ok_and(|m| m.file_type().is_block_device());
+            let cmds = |reg| BlockCommands { reg, block_device };
+            JobLoop::start(file, p, src, pacer, stats, sinks, cmds)?.run()
+        }
         Some(ns) => {
             if ns.protection.is_some() {
                 stats.protection_errors = Some(Default::default());
@@ -473,9 +472,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
                 return Some(gate);
             }
         }
-        if self.p.verify.is_some()
-            && req.op == Op::Write
-            && overlaps_in_flight_write(req, &self.slots)
+        if self.p.verify.is_some() && overlaps_in_flight_write(req, &self.slots)
         {
             return Some(0);
         }
@@ -486,6 +483,9 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
     /// pushes its entry; false when the submission queue is full.
     #[inline]
     fn issue(&mut self, req: Request, slot: u32, now: u64) -> bool {
+        if let Some(c) = req.command {
+            return self.issue_command(c, req, slot, now);
+        }
         let si = slot as usize;
         if req.op == Op::Write {
             self.payload

@@ -84,8 +84,26 @@ pub fn stamp(unit: &mut [u8], offset: u64, generation: u64, seed: u64) {
     unit[4..8].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Checks one unit read from the target. `Ok` when it holds what `expected` allows.
+/// Checks one unit read from the target. `Ok` when it holds what `expected` allows: its
+/// fill byte everywhere (a trimmed or zeroed unit), or a valid header of the unit at
+/// `min_generation` or later. A filled unit that holds an older header is stale (the
+/// trim or Write Zeroes did not take); any other content is corrupted.
 pub fn check(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Found)> {
+    if let Some(fill) = expected.fill {
+        if unit.iter().all(|&b| b == fill) {
+            return Ok(());
+        }
+        return match check_header(unit, expected) {
+            Ok(()) => Ok(()),
+            Err((MismatchKind::Stale, found)) => Err((MismatchKind::Stale, found)),
+            Err((_, found)) => Err((MismatchKind::Corrupted, found)),
+        };
+    }
+    check_header(unit, expected)
+}
+
+/// [`check`] of a unit that must hold a header.
+fn check_header(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Found)> {
     let found = Found {
         magic: le_u32(unit, 0) == MAGIC,
         checksum_ok: le_u32(unit, 4) == crc32c::crc32c(&unit[8..]),
@@ -142,7 +160,47 @@ pub enum StateError {
     },
 }
 
-/// Last completed generation per unit of `[0, size)` of the target, shared by all jobs.
+/// The top two bits of a unit's state say what its last change left in it: a header
+/// (00, so that states saved before commands existed read the same), zeros (01), 0xFF
+/// (10), or unknown content (11); the other 62 bits are the change's generation.
+const TAG_ZEROS: u64 = 0b01 << 62;
+const TAG_ONES: u64 = 0b10 << 62;
+const TAG_UNKNOWN: u64 = 0b11 << 62;
+const GENERATION_MASK: u64 = !(0b11 << 62);
+
+/// What a command left in a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitContent {
+    /// Every byte this value (Write Zeroes: 0; a trim on a drive whose deallocated
+    /// blocks read as zeros or ones: 0 or 0xFF).
+    Filled(u8),
+    /// Content the drive does not promise (a trim without a reported pattern, Write
+    /// Uncorrectable): not checked until the next write.
+    Unknown,
+}
+
+/// What a read of a unit must find, from the unit's state when the read was issued:
+/// None when it is not checked (never written, or unknown content); else the check's
+/// expectation.
+pub fn expectation(state: u64, offset: u64, seed: u64) -> Option<Expected> {
+    let generation = state & GENERATION_MASK;
+    let fill = match state & !GENERATION_MASK {
+        0 if generation == 0 => return None,
+        0 => None,
+        TAG_ZEROS => Some(0x00),
+        TAG_ONES => Some(0xFF),
+        _ => return None,
+    };
+    Some(Expected {
+        offset_bytes: offset,
+        min_generation: generation,
+        seed,
+        fill,
+    })
+}
+
+/// Last completed generation per unit of `[0, size)` of the target, shared by all jobs,
+/// with what it left (the tag bits above).
 pub struct VerifyState {
     unit: u32,
     unit_source: iogate_journal::UnitSource,
@@ -202,11 +260,52 @@ impl VerifyState {
 
     /// Records a completed write of the unit at byte `offset`.
     pub fn complete_write(&self, offset: u64, generation: u64) {
+        self.complete(offset, generation);
+    }
+
+    /// Records that a command with `generation` changed the unit at byte `offset` to
+    /// `content`: zeros (Write Zeroes), the drive's deallocated pattern (a trim), or
+    /// unknown content.
+    pub fn complete_command(&self, offset: u64, generation: u64, content: UnitContent) {
+        let tag = match content {
+            UnitContent::Filled(0x00) => TAG_ZEROS,
+            UnitContent::Filled(0xFF) => TAG_ONES,
+            UnitContent::Filled(_) | UnitContent::Unknown => TAG_UNKNOWN,
+        };
+        self.complete(offset, (generation & GENERATION_MASK) | tag);
+    }
+
+    /// Records that a trim completed on the unit at byte `offset`: it now reads as
+    /// `content` (the drive's deallocated pattern) or, since NVMe's Dataset Management
+    /// deallocates only at the controller's choice ("may deallocate", NVM Command Set 1.0
+    /// §3.3.3) and a discard likewise, as what it held: its generation stays, and a
+    /// header of it or a later write is accepted too.
+    pub fn complete_trim(&self, offset: u64, content: UnitContent) {
+        let tag = match content {
+            UnitContent::Filled(0x00) => TAG_ZEROS,
+            UnitContent::Filled(0xFF) => TAG_ONES,
+            UnitContent::Filled(_) | UnitContent::Unknown => TAG_UNKNOWN,
+        };
         if let Some(g) = self
             .generations
             .get((offset / u64::from(self.unit)) as usize)
         {
-            g.fetch_max(generation, Ordering::Relaxed);
+            let _ = g.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cur| {
+                Some((cur & GENERATION_MASK) | tag)
+            });
+        }
+    }
+
+    /// Stores `value` (a generation and its tag) unless the unit holds a later one.
+    fn complete(&self, offset: u64, value: u64) {
+        if let Some(g) = self
+            .generations
+            .get((offset / u64::from(self.unit)) as usize)
+        {
+            let newer = |cur: u64| {
+                ((value & GENERATION_MASK) >= (cur & GENERATION_MASK)).then_some(value)
+            };
+            let _ = g.fetch_update(Ordering::Relaxed, Ordering::Relaxed, newer);
         }
     }
 
@@ -292,7 +391,41 @@ mod tests {
             offset_bytes: offset,
             min_generation,
             seed: 9,
+            fill: None,
         }
+    }
+
+    #[test]
+    fn a_trimmed_or_zeroed_unit_must_read_its_fill_or_a_later_write() {
+        let state = VerifyState::new(1 << 20, 512, 9).unwrap();
+        state.complete_write(4096, 5);
+        state.complete_command(4096, 6, UnitContent::Filled(0));
+        let e = expectation(state.generation(4096), 4096, 9).unwrap();
+        assert_eq!((e.min_generation, e.fill), (6, Some(0)));
+        assert!(check(&[0u8; 512], e).is_ok());
+        assert!(check(&unit(4096, 7, 9), e).is_ok(), "a later write");
+        assert_eq!(check(&unit(4096, 5, 9), e).unwrap_err().0, MismatchKind::Stale, "the zeroing did not take");
+        assert_eq!(check(&[0xFFu8; 512], e).unwrap_err().0, MismatchKind::Corrupted);
+        // An older command completing late does not undo a newer write.
+        state.complete_write(4096, 8);
+        state.complete_command(4096, 7, UnitContent::Filled(0xFF));
+        assert_eq!(expectation(state.generation(4096), 4096, 9).unwrap().fill, None);
+        // Deallocated with no promised pattern, or never written: not checked.
+        state.complete_command(4096, 9, UnitContent::Unknown);
+        assert!(expectation(state.generation(4096), 4096, 9).is_none());
+        assert!(expectation(state.generation(8192), 8192, 9).is_none());
+        state.complete_command(8192, 10, UnitContent::Filled(0xFF));
+        let ones = expectation(state.generation(8192), 8192, 9).unwrap();
+        assert!(check(&[0xFFu8; 512], ones).is_ok());
+        // A trim may leave the data (the controller chose not to deallocate) or the
+        // pattern; an older write is stale.
+        state.complete_write(12288, 11);
+        state.complete_trim(12288, UnitContent::Filled(0));
+        let t = expectation(state.generation(12288), 12288, 9).unwrap();
+        assert_eq!((t.min_generation, t.fill), (11, Some(0)));
+        assert!(check(&[0u8; 512], t).is_ok());
+        assert!(check(&unit(12288, 11, 9), t).is_ok());
+        assert_eq!(check(&unit(12288, 10, 9), t).unwrap_err().0, MismatchKind::Stale);
     }
 
     #[test]

@@ -98,10 +98,7 @@ fn mix_line(
             None
         }
     };
-    let read = l
-        .read
-        .as_ref()
-        .map_or(Some(100.0), |r| cx.percent(r, "read share"));
+    let (read, command) = line_op(cx, line)?;
     let random = l
         .random
         .as_ref()
@@ -138,7 +135,8 @@ fn mix_line(
         (None, _) => Some(0),
     };
     *weight_known = weight.is_some();
-    match (bs, weight, read, random, align, burst, delay_ns) {
+    let read = read?;
+    match (bs, weight, Some(read), random, align, burst, delay_ns) {
         (
             Some(bs),
             Some(weight),
@@ -151,6 +149,7 @@ fn mix_line(
             block_size_bytes: bs,
             weight_pct: weight,
             read_pct: read,
+            command,
             random_pct: random,
             align_bytes: align,
             burst,
@@ -159,6 +158,44 @@ fn mix_line(
         }),
         _ => None,
     }
+}
+
+/// The line's `op:` and `read:`: (read share, command). `op: read` and `op: write` are
+/// read shares of 100% and 0%; a command's line has no read share. The outer None after
+/// a diagnostic that leaves nothing to check; an inner None when the read share was bad.
+fn line_op(cx: &mut Ctx<'_>, line: &Spanned<RawMixLine>) -> Option<(Option<f64>, Option<Command>)> {
+    let l = &line.value;
+    let Some(op) = &l.op else {
+        let read = l.read.as_ref().map_or(Some(100.0), |r| cx.percent(r, "read share"));
+        return Some((read, None));
+    };
+    let (read, command) = match op.value.as_str() {
+        "read" => (100.0, None),
+        "write" => (0.0, None),
+        name => match Command::ALL.iter().find(|c| c.as_str() == name) {
+            // A verify reads (the step needs no write permission); the others write.
+            Some(&c) => (if c == Command::Verify { 100.0 } else { 0.0 }, Some(c)),
+            None => {
+                cx.keyword_error(
+                    op,
+                    "unknown mix line operation",
+                    "`read`, `write`, `trim`, `write_zeroes`, `verify`, `write_uncorrectable` or `flush`",
+                );
+                return None;
+            }
+        },
+    };
+    if let Some(r) = &l.read {
+        let span = cx.span(r);
+        cx.error_note(
+            span,
+            "read share with an operation",
+            format!("expected no `read:` on a line with `op: {}`", op.value),
+            "`op:` says what every request of the line is; `read:` splits a line into reads and writes",
+        );
+        return None;
+    }
+    Some((Some(read), command))
 }
 
 /// A `placement:` handle: 0..=65535 (the placement handle field of a placement

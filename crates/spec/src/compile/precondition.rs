@@ -232,6 +232,7 @@ fn precondition_step(
         region,
         mix: vec![MixLine {
             block_size_bytes: bs,
+            command: None,
             weight_pct: 100.0,
             read_pct: 0.0,
             random_pct,

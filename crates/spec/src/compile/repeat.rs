@@ -68,6 +68,7 @@ pub(super) fn repeat(
     step.queue_depth = qd as u32;
     step.mix = vec![MixLine {
         block_size_bytes: bs,
+        command: None,
         weight_pct: 100.0,
         read_pct: read,
         random_pct: random,

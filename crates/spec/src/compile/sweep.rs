@@ -358,6 +358,7 @@ impl CaseShape<'_> {
             None => {
                 step.mix = vec![MixLine {
                     block_size_bytes: bs,
+                    command: None,
                     weight_pct: 100.0,
                     read_pct: read,
                     random_pct: self.random_pct,

@@ -12,6 +12,7 @@ use crate::expr::{Assertion, MetricRef};
 use crate::metric::Metric;
 
 mod data;
+mod command;
 mod distribution;
 mod events;
 mod flat;
@@ -25,6 +26,7 @@ mod sweep;
 mod table;
 mod zoned;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
+pub use command::Command;
 pub use distribution::{sprandom_physical_bytes, Distribution, Zone};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};
 mod geometry;
@@ -225,8 +227,12 @@ pub struct MixLine {
     pub block_size_bytes: u64,
     /// Share of requests, percent (all lines sum to 100).
     pub weight_pct: f64,
-    /// Share of reads, percent.
+    /// Share of reads, percent (of a line sending reads and writes; 0 for a command's).
     pub read_pct: f64,
+    /// The command the line sends instead of reads and writes (`op: trim`, …); None:
+    /// reads and writes by `read_pct`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Command>,
     /// Share of random requests, percent (the rest continue sequentially).
     pub random_pct: f64,
     /// Random offsets are multiples of this (relative to the region start).

@@ -69,6 +69,11 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
                 self.complete_flush(&s, horizon, res, done);
                 return;
             }
+            Work::Command(w) => {
+                self.free_slot(slot_index, done);
+                self.complete_command(w, &s, res, done);
+                return;
+            }
             Work::Io(io) => io,
         };
         self.free_slot(slot_index, done);
@@ -204,17 +209,13 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         let unit = self.unit;
         let data = self.pool.slice(slot_index, s.len as usize);
         for (i, u) in data.chunks_exact(unit).enumerate() {
-            let min_generation = self.snapshots[slot_index * self.units_per_buffer + i];
-            if min_generation == 0 {
-                continue; // never written with a header: content unknown
-            }
-            self.stats.verify.checked_blocks += 1;
+            let state = self.snapshots[slot_index * self.units_per_buffer + i];
             let offset = s.offset + (i * unit) as u64;
-            let expected = Expected {
-                offset_bytes: offset,
-                min_generation,
-                seed: v.state.seed(),
+            // Never written with a header, or content the drive does not promise.
+            let Some(expected) = verify::expectation(state, offset, v.state.seed()) else {
+                continue;
             };
+            self.stats.verify.checked_blocks += 1;
             if let Err((kind, found)) = verify::check(u, expected) {
                 self.stats.verify.record(VerifyRecord {
                     offset_bytes: offset,
@@ -270,6 +271,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             self.stats.error_records.push(ErrorRecord {
                 job: self.p.job,
                 op: s.op,
+                command: None,
                 offset_bytes: s.offset,
                 length_bytes: s.len,
                 errno: f.errno,
