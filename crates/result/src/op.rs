@@ -14,6 +14,5 @@ pub enum Op {
     Write,
 }
 
-
 /// The other commands a mix line sends (defined with the plan, in `iogate-spec`).
 pub use iogate_spec::Command;

@@ -297,7 +297,8 @@ impl<'a> JobSetup<'a> {
                         regions,
                     },
                 ) => {
-                    let (bs, blocks) = crate::engine::sprandom::blocks_of(step, region).map_err(JobFailure::before)?;
+                    let (bs, blocks) = crate::engine::sprandom::blocks_of(step, region)
+                        .map_err(JobFailure::before)?;
                     let mut src = SpRandom::new(
                         region.offset_bytes,
                         bs,

@@ -36,15 +36,19 @@ pub(crate) fn check(step: &PlanStep, target: &Target) -> Result<UnitContent, Str
             _ => UnitContent::Unknown,
         });
     };
-    let file = std::fs::File::open(&target.path)
-        .map_err(|e| format!("{}: {e}", target.path.display()))?;
+    let file =
+        std::fs::File::open(&target.path).map_err(|e| format!("{}: {e}", target.path.display()))?;
     if !commands.is_empty() {
         let ctrl = iogate_drive::nvme::identify_controller(&file).map_err(|e| e.to_string())?;
         for &c in &commands {
             nvme_support(c, ctrl.optional_nvm_commands)?;
         }
     }
-    for m in step.mix.iter().filter(|m| m.command.is_some_and(|c| c != Command::Flush)) {
+    for m in step
+        .mix
+        .iter()
+        .filter(|m| m.command.is_some_and(|c| c != Command::Flush))
+    {
         let blocks = m.block_size_bytes / lbs;
         if blocks > MAX_COMMAND_BLOCKS {
             return Err(format!(
@@ -88,9 +92,7 @@ fn block_device_support(c: Command, target: &Target) -> Result<(), String> {
         let probe = crate::engine::discard::discard(&f, 0, 0);
         let has_command = match &probe {
             Ok(()) => true,
-            Err(crate::engine::job::EngineError::Ring(e)) => {
-                e.raw_os_error() == Some(libc::EINVAL)
-            }
+            Err(crate::engine::job::EngineError::Ring(e)) => e.raw_os_error() == Some(libc::EINVAL),
             Err(_) => false,
         };
         if let (false, Err(e)) = (has_command, probe) {

@@ -12,9 +12,9 @@ use iogate_spec::PlanStep;
 
 use crate::engine::{new_latency_histogram, Interval, JobStats, VerifyStats};
 use iogate_result::step::{
-    histogram_buckets, latency_bands, BlockSizeCount, CommandMetrics, DueLatency, FlushSummary, IntervalSample,
-    JobFigures, LatencySummary, OpMetrics, OverCount, Stall, StepDetail, StepMetrics, StepResult,
-    Submission, SubmissionPath, VerifySummary,
+    histogram_buckets, latency_bands, BlockSizeCount, CommandMetrics, DueLatency, FlushSummary,
+    IntervalSample, JobFigures, LatencySummary, OpMetrics, OverCount, Stall, StepDetail,
+    StepMetrics, StepResult, Submission, SubmissionPath, VerifySummary,
 };
 
 fn op_metrics(h: &hdrhistogram::Histogram<u64>, bytes: u64, errors: u64, secs: f64) -> OpMetrics {
@@ -178,7 +178,8 @@ pub(crate) fn merge(
     let secs = duration_ns as f64 / 1e9;
     let bytes = t.read_bytes + t.write_bytes;
     let commands = command_metrics(step, jobs, secs);
-    let errors = t.read_errors + t.write_errors + commands.iter().map(|c| c.metrics.errors).sum::<u64>();
+    let errors =
+        t.read_errors + t.write_errors + commands.iter().map(|c| c.metrics.errors).sum::<u64>();
     StepResult {
         name: step.name.clone(),
         detail: StepDetail::empty(step.kind()),
@@ -388,7 +389,11 @@ fn block_sizes(
 fn command_metrics(step: &PlanStep, jobs: &[JobStats], secs: f64) -> Vec<CommandMetrics> {
     iogate_result::Command::ALL
         .iter()
-        .filter(|c| step.mix.iter().any(|m| m.command == Some(**c) && m.weight_pct > 0.0))
+        .filter(|c| {
+            step.mix
+                .iter()
+                .any(|m| m.command == Some(**c) && m.weight_pct > 0.0)
+        })
         .map(|&c| {
             let mut sum = crate::engine::CommandStats {
                 command: c,
@@ -396,7 +401,11 @@ fn command_metrics(step: &PlanStep, jobs: &[JobStats], secs: f64) -> Vec<Command
                 errors: 0,
                 latency: crate::engine::new_latency_histogram(),
             };
-            for j in jobs.iter().flat_map(|j| &j.commands).filter(|s| s.command == c) {
+            for j in jobs
+                .iter()
+                .flat_map(|j| &j.commands)
+                .filter(|s| s.command == c)
+            {
                 sum.merge(j);
             }
             CommandMetrics {

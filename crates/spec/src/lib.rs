@@ -35,10 +35,10 @@ pub use expr::{
 pub use files::{read_bounded, read_source, MAX_SPEC_BYTES};
 pub use plan::{
     sprandom_physical_bytes, AddressMapping, AdminCommand, BaselineRule, CaseAccess,
-    CeilingStatistic, DataPattern, Command, Distribution, Durability, EventAction, EventPlan, EventSchedule,
-    Geometry, IoEngine, Limit, MixLine, OpenZones, OperatingPointsPlan, PeerRule, PiAction, Plan,
-    PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan,
-    ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan,
-    TraceFilter, TraceFormat, WriteCommand, Zone, ZoneReads, ZonedOptions,
+    CeilingStatistic, Command, DataPattern, Distribution, Durability, EventAction, EventPlan,
+    EventSchedule, Geometry, IoEngine, Limit, MixLine, OpenZones, OperatingPointsPlan, PeerRule,
+    PiAction, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region,
+    RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind,
+    SweepCase, SweepPlan, TraceFilter, TraceFormat, WriteCommand, Zone, ZoneReads, ZonedOptions,
 };
 pub use units::ByteSize;

@@ -162,7 +162,8 @@ impl Commands for BlockCommands {
         _buf: &mut [u8],
     ) -> Option<squeue::Entry> {
         let range = (req.offset, req.len);
-        super::range_commands::block_entry(self.reg, self.block_device, c, range, slot)
+        let file = (self.reg.fd, self.reg.fixed_file);
+        super::range_commands::block_entry(file, self.block_device, c, range, slot)
     }
 
     #[inline]

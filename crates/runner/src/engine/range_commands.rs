@@ -17,8 +17,6 @@
 use io_uring::{opcode, squeue, types};
 use iogate_result::Command;
 
-use super::commands::Registration;
-
 /// `BLOCK_URING_CMD_DISCARD`: `_IO(0x12, 0)`.
 const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
 const NVME_CMD_WRITE_UNCORRECTABLE: u8 = 0x04;
@@ -68,13 +66,14 @@ pub fn nvme_support(c: Command, oncs: u16) -> Result<(), String> {
     ))
 }
 
-/// The block path's entry for `c` over `[offset, offset + len)`, tagged with `slot`:
+/// The block path's entry for `c` over `[offset, offset + len)` of the file `fd` (the
+/// ring's registered file 0 when `fixed_file`), tagged with `slot`:
 /// a block device's discard (io_uring's block command) or WRITE ZEROES (fallocate), a
 /// file's hole punched or range zeroed, `fsync` for a flush. None for the commands the
 /// block path does not have ([`block_support`]). On a file both a trim and Write
 /// Zeroes punch a hole.
 pub fn block_entry(
-    reg: Registration,
+    (fd, fixed_file): (i32, bool),
     block_device: bool,
     c: Command,
     (offset, len): (u64, u32),
@@ -83,11 +82,11 @@ pub fn block_entry(
     // The registered file 0 when it is registered, else the raw descriptor.
     macro_rules! on_target {
         (|$t:ident| $body:expr) => {
-            if reg.fixed_file {
+            if fixed_file {
                 let $t = types::Fixed(0);
                 $body
             } else {
-                let $t = types::Fd(reg.fd);
+                let $t = types::Fd(fd);
                 $body
             }
         };
@@ -184,7 +183,11 @@ mod tests {
         let mut range = [0xAAu8; 32];
         let c = nvme_command(Command::Trim, 1, 12, (8 << 12, 3 << 12), &mut range);
         assert_eq!(c[0], 0x09);
-        assert_eq!(u32::from_le_bytes(c[40..44].try_into().unwrap()), 0, "one range");
+        assert_eq!(
+            u32::from_le_bytes(c[40..44].try_into().unwrap()),
+            0,
+            "one range"
+        );
         assert_eq!(u32::from_le_bytes(c[44..48].try_into().unwrap()), 4, "AD");
         assert_eq!(u32::from_le_bytes(c[36..40].try_into().unwrap()), 16);
         assert_eq!(u32::from_le_bytes(range[4..8].try_into().unwrap()), 3);
@@ -199,9 +202,21 @@ mod tests {
             assert_eq!(c[0], op);
             assert_eq!(u32::from_le_bytes(c[4..8].try_into().unwrap()), 7);
             assert_eq!(u32::from_le_bytes(c[40..44].try_into().unwrap()), 0);
-            assert_eq!(u32::from_le_bytes(c[44..48].try_into().unwrap()), 1, "SLBA high");
-            assert_eq!(u32::from_le_bytes(c[48..52].try_into().unwrap()), 7, "NLB 0-based");
-            assert_eq!(u32::from_le_bytes(c[36..40].try_into().unwrap()), 0, "no data");
+            assert_eq!(
+                u32::from_le_bytes(c[44..48].try_into().unwrap()),
+                1,
+                "SLBA high"
+            );
+            assert_eq!(
+                u32::from_le_bytes(c[48..52].try_into().unwrap()),
+                7,
+                "NLB 0-based"
+            );
+            assert_eq!(
+                u32::from_le_bytes(c[36..40].try_into().unwrap()),
+                0,
+                "no data"
+            );
         }
     }
 
@@ -212,7 +227,10 @@ mod tests {
         assert!(nvme_support(Command::Trim, oncs).is_ok());
         assert!(nvme_support(Command::Verify, oncs).is_ok());
         let e = nvme_support(Command::WriteUncorrectable, oncs).unwrap_err();
-        assert!(e.contains("Write Uncorrectable") && e.contains("bit 1"), "{e}");
+        assert!(
+            e.contains("Write Uncorrectable") && e.contains("bit 1"),
+            "{e}"
+        );
         assert!(nvme_support(Command::Flush, 0).is_ok());
         assert!(block_support(Command::Verify).is_err());
         assert!(block_support(Command::Trim).is_ok());

@@ -299,10 +299,7 @@ mod tests {
                 seen.iter().all(|&w| w),
                 "{blocks} {op} {runs}: a block never written"
             );
-            assert!(
-                n >= blocks && n <= most,
-                "{blocks} {op} {runs}: {n} writes"
-            );
+            assert!(n >= blocks && n <= most, "{blocks} {op} {runs}: {n} writes");
         }
     }
 }

@@ -299,4 +299,3 @@ impl JobStats {
         self.read_latency.len() + self.write_latency.len()
     }
 }
-

@@ -108,7 +108,9 @@ pub fn run_job<'p, R: RequestSource>(
     match &p.passthrough {
         None => {
             use std::os::unix::fs::FileTypeExt;
-            let block_device = file.metadata().is_ok_and(|m| m.file_type().is_block_device());
+            let block_device = file
+                .metadata()
+                .is_ok_and(|m| m.file_type().is_block_device());
             let cmds = |reg| BlockCommands { reg, block_device };
             JobLoop::start(file, p, src, pacer, stats, sinks, cmds)?.run()
         }
@@ -472,8 +474,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
                 return Some(gate);
             }
         }
-        if self.p.verify.is_some() && overlaps_in_flight_write(req, &self.slots)
-        {
+        if self.p.verify.is_some() && overlaps_in_flight_write(req, &self.slots) {
             return Some(0);
         }
         None

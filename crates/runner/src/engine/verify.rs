@@ -302,9 +302,8 @@ impl VerifyState {
             .generations
             .get((offset / u64::from(self.unit)) as usize)
         {
-            let newer = |cur: u64| {
-                ((value & GENERATION_MASK) >= (cur & GENERATION_MASK)).then_some(value)
-            };
+            let newer =
+                |cur: u64| ((value & GENERATION_MASK) >= (cur & GENERATION_MASK)).then_some(value);
             let _ = g.fetch_update(Ordering::Relaxed, Ordering::Relaxed, newer);
         }
     }
@@ -404,12 +403,22 @@ mod tests {
         assert_eq!((e.min_generation, e.fill), (6, Some(0)));
         assert!(check(&[0u8; 512], e).is_ok());
         assert!(check(&unit(4096, 7, 9), e).is_ok(), "a later write");
-        assert_eq!(check(&unit(4096, 5, 9), e).unwrap_err().0, MismatchKind::Stale, "the zeroing did not take");
-        assert_eq!(check(&[0xFFu8; 512], e).unwrap_err().0, MismatchKind::Corrupted);
+        assert_eq!(
+            check(&unit(4096, 5, 9), e).unwrap_err().0,
+            MismatchKind::Stale,
+            "the zeroing did not take"
+        );
+        assert_eq!(
+            check(&[0xFFu8; 512], e).unwrap_err().0,
+            MismatchKind::Corrupted
+        );
         // An older command completing late does not undo a newer write.
         state.complete_write(4096, 8);
         state.complete_command(4096, 7, UnitContent::Filled(0xFF));
-        assert_eq!(expectation(state.generation(4096), 4096, 9).unwrap().fill, None);
+        assert_eq!(
+            expectation(state.generation(4096), 4096, 9).unwrap().fill,
+            None
+        );
         // Deallocated with no promised pattern, or never written: not checked.
         state.complete_command(4096, 9, UnitContent::Unknown);
         assert!(expectation(state.generation(4096), 4096, 9).is_none());
@@ -425,7 +434,10 @@ mod tests {
         assert_eq!((t.min_generation, t.fill), (11, Some(0)));
         assert!(check(&[0u8; 512], t).is_ok());
         assert!(check(&unit(12288, 11, 9), t).is_ok());
-        assert_eq!(check(&unit(12288, 10, 9), t).unwrap_err().0, MismatchKind::Stale);
+        assert_eq!(
+            check(&unit(12288, 10, 9), t).unwrap_err().0,
+            MismatchKind::Stale
+        );
     }
 
     #[test]

@@ -166,7 +166,10 @@ fn mix_line(
 fn line_op(cx: &mut Ctx<'_>, line: &Spanned<RawMixLine>) -> Option<(Option<f64>, Option<Command>)> {
     let l = &line.value;
     let Some(op) = &l.op else {
-        let read = l.read.as_ref().map_or(Some(100.0), |r| cx.percent(r, "read share"));
+        let read = l
+            .read
+            .as_ref()
+            .map_or(Some(100.0), |r| cx.percent(r, "read share"));
         return Some((read, None));
     };
     let (read, command) = match op.value.as_str() {

@@ -16,8 +16,8 @@ use crate::document::{
     RawWorkload, Setting, Spanned,
 };
 use crate::plan::{
-    derive_seed, Command, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep, PlanTarget,
-    RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
+    derive_seed, Command, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep,
+    PlanTarget, RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
 };
 use crate::syntax::{self, SizeOrPercent, ValueError};
 

@@ -13,7 +13,17 @@ use serde::{Deserialize, Serialize};
 /// `block/fops.c` (`blkdev_fallocate`) and `include/uapi/linux/fs.h`
 /// (`BLOCK_URING_CMD_DISCARD`) for the block path.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Command {

@@ -95,16 +95,21 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
                     match w.command {
                         Command::Trim => v.state.complete_trim(offset, self.p.trim_leaves),
                         Command::WriteZeroes => {
-                            v.state.complete_command(offset, w.generation, UnitContent::Filled(0))
+                            v.state
+                                .complete_command(offset, w.generation, UnitContent::Filled(0))
                         }
-                        _ => v.state.complete_command(offset, w.generation, UnitContent::Unknown),
+                        _ => v
+                            .state
+                            .complete_command(offset, w.generation, UnitContent::Unknown),
                     }
                 }
             }
             if done >= self.p.ramp_ns {
                 let stats = self.stats.command(w.command);
                 stats.bytes += u64::from(w.len);
-                stats.latency.saturating_record(done.saturating_sub(s.start_ns).max(1));
+                stats
+                    .latency
+                    .saturating_record(done.saturating_sub(s.start_ns).max(1));
             }
             return;
         };
@@ -114,7 +119,11 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
         if self.stats.error_records.len() < MAX_ERROR_RECORDS {
             self.stats.error_records.push(ErrorRecord {
                 job: self.p.job,
-                op: if w.command == Command::Verify { Op::Read } else { Op::Write },
+                op: if w.command == Command::Verify {
+                    Op::Read
+                } else {
+                    Op::Write
+                },
                 command: Some(w.command),
                 offset_bytes: w.offset,
                 length_bytes: w.len,

@@ -1,0 +1,246 @@
+//! Mix lines of every command (`op: trim`, `write_zeroes`, `verify`,
+//! `write_uncorrectable`, `flush` beside reads and writes): on a file and a loop device
+//! each command is sent in its share, counted apart (`metrics.commands`), and reads
+//! verify what trims and Write Zeroes left; the block path refuses the NVMe-only
+//! commands before any I/O. On QEMU 10's NVMe controller, through passthrough, the
+//! controller's own SMART counters (host read and write commands) equal iogate's reads
+//! and writes while DSM, Write Zeroes and Flush go beside them, the blocks read back
+//! verified, and the commands the controller's ONCS lacks (Write Uncorrectable and
+//! Verify: QEMU 10 implements Verify's opcode but does not report it) are refused before
+//! any I/O with that reason.
+
+mod common;
+
+use std::path::Path;
+
+use common::{code, guest_put as put, iogate, json_file as json, write_spec, LoopDevice};
+
+const MIX: &str = "iogate: 1\nname: cmds\nseed: 7\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: mixed\n      queue_depth: 8\n      ios: 20000\n      verify: true\n      mix:\n        - { block_size: 4KiB, weight: 40%, op: write }\n        - { block_size: 4KiB, weight: 30%, op: read }\n        - { block_size: 16KiB, weight: 15%, op: trim }\n        - { block_size: 8KiB, weight: 10%, op: write_zeroes }\n        - { block_size: 4KiB, weight: 5%, op: flush }\n  - workload:\n      name: readback\n      ios: 8192\n      verify: true\n      mix: [ { block_size: 4KiB, op: read, random: 0% } ]\n";
+
+/// The command's entry of a step's `metrics.commands`.
+fn command<'a>(m: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    m["commands"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["command"] == name))
+        .unwrap_or_else(|| panic!("no `{name}` in {}", m["commands"]))
+}
+
+/// One run of [`MIX`] on `target`: every request counted once, each line near its
+/// share, the commands' bytes their ranges, no error, and the read-back verified.
+fn check_mix(target: &Path, zeros_checked: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(dir.path(), "cmds", MIX);
+    let out = dir.path().join("out");
+    let t = target.to_str().unwrap();
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        t,
+        "--out",
+        out.to_str().unwrap(),
+        "--allow-destructive",
+        "-q",
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&out.join("result.json"));
+    let m = &r["steps"][0]["metrics"];
+    assert_eq!(m["errors"], 0, "{}", r["steps"][0]["error_records"]);
+    let n = |v: &serde_json::Value| v["ios"].as_u64().unwrap();
+    let cmds: Vec<u64> = ["trim", "write_zeroes", "flush"]
+        .iter()
+        .map(|c| n(command(m, c)))
+        .collect();
+    assert_eq!(
+        n(m) + cmds.iter().sum::<u64>(),
+        20_000,
+        "every request once: {m}"
+    );
+    assert_eq!(
+        n(m),
+        n(&m["read"]) + n(&m["write"]),
+        "reads and writes only in `ios`"
+    );
+    // 20,000 draws: a 40% share's standard deviation is 0.35 points; 6 of them.
+    for (got, pct) in [
+        (n(&m["write"]), 40.0),
+        (n(&m["read"]), 30.0),
+        (cmds[0], 15.0),
+        (cmds[1], 10.0),
+        (cmds[2], 5.0),
+    ] {
+        let share = got as f64 / 200.0;
+        assert!((share - pct).abs() < 2.1, "{share:.2}% for {pct}%");
+    }
+    assert_eq!(command(m, "trim")["bytes"].as_u64(), Some(cmds[0] * 16384));
+    assert_eq!(
+        command(m, "write_zeroes")["bytes"].as_u64(),
+        Some(cmds[1] * 8192)
+    );
+    assert_eq!(command(m, "flush")["bytes"].as_u64(), Some(0));
+    assert!(command(m, "trim")["latency"]["mean_ns"].as_f64().unwrap() > 0.0);
+    let v = &r["steps"][1]["metrics"]["verify"];
+    assert_eq!(v["errors"], 0, "{}", r["steps"][1]["verify_records"]);
+    // Blocks last zeroed read back as zeros (and on a file, trimmed ones too).
+    assert!(
+        v["checked_blocks"].as_u64().unwrap() > if zeros_checked { 40_000 } else { 10_000 },
+        "{v}"
+    );
+}
+
+fn a_mix_of_commands_on_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    check_mix(&dir.path().join("target.img"), true);
+}
+
+fn a_mix_of_commands_on_a_loop_device() {
+    let _io = common::io_lock();
+    let dev = LoopDevice::new(32, "commands");
+    check_mix(&dev.path, false);
+}
+
+/// Verify and Write Uncorrectable on the block path: refused before any request, naming
+/// passthrough; a mistaken `op:` or one with `read:` are located diagnostics.
+fn the_block_path_refuses_nvme_only_commands_before_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.img");
+    for op in ["verify", "write_uncorrectable"] {
+        let text = format!("iogate: 1\nname: x\ntarget: {{ size: 8MiB }}\nsteps:\n  - workload:\n      name: w\n      ios: 100\n      mix:\n        - {{ block_size: 4KiB, weight: 50%, op: write }}\n        - {{ block_size: 4KiB, weight: 50%, op: {op} }}\n");
+        let spec = write_spec(dir.path(), op, &text);
+        let out = dir.path().join(op);
+        let o = iogate(&[
+            "run",
+            spec.to_str().unwrap(),
+            "--target",
+            target.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 3, "{err}");
+        assert!(
+            err.contains(&format!("`op: {op}` is an NVMe command")) && err.contains("passthrough"),
+            "{err}"
+        );
+        let r = json(&out.join("result.json"));
+        assert_eq!(
+            r["steps"][0]["metrics"]["write"]["ios"], 0,
+            "no request before the refusal"
+        );
+    }
+    let bad = "iogate: 1\nname: x\nsteps:\n  - workload:\n      name: w\n      ios: 100\n      mix:\n        - { block_size: 4KiB, weight: 50%, op: erase }\n        - { block_size: 4KiB, weight: 50%, op: trim, read: 10% }\n";
+    let spec = write_spec(dir.path(), "bad", bad);
+    let o = iogate(&["check", spec.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("bad.yaml:8:") && err.contains("found `erase`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bad.yaml:9:") && err.contains("read share with an operation"),
+        "{err}"
+    );
+}
+
+/// The guest's runs on namespace 1: the mix through passthrough with a verified
+/// read-back, then Write Uncorrectable and Verify, each alone beside writes.
+fn vm_script() -> String {
+    let mix = MIX
+        .replace("target: { size: 32MiB }\n", "")
+        .replace(
+            "      queue_depth: 8\n",
+            "      queue_depth: 8\n      engine: passthrough\n",
+        )
+        .replace(
+            "      name: readback\n",
+            "      name: readback\n      engine: passthrough\n",
+        )
+        .replace("ios: 20000", "ios: 3000")
+        .replace("ios: 8192", "ios: 2048")
+        .replace("      verify: true\n", "      verify: true\n      region: { offset: 0B, length: 8MiB }\n");
+    let mut lines = vec![put(&mix, "/tmp/m.yaml"), "iogate run /tmp/m.yaml --target /dev/ng0n1 --out /out/m --allow-destructive -q > /out/m.log 2>&1; echo $? > /out/m.rc".to_string()];
+    for op in ["write_uncorrectable", "verify"] {
+        let spec = format!("iogate: 1\nname: {op}\nsteps:\n  - workload:\n      name: w\n      engine: passthrough\n      ios: 100\n      mix:\n        - {{ block_size: 4KiB, weight: 50%, op: write }}\n        - {{ block_size: 4KiB, weight: 50%, op: {op} }}\n");
+        lines.push(put(&spec, &format!("/tmp/{op}.yaml")));
+        lines.push(format!("iogate run /tmp/{op}.yaml --target /dev/ng0n1 --out /out/{op} --allow-destructive > /out/{op}.log 2>&1; echo $? > /out/{op}.rc"));
+    }
+    lines.join("\n")
+}
+
+fn passthrough_commands_match_the_controllers_counters() {
+    let images = tempfile::tempdir().unwrap();
+    let img = images.path().join("ns.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let opts = ["--namespace", img.to_str().unwrap()];
+    let (rc, out) = common::vm::qemu_nvme_within(&opts, &vm_script(), common::VM_TIME_LIMIT_S);
+    assert_eq!(rc, 0);
+    let out = out.path();
+    let read =
+        |f: &str| std::fs::read_to_string(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    assert_eq!(read("m.rc").trim(), "0", "{}", read("m.log"));
+    let r = json(&out.join("m/result.json"));
+    assert_eq!(
+        r["target"]["nvme"]["namespace"]["deallocated_fill"], 0,
+        "QEMU reports DLFEAT 001b"
+    );
+    let s = &r["steps"][0];
+    let m = &s["metrics"];
+    assert_eq!(m["errors"], 0, "{}", s["error_records"]);
+    let h = &s["health"];
+    let delta = |f: &str| h["after"][f].as_u64().unwrap() - h["before"][f].as_u64().unwrap();
+    // QEMU counts Read and Write commands only (block accounting READ/WRITE): DSM,
+    // Write Zeroes and Flush go beside them.
+    assert_eq!(
+        delta("host_write_commands"),
+        m["write"]["ios"].as_u64().unwrap(),
+        "{h}"
+    );
+    assert_eq!(
+        delta("host_read_commands"),
+        m["read"]["ios"].as_u64().unwrap(),
+        "{h}"
+    );
+    let c: u64 = ["trim", "write_zeroes", "flush"]
+        .iter()
+        .map(|n| command(m, n)["ios"].as_u64().unwrap())
+        .sum();
+    assert!(command(m, "trim")["ios"].as_u64().unwrap() > 300, "{m}");
+    assert_eq!(m["ios"].as_u64().unwrap() + c, 3000);
+    // Trimmed blocks read back as zeros or as they were (DSM deallocates at the
+    // controller's choice), zeroed ones as zeros.
+    let v = &r["steps"][1]["metrics"]["verify"];
+    assert_eq!(v["errors"], 0, "{}", r["steps"][1]["verify_records"]);
+    assert!(v["checked_blocks"].as_u64().unwrap() > 8_000, "{v}");
+    for (op, name, bit) in [
+        ("write_uncorrectable", "Write Uncorrectable", 1),
+        ("verify", "Verify", 7),
+    ] {
+        assert_eq!(read(&format!("{op}.rc")).trim(), "3", "{op}");
+        let log = read(&format!("{op}.log"));
+        assert!(
+            log.contains(&format!("does not support {name}"))
+                && log.contains(&format!("bit {bit} clear")),
+            "{log}"
+        );
+        let r = json(&out.join(format!("{op}/result.json")));
+        let h = &r["steps"][0]["health"];
+        let writes = h["after"]["host_write_commands"]
+            .as_u64()
+            .zip(h["before"]["host_write_commands"].as_u64());
+        assert!(
+            writes.is_none_or(|(a, b)| a == b),
+            "{op}: refused before any I/O: {h}"
+        );
+    }
+}
+
+tests_main![
+    a_mix_of_commands_on_a_file,
+    a_mix_of_commands_on_a_loop_device: [Root],
+    the_block_path_refuses_nvme_only_commands_before_io,
+    passthrough_commands_match_the_controllers_counters: [Qemu],
+];
