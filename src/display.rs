@@ -82,17 +82,28 @@ impl Display {
                 bandwidth_bytes_per_s,
                 mean_latency_ns,
                 errors,
+                commands,
                 ..
             } => {
                 if let Some(bar) = self.bar.take() {
                     bar.finish();
                 }
+                // The mix lines' other commands, counted apart from reads and writes.
+                let besides: String = commands
+                    .iter()
+                    .map(|(c, n)| format!(", {n} {}", c.as_str()))
+                    .collect();
                 eprintln!(
-                    "{prefix}      {:.0} IOPS, {}/s, mean latency {}, {} errors",
+                    "{prefix}      {:.0} IOPS, {}/s, mean latency {}, {} errors{}",
                     iops,
                     format_bytes(bandwidth_bytes_per_s),
                     format_ns(mean_latency_ns),
-                    errors
+                    errors,
+                    if besides.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (reads and writes; besides them{besides})")
+                    }
                 );
             }
             RunEvent::Warning(w) => match &self.bar {

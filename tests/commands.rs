@@ -15,7 +15,7 @@ use std::path::Path;
 
 use common::{code, guest_put as put, iogate, json_file as json, write_spec, LoopDevice};
 
-const MIX: &str = "iogate: 1\nname: cmds\nseed: 7\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: mixed\n      queue_depth: 8\n      ios: 20000\n      verify: true\n      mix:\n        - { block_size: 4KiB, weight: 40%, op: write }\n        - { block_size: 4KiB, weight: 30%, op: read }\n        - { block_size: 16KiB, weight: 15%, op: trim }\n        - { block_size: 8KiB, weight: 10%, op: write_zeroes }\n        - { block_size: 4KiB, weight: 5%, op: flush }\n  - workload:\n      name: readback\n      ios: 8192\n      verify: true\n      mix: [ { block_size: 4KiB, op: read, random: 0% } ]\n";
+const MIX: &str = "iogate: 1\nname: cmds\nseed: 7\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: mixed\n      queue_depth: 8\n      ios: 20000\n      verify: true\n      mix:\n        - { block_size: 4KiB, weight: 40%, op: write }\n        - { block_size: 4KiB, weight: 30%, op: read }\n        - { block_size: 16KiB, weight: 15%, op: trim }\n        - { block_size: 8KiB, weight: 10%, op: write_zeroes }\n        - { block_size: 4KiB, weight: 5%, op: flush }\n  - workload:\n      name: readback\n      ios: 8192\n      verify: true\n      mix: [ { block_size: 4KiB, op: read, random: 0% } ]\nassert:\n  - mixed.trim.ios > 0\n  - mixed.write_zeroes.latency.p99 < 10s\n";
 
 /// The command's entry of a step's `metrics.commands`.
 fn command<'a>(m: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -79,6 +79,21 @@ fn check_mix(target: &Path, zeros_checked: bool) {
     );
     assert_eq!(command(m, "flush")["bytes"].as_u64(), Some(0));
     assert!(command(m, "trim")["latency"]["mean_ns"].as_f64().unwrap() > 0.0);
+    // A command's figures are metric paths: the assertion reads the trims' count.
+    let a = r["assertions"].as_array().unwrap();
+    let trims = a
+        .iter()
+        .find(|a| a["expr"] == "mixed.trim.ios > 0")
+        .expect("trim assertion");
+    assert_eq!(
+        (trims["passed"].as_bool(), trims["value"].as_f64()),
+        (Some(true), Some(cmds[0] as f64))
+    );
+    assert!(
+        a.iter()
+            .any(|a| a["expr"] == "mixed.write_zeroes.latency.p99 < 10s" && a["passed"] == true),
+        "{a:?}"
+    );
     let v = &r["steps"][1]["metrics"]["verify"];
     assert_eq!(v["errors"], 0, "{}", r["steps"][1]["verify_records"]);
     // Blocks last zeroed read back as zeros (and on a file, trimmed ones too).
@@ -122,11 +137,11 @@ fn the_block_path_refuses_nvme_only_commands_before_io() {
             err.contains(&format!("`op: {op}` is an NVMe command")) && err.contains("passthrough"),
             "{err}"
         );
-        let r = json(&out.join("result.json"));
-        assert_eq!(
-            r["steps"][0]["metrics"]["write"]["ios"], 0,
-            "no request before the refusal"
-        );
+        // Refused with the target before the first step: no step ran, nothing written.
+        assert!(!out.join("result.json").exists());
+        let allocated =
+            std::fs::metadata(&target).map_or(0, |m| std::os::unix::fs::MetadataExt::blocks(&m));
+        assert_eq!(allocated, 0, "{op}: nothing written");
     }
     let bad = "iogate: 1\nname: x\nsteps:\n  - workload:\n      name: w\n      ios: 100\n      mix:\n        - { block_size: 4KiB, weight: 50%, op: erase }\n        - { block_size: 4KiB, weight: 50%, op: trim, read: 10% }\n";
     let spec = write_spec(dir.path(), "bad", bad);
@@ -141,6 +156,99 @@ fn the_block_path_refuses_nvme_only_commands_before_io() {
         err.contains("bad.yaml:9:") && err.contains("read share with an operation"),
         "{err}"
     );
+}
+
+/// A step of commands alone measures them (it passes, and the plan names each line's
+/// command); a later step's unsendable command stops the run before its first step.
+fn commands_alone_pass_and_refusals_come_before_the_first_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.img");
+    let text = "iogate: 1\nname: c\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 2000\n      mix:\n        - { block_size: 4KiB, weight: 50%, op: trim }\n        - { block_size: 4KiB, weight: 30%, op: write_zeroes }\n        - { block_size: 4KiB, weight: 20%, op: flush }\n";
+    let spec = write_spec(dir.path(), "alone", text);
+    let plan = iogate(&["plan", spec.to_str().unwrap()]);
+    let plan = String::from_utf8_lossy(&plan.stdout);
+    for op in ["trim", "write_zeroes", "flush"] {
+        assert!(
+            plan.lines().any(|l| l.contains(op) && !l.contains("read ")),
+            "{plan}"
+        );
+    }
+    let out = dir.path().join("alone");
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(
+        err.contains("besides them, ") && err.contains(" trim"),
+        "{err}"
+    );
+    let m = &json(&out.join("result.json"))["steps"][0]["metrics"];
+    let total: u64 = m["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["ios"].as_u64().unwrap())
+        .sum();
+    assert_eq!((m["ios"].as_u64(), total), (Some(0), 2000));
+    // Writes, then a Verify the block path lacks: refused before the writes.
+    let fresh = dir.path().join("fresh.img");
+    let two = "iogate: 1\nname: two\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: first\n      ios: 500\n      mix: [ { block_size: 64KiB, op: write } ]\n  - workload:\n      name: second\n      ios: 10\n      mix: [ { block_size: 4KiB, op: verify } ]\n";
+    let spec = write_spec(dir.path(), "two", two);
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        fresh.to_str().unwrap(),
+        "--out",
+        dir.path().join("two").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(
+        err.contains("step `second`") && err.contains("passthrough"),
+        "{err}"
+    );
+    let allocated =
+        std::fs::metadata(&fresh).map_or(0, |m| std::os::unix::fs::MetadataExt::blocks(&m));
+    assert_eq!(allocated, 0, "the first step wrote nothing");
+}
+
+/// A file on a file system without hole punching (ramfs): trims refused before I/O.
+fn a_file_that_cannot_punch_holes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("ramfs");
+    std::fs::create_dir(&mnt).unwrap();
+    let m = std::process::Command::new("mount")
+        .args(["-t", "ramfs", "ramfs"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(m.success(), "mount ramfs");
+    let target = mnt.join("t.img");
+    std::fs::File::create(&target)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let text = "iogate: 1\nname: r\nsteps:\n  - workload:\n      name: w\n      ios: 200\n      mix:\n        - { block_size: 4KiB, weight: 50%, op: write }\n        - { block_size: 4KiB, weight: 50%, op: trim }\n";
+    let spec = write_spec(dir.path(), "r", text);
+    let o = iogate(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+    ]);
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("cannot punch holes"), "{err}");
 }
 
 /// The guest's runs on namespace 1: the mix through passthrough with a verified
@@ -158,7 +266,10 @@ fn vm_script() -> String {
         )
         .replace("ios: 20000", "ios: 3000")
         .replace("ios: 8192", "ios: 2048")
-        .replace("      verify: true\n", "      verify: true\n      region: { offset: 0B, length: 8MiB }\n");
+        .replace(
+            "      verify: true\n",
+            "      verify: true\n      region: { offset: 0B, length: 8MiB }\n",
+        );
     let mut lines = vec![put(&mix, "/tmp/m.yaml"), "iogate run /tmp/m.yaml --target /dev/ng0n1 --out /out/m --allow-destructive -q > /out/m.log 2>&1; echo $? > /out/m.rc".to_string()];
     for op in ["write_uncorrectable", "verify"] {
         let spec = format!("iogate: 1\nname: {op}\nsteps:\n  - workload:\n      name: w\n      engine: passthrough\n      ios: 100\n      mix:\n        - {{ block_size: 4KiB, weight: 50%, op: write }}\n        - {{ block_size: 4KiB, weight: 50%, op: {op} }}\n");
@@ -226,15 +337,8 @@ fn passthrough_commands_match_the_controllers_counters() {
                 && log.contains(&format!("bit {bit} clear")),
             "{log}"
         );
-        let r = json(&out.join(format!("{op}/result.json")));
-        let h = &r["steps"][0]["health"];
-        let writes = h["after"]["host_write_commands"]
-            .as_u64()
-            .zip(h["before"]["host_write_commands"].as_u64());
-        assert!(
-            writes.is_none_or(|(a, b)| a == b),
-            "{op}: refused before any I/O: {h}"
-        );
+        // Refused before the run's first step: no step ran.
+        assert!(!out.join(format!("{op}/result.json")).exists(), "{op}");
     }
 }
 
@@ -242,5 +346,7 @@ tests_main![
     a_mix_of_commands_on_a_file,
     a_mix_of_commands_on_a_loop_device: [Root],
     the_block_path_refuses_nvme_only_commands_before_io,
+    commands_alone_pass_and_refusals_come_before_the_first_step,
+    a_file_that_cannot_punch_holes_is_refused: [Root],
     passthrough_commands_match_the_controllers_counters: [Qemu],
 ];

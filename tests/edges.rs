@@ -154,7 +154,7 @@ fn nothing_measured_is_not_a_pass() {
         (
             "verify_write_only",
             "  - workload:\n      name: w\n      ios: 10\n      verify: true\n      mix: [ { block_size: 4KiB, read: 0%, random: 100% } ]\n",
-            "checks nothing on a workload that only writes",
+            "checks nothing on a workload without reads",
         ),
         (
             "data_read_only",

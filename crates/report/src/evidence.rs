@@ -17,7 +17,7 @@ pub fn run_gaps(result: &RunResult) -> Vec<String> {
     for s in result.steps.iter().filter(|s| s.error.is_none()) {
         match s.kind() {
             StepKind::Workload | StepKind::Precondition | StepKind::Replay | StepKind::Repeat => {
-                if completed(&s.metrics.all) == 0 {
+                if step_empty(s) {
                     out.push(format!("step `{}` completed no request", s.name));
                 }
             }
@@ -146,6 +146,12 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
         OpFilter::All => (&s.metrics.all, "request"),
         OpFilter::Read => (&s.metrics.read, "read"),
         OpFilter::Write => (&s.metrics.write, "write"),
+        OpFilter::Command(c) => {
+            let Some(x) = s.metrics.commands.iter().find(|x| x.command == c) else {
+                return Some(format!("step `{}` sends no `{}`", s.name, c.as_str()));
+            };
+            (&x.metrics, c.as_str())
+        }
     };
     // A count or a rate of zero is a measurement once the step completed requests; a
     // latency of no sample is not.
@@ -182,7 +188,13 @@ fn completed(o: &OpMetrics) -> u64 {
 fn step_empty(s: &StepResult) -> bool {
     match s.sweep() {
         Some(w) => w.cases.iter().all(case_empty),
-        _ => completed(&s.metrics.all) == 0,
+        _ => {
+            completed(&s.metrics.all) == 0
+                && s.metrics
+                    .commands
+                    .iter()
+                    .all(|c| completed(&c.metrics) == 0)
+        }
     }
 }
 

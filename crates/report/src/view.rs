@@ -287,10 +287,17 @@ fn step_view(s: &StepResult) -> StepView {
     }
 }
 
-/// Per-operation rows: (operation, requests, mean, stddev, p99 latency).
+/// Per-operation rows: (operation, requests, mean, stddev, p99 latency): reads, writes,
+/// then the mix lines' other commands (`commands[]`), each when it completed any.
 fn op_rows(s: &StepResult) -> Vec<(String, u64, String, String, String)> {
+    let commands = s
+        .metrics
+        .commands
+        .iter()
+        .map(|c| (c.command.as_str(), &c.metrics));
     [("read", &s.metrics.read), ("write", &s.metrics.write)]
         .into_iter()
+        .chain(commands)
         .filter(|(_, o)| o.ios > 0)
         .map(|(name, o)| {
             (

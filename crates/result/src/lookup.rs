@@ -52,10 +52,8 @@ pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
 pub fn tail_metric_refs(step: &StepResult) -> Vec<MetricRef> {
     let mut out = Vec::new();
     for op in [OpFilter::All, OpFilter::Read, OpFilter::Write] {
-        let o = match op {
-            OpFilter::All => &step.metrics.all,
-            OpFilter::Read => &step.metrics.read,
-            OpFilter::Write => &step.metrics.write,
+        let Some(o) = of_op(&step.metrics, op) else {
+            continue;
         };
         let nines = (5..=iogate_spec::MAX_NINES)
             .map(LatencyStat::Nines)
@@ -267,6 +265,8 @@ impl RunResult {
                                 OpFilter::All => i.latency.as_ref(),
                                 OpFilter::Read => i.read_latency.as_ref(),
                                 OpFilter::Write => i.write_latency.as_ref(),
+                                // Intervals count reads and writes only.
+                                OpFilter::Command(_) => None,
                             };
                             // An interval too small to rank the percentile has no sample.
                             summary.map(|l| l.get(stat) / 1e9).filter(|v| !v.is_nan())
@@ -319,11 +319,8 @@ impl RunResult {
             _ => {}
         }
         let metrics = &step.metrics;
-        let o = match m.op {
-            OpFilter::All => &metrics.all,
-            OpFilter::Read => &metrics.read,
-            OpFilter::Write => &metrics.write,
-        };
+        // A command the step's mix does not send has no figures.
+        let o = of_op(metrics, m.op)?;
         let (ios, bytes, iops, bw, errors, lat) = (
             o.ios,
             o.bytes,
@@ -406,6 +403,22 @@ fn interval_has(i: &IntervalSample, op: OpFilter) -> bool {
         OpFilter::All => i.ios() > 0,
         OpFilter::Read => i.read_ios > 0,
         OpFilter::Write => i.write_ios > 0,
+        OpFilter::Command(_) => false,
+    }
+}
+
+/// The figures of `op` in a step: all requests, reads, writes, or a command's
+/// (`commands[]`; None when the step's mix does not send it).
+fn of_op(metrics: &crate::step::StepMetrics, op: OpFilter) -> Option<&crate::step::OpMetrics> {
+    match op {
+        OpFilter::All => Some(&metrics.all),
+        OpFilter::Read => Some(&metrics.read),
+        OpFilter::Write => Some(&metrics.write),
+        OpFilter::Command(c) => metrics
+            .commands
+            .iter()
+            .find(|x| x.command == c)
+            .map(|x| &x.metrics),
     }
 }
 

@@ -44,6 +44,9 @@ pub enum RunEvent {
         mean_latency_ns: f64,
         /// Failed or short requests.
         errors: u64,
+        /// The mix lines' other commands the step completed: (command, count), in
+        /// `commands[]` order; empty when its mix sends none.
+        commands: Vec<(iogate_result::Command, u64)>,
     },
     /// A run of a set of runs (`--repeat N`, N ≥ 2) started.
     SetRunStarted {

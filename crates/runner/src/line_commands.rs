@@ -9,7 +9,9 @@
 use std::collections::BTreeSet;
 
 use iogate_result::{Command, TargetKind};
-use iogate_spec::PlanStep;
+use iogate_spec::{Plan, PlanStep};
+
+use crate::error::RunError;
 
 use crate::engine::range_commands::{block_support, nvme_support, MAX_COMMAND_BLOCKS};
 use crate::engine::verify::UnitContent;
@@ -30,6 +32,7 @@ pub(crate) fn check(step: &PlanStep, target: &Target) -> Result<UnitContent, Str
         for &c in &commands {
             block_support(c)?;
             block_device_support(c, target)?;
+            file_support(c, target)?;
         }
         return Ok(match target.kind {
             TargetKind::File => UnitContent::Filled(0),
@@ -63,6 +66,49 @@ pub(crate) fn check(step: &PlanStep, target: &Target) -> Result<UnitContent, Str
         .ok()
         .and_then(|n| n.deallocated_fill);
     Ok(fill.map_or(UnitContent::Unknown, UnitContent::Filled))
+}
+
+/// Every step's commands against the target, before the run's first step: the first
+/// step that cannot send one, with why.
+///
+/// Errors: [`RunError::Unsupported`] naming the step.
+pub(crate) fn check_plan(plan: &Plan, target: &Target) -> Result<(), RunError> {
+    for step in plan
+        .steps
+        .iter()
+        .filter(|s| s.mix.iter().any(|m| m.command.is_some()))
+    {
+        check(step, target)
+            .map_err(|why| RunError::Unsupported(format!("step `{}`: {why}", step.name)))?;
+    }
+    Ok(())
+}
+
+/// Whether a file takes `c`: a trim and Write Zeroes punch holes, which some file
+/// systems (ramfs) cannot. The probe punches one block past the file's end (its size
+/// kept: nothing is discarded); a file not created yet is probed when its step starts.
+fn file_support(c: Command, target: &Target) -> Result<(), String> {
+    if target.kind != TargetKind::File || !matches!(c, Command::Trim | Command::WriteZeroes) {
+        return Ok(());
+    }
+    let Ok(f) = std::fs::OpenOptions::new().write(true).open(&target.path) else {
+        return Ok(());
+    };
+    let Ok(end) = f.metadata().map(|m| m.len()) else {
+        return Ok(());
+    };
+    let mode = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+    let len = u64::from(target.logical_block_size.max(512));
+    let rc = rustix::fs::fallocate(&f, mode, end, len);
+    match rc {
+        Ok(()) => Ok(()),
+        Err(e) => Err(format!(
+            "`op: {}`: {} cannot punch holes ({e}): on a file both trims and Write Zeroes are \
+             punched holes",
+            c.as_str(),
+            target.path.display()
+        )),
+    }
 }
 
 /// Whether a block device takes `c`: a trim needs discard, Write Zeroes needs the

@@ -310,7 +310,9 @@ fn per_job(jobs: &[JobStats], secs: f64) -> Vec<JobFigures> {
                     0.0
                 },
                 bytes: j.read_bytes + j.write_bytes,
-                errors: j.read_errors + j.write_errors,
+                errors: j.read_errors
+                    + j.write_errors
+                    + j.commands.iter().map(|c| c.errors).sum::<u64>(),
                 mean_latency_ns: if h.is_empty() { 0.0 } else { h.mean() },
                 p99_latency_ns: if h.is_empty() {
                     0

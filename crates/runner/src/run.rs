@@ -111,6 +111,7 @@ pub fn check_target(plan: &Plan, target: &Target) -> Result<(), crate::error::Ru
     crate::zones::check(plan, target)?;
     crate::purge::check(plan, target)?;
     crate::during::check(plan, target)?;
+    crate::line_commands::check_plan(plan, target)?;
     let Some(step) = plan.steps.iter().find(|s| s.polled) else {
         return Ok(());
     };
@@ -284,6 +285,12 @@ pub fn execute(
             bandwidth_bytes_per_s: r.metrics.all.bandwidth_bytes_per_s,
             mean_latency_ns: r.metrics.all.latency.mean_ns,
             errors: r.metrics.all.errors,
+            commands: r
+                .metrics
+                .commands
+                .iter()
+                .map(|c| (c.command, c.metrics.ios))
+                .collect(),
         });
         let failed = r.error.clone();
         r.loops = step.loops.clone();

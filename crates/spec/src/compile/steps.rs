@@ -537,17 +537,20 @@ pub(super) fn latency_bands(
 }
 
 /// Settings a workload's mix makes void, which would otherwise pass with nothing
-/// measured: `verify: true` on a mix that only writes (no read checks a block; the
+/// measured: `verify: true` on a mix without reads (no read checks a block; the
 /// writes are stamped anyway when any step verifies) and `data:` on a mix that only
 /// reads (no write carries it).
 fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
-    let reads = mix.iter().any(|m| m.weight_pct > 0.0 && m.read_pct > 0.0);
-    let writes = mix.iter().any(|m| m.weight_pct > 0.0 && m.read_pct < 100.0);
+    // Reads and writes that move data: a line's other commands (`op: trim`, …) carry
+    // none to stamp or check, and count in no `fsync:` interval.
+    let moves = |m: &&MixLine| m.weight_pct > 0.0 && m.command.is_none();
+    let reads = mix.iter().filter(moves).any(|m| m.read_pct > 0.0);
+    let writes = mix.iter().filter(moves).any(|m| m.read_pct < 100.0);
     if let Some(v) = w.verify.as_ref().filter(|v| v.value && !reads) {
         let span = cx.span(v);
         cx.error(
             span,
-            "`verify: true` checks nothing on a workload that only writes",
+            "`verify: true` checks nothing on a workload without reads",
             "expected a mix with reads: verification checks the reads of blocks the run \
              wrote (every step's writes are stamped when any step verifies, so a later read \
              step with `verify: true` checks these)",

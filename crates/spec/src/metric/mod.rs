@@ -49,6 +49,9 @@ pub enum OpFilter {
     Read,
     /// Writes only.
     Write,
+    /// One of the mix lines' other commands (`trim.latency.p99`): its `commands[]`
+    /// figures (ios, bytes, iops, bandwidth, errors, latency).
+    Command(crate::plan::Command),
 }
 
 /// A latency statistic. Percentiles up to four nines are stored in every result
@@ -537,6 +540,7 @@ impl fmt::Display for MetricRef {
             OpFilter::All => {}
             OpFilter::Read => f.write_str(".read")?,
             OpFilter::Write => f.write_str(".write")?,
+            OpFilter::Command(c) => write!(f, ".{}", c.as_str())?,
         }
         match self.metric {
             Metric::Iops => f.write_str(".iops"),

@@ -74,7 +74,15 @@ impl MetricPath {
         match self.segments.get(i).map(|(n, _)| n.as_str()) {
             Some("read") => (op, i) = (OpFilter::Read, i + 1),
             Some("write") => (op, i) = (OpFilter::Write, i + 1),
-            _ => {}
+            Some(name) => {
+                if let Some(c) = crate::plan::Command::ALL
+                    .iter()
+                    .find(|c| c.as_str() == name)
+                {
+                    (op, i) = (OpFilter::Command(*c), i + 1);
+                }
+            }
+            None => {}
         }
         let metric = self.quantity(&mut i, op)?;
         if let Some((extra, xspan)) = self.segments.get(i + 1) {
@@ -127,8 +135,10 @@ impl MetricPath {
             // `health.*` without a step: the drive's log over the whole run.
             Some((name, _)) if name == "health" => Ok((String::new(), 0)),
             Some((name, span)) => {
-                let is_quantity =
-                    METRIC_NAMES.contains(&name.as_str()) || name == "read" || name == "write";
+                let is_quantity = METRIC_NAMES.contains(&name.as_str())
+                    || name == "read"
+                    || name == "write"
+                    || crate::plan::Command::ALL.iter().any(|c| c.as_str() == name);
                 match (is_quantity, default_step) {
                     (true, Some(d)) => Ok((d.to_string(), 0)),
                     _ => Err(path_error(

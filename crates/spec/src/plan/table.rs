@@ -195,11 +195,14 @@ fn replay_line(s: &PlanStep, out: &mut String) {
 /// The mix lines of a workload.
 fn mix_lines(s: &PlanStep, out: &mut String) {
     for m in &s.mix {
+        let what = match m.command {
+            Some(c) => format!("{:<12}", c.as_str()),
+            None => format!("read {:>6.2}%", m.read_pct),
+        };
         out.push_str(&format!(
-            "      {:>8} weight {:>6.2}%  read {:>6.2}%  random {:>6.2}%  align {}\n",
+            "      {:>8} weight {:>6.2}%  {what}  random {:>6.2}%  align {}\n",
             ByteSize(m.block_size_bytes).to_string(),
             m.weight_pct,
-            m.read_pct,
             m.random_pct,
             ByteSize(m.align_bytes)
         ));
