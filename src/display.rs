@@ -6,7 +6,7 @@
 use std::io::IsTerminal;
 
 use iogate_runner::RunEvent;
-use iogate_spec::units::{format_bytes, format_ns};
+use iogate_spec::units::format_ns;
 
 /// Prints run events on stderr: a progress bar per step (with ETA) on a terminal, one
 /// line per step otherwise; only warnings in quiet mode.
@@ -77,34 +77,11 @@ impl Display {
                     bar.set_position((f * 1000.0) as u64);
                 }
             }
-            RunEvent::StepFinished {
-                iops,
-                bandwidth_bytes_per_s,
-                mean_latency_ns,
-                errors,
-                commands,
-                ..
-            } => {
+            RunEvent::StepFinished { .. } => {
                 if let Some(bar) = self.bar.take() {
                     bar.finish();
                 }
-                // The mix lines' other commands, counted apart from reads and writes.
-                let besides: String = commands
-                    .iter()
-                    .map(|(c, n)| format!(", {n} {}", c.as_str()))
-                    .collect();
-                eprintln!(
-                    "{prefix}      {:.0} IOPS, {}/s, mean latency {}, {} errors{}",
-                    iops,
-                    format_bytes(bandwidth_bytes_per_s),
-                    format_ns(mean_latency_ns),
-                    errors,
-                    if besides.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (reads and writes; besides them{besides})")
-                    }
-                );
+                eprintln!("{prefix}      {}", e.finished_line().unwrap_or_default());
             }
             RunEvent::Warning(w) => match &self.bar {
                 Some(bar) => bar.println(format!("warning: {w}")),

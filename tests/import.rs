@@ -20,6 +20,7 @@ mod job_options;
 mod rand_read;
 use job_options::{
     sprandom_jobs_convert_to_an_sprandom_precondition,
+    trim_jobs_and_write_modes_convert_to_command_lines,
     zbd_jobs_convert_to_zones_and_bad_zone_values_are_warned,
 };
 use rand_read::a_converted_fio_rand_read_reaches_fio_iops_on_a_throttled_device;
@@ -35,6 +36,7 @@ tests_main![
     a_job_file_reads_as_fio_reads_it: [Fio],
     zbd_jobs_convert_to_zones_and_bad_zone_values_are_warned,
     sprandom_jobs_convert_to_an_sprandom_precondition,
+    trim_jobs_and_write_modes_convert_to_command_lines,
 ];
 
 /// Options whose value the fio importer writes into the spec (everything else it reads

@@ -1,5 +1,6 @@
 //! tests/import.rs's fio options with a step of their own to become: `zonemode=zbd`
-//! jobs (`zones:`) and fio 3.41's SPRandom jobs (`precondition: { method: sprandom }`),
+//! jobs (`zones:`), fio 3.41's SPRandom jobs (`precondition: { method: sprandom }`) and
+//! trim jobs and write modes (mix lines with `op:`),
 //! each converted from a fixture in tests/import/ and snapshot-tested.
 
 use crate::common::{self, code, iogate};
@@ -71,7 +72,8 @@ pub(crate) fn zbd_jobs_convert_to_zones_and_bad_zone_values_are_warned() {
         assert!(stderr.contains(found), "missing `{found}`:\n{stderr}");
     }
     assert!(stderr.contains(":39:1: fio option `write_mode` is not converted"));
-    assert!(stderr.contains(":49:1: fio option `write_mode` is not converted"));
+    // write_mode=uncor converts: the job's writes become Write Uncorrectable commands.
+    assert!(yaml.contains("op: write_uncorrectable"), "{yaml}");
     assert!(
         !yaml.contains("max_open") && !yaml.contains("zone_append"),
         "{yaml}"
@@ -113,4 +115,44 @@ pub(crate) fn sprandom_jobs_convert_to_an_sprandom_precondition() {
         assert!(stderr.contains(said), "missing `{said}` in:\n{stderr}");
     }
     assert!(!stderr.contains("iogate has no equivalent"), "{stderr}");
+}
+
+/// Trim jobs (`rw=randtrim`, `trimwrite` with a bssplit) and the io_uring_cmd engine's
+/// `write_mode` (one mode, or a ratio of write commands) convert to mix lines with
+/// `op:` (tests/import/commands.fio); trimwrite's block-by-block order and a ratio not
+/// summing to 100 are warnings on their line. The converted spec compiles; spec and
+/// diagnostics are snapshots.
+pub(crate) fn trim_jobs_and_write_modes_convert_to_command_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = iogate(&["import", "fio", "tests/import/commands.fio"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(code(&o), 0, "{stderr}");
+    let yaml = String::from_utf8_lossy(&o.stdout).into_owned();
+    insta::assert_snapshot!("commands_fio_spec", yaml);
+    insta::assert_snapshot!("commands_fio_diagnostics", stderr);
+    let spec = common::write_spec(dir.path(), "commands", &yaml);
+    let check = iogate(&["check", spec.to_str().unwrap()]);
+    assert_eq!(
+        code(&check),
+        0,
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    for line in [
+        "{ block_size: 16KiB, op: trim, random: 100% }",
+        "{ block_size: 64KiB, weight: 25%, op: write, random: 0%",
+        "{ block_size: 4KiB, weight: 30%, op: write_zeroes, random: 100% }",
+        "{ block_size: 4KiB, weight: 10%, op: write_uncorrectable, random: 100% }",
+        "{ block_size: 4KiB, op: write_zeroes, random: 0% }",
+    ] {
+        assert!(yaml.contains(line), "{line} in\n{yaml}");
+    }
+    assert!(
+        stderr.contains("`rw=trimwrite` becomes a trim line and a write line"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("write_mode=write/60:zeroes/30\n") && stderr.contains("summing to 100"),
+        "{stderr}"
+    );
 }

@@ -142,16 +142,9 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
     if step_empty(s) {
         return Some(format!("step `{}` completed no request", s.name));
     }
-    let (ops, name) = match m.op {
-        OpFilter::All => (&s.metrics.all, "request"),
-        OpFilter::Read => (&s.metrics.read, "read"),
-        OpFilter::Write => (&s.metrics.write, "write"),
-        OpFilter::Command(c) => {
-            let Some(x) = s.metrics.commands.iter().find(|x| x.command == c) else {
-                return Some(format!("step `{}` sends no `{}`", s.name, c.as_str()));
-            };
-            (&x.metrics, c.as_str())
-        }
+    let (ops, name) = match op_figures(s, m.op) {
+        Ok(found) => found,
+        Err(gap) => return Some(gap),
     };
     // A count or a rate of zero is a measurement once the step completed requests; a
     // latency of no sample is not.
@@ -183,6 +176,20 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
 
 fn completed(o: &OpMetrics) -> u64 {
     o.ios + o.errors
+}
+
+/// A step's figures of `op` and the operation's name, or why it has none (its mix sends
+/// no such command).
+fn op_figures(s: &StepResult, op: OpFilter) -> Result<(&OpMetrics, &'static str), String> {
+    Ok(match op {
+        OpFilter::All => (&s.metrics.all, "request"),
+        OpFilter::Read => (&s.metrics.read, "read"),
+        OpFilter::Write => (&s.metrics.write, "write"),
+        OpFilter::Command(c) => match s.metrics.commands.iter().find(|x| x.command == c) {
+            Some(x) => (&x.metrics, c.as_str()),
+            None => return Err(format!("step `{}` sends no `{}`", s.name, c.as_str())),
+        },
+    })
 }
 
 fn step_empty(s: &StepResult) -> bool {

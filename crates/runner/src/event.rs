@@ -58,3 +58,35 @@ pub enum RunEvent {
     /// Something the user should know that does not stop the run.
     Warning(String),
 }
+
+impl RunEvent {
+    /// A finished step's console line: `1234 IOPS, 4.82 MiB/s, mean latency 812µs, 0
+    /// errors`, with the commands it completed besides its reads and writes (`(reads and
+    /// writes; besides them, 1004 trim, 380 flush)`); None for other events.
+    pub fn finished_line(&self) -> Option<String> {
+        let RunEvent::StepFinished {
+            iops,
+            bandwidth_bytes_per_s,
+            mean_latency_ns,
+            errors,
+            commands,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let counts: Vec<String> = commands
+            .iter()
+            .map(|(c, n)| format!("{n} {}", c.as_str()))
+            .collect();
+        let besides = match counts.is_empty() {
+            true => String::new(),
+            false => format!(" (reads and writes; besides them, {})", counts.join(", ")),
+        };
+        Some(format!(
+            "{iops:.0} IOPS, {}/s, mean latency {}, {errors} errors{besides}",
+            iogate_spec::units::format_bytes(*bandwidth_bytes_per_s),
+            iogate_spec::units::format_ns(*mean_latency_ns),
+        ))
+    }
+}

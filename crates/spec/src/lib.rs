@@ -9,6 +9,7 @@
 
 pub mod case;
 pub mod cli_values;
+pub mod command;
 pub mod compile;
 pub mod diag;
 pub mod dim;

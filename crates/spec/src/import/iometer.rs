@@ -512,6 +512,7 @@ fn workload(
             align: (align != size as u64).then(|| format_bytes(align)),
             burst: (delay > 0 && burst > 1).then_some(burst as u64),
             delay: (delay > 0).then(|| format_duration_ns(delay_ns)),
+            op: None,
         });
     }
     let ns = |s: u64| {

@@ -89,8 +89,11 @@ pub struct MixOut {
     pub block_size: String,
     /// `60%`; `None` for a single line.
     pub weight: Option<String>,
-    /// `80%`.
+    /// `80%` (written only without `op`).
     pub read: String,
+    /// What every request of the line is (`trim`, `write_zeroes`, …), written as `op:`
+    /// instead of `read:`; None: reads and writes by `read`.
+    pub op: Option<&'static str>,
     /// `100%`.
     pub random: String,
     /// Alignment of random offsets.
@@ -319,7 +322,10 @@ impl WorkloadOut {
             if let Some(w) = &m.weight {
                 kv.push(format!("weight: {w}"));
             }
-            kv.push(format!("read: {}", m.read));
+            match m.op {
+                Some(op) => kv.push(format!("op: {op}")),
+                None => kv.push(format!("read: {}", m.read)),
+            }
             kv.push(format!("random: {}", m.random));
             if let Some(a) = &m.align {
                 kv.push(format!("align: {a}"));

@@ -51,7 +51,7 @@ pub enum OpFilter {
     Write,
     /// One of the mix lines' other commands (`trim.latency.p99`): its `commands[]`
     /// figures (ios, bytes, iops, bandwidth, errors, latency).
-    Command(crate::plan::Command),
+    Command(crate::command::Command),
 }
 
 /// A latency statistic. Percentiles up to four nines are stored in every result

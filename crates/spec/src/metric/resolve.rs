@@ -75,7 +75,7 @@ impl MetricPath {
             Some("read") => (op, i) = (OpFilter::Read, i + 1),
             Some("write") => (op, i) = (OpFilter::Write, i + 1),
             Some(name) => {
-                if let Some(c) = crate::plan::Command::ALL
+                if let Some(c) = crate::command::Command::ALL
                     .iter()
                     .find(|c| c.as_str() == name)
                 {
@@ -138,7 +138,9 @@ impl MetricPath {
                 let is_quantity = METRIC_NAMES.contains(&name.as_str())
                     || name == "read"
                     || name == "write"
-                    || crate::plan::Command::ALL.iter().any(|c| c.as_str() == name);
+                    || crate::command::Command::ALL
+                        .iter()
+                        .any(|c| c.as_str() == name);
                 match (is_quantity, default_step) {
                     (true, Some(d)) => Ok((d.to_string(), 0)),
                     _ => Err(path_error(

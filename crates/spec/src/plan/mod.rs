@@ -11,7 +11,6 @@ use serde::Serialize;
 use crate::expr::{Assertion, MetricRef};
 use crate::metric::Metric;
 
-mod command;
 mod data;
 mod distribution;
 mod events;
@@ -25,7 +24,7 @@ pub mod shorten;
 mod sweep;
 mod table;
 mod zoned;
-pub use command::Command;
+pub use crate::command::Command;
 pub use data::{DataPattern, DEFAULT_COMPRESS_CHUNK_BYTES};
 pub use distribution::{sprandom_physical_bytes, Distribution, Zone};
 pub use events::{AdminCommand, EventAction, EventPlan, EventSchedule};

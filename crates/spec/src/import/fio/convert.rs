@@ -21,6 +21,8 @@ const SECOND_NS: u64 = 1_000_000_000;
 struct Shape {
     read_pct: f64,
     random_pct: f64,
+    /// Share of requests that are trims (`rw=trim`, `randtrim`: 100; `trimwrite`: 50).
+    trim_pct: f64,
     sync_engine: bool,
     passthrough: bool,
 }
@@ -82,7 +84,8 @@ impl Job<'_> {
         };
         w.mix = mix;
         let region_bytes = self.region(&mut w, kb, spec);
-        let random_write = shape.read_pct == 0.0 && shape.random_pct >= 100.0;
+        let random_write =
+            shape.read_pct == 0.0 && shape.random_pct >= 100.0 && shape.trim_pct == 0.0;
         if let Some(step) = self.sprandom(&w, random_write) {
             spec.steps.push(step);
             names.insert(name);
@@ -159,7 +162,16 @@ impl Job<'_> {
             .split_once(':')
             .map_or((rw.as_str(), None), |(m, n)| (m, Some(n)));
         match rw_shares(mode.trim(), rwmixread) {
-            Ok((read_pct, mut random_pct)) => {
+            Ok((read_pct, mut random_pct, trim_pct)) => {
+                if let (true, Some(o)) = (trim_pct > 0.0 && trim_pct < 100.0, &rw_opt) {
+                    let span = o.span.clone();
+                    self.diag(
+                        span,
+                        Severity::Warning,
+                        format!("`rw={}` becomes a trim line and a write line", mode.trim()),
+                        "fio writes each block right after trimming it; the two lines (half the requests each) interleave over the region, not block by block".into(),
+                    );
+                }
                 if let (Some(_), Some(o)) = (modifier, &rw_opt) {
                     self.warn(o, "the `:N` offset modifier (holes between sequential requests) is not in iogate's access specification");
                 }
@@ -178,6 +190,7 @@ impl Job<'_> {
                 Some(Shape {
                     read_pct,
                     random_pct,
+                    trim_pct,
                     sync_engine,
                     passthrough,
                 })
@@ -187,7 +200,7 @@ impl Job<'_> {
                 self.refuse(
                     span,
                     format!("job `{}` is out of scope: {why}", self.section.name),
-                    "expected read, write, randread, randwrite, rw or randrw".into(),
+                    "expected read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite".into(),
                 );
                 None
             }
@@ -437,7 +450,7 @@ impl Job<'_> {
                 ..Default::default()
             })
             .collect();
-        Some(lines)
+        Some(with_trims(lines, shape.trim_pct))
     }
 
     /// `offset` and `size` → the region; returns its length when given in bytes. Sets
@@ -473,4 +486,38 @@ impl Job<'_> {
             _ => None,
         }
     }
+}
+
+/// A trim job's lines: each line's requests split into trims (`trim_pct` of them) and
+/// writes, each part its own line (`op: trim`, `op: write`) with its share of the
+/// weight; unchanged without trims.
+fn with_trims(lines: Vec<MixOut>, trim_pct: f64) -> Vec<MixOut> {
+    if trim_pct <= 0.0 {
+        return lines;
+    }
+    let mut out = Vec::new();
+    for l in lines {
+        let weight = l
+            .weight
+            .as_deref()
+            .and_then(|w| w.trim_end_matches('%').parse::<f64>().ok());
+        let parts: &[(&'static str, f64)] = if trim_pct >= 100.0 {
+            &[("trim", 100.0)]
+        } else {
+            &[("trim", 50.0), ("write", 50.0)]
+        };
+        for &(op, share) in parts {
+            let w = match (weight, parts.len()) {
+                (Some(w), _) => Some(format_pct(w * share / 100.0)),
+                (None, 1) => None,
+                (None, _) => Some(format_pct(share)),
+            };
+            out.push(MixOut {
+                weight: w,
+                op: Some(op),
+                ..l.clone()
+            });
+        }
+    }
+    out
 }

@@ -296,18 +296,20 @@ impl Job<'_> {
     }
 }
 
-/// Read share and random share of an `rw=` value; `Err` with the reason for trims.
-fn rw_shares(rw: &str, rwmixread: f64) -> Result<(f64, f64), &'static str> {
+/// Read, random and trim shares of an `rw=` value (fio's HOWTO, `readwrite`): a trim
+/// job's requests are deallocations (`op: trim`), a trimwrite's half trims, half writes.
+fn rw_shares(rw: &str, rwmixread: f64) -> Result<(f64, f64, f64), &'static str> {
     Ok(match rw {
-        "read" => (100.0, 0.0),
-        "write" => (0.0, 0.0),
-        "randread" => (100.0, 100.0),
-        "randwrite" => (0.0, 100.0),
-        "rw" | "readwrite" => (rwmixread, 0.0),
-        "randrw" => (rwmixread, 100.0),
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err("trim workloads are not in iogate's access specification")
-        }
+        "read" => (100.0, 0.0, 0.0),
+        "write" => (0.0, 0.0, 0.0),
+        "randread" => (100.0, 100.0, 0.0),
+        "randwrite" => (0.0, 100.0, 0.0),
+        "rw" | "readwrite" => (rwmixread, 0.0, 0.0),
+        "randrw" => (rwmixread, 100.0, 0.0),
+        "trim" => (0.0, 0.0, 100.0),
+        "randtrim" => (0.0, 100.0, 100.0),
+        "trimwrite" => (0.0, 0.0, 50.0),
+        "randtrimwrite" => (0.0, 100.0, 50.0),
         _ => return Err("an unknown `rw` mode"),
     })
 }

@@ -5,7 +5,7 @@
 //! `none` are not converted). Child of `convert`; values read with the parent's helpers.
 
 use super::super::super::format_pct;
-use super::super::super::yaml::WorkloadOut;
+use super::super::super::yaml::{MixOut, WorkloadOut};
 use super::super::{Job, Opt};
 use super::Shape;
 use crate::diag::Severity;
@@ -207,12 +207,77 @@ impl Job<'_> {
                 &o,
                 "an option of the io_uring_cmd engine (iogate's `engine: passthrough`)",
             ),
-            _ => self.warn(
-                &o,
-                "Write Uncorrectable, Write Zeroes, Verify and mixes of write commands are not in iogate",
-            ),
+            modes => match write_modes(modes) {
+                Some(split) if shape.read_pct == 0.0 => w.mix = split_writes(&w.mix, &split),
+                Some(_) => self.warn(
+                    &o,
+                    "write_mode with reads in the mix: only a job that only writes is converted to command lines",
+                ),
+                None => self.warn(
+                    &o,
+                    "expected write, zeroes, uncor or verify, or a ratio of them (write/60:zeroes/40) summing to 100",
+                ),
+            },
         }
     }
+}
+
+/// fio's `write_mode` of the io_uring_cmd engine as (mix line `op:`, share of writes in
+/// percent): one mode (`zeroes`) or a ratio (`write/60:zeroes/30:uncor/10`, summing to
+/// 100); None when a mode is unknown or the shares do not sum to 100.
+fn write_modes(v: &str) -> Option<Vec<(&'static str, f64)>> {
+    let parts: Vec<&str> = v.split(':').map(str::trim).collect();
+    let single = parts.len() == 1;
+    let mut out = Vec::new();
+    for p in parts {
+        let (mode, pct) = match p.split_once('/') {
+            Some((m, n)) => (
+                m.trim(),
+                n.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)?,
+            ),
+            None if single => (p, 100.0),
+            None => return None,
+        };
+        let op = match mode {
+            "write" => "write",
+            "zeroes" => "write_zeroes",
+            "uncor" => "write_uncorrectable",
+            "verify" => "verify",
+            _ => return None,
+        };
+        out.push((op, pct));
+    }
+    let total: f64 = out.iter().map(|(_, p)| p).sum();
+    ((total - 100.0).abs() < 1e-6).then_some(out)
+}
+
+/// Each write line of `mix` split into one line per write mode, each with its share of
+/// the line's weight (a line without a weight holds 100%).
+fn split_writes(mix: &[MixOut], modes: &[(&'static str, f64)]) -> Vec<MixOut> {
+    let mut out = Vec::new();
+    for l in mix {
+        if !matches!(l.op, None | Some("write")) {
+            out.push(l.clone());
+            continue;
+        }
+        let weight = l
+            .weight
+            .as_deref()
+            .and_then(|w| w.trim_end_matches('%').parse::<f64>().ok())
+            .unwrap_or(100.0);
+        let single = modes.len() == 1 && l.weight.is_none();
+        for &(op, share) in modes.iter().filter(|m| m.1 > 0.0) {
+            out.push(MixOut {
+                weight: (!single).then(|| format_pct(weight * share / 100.0)),
+                op: Some(op),
+                ..l.clone()
+            });
+        }
+    }
+    out
 }
 
 /// `n` without a fraction when it is whole (`2`, `3.33`).
