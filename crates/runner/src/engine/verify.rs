@@ -86,18 +86,14 @@ pub fn stamp(unit: &mut [u8], offset: u64, generation: u64, seed: u64) {
 
 /// Checks one unit read from the target. `Ok` when it holds what `expected` allows: its
 /// fill byte everywhere (a trimmed or zeroed unit), or a valid header of the unit at
-/// `min_generation` or later. A filled unit that holds an older header is stale (the
-/// trim or Write Zeroes did not take); any other content is corrupted.
+/// `min_generation` or later. Anything else is judged as a written unit's content is: an
+/// older header stale (the trim or Write Zeroes did not take), another unit's misplaced,
+/// the rest corrupted or foreign.
 pub fn check(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Found)> {
     if let Some(fill) = expected.fill {
         if unit.iter().all(|&b| b == fill) {
             return Ok(());
         }
-        return match check_header(unit, expected) {
-            Ok(()) => Ok(()),
-            Err((MismatchKind::Stale, found)) => Err((MismatchKind::Stale, found)),
-            Err((_, found)) => Err((MismatchKind::Corrupted, found)),
-        };
     }
     check_header(unit, expected)
 }

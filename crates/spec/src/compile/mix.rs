@@ -84,7 +84,12 @@ fn mix_line(
     weight_known: &mut bool,
 ) -> Option<MixLine> {
     let l = &line.value;
-    let bs = block_size(cx, &l.block_size, lbs, region);
+    // A flush names no range: its block size is read, then one logical block (no
+    // buffer of the size written is ever used).
+    let bs = match l.op.as_ref().map(|o| o.value.as_str()) {
+        Some("flush") => cx.byte_size(&l.block_size, "block size").map(|_| lbs),
+        _ => block_size(cx, &l.block_size, lbs, region),
+    };
     let weight = match &l.weight {
         Some(w) => cx.percent(w, "weight"),
         None if single => Some(100.0),

@@ -269,10 +269,12 @@ fn cpus(cx: &mut Ctx<'_>, w: &RawWorkload) -> Vec<u32> {
 }
 
 /// The plan's estimates: the duration of a time-bounded step (ramp included), the bytes
-/// of a request- or byte-bounded one (requests × the mix's mean block size).
+/// of a request- or byte-bounded one (requests × the mix's mean block size, a flush's 0).
 fn estimates(limit: Limit, ramp_ns: u64, mix: &[MixLine]) -> (Option<u64>, Option<u64>) {
     let mean_bs: f64 = mix
         .iter()
+        // A flush names no range.
+        .filter(|m| m.command != Some(Command::Flush))
         .map(|m| m.block_size_bytes as f64 * m.weight_pct / 100.0)
         .sum();
     match limit {
