@@ -17,6 +17,12 @@ use common::{code, guest_put as put, iogate, json_file as json, write_spec, Loop
 
 const MIX: &str = "iogate: 1\nname: cmds\nseed: 7\ntarget: { size: 32MiB }\nsteps:\n  - workload:\n      name: mixed\n      queue_depth: 8\n      ios: 20000\n      verify: true\n      mix:\n        - { block_size: 4KiB, weight: 40%, op: write }\n        - { block_size: 4KiB, weight: 30%, op: read }\n        - { block_size: 16KiB, weight: 15%, op: trim }\n        - { block_size: 8KiB, weight: 10%, op: write_zeroes }\n        - { block_size: 4KiB, weight: 5%, op: flush }\n  - workload:\n      name: readback\n      ios: 8192\n      verify: true\n      mix: [ { block_size: 4KiB, op: read, random: 0% } ]\nassert:\n  - mixed.trim.ios > 0\n  - mixed.write_zeroes.latency.p99 < 10s\n";
 
+/// `iogate run spec --target target --out out`.
+fn run(spec: &Path, target: &Path, out: &Path) -> std::process::Output {
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    iogate(&["run", &s(spec), "--target", &s(target), "--out", &s(out)])
+}
+
 /// The command's entry of a step's `metrics.commands`.
 fn command<'a>(m: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     m["commands"]
@@ -123,14 +129,7 @@ fn the_block_path_refuses_nvme_only_commands_before_io() {
         let text = format!("iogate: 1\nname: x\ntarget: {{ size: 8MiB }}\nsteps:\n  - workload:\n      name: w\n      ios: 100\n      mix:\n        - {{ block_size: 4KiB, weight: 50%, op: write }}\n        - {{ block_size: 4KiB, weight: 50%, op: {op} }}\n");
         let spec = write_spec(dir.path(), op, &text);
         let out = dir.path().join(op);
-        let o = iogate(&[
-            "run",
-            spec.to_str().unwrap(),
-            "--target",
-            target.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let o = run(&spec, &target, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(code(&o), 3, "{err}");
         assert!(
@@ -174,14 +173,7 @@ fn commands_alone_pass_and_refusals_come_before_the_first_step() {
         );
     }
     let out = dir.path().join("alone");
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run(&spec, &target, &out);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 0, "{err}");
     assert!(
@@ -200,14 +192,7 @@ fn commands_alone_pass_and_refusals_come_before_the_first_step() {
     let fresh = dir.path().join("fresh.img");
     let two = "iogate: 1\nname: two\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: first\n      ios: 500\n      mix: [ { block_size: 64KiB, op: write } ]\n  - workload:\n      name: second\n      ios: 10\n      mix: [ { block_size: 4KiB, op: verify } ]\n";
     let spec = write_spec(dir.path(), "two", two);
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        fresh.to_str().unwrap(),
-        "--out",
-        dir.path().join("two").to_str().unwrap(),
-    ]);
+    let o = run(&spec, &fresh, &dir.path().join("two"));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
     assert!(
@@ -237,14 +222,7 @@ fn a_file_that_cannot_punch_holes_is_refused() {
         .unwrap();
     let text = "iogate: 1\nname: r\nsteps:\n  - workload:\n      name: w\n      ios: 200\n      mix:\n        - { block_size: 4KiB, weight: 50%, op: write }\n        - { block_size: 4KiB, weight: 50%, op: trim }\n";
     let spec = write_spec(dir.path(), "r", text);
-    let o = iogate(&[
-        "run",
-        spec.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        dir.path().join("o").to_str().unwrap(),
-    ]);
+    let o = run(&spec, &target, &dir.path().join("o"));
     let _ = std::process::Command::new("umount").arg(&mnt).status();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");

@@ -527,10 +527,6 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
                 self.stats.record_skipped(k, now, self.p.ramp_ns);
             }
         }
-        if self.stats.first_issue_ns.is_none() {
-            self.stats.first_issue_ns = Some(now);
-        }
-        self.issue.seq += 1;
         if self.timed {
             // Issue lag is taken when the batch's submitting call is made
             // (`submit_and_wait`), the moment the request log records as the issue time.
@@ -539,12 +535,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         if let Some(last) = self.issue.last_issue_ns.filter(|_| now >= self.p.ramp_ns) {
             self.stats.head_to_head.saturating_record(now - last);
         }
-        self.issue.last_issue_ns = Some(now);
-        self.inflight += 1;
-        self.issue.issued_ios += 1;
-        self.issue.issued_bytes += u64::from(req.len);
-        self.issue.unsubmitted += 1;
-        self.issue.batch.push(slot);
+        self.pushed(slot, req.len, now);
         true
     }
 

@@ -71,15 +71,22 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             self.slots[si].work = Work::Idle;
             return false;
         }
+        self.pushed(slot, req.len, now);
+        true
+    }
+
+    /// The bookkeeping of a request of `len` bytes pushed in `slot` at `now` (a read,
+    /// write or command): the job's first issue, the issue order, what is in flight, the
+    /// limit's counts and the batch the next enter submits.
+    pub(super) fn pushed(&mut self, slot: u32, len: u32, now: u64) {
         self.stats.first_issue_ns.get_or_insert(now);
         self.issue.seq += 1;
         self.issue.last_issue_ns = Some(now);
         self.inflight += 1;
         self.issue.issued_ios += 1;
-        self.issue.issued_bytes += u64::from(req.len);
+        self.issue.issued_bytes += u64::from(len);
         self.issue.unsubmitted += 1;
         self.issue.batch.push(slot);
-        true
     }
 
     /// A completed command: counted by command (after the ramp) or as a failure, with an
