@@ -7,7 +7,8 @@
 //! and writes while DSM, Write Zeroes and Flush go beside them, the blocks read back
 //! verified, and the commands the controller's ONCS lacks (Write Uncorrectable and
 //! Verify: QEMU 10 implements Verify's opcode but does not report it) are refused before
-//! any I/O with that reason.
+//! any I/O with that reason, as is the block path's trim on the guest's Linux 6.1 (no
+//! io_uring discard before 6.12).
 
 mod common;
 
@@ -249,6 +250,10 @@ fn vm_script() -> String {
             "      verify: true\n      region: { offset: 0B, length: 8MiB }\n",
         );
     let mut lines = vec![put(&mix, "/tmp/m.yaml"), "iogate run /tmp/m.yaml --target /dev/ng0n1 --out /out/m --allow-destructive -q > /out/m.log 2>&1; echo $? > /out/m.rc".to_string()];
+    // The block path's trim on the guest's Linux 6.1, which has no io_uring discard.
+    let block = "iogate: 1\nname: b\nsteps:\n  - workload:\n      name: w\n      ios: 100\n      mix:\n        - { block_size: 4KiB, weight: 50%, op: write }\n        - { block_size: 4KiB, weight: 50%, op: trim }\n";
+    lines.push(put(block, "/tmp/b.yaml"));
+    lines.push("iogate run /tmp/b.yaml --target /dev/nvme0n1 --out /out/b --allow-destructive > /out/b.log 2>&1; echo $? > /out/b.rc".to_string());
     for op in ["write_uncorrectable", "verify"] {
         let spec = format!("iogate: 1\nname: {op}\nsteps:\n  - workload:\n      name: w\n      engine: passthrough\n      ios: 100\n      mix:\n        - {{ block_size: 4KiB, weight: 50%, op: write }}\n        - {{ block_size: 4KiB, weight: 50%, op: {op} }}\n");
         lines.push(put(&spec, &format!("/tmp/{op}.yaml")));
@@ -318,6 +323,65 @@ fn passthrough_commands_match_the_controllers_counters() {
         // Refused before the run's first step: no step ran.
         assert!(!out.join(format!("{op}/result.json")).exists(), "{op}");
     }
+    // A kernel before 6.12 cannot discard through io_uring: refused, saying so.
+    let log = read("b.log");
+    assert_eq!(read("b.rc").trim(), "3", "{log}");
+    assert!(log.contains("needs Linux 6.12"), "{log}");
+    assert!(!out.join("b/result.json").exists());
+}
+
+/// A command's figures in a baseline: bless stores them and the next run is judged
+/// against them (a rule on a figure never stored would pass forever); a latency
+/// threshold on a command, which commands do not count, is a located spec error.
+fn command_figures_are_baselined_and_thresholds_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.img");
+    let golden = dir.path().join("golden");
+    let text = "iogate: 1\nname: base\ntarget: { size: 16MiB }\nsteps:\n  - workload:\n      name: w\n      ios: 3000\n      mix:\n        - { block_size: 4KiB, weight: 60%, op: write }\n        - { block_size: 16KiB, weight: 40%, op: trim }\nbaseline:\n  w.trim.ios: -1%\n";
+    let spec = write_spec(dir.path(), "base", text);
+    let g = golden.to_str().unwrap();
+    let first = dir.path().join("first");
+    assert_eq!(code(&run(&spec, &target, &first)), 0);
+    let b = iogate(&["bless", first.to_str().unwrap(), "--golden", g]);
+    assert_eq!(code(&b), 0, "{}", String::from_utf8_lossy(&b.stderr));
+    let second = dir.path().join("second");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let o = iogate(&[
+        "run",
+        &s(&spec),
+        "--target",
+        &s(&target),
+        "--out",
+        &s(&second),
+        "--baseline",
+        g,
+    ]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&second.join("result.json"));
+    let rule = &r["baseline"]["rules"][0];
+    assert_eq!(rule["metric"], "w.trim.ios", "{rule}");
+    // Same seed, same requests: the trims' count is the blessed one.
+    assert_eq!(
+        (rule["outcome"].as_str(), rule["change_pct"].as_f64()),
+        (Some("pass"), Some(0.0)),
+        "{rule}"
+    );
+    assert!(
+        rule["baseline"].as_f64().is_some_and(|b| b > 900.0),
+        "{rule}"
+    );
+    let bad = text.replace(
+        "baseline:\n  w.trim.ios: -1%\n",
+        "assert:\n  - w.trim.latency.over[1ms] < 5\n",
+    );
+    let spec = write_spec(dir.path(), "over", &bad);
+    let o = iogate(&["check", spec.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("a figure of `trim`") && err.contains("over.yaml:12:"),
+        "{err}"
+    );
 }
 
 tests_main![
@@ -325,6 +389,7 @@ tests_main![
     a_mix_of_commands_on_a_loop_device: [Root],
     the_block_path_refuses_nvme_only_commands_before_io,
     commands_alone_pass_and_refusals_come_before_the_first_step,
+    command_figures_are_baselined_and_thresholds_refused,
     a_file_that_cannot_punch_holes_is_refused: [Root],
     passthrough_commands_match_the_controllers_counters: [Qemu],
 ];

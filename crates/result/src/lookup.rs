@@ -47,6 +47,36 @@ pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
     out
 }
 
+/// The figures of each command a step's mix sent (`trim.iops`, `trim.latency.p99`, …):
+/// IOPS, bandwidth, requests, bytes, errors and every total-latency statistic its
+/// requests decide.
+pub fn command_metric_refs(step: &StepResult) -> Vec<MetricRef> {
+    let mut out = Vec::new();
+    for c in &step.metrics.commands {
+        let mut metrics = vec![
+            Metric::Iops,
+            Metric::Bandwidth,
+            Metric::Ios,
+            Metric::Bytes,
+            Metric::Errors,
+        ];
+        metrics.extend(LatencyStat::NAMES.iter().map(|(_, s)| Metric::Latency(*s)));
+        metrics.extend(
+            (5..=iogate_spec::MAX_NINES)
+                .map(LatencyStat::Nines)
+                .filter(|s| !c.metrics.latency.get(*s).is_nan())
+                .map(Metric::Latency),
+        );
+        out.extend(metrics.into_iter().map(|metric| MetricRef {
+            step: step.name.clone(),
+            case: None,
+            op: OpFilter::Command(c.command),
+            metric,
+        }));
+    }
+    out
+}
+
 /// A step's tail metrics where it has them: percentiles of five nines and more that its
 /// requests decide, and the counts over the latency thresholds it counted.
 pub fn tail_metric_refs(step: &StepResult) -> Vec<MetricRef> {
@@ -160,6 +190,7 @@ impl RunResult {
         let mut out = Vec::new();
         for step in &self.steps {
             out.extend(step_metric_refs(&step.name));
+            out.extend(command_metric_refs(step));
             out.extend(tail_metric_refs(step));
             for c in step.sweep().into_iter().flat_map(|s| &s.cases) {
                 // Counts over thresholds, and the requests they are counted in (the

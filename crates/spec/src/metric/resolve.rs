@@ -84,7 +84,20 @@ impl MetricPath {
             }
             None => {}
         }
+        let at = self.segments.get(i).map(|(_, sp)| sp.clone());
+        if let (OpFilter::Command(c), Some((name, span))) = (op, self.segments.get(i)) {
+            if !["iops", "bandwidth", "ios", "bytes", "errors", "latency"].contains(&name.as_str())
+            {
+                return Err(command_figure(c, span.clone(), format!("`{name}`")));
+            }
+        }
         let metric = self.quantity(&mut i, op)?;
+        if let (OpFilter::Command(c), Metric::LatencyOver(_) | Metric::LatencyOverPct(_)) =
+            (op, metric)
+        {
+            let span = at.unwrap_or_else(|| self.end_span());
+            return Err(command_figure(c, span, format!("`{self}`")));
+        }
         if let Some((extra, xspan)) = self.segments.get(i + 1) {
             return Err(path_error(
                 xspan.clone(),
@@ -450,4 +463,17 @@ impl MetricPath {
         }
         Ok(Some(c))
     }
+}
+
+/// What a command's figures are, for a path that names another (`trim.verify_errors`,
+/// `trim.latency.over[1ms]`).
+fn command_figure(c: crate::command::Command, span: Range<usize>, found: String) -> PathError {
+    path_error(
+        span,
+        format!(
+            "a figure of `{}` (one of: ios, bytes, iops, bandwidth, errors, latency.<statistic>; commands count no latency thresholds)",
+            c.as_str()
+        ),
+        found,
+    )
 }

@@ -208,6 +208,11 @@ impl Job<'_> {
                 "an option of the io_uring_cmd engine (iogate's `engine: passthrough`)",
             ),
             modes => match write_modes(modes) {
+                // fio takes write_mode only with its io_uring_cmd engine.
+                Some(_) if !shape.passthrough => self.warn(
+                    &o,
+                    "an option of the io_uring_cmd engine (iogate's `engine: passthrough`): converted as plain writes",
+                ),
                 Some(split) if shape.read_pct == 0.0 => w.mix = split_writes(&w.mix, &split),
                 Some(_) => self.warn(
                     &o,
