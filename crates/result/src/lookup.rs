@@ -27,15 +27,7 @@ use crate::step::{IntervalSample, StepResult};
 pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
     let mut out = Vec::new();
     for op in [OpFilter::All, OpFilter::Read, OpFilter::Write] {
-        let mut metrics = vec![
-            Metric::Iops,
-            Metric::Bandwidth,
-            Metric::Ios,
-            Metric::Bytes,
-            Metric::Errors,
-        ];
-        metrics.extend(LatencyStat::NAMES.iter().map(|(_, s)| Metric::Latency(*s)));
-        for metric in metrics {
+        for metric in operation_metrics() {
             out.push(MetricRef {
                 step: step.to_string(),
                 case: None,
@@ -47,20 +39,27 @@ pub fn step_metric_refs(step: &str) -> Vec<MetricRef> {
     out
 }
 
+/// The figures one operation has in a step (all requests, reads, writes or a command):
+/// IOPS, bandwidth, requests, bytes, errors and every stored total-latency statistic.
+fn operation_metrics() -> Vec<Metric> {
+    let mut metrics = vec![
+        Metric::Iops,
+        Metric::Bandwidth,
+        Metric::Ios,
+        Metric::Bytes,
+        Metric::Errors,
+    ];
+    metrics.extend(LatencyStat::NAMES.iter().map(|(_, s)| Metric::Latency(*s)));
+    metrics
+}
+
 /// The figures of each command a step's mix sent (`trim.iops`, `trim.latency.p99`, …):
 /// IOPS, bandwidth, requests, bytes, errors and every total-latency statistic its
 /// requests decide.
 pub fn command_metric_refs(step: &StepResult) -> Vec<MetricRef> {
     let mut out = Vec::new();
     for c in &step.metrics.commands {
-        let mut metrics = vec![
-            Metric::Iops,
-            Metric::Bandwidth,
-            Metric::Ios,
-            Metric::Bytes,
-            Metric::Errors,
-        ];
-        metrics.extend(LatencyStat::NAMES.iter().map(|(_, s)| Metric::Latency(*s)));
+        let mut metrics = operation_metrics();
         metrics.extend(
             (5..=iogate_spec::MAX_NINES)
                 .map(LatencyStat::Nines)

@@ -201,7 +201,6 @@ pub fn status_errno(res: i32) -> i32 {
 /// `NVME_URING_CMD_IO`: `_IOWR('N', 0x80, struct nvme_uring_cmd)`, the structure 72 bytes.
 pub const NVME_URING_CMD_IO: u32 = (3 << 30) | (72 << 16) | ((b'N' as u32) << 8) | 0x80;
 /// NVMe NVM command set opcodes.
-const NVME_CMD_FLUSH: u8 = 0x00;
 const NVME_CMD_WRITE: u8 = 0x01;
 /// CDW12 bit 30 of Read and Write: Force Unit Access.
 const NVME_FUA: u32 = 1 << 30;
@@ -376,9 +375,13 @@ impl Commands for NvmeCommands {
 
     /// NVMe Flush (00h) of the namespace: no data, no LBA range.
     fn flush_entry(&self, slot: u16) -> squeue::Entry128 {
-        let mut c = [0u8; 80];
-        c[0] = NVME_CMD_FLUSH;
-        c[4..8].copy_from_slice(&self.nsid.to_le_bytes());
+        let c = super::range_commands::nvme_command(
+            iogate_result::Command::Flush,
+            self.nsid,
+            self.lba_shift,
+            (0, 0),
+            &mut [],
+        );
         self.passthrough_entry(c, slot, false)
     }
 

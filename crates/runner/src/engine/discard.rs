@@ -10,7 +10,7 @@ use io_uring::{opcode, types, IoUring};
 use super::job::EngineError;
 
 /// `BLOCK_URING_CMD_DISCARD` (Linux 6.12+, `include/uapi/linux/fs.h`): `_IO(0x12, 0)`.
-const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
+pub(super) const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
 
 /// Discards `[offset, offset + len)` of the block device behind `file` (opened for
 /// writing) with io_uring's block discard command: the asynchronous BLKDISCARD. Offset

@@ -17,8 +17,8 @@
 use io_uring::{opcode, squeue, types};
 use iogate_result::Command;
 
-/// `BLOCK_URING_CMD_DISCARD`: `_IO(0x12, 0)`.
-const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
+use super::discard::BLOCK_URING_CMD_DISCARD;
+
 const NVME_CMD_WRITE_UNCORRECTABLE: u8 = 0x04;
 const NVME_CMD_WRITE_ZEROES: u8 = 0x08;
 const NVME_CMD_DSM: u8 = 0x09;
@@ -218,6 +218,14 @@ mod tests {
                 "no data"
             );
         }
+    }
+
+    #[test]
+    fn a_flush_names_its_namespace_and_nothing_else() {
+        let c = nvme_command(Command::Flush, 3, 9, (0, 0), &mut []);
+        assert_eq!(c[0], 0x00);
+        assert_eq!(u32::from_le_bytes(c[4..8].try_into().unwrap()), 3);
+        assert!(c[8..].iter().all(|&b| b == 0));
     }
 
     #[test]

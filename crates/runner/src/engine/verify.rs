@@ -175,6 +175,17 @@ pub enum UnitContent {
     Unknown,
 }
 
+impl UnitContent {
+    /// Its tag in a unit's state: zeros, 0xFF, or unknown (any other fill is unknown).
+    fn tag(self) -> u64 {
+        match self {
+            UnitContent::Filled(0x00) => TAG_ZEROS,
+            UnitContent::Filled(0xFF) => TAG_ONES,
+            UnitContent::Filled(_) | UnitContent::Unknown => TAG_UNKNOWN,
+        }
+    }
+}
+
 /// What a read of a unit must find, from the unit's state when the read was issued:
 /// None when it is not checked (never written, or unknown content); else the check's
 /// expectation.
@@ -263,11 +274,7 @@ impl VerifyState {
     /// `content`: zeros (Write Zeroes), the drive's deallocated pattern (a trim), or
     /// unknown content.
     pub fn complete_command(&self, offset: u64, generation: u64, content: UnitContent) {
-        let tag = match content {
-            UnitContent::Filled(0x00) => TAG_ZEROS,
-            UnitContent::Filled(0xFF) => TAG_ONES,
-            UnitContent::Filled(_) | UnitContent::Unknown => TAG_UNKNOWN,
-        };
+        let tag = content.tag();
         self.complete(offset, (generation & GENERATION_MASK) | tag);
     }
 
@@ -277,11 +284,7 @@ impl VerifyState {
     /// §3.3.3) and a discard likewise, as what it held: its generation stays, and a
     /// header of it or a later write is accepted too.
     pub fn complete_trim(&self, offset: u64, content: UnitContent) {
-        let tag = match content {
-            UnitContent::Filled(0x00) => TAG_ZEROS,
-            UnitContent::Filled(0xFF) => TAG_ONES,
-            UnitContent::Filled(_) | UnitContent::Unknown => TAG_UNKNOWN,
-        };
+        let tag = content.tag();
         if let Some(g) = self
             .generations
             .get((offset / u64::from(self.unit)) as usize)
