@@ -38,6 +38,56 @@ pub(crate) struct SweepView {
     pub charts: Vec<String>,
     /// SNIA PTS DIRTH's operating points, when the sweep has them.
     pub points: Option<crate::points_view::PointsView>,
+    /// The pre-writes before each round, when the sweep has them.
+    pub pre_writes: Option<PreWritesView>,
+}
+
+/// The pre-writes before each round (`pre_writes:`): one row per round.
+#[derive(Serialize)]
+pub(crate) struct PreWritesView {
+    /// Column headers.
+    pub header: Vec<String>,
+    /// Round, repetitions, requests, written, IOPS, mean latency, errors.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The pre-writes' table of `sweep`, when it ran any.
+fn pre_writes_view(sweep: &SweepResult) -> Option<PreWritesView> {
+    if sweep.pre_writes.is_empty() {
+        return None;
+    }
+    let header = [
+        "before round",
+        "repetitions",
+        "requests",
+        "written",
+        "IOPS",
+        "mean latency",
+        "errors",
+    ];
+    let rows = sweep
+        .pre_writes
+        .iter()
+        .map(|p| {
+            vec![
+                p.round.to_string(),
+                p.repetitions.to_string(),
+                p.ios.to_string(),
+                ByteSize(p.written_bytes).to_string(),
+                format!("{:.0}", p.iops),
+                if p.ios == 0 {
+                    "—".to_string()
+                } else {
+                    format_ns(p.mean_latency_ns)
+                },
+                p.errors.to_string(),
+            ]
+        })
+        .collect();
+    Some(PreWritesView {
+        header: header.map(String::from).to_vec(),
+        rows,
+    })
 }
 
 fn metric_name(m: SteadyMetric) -> &'static str {
@@ -205,7 +255,8 @@ pub(crate) fn sweep_view(step: &StepResult, with_charts: bool) -> Option<SweepVi
         points: sweep
             .operating_points
             .as_ref()
-            .map(|p| crate::points_view::points_view(&step.name, p, with_charts)),
+            .map(|p| crate::points_view::points_view(&step.name, sweep, p, with_charts)),
+        pre_writes: pre_writes_view(sweep),
         charts: charts
             .into_iter()
             .map(|c| match c {

@@ -148,7 +148,7 @@ pub struct SteadyStateResult {
 pub struct SweepResult {
     /// Rounds run.
     pub rounds: u32,
-    /// Bytes written over all rounds and cases.
+    /// Bytes written over all rounds and cases (the pre-writes apart: `pre_writes`).
     pub written_bytes: u64,
     /// First and last round of the measurement window (1-based).
     pub window_rounds: [u32; 2],
@@ -163,6 +163,30 @@ pub struct SweepResult {
     /// SNIA PTS DIRTH's operating points, when the spec asks for them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operating_points: Option<OperatingPoints>,
+    /// The pre-writes before each round (SNIA PTS ECW/CBW, `pre_writes:`), in round
+    /// order; empty without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_writes: Vec<PreWritesRound>,
+}
+
+/// The pre-writes run before one round: the repetitions that ran, summed (a stop or an
+/// error can end them early; a round none of whose repetitions ran has no record).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PreWritesRound {
+    /// The round they preceded (1-based).
+    pub round: u32,
+    /// Repetitions that ran.
+    pub repetitions: u32,
+    /// Write requests completed.
+    pub ios: u64,
+    /// Bytes written.
+    pub written_bytes: u64,
+    /// Their mean IOPS over the repetitions' run time (requests / seconds).
+    pub iops: f64,
+    /// Mean total latency of their requests, ns.
+    pub mean_latency_ns: f64,
+    /// Failed requests.
+    pub errors: u64,
 }
 
 /// IOPS against concurrency for one block size and read share (SeekMark's and every

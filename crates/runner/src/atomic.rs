@@ -28,8 +28,8 @@ fn write_shapes(step: &PlanStep, out: &mut Vec<(u64, u64)>) -> Option<()> {
     match &step.body {
         StepBody::Replay(r) if r.filter.writes => return None,
         StepBody::Sweep(s) => {
-            for c in &s.cases {
-                write_shapes(&c.step, out)?;
+            for c in s.steps() {
+                write_shapes(c, out)?;
             }
         }
         StepBody::PowerCycle(p) => write_shapes(&p.workload, out)?,

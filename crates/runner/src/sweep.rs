@@ -1,5 +1,6 @@
-//! Sweeps: a plan's [`SweepPlan`] run in rounds, each round running every case (a
-//! workload step, through `run::run_step`) in order; after each round the steady-state
+//! Sweeps: a plan's [`SweepPlan`] run in rounds, each round running its pre-writes
+//! (`pre_writes:`, SNIA PTS ECW/CBW) and then every case (a workload step, through
+//! `run::run_step`) in order; after each round the steady-state
 //! criterion (`iogate_spec::steady`) is evaluated on the tracked case's metric, and rounds
 //! stop when it holds or at the round limit. The measurement window is the last window;
 //! each case's reported figures are its averages over the window (SNIA PTS).
@@ -9,12 +10,14 @@
 
 use iogate_spec::plan::derive_seed;
 use iogate_spec::steady::{self, Window};
-use iogate_spec::{PlanStep, SteadyStatePlan, SweepPlan};
+use iogate_spec::{PlanStep, PreWritesPlan, SteadyStatePlan, SweepPlan};
 
 use std::collections::VecDeque;
 
 use iogate_result::cases::operating_points;
-use iogate_result::cases::{saturation, CaseFigures, CaseResult, SteadyStateResult, SweepResult};
+use iogate_result::cases::{
+    saturation, CaseFigures, CaseResult, PreWritesRound, SteadyStateResult, SweepResult,
+};
 use iogate_result::points::WindowLatency;
 use iogate_result::step::HistogramBucket;
 use iogate_result::StepResult;
@@ -40,12 +43,71 @@ fn case_figures(r: &StepResult) -> CaseFigures {
 /// then invalidates whole erase blocks in order and never copies in garbage collection
 /// (WSAT on `tests/ftl` showed write amplification 1.0 and no write cliff), and a cache
 /// sees the same blocks again.
-fn reseeded(step: &PlanStep, round: u32) -> PlanStep {
+fn reseeded(step: &PlanStep, round: u64) -> PlanStep {
     let mut step = step.clone();
     for (k, s) in step.job_seeds.iter_mut().enumerate() {
-        *s = derive_seed(*s, u64::from(round), k as u64);
+        *s = derive_seed(*s, round, k as u64);
     }
     step
+}
+
+/// The pre-writes before round `round` (0-based): the plan's step `times` times, each
+/// with seeds derived from the round and the repetition (new offsets every time), until
+/// a stop or a failed repetition. Returns their summed record (None when none ran) and
+/// the first error.
+fn run_pre_writes(
+    pre: &PreWritesPlan,
+    round: u32,
+    run_case: &mut impl FnMut(&PlanStep) -> StepResult,
+    stopped: &impl Fn() -> bool,
+) -> (Option<PreWritesRound>, Option<String>) {
+    let mut rec = PreWritesRound {
+        round: round + 1,
+        ..PreWritesRound::default()
+    };
+    let (mut latency_sum, mut seconds) = (0.0, 0.0);
+    for rep in 0..pre.times {
+        if stopped() {
+            break;
+        }
+        let r = run_case(&reseeded(
+            &pre.step,
+            u64::from(round) << 16 | u64::from(rep),
+        ));
+        let w = &r.metrics.write;
+        rec.repetitions += 1;
+        rec.ios += w.ios;
+        rec.written_bytes += w.bytes;
+        rec.errors += r.metrics.all.errors;
+        latency_sum += w.latency.mean_ns * w.ios as f64;
+        seconds += r.duration_ns as f64 / 1e9;
+        if let Some(e) = &r.error {
+            return (
+                Some(finish(rec, latency_sum, seconds)),
+                Some(format!("{}: {e}", pre.step.name)),
+            );
+        }
+    }
+    (
+        (rec.repetitions > 0).then(|| finish(rec, latency_sum, seconds)),
+        None,
+    )
+}
+
+/// A pre-write record's means from its sums: IOPS over the repetitions' run time, mean
+/// latency weighted by requests (0 without requests: nothing completed to average).
+fn finish(mut rec: PreWritesRound, latency_sum: f64, seconds: f64) -> PreWritesRound {
+    rec.iops = if seconds > 0.0 {
+        rec.ios as f64 / seconds
+    } else {
+        0.0
+    };
+    rec.mean_latency_ns = if rec.ios > 0 {
+        latency_sum / rec.ios as f64
+    } else {
+        0.0
+    };
+    rec
 }
 
 /// Each case's latency histograms of its last rounds (round, buckets): enough for the
@@ -136,7 +198,16 @@ pub fn run_sweep(
     let mut rounds = 0;
     let mut written = 0u64;
     let mut histograms = Recent::new(sweep);
+    let mut pre_writes = Vec::new();
     'rounds: for round in 0..sweep.rounds {
+        if let Some(pre) = &sweep.pre_writes {
+            let (rec, e) = run_pre_writes(pre, round, &mut run_case, &stopped);
+            pre_writes.extend(rec);
+            if e.is_some() {
+                error = e;
+                break 'rounds;
+            }
+        }
         for (i, case) in sweep.cases.iter().enumerate() {
             if stopped() {
                 break 'rounds;
@@ -144,7 +215,7 @@ pub fn run_sweep(
             let r = if round == 0 {
                 run_case(&case.step)
             } else {
-                run_case(&reseeded(&case.step, round))
+                run_case(&reseeded(&case.step, u64::from(round)))
             };
             written += r.metrics.write.bytes;
             figures[i].push(case_figures(&r));
@@ -202,6 +273,7 @@ pub fn run_sweep(
                 .and_then(|p| operating_points(&cases, p)),
             cases,
             steady_state,
+            pre_writes,
         },
         last_tracked,
         error,

@@ -24,7 +24,9 @@ pub use params::{with_params, ParamTable, ParamValue, RawParams, Setting};
 pub use payload::RawData;
 pub use power_cycle::{RawPowerCycle, RawRecovery};
 pub use spanned::{Spanned, SpannedPairs};
-pub use sweep::{RawCase, RawMatrix, RawNamedMix, RawOperatingPoints, RawSteadyState, RawSweep};
+pub use sweep::{
+    RawCase, RawMatrix, RawNamedMix, RawOperatingPoints, RawPreWrites, RawSteadyState, RawSweep,
+};
 pub use zones::{RawZoneCheck, RawZones};
 
 #[allow(unused_imports)] // named in `#[schemars(with = …)]` attributes

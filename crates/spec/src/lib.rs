@@ -38,8 +38,9 @@ pub use plan::{
     sprandom_physical_bytes, AddressMapping, AdminCommand, BaselineRule, CaseAccess,
     CeilingStatistic, Command, DataPattern, Distribution, Durability, EventAction, EventPlan,
     EventSchedule, Geometry, IoEngine, Limit, MixLine, OpenZones, OperatingPointsPlan, PeerRule,
-    PiAction, Plan, PlanStep, PowerCyclePlan, ProbePlan, PurgeMethod, RateLimit, Region,
-    RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody, StepKind,
-    SweepCase, SweepPlan, TraceFilter, TraceFormat, WriteCommand, Zone, ZoneReads, ZonedOptions,
+    PiAction, Plan, PlanStep, PowerCyclePlan, PreWritesPlan, ProbePlan, PurgeMethod, RateLimit,
+    Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody,
+    StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, WriteCommand, Zone, ZoneReads,
+    ZonedOptions,
 };
 pub use units::ByteSize;

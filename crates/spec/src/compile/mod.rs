@@ -36,6 +36,7 @@ mod rules;
 mod steps;
 mod sweep;
 mod sweep_points;
+mod sweep_pre_writes;
 pub(crate) mod yaml;
 pub use compose::{compose, parse_document, Composed};
 pub use events::MAX_EVENTS_PER_STEP;

@@ -10,6 +10,7 @@ use super::replay::bare;
 use super::steps::distribution;
 use super::steps::{region, step_name};
 use super::sweep_points::{named_mixes, operating_points, NamedMixes};
+use super::sweep_pre_writes::pre_writes;
 use super::*;
 use crate::document::{RawSteadyState, RawSweep};
 use crate::plan::{CaseAccess, SteadyMetric, SteadyStatePlan, SweepCase, SweepPlan};
@@ -51,6 +52,10 @@ pub(super) fn sweep(
         None => Some(None),
         Some(p) => operating_points(cx, p).map(Some),
     };
+    let pre = match &w.pre_writes {
+        None => Some(None),
+        Some(p) => pre_writes(cx, p, &name, (index, seed), region.as_ref(), lbs).map(Some),
+    };
     // The criterion's own fields are checked even when the matrix has mistakes.
     let fields = w.steady_state.as_ref().map(|s| steady_fields(cx, s));
     let [mx, bs, read, qd, jobs] = values;
@@ -70,7 +75,7 @@ pub(super) fn sweep(
         return None;
     }
     let (region, duration_ns, random_pct) = (region?, duration_ns?, random_pct?);
-    let (distribution, operating_points) = (distribution?, points?);
+    let (distribution, operating_points, pre_writes) = (distribution?, points?, pre?);
     let shape = CaseShape {
         name: &name,
         index,
@@ -102,13 +107,13 @@ pub(super) fn sweep(
         write_limit_bytes,
         knee_gain_pct,
         operating_points,
+        pre_writes,
     };
+    let per_round = duration_ns
+        .saturating_mul(count as u64)
+        .saturating_add(plan.pre_writes_ns());
     let mut step = bare(name, StepBody::Sweep(plan), region, Limit::Trace);
-    step.estimated_duration_ns = Some(
-        duration_ns
-            .saturating_mul(count as u64)
-            .saturating_mul(u64::from(rounds)),
-    );
+    step.estimated_duration_ns = Some(per_round.saturating_mul(u64::from(rounds)));
     Some((step, name_span))
 }
 

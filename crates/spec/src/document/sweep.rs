@@ -67,6 +67,36 @@ pub struct RawSweep {
     /// SNIA PTS DIRTH's operating points over the cases' measurement-window figures.
     #[serde(default)]
     pub operating_points: Option<RawOperatingPoints>,
+    /// Random writes before every round (SNIA PTS ECW/CBW's pre-writes).
+    #[serde(default)]
+    pub pre_writes: Option<RawPreWrites>,
+}
+
+/// `pre_writes:` uniform random writes over the sweep's region, run `times` times for
+/// `duration` before every round, so that each round starts from a drive the same random
+/// writes just left (SNIA PTS ECW/CBW). Not counted in the rounds' figures.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPreWrites {
+    /// Run time of each repetition.
+    #[schemars(with = "DurationText")]
+    pub duration: Spanned<String>,
+    /// Repetitions before each round (default 1).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub times: Option<Spanned<u64>>,
+    /// Transfer size (default 4KiB).
+    #[serde(default)]
+    #[schemars(with = "Option<ByteSizeText>")]
+    pub block_size: Option<Spanned<String>>,
+    /// Queue depth per job (default 1).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub queue_depth: Option<Spanned<u64>>,
+    /// Jobs (default 1).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub jobs: Option<Spanned<u64>>,
 }
 
 /// `operating_points:` the case with the most IOPS whose response time stays under a

@@ -37,8 +37,8 @@ pub use repeat::{ProbePlan, RepeatPlan};
 pub use replay::{AddressMapping, ReplayPlan, ReplayTiming, TraceFilter, TraceFormat};
 pub use shorten::Shortening;
 pub use sweep::{
-    CaseAccess, CeilingStatistic, OperatingPointsPlan, SteadyMetric, SteadyStatePlan, SweepCase,
-    SweepPlan,
+    CaseAccess, CeilingStatistic, OperatingPointsPlan, PreWritesPlan, SteadyMetric,
+    SteadyStatePlan, SweepCase, SweepPlan,
 };
 pub use zoned::{OpenZones, WriteCommand, ZoneReads, ZonedOptions};
 
@@ -604,7 +604,7 @@ impl PlanStep {
             | StepBody::PowerCycle(_)
             | StepBody::ZoneCheck => true,
             StepBody::Idle => false,
-            StepBody::Sweep(s) => s.cases.iter().any(|c| c.step.writes()),
+            StepBody::Sweep(s) => s.steps().any(PlanStep::writes),
             StepBody::Workload(_) | StepBody::Repeat(_) => {
                 self.mix.iter().any(|m| m.read_pct < 100.0)
             }

@@ -181,6 +181,9 @@ impl PlanStep {
                 for c in &mut sweep.cases {
                     c.step.scale_time(f)?;
                 }
+                if let Some(p) = &mut sweep.pre_writes {
+                    p.step.scale_time(f)?;
+                }
             }
             StepBody::PowerCycle(p) => {
                 at(&mut p.cut_after_ns, "cut window")?;
@@ -260,7 +263,7 @@ impl Plan {
                 .cases
                 .iter()
                 .map(|c| c.step.estimated_duration_ns.unwrap_or(0))
-                .fold(0u64, u64::saturating_add);
+                .fold(sweep.pre_writes_ns(), u64::saturating_add);
             step.estimated_duration_ns = Some(per_round.saturating_mul(u64::from(sweep.rounds)));
             total = u64::saturating_add(total, step.estimated_duration_ns.unwrap_or(0));
         }

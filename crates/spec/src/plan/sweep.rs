@@ -22,6 +22,41 @@ pub struct SweepPlan {
     /// SNIA PTS DIRTH's operating points, when the spec asks for them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operating_points: Option<OperatingPointsPlan>,
+    /// Random writes before every round (SNIA PTS ECW/CBW's pre-writes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre_writes: Option<PreWritesPlan>,
+}
+
+impl SweepPlan {
+    /// Every step the sweep runs: its cases' in order, then the pre-writes'.
+    pub fn steps(&self) -> impl Iterator<Item = &PlanStep> {
+        self.cases
+            .iter()
+            .map(|c| &c.step)
+            .chain(self.pre_writes.iter().map(|p| &*p.step))
+    }
+
+    /// The pre-writes' planned time per round, ns (0 without them; saturating, an
+    /// estimate).
+    pub fn pre_writes_ns(&self) -> u64 {
+        self.pre_writes.as_ref().map_or(0, |p| {
+            p.step
+                .estimated_duration_ns
+                .unwrap_or(0)
+                .saturating_mul(u64::from(p.times))
+        })
+    }
+}
+
+/// The pre-writes of every round: `step` (uniform random writes over the sweep's region
+/// for a duration, named `<sweep>/pre-writes`) run `times` times, each time with its
+/// seeds derived from the round and the repetition, before the round's first case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PreWritesPlan {
+    /// Repetitions before each round, at least 1.
+    pub times: u32,
+    /// The writes of one repetition (boxed: a plan step holds its sweep).
+    pub step: Box<PlanStep>,
 }
 
 /// How the operating points are chosen among a sweep's cases (SNIA PTS DIRTH): the

@@ -133,9 +133,24 @@ fn repeat_lines(s: &PlanStep, out: &mut String) {
     }
 }
 
-/// A sweep's cases (the tracked one marked) and its steady-state criterion.
+/// A sweep's pre-writes, cases (the tracked one marked) and steady-state criterion.
 fn sweep_lines(s: &PlanStep, out: &mut String) {
     if let Some(w) = s.sweep() {
+        if let Some(p) = &w.pre_writes {
+            out.push_str(&format!(
+                "      before each round: {} × {} of {} random writes, QD{} {}J\n",
+                p.times,
+                p.step
+                    .estimated_duration_ns
+                    .map_or("?".into(), |d| format_ns(d as f64)),
+                p.step
+                    .mix
+                    .first()
+                    .map_or("?".into(), |m| ByteSize(m.block_size_bytes).to_string()),
+                p.step.queue_depth,
+                p.step.jobs
+            ));
+        }
         for (i, c) in w.cases.iter().enumerate() {
             let tracked = w.steady_state.as_ref().is_some_and(|ss| ss.case == i);
             out.push_str(&format!(
