@@ -14,6 +14,8 @@
 //! The SNIA PTS tests on this drive are in tests/pts.rs, their home.
 
 mod common;
+#[path = "ftl/pre_writes.rs"]
+mod pre_writes;
 #[path = "ftl/sprandom.rs"]
 mod sprandom;
 
@@ -21,6 +23,7 @@ use std::path::Path;
 
 use common::ssd::{delta, drive_bound, drive_seed, run_spec, ssd, stats, PAGES};
 use common::{code, iogate, result, write_spec};
+use pre_writes::pre_writes_leave_the_next_round_in_the_random_write_state;
 use serde_json::Value;
 use sprandom::{
     sprandom_reaches_the_random_write_steady_state,
@@ -286,5 +289,6 @@ tests_main![
     an_ssd_has_a_write_cliff_and_recovers: [Root, Nbdkit],
     the_gate_sees_a_firmware_change_on_the_ssd: [Root, Nbdkit],
     sprandom_reaches_the_random_write_steady_state: [Root, Nbdkit],
+    pre_writes_leave_the_next_round_in_the_random_write_state: [Root, Nbdkit],
     sprandom_writes_every_block_of_its_region_once_at_least,
 ];

@@ -451,10 +451,36 @@ fn ecw_access_shares_follow_the_mix_and_the_ranges() {
     let (_, o, _) = run_spec(&spec, &dev, &out, &stats_path, &extra);
     assert_eq!(code(&o), 0, "{o:?}");
     let size = PAGES * 4096;
-    let rows: Vec<_> = logged(&out.join("ios.parquet"))
-        .into_iter()
-        .filter(|r| r.0.starts_with("ecw/"))
+    let all = logged(&out.join("ios.parquet"));
+    let pre: Vec<_> = all.iter().filter(|r| r.0 == "ecw/pre-writes").collect();
+    let rows: Vec<_> = all
+        .iter()
+        .filter(|r| r.0.starts_with("ecw/") && r.0 != "ecw/pre-writes")
         .collect();
+    // The pre-writes: 10 repetitions before each of the 2 rounds, 4 KiB writes only, each
+    // request in the result's count.
+    let r = result(&out);
+    let recorded = r["steps"][3]["sweep"]["pre_writes"]
+        .as_array()
+        .expect("pre-writes");
+    let reps: Vec<u64> = recorded
+        .iter()
+        .map(|p| p["repetitions"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(reps, [10, 10], "pre-writes before each round: {recorded:?}");
+    let ios: u64 = recorded
+        .iter()
+        .map(|p| p["ios"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        pre.len() as u64,
+        ios,
+        "logged pre-writes against the result's"
+    );
+    assert!(
+        pre.iter().all(|r| r.1 == "write" && r.3 == 4096),
+        "pre-writes are 4 KiB writes"
+    );
     let n = rows.len();
     // About 13,000 requests in two rounds: 5 standard deviations are ±4% of the 40% of
     // reads and of each range's share, ±21% of the 4% of 512 B requests.
