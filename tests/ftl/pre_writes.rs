@@ -42,10 +42,23 @@ fn amplification_and_bound(from: [f64; 4], to: [f64; 4]) -> (f64, f64) {
     ((d[0] + d[1]) / d[0], CHANNELS * d[0] / (busy_us / 1e6))
 }
 
+/// Round 1 of one run, as iogate and the drive saw it.
+struct Round1 {
+    /// iogate's IOPS of round 1's case.
+    iops: f64,
+    /// Pages it wrote.
+    pages: f64,
+    /// The drive's (write amplification, IOPS bound) over all of them.
+    whole: (f64, f64),
+    /// The drive's counters from round 1's start at a number of its pages.
+    counters: Box<dyn Fn(f64) -> ([f64; 4], [f64; 4])>,
+    /// The pre-writes' pages before round 1, by iogate and by the drive.
+    pre_pages: (f64, f64),
+}
+
 /// One run of the sweep (with or without pre-writes) on a purged, sequentially filled
-/// drive: (iogate's IOPS of round 1's case, the drive's write amplification and IOPS
-/// bound over it, the pre-writes' pages by iogate and by the drive).
-fn round_after(dir: &Path, name: &str, pre: &str) -> (f64, (f64, f64), (f64, f64)) {
+/// drive, and what its round 1 did.
+fn round_after(dir: &Path, name: &str, pre: &str) -> Round1 {
     let (drive, stats) = ssd(&dir.join(name), drive_seed(), &[]);
     let dev = drive.dev.to_str().expect("utf-8").to_string();
     let spec = write_spec(
@@ -99,46 +112,73 @@ fn round_after(dir: &Path, name: &str, pre: &str) -> (f64, (f64, f64), (f64, f64
             "host_pages_read",
         ],
     );
-    let drive_side = amplification_and_bound(at(&rows, round1), at(&rows, end1));
-    let pre_drive = at(&rows, round1)[0] - at(&rows, filled)[0];
     drop(drive);
-    let iops = sweep["cases"][0]["rounds"][0]["iops"]
-        .as_f64()
-        .expect("iops");
-    (iops, drive_side, (pre_pages(1), pre_drive))
+    let whole = amplification_and_bound(at(&rows, round1), at(&rows, end1));
+    let pre_drive = at(&rows, round1)[0] - at(&rows, filled)[0];
+    Round1 {
+        iops: sweep["cases"][0]["rounds"][0]["iops"]
+            .as_f64()
+            .expect("iops"),
+        pages: case_pages(1),
+        whole,
+        counters: Box::new(move |n| (at(&rows, round1), at(&rows, round1 + n))),
+        pre_pages: (pre_pages(1), pre_drive),
+    }
 }
 
-/// With 2 × 2 s of pre-writes (about 1.5 capacities of random writes) before each
-/// round, and without them.
+/// Pages the drive takes after a sequential fill before its collection must copy: the
+/// free blocks it keeps above `gc_low` (5 of 32 pages on each of 2 channels,
+/// tests/ftl/README.md), less a block of margin per channel.
+const SPARE_PAGES: f64 = 4.0 * 32.0 * 2.0;
+
+/// With 2 × 3 s of pre-writes (about one capacity of random writes at the 700 IOPS the
+/// drive allows behind nbdfuse) before each round, and without them. The two runs'
+/// round 1 are compared over the same number of pages from its start (at most
+/// [`SPARE_PAGES`]), so the verdict is the drive's state, not how fast the host was.
 pub(crate) fn pre_writes_leave_the_next_round_in_the_random_write_state() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    let pre = "      pre_writes: { duration: 2s, times: 2, queue_depth: 32 }\n";
-    let (with, (wa_with, bound_with), (pre_iogate, pre_drive)) = round_after(d, "with", pre);
-    let (without, (wa_without, bound_without), (none, _)) = round_after(d, "without", "");
+    let pre = "      pre_writes: { duration: 3s, times: 2, queue_depth: 32 }\n";
+    let with = round_after(d, "with", pre);
+    let without = round_after(d, "without", "");
+    let n = with.pages.min(without.pages).min(SPARE_PAGES);
+    let first = |r: &Round1| {
+        let (a, b) = (r.counters)(n);
+        amplification_and_bound(a, b)
+    };
+    let ((wa_with, bound_with), (wa_without, bound_without)) = (first(&with), first(&without));
     eprintln!(
-        "round 1 after the pre-writes ({pre_iogate} pages by iogate, {pre_drive} by the drive): {with:.0} IOPS, drive WA {wa_with:.2}, bound {bound_with:.0}; without them: {without:.0} IOPS, WA {wa_without:.2}, bound {bound_without:.0}"
+        "round 1 after the pre-writes ({:?} pages by iogate, by the drive): {:.0} IOPS, drive WA {:.2} and bound {:.0} over all of it; without them: {:.0} IOPS, WA {:.2}, bound {:.0}. Over its first {n} pages: WA {wa_with:.2} against {wa_without:.2}, bound {bound_with:.0} against {bound_without:.0}",
+        with.pre_pages, with.iops, with.whole.0, with.whole.1, without.iops, without.whole.0, without.whole.1
     );
-    assert_eq!(none, 0.0, "no pre-writes recorded without them");
+    assert_eq!(
+        without.pre_pages.0, 0.0,
+        "no pre-writes recorded without them"
+    );
+    let (pre_iogate, pre_drive) = with.pre_pages;
     assert!(
-        pre_iogate > 4096.0 && (pre_drive - pre_iogate).abs() < 1.0,
+        pre_iogate > 2048.0 && (pre_drive - pre_iogate).abs() < 1.0,
         "the pre-writes' pages: iogate {pre_iogate}, drive {pre_drive}"
     );
+    assert!(n >= 100.0, "round 1 wrote {n} pages: too few to judge");
     // The cause, on the drive's counters: after the pre-writes collection copies pages
-    // for every page written; after the fill alone the spare blocks absorb the writes.
+    // for every page written (about 5.5, the drive's random-write steady state); after
+    // the fill alone the spare blocks take most of the writes (1.6-1.8 measured).
     assert!(
-        wa_with > 2.0 && wa_with > 1.5 * wa_without,
-        "write amplification of round 1: {wa_with:.2} with pre-writes, {wa_without:.2} without"
+        wa_with > 3.0 && wa_with > 2.0 * wa_without,
+        "write amplification of round 1's first {n} pages: {wa_with:.2} with pre-writes, {wa_without:.2} without"
     );
-    // The effect on iogate's figures, each within what the drive's work allows.
     assert!(
-        with < without,
-        "round 1 IOPS: {with:.0} with pre-writes, {without:.0} without"
+        bound_with < bound_without / 2.0,
+        "the drive's IOPS bound over them: {bound_with:.0} with, {bound_without:.0} without"
     );
-    for (iops, bound) in [(with, bound_with), (without, bound_without)] {
+    // iogate's figures of the whole round stay within what the drive's work allowed.
+    for r in [&with, &without] {
         assert!(
-            iops <= bound * 1.05,
-            "{iops:.0} IOPS over the drive's bound {bound:.0}"
+            r.iops <= r.whole.1 * 1.05,
+            "{:.0} IOPS over the drive's bound {:.0}",
+            r.iops,
+            r.whole.1
         );
     }
 }
