@@ -292,9 +292,64 @@ fn a_device_whose_capacity_fell_to_0_has_left_the_system() {
     );
 }
 
+/// As root: a sweep of reads whose pre-writes (`pre_writes:`) fail with ENOSPC (a 4 MiB
+/// file on a 1 MiB tmpfs): the sweep's `errors` counts them, beside any case's, so the
+/// default error policy fails the run (exit 1) with the count the result's pre-write
+/// records sum to, and the report's steps table shows it; `io_errors: record` passes it.
+fn failed_pre_writes_fail_the_sweep() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = |name: &str| common::tmpfs::Tmpfs::mount(&dir.path().join(name), "size=1m");
+    let spec = |policy: &str| {
+        write_spec(
+            dir.path(),
+            "pre",
+            &format!("iogate: 1\nname: pre\ntarget: {{ size: 4MiB }}\n{policy}steps:\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: {{ block_size: [4KiB], read: [100%], queue_depth: [1] }}\n      rounds: 2\n      pre_writes: {{ duration: 100ms, times: 2, queue_depth: 4 }}\n"),
+        )
+    };
+    let run = |spec: &Path, fs: &Path, out: &str| {
+        let out = dir.path().join(out);
+        let o = Run::new(spec)
+            .target(fs.join("target.img"))
+            .out(&out)
+            .quiet()
+            .output();
+        (o, common::result(&out), out)
+    };
+    let (fs1, fs2) = (small("small1"), small("small2"));
+    let (o, r1, out1) = run(&spec(""), &fs1.path, "fail");
+    let (o2, r2, _) = run(&spec("io_errors: record\n"), &fs2.path, "record");
+    drop((fs1, fs2));
+    let failed = |r: &serde_json::Value| -> u64 {
+        let pre = r["steps"][0]["sweep"]["pre_writes"]
+            .as_array()
+            .expect("pre-writes");
+        pre.iter().map(|p| p["errors"].as_u64().unwrap_or(0)).sum()
+    };
+    let (e1, e2) = (failed(&r1), failed(&r2));
+    assert!(e1 > 0 && e2 > 0, "the pre-writes met ENOSPC: {e1}, {e2}");
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(r1["steps"][0]["sweep"]["errors"].as_u64(), Some(e1));
+    let rule = r1["assertions"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["expr"] == "s.errors == 0"))
+        .expect("the implicit assertion");
+    assert_eq!(
+        (rule["passed"].as_bool(), rule["value"].as_f64()),
+        (Some(false), Some(e1 as f64))
+    );
+    let report = std::fs::read_to_string(out1.join("report.md")).expect("report.md");
+    assert!(
+        report.contains(&format!("| {e1} |")),
+        "the steps table counts them"
+    );
+    assert_eq!(code(&o2), 0, "{}", String::from_utf8_lossy(&o2.stderr));
+}
+
 tests_main![
     a_device_whose_capacity_fell_to_0_has_left_the_system: [Root],
     signals_end_every_wait_with_a_partial_result,
     failed_writes_fail_the_run_unless_the_spec_records_them: [Root],
+    failed_pre_writes_fail_the_sweep: [Root],
     reads_failing_at_chosen_offsets_are_recorded_and_judged: [Root, Nbdkit],
 ];

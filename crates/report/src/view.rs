@@ -269,7 +269,7 @@ fn step_view(s: &StepResult) -> StepView {
         p99: format_ns(m.latency.p99_ns as f64),
         p99_9: format_ns(m.latency.p99_9_ns as f64),
         max: format_ns(m.latency.max_ns as f64),
-        errors: m.errors,
+        errors: s.failed_requests(),
         by_op: op_rows(s),
         bands: band_rows(s),
         head_to_head: (s.metrics.head_to_head.max_ns > 0).then(|| {

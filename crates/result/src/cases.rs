@@ -150,6 +150,10 @@ pub struct SweepResult {
     pub rounds: u32,
     /// Bytes written over all rounds and cases (the pre-writes apart: `pre_writes`).
     pub written_bytes: u64,
+    /// Failed requests over every round of every case and the pre-writes: the sweep's
+    /// `errors` (its implicit `errors == 0`).
+    #[serde(default)]
+    pub errors: u64,
     /// First and last round of the measurement window (1-based).
     pub window_rounds: [u32; 2],
     /// Every case.
@@ -299,15 +303,20 @@ fn point(c: &CaseResult, s: CeilingStatistic) -> OperatingPoint {
     }
 }
 
-/// The operating points of `cases` (None without cases).
+/// The operating points of `cases` (SNIA PTS DIRTH), over the cases that completed a
+/// request in their measurement window; None when none did (or there are no cases).
 pub fn operating_points(
     cases: &[CaseResult],
     plan: &OperatingPointsPlan,
 ) -> Option<OperatingPoints> {
     let by_iops = |a: &&CaseResult, b: &&CaseResult| a.window.iops.total_cmp(&b.window.iops);
-    let minimum = cases.iter().min_by(by_iops)?;
-    let under: Vec<&CaseResult> = cases
+    // A case that completed no request in the window has no response time to hold to
+    // the ceiling, nor an IOPS to rank: it is no operating point.
+    let measured: Vec<&CaseResult> = cases.iter().filter(|c| c.window.ios > 0).collect();
+    let minimum = measured.iter().copied().min_by(by_iops)?;
+    let under: Vec<&CaseResult> = measured
         .iter()
+        .copied()
         .filter(|c| statistic(c, plan.statistic) <= plan.ceiling_ns as f64)
         .collect();
     let maximum = under.iter().copied().max_by(by_iops);
@@ -373,5 +382,49 @@ mod tests {
         let old = CaseFigures::average(&[round(1.0, 4.0, 0), round(1.0, 6.0, 0)]);
         assert_eq!(old.mean_latency_ns, 5.0);
         assert_eq!(CaseFigures::average(&[]).mean_latency_ns, 0.0);
+    }
+
+    /// A case that completed no request (a stop, or every request failed) is no
+    /// operating point: not the minimum at 0 IOPS, nor a maximum "under the ceiling" at
+    /// a mean of 0; with no measured case there are no points.
+    #[test]
+    fn cases_without_requests_are_no_operating_points() {
+        let case = |qd: u32, iops: f64, ios: u64| CaseResult {
+            access: CaseAccess::Single {
+                block_size_bytes: 4096,
+                read_pct: 0.0,
+            },
+            queue_depth: qd,
+            jobs: 1,
+            rounds: Vec::new(),
+            window: CaseFigures {
+                iops,
+                mean_latency_ns: if ios > 0 { 1e6 * f64::from(qd) } else { 0.0 },
+                ios,
+                ..CaseFigures::default()
+            },
+            window_latency: None,
+        };
+        let plan = OperatingPointsPlan {
+            ceiling_ns: 5_000_000,
+            statistic: CeilingStatistic::Mean,
+            mid_points: 1,
+        };
+        let p = operating_points(
+            &[
+                case(1, 0.0, 0),
+                case(2, 2000.0, 2000),
+                case(4, 4000.0, 4000),
+            ],
+            &plan,
+        )
+        .expect("points");
+        assert_eq!(p.minimum.queue_depth, 2);
+        assert_eq!(p.maximum.map(|m| m.queue_depth), Some(4));
+        assert!(p.mid.is_empty(), "{:?}", p.mid);
+        assert_eq!(
+            operating_points(&[case(1, 0.0, 0), case(2, 0.0, 0)], &plan),
+            None
+        );
     }
 }

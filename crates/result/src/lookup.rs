@@ -348,6 +348,9 @@ impl RunResult {
             Metric::SteadyStateRound => return Some(f64::from(steady()?.round.unwrap_or(0))),
             _ => {}
         }
+        if let (Metric::Errors, OpFilter::All) = (m.metric, m.op) {
+            return Some(step.failed_requests() as f64);
+        }
         let metrics = &step.metrics;
         // A command the step's mix does not send has no figures.
         let o = of_op(metrics, m.op)?;

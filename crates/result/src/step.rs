@@ -624,6 +624,13 @@ impl StepResult {
         }
     }
 
+    /// The step's failed requests: a sweep's over every round of every case and its
+    /// pre-writes ([`SweepResult::errors`]; its other figures are the tracked case's last
+    /// round), any other step's `metrics.all.errors`. What `<step>.errors` reads.
+    pub fn failed_requests(&self) -> u64 {
+        self.sweep().map_or(self.metrics.all.errors, |s| s.errors)
+    }
+
     /// A sweep step's cases and steady-state decision.
     pub fn sweep(&self) -> Option<&SweepResult> {
         match &self.detail {

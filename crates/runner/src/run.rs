@@ -284,7 +284,7 @@ pub fn execute(
             iops: r.metrics.all.iops,
             bandwidth_bytes_per_s: r.metrics.all.bandwidth_bytes_per_s,
             mean_latency_ns: r.metrics.all.latency.mean_ns,
-            errors: r.metrics.all.errors,
+            errors: r.failed_requests(),
             commands: r
                 .metrics
                 .commands

@@ -198,10 +198,12 @@ pub fn run_sweep(
     let mut rounds = 0;
     let mut written = 0u64;
     let mut histograms = Recent::new(sweep);
-    let mut pre_writes = Vec::new();
+    let mut pre_writes: Vec<PreWritesRound> = Vec::new();
+    let mut failed = 0u64;
     'rounds: for round in 0..sweep.rounds {
         if let Some(pre) = &sweep.pre_writes {
             let (rec, e) = run_pre_writes(pre, round, &mut run_case, &stopped);
+            failed += rec.as_ref().map_or(0, |r| r.errors);
             pre_writes.extend(rec);
             if e.is_some() {
                 error = e;
@@ -218,6 +220,7 @@ pub fn run_sweep(
                 run_case(&reseeded(&case.step, u64::from(round)))
             };
             written += r.metrics.write.bytes;
+            failed += r.metrics.all.errors;
             figures[i].push(case_figures(&r));
             histograms.push(i, round as usize, &r.metrics.latency_histogram);
             if let Some(e) = &r.error {
@@ -265,6 +268,7 @@ pub fn run_sweep(
         SweepResult {
             rounds,
             written_bytes: written,
+            errors: failed,
             window_rounds: [first as u32 + 1, complete as u32],
             saturation: saturation(&cases, sweep.knee_gain_pct),
             operating_points: sweep

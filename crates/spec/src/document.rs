@@ -26,6 +26,7 @@ pub use power_cycle::{RawPowerCycle, RawRecovery};
 pub use spanned::{Spanned, SpannedPairs};
 pub use sweep::{
     RawCase, RawMatrix, RawNamedMix, RawOperatingPoints, RawPreWrites, RawSteadyState, RawSweep,
+    MAX_PRE_WRITE_TIMES,
 };
 pub use zones::{RawZoneCheck, RawZones};
 

@@ -38,6 +38,11 @@ impl Axis {
             Axis::LatencyLog => format_ns(10f64.powf(v)),
             Axis::Latency => format_ns(v),
             Axis::Seconds => format!("{v:.1}"),
+            // Ticks between whole numbers on a narrow range: with their decimals, so
+            // that no two ticks read the same.
+            Axis::Plain if (v - v.round()).abs() > 1e-6 => {
+                format!("{v:.2}").trim_end_matches('0').to_string()
+            }
             Axis::Plain => format!("{v:.0}"),
             Axis::Percent => format!("{v:.0}"),
         }
@@ -157,14 +162,33 @@ fn ranges(
     }
     if x_axis == Axis::Seconds {
         x0 = 0.0;
+    } else {
+        // A margin, so points at the ends are not cut by the frame; a range of one
+        // value (one case) gets ±5% of it (±1 at 0). Never below 0 for data that is not.
+        let pad = if x1 > x0 {
+            (x1 - x0) * 0.03
+        } else {
+            (x0.abs() * 0.05).max(1.0)
+        };
+        (x0, x1) = (
+            if x0 >= 0.0 {
+                (x0 - pad).max(0.0)
+            } else {
+                x0 - pad
+            },
+            x1 + pad,
+        );
     }
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
     let y1 = if y_axis == Axis::Percent {
         100.0
+    } else if y1 > 0.0 {
+        y1 * 1.1
     } else {
-        y1.max(1e-9) * 1.1
+        // Nothing above 0 (no request completed): a unit range, not a vanishing one.
+        1.0
     };
     ((x0, x1), y1)
 }
@@ -282,5 +306,41 @@ mod tests {
             &late,
         );
         assert_eq!((x0, x1), (0.0, 6.0));
+    }
+
+    /// The numeric labels of the SVG by their text anchor (x ticks are centred, y ticks
+    /// right-aligned), in order.
+    fn ticks(svg: &str, anchor: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter(|t| t.split('>').next().is_some_and(|a| a.contains(anchor)))
+            .filter_map(|t| t.split_once('>').and_then(|(_, r)| r.split_once("</text>")))
+            .map(|(l, _)| l.trim().to_string())
+            .filter(|l| {
+                !l.is_empty()
+                    && l.chars()
+                        .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+            })
+            .collect()
+    }
+
+    /// One point (one case), or no request at all: no two ticks of an axis read the
+    /// same (the demand charts of a one-case sweep read `1 1 1 2 2`), and the y range
+    /// does not vanish (`0 0 0`).
+    #[test]
+    fn a_one_value_axis_has_distinct_ticks() {
+        for (x, y) in [(15946.4, 2.0e6), (1.0, 0.0), (0.0, 0.0)] {
+            let series = [("one".to_string(), vec![(x, y)])];
+            let svg = lines_svg("t", (Axis::Plain, "jobs"), (Axis::Plain, "IOPS"), &series)
+                .expect("chart");
+            for anchor in ["text-anchor=\"middle\"", "text-anchor=\"end\""] {
+                let ticks = ticks(&svg, anchor);
+                let mut unique = ticks.clone();
+                unique.sort();
+                unique.dedup();
+                assert!(ticks.len() >= 4, "({x}, {y}) {anchor}: {ticks:?}");
+                assert_eq!(unique.len(), ticks.len(), "({x}, {y}) {anchor}: {ticks:?}");
+            }
+        }
     }
 }

@@ -7,10 +7,8 @@ use super::mix::block_size;
 use super::replay::bare;
 use super::*;
 use crate::document::RawPreWrites;
+use crate::document::MAX_PRE_WRITE_TIMES as MAX_TIMES;
 use crate::plan::PreWritesPlan;
-
-/// Most repetitions of the pre-writes before one round.
-const MAX_TIMES: u64 = 1000;
 
 /// `pre_writes:`: a positive duration, 1 to [`MAX_TIMES`] repetitions (default 1), a
 /// block size aligned to the logical block and within the region (default 4 KiB), queue

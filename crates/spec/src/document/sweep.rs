@@ -72,6 +72,9 @@ pub struct RawSweep {
     pub pre_writes: Option<RawPreWrites>,
 }
 
+/// Most repetitions of the pre-writes before one round (`pre_writes.times`).
+pub const MAX_PRE_WRITE_TIMES: u64 = 1000;
+
 /// `pre_writes:` uniform random writes over the sweep's region, run `times` times for
 /// `duration` before every round, so that each round starts from a drive the same random
 /// writes just left (SNIA PTS ECW/CBW). Not counted in the rounds' figures.
@@ -81,9 +84,9 @@ pub struct RawPreWrites {
     /// Run time of each repetition.
     #[schemars(with = "DurationText")]
     pub duration: Spanned<String>,
-    /// Repetitions before each round (default 1).
+    /// Repetitions before each round (default 1, at most 1000).
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_PRE_WRITE_TIMES))]
     pub times: Option<Spanned<u64>>,
     /// Transfer size (default 4KiB).
     #[serde(default)]
