@@ -50,8 +50,8 @@ struct Round1 {
     pages: f64,
     /// The drive's (write amplification, IOPS bound) over all of them.
     whole: (f64, f64),
-    /// The drive's counters from round 1's start at a number of its pages.
-    counters: Box<dyn Fn(f64) -> ([f64; 4], [f64; 4])>,
+    /// The drive's series and where round 1 starts on its host-page axis.
+    series: (Vec<[u64; 4]>, f64),
     /// The pre-writes' pages before round 1, by iogate and by the drive.
     pre_pages: (f64, f64),
 }
@@ -121,7 +121,7 @@ fn round_after(dir: &Path, name: &str, pre: &str) -> Round1 {
             .expect("iops"),
         pages: case_pages(1),
         whole,
-        counters: Box::new(move |n| (at(&rows, round1), at(&rows, round1 + n))),
+        series: (rows, round1),
         pre_pages: (pre_pages(1), pre_drive),
     }
 }
@@ -143,8 +143,8 @@ pub(crate) fn pre_writes_leave_the_next_round_in_the_random_write_state() {
     let without = round_after(d, "without", "");
     let n = with.pages.min(without.pages).min(SPARE_PAGES);
     let first = |r: &Round1| {
-        let (a, b) = (r.counters)(n);
-        amplification_and_bound(a, b)
+        let (rows, start) = (&r.series.0, r.series.1);
+        amplification_and_bound(at(rows, start), at(rows, start + n))
     };
     let ((wa_with, bound_with), (wa_without, bound_without)) = (first(&with), first(&without));
     eprintln!(
