@@ -54,12 +54,18 @@ fn operation_metrics() -> Vec<Metric> {
 }
 
 /// The figures of each command a step's mix sent (`trim.iops`, `trim.latency.p99`, …):
-/// IOPS, bandwidth, requests, bytes, errors and every total-latency statistic its
-/// requests decide.
+/// IOPS, bandwidth, requests, bytes, errors (a flush: no bandwidth or bytes) and every
+/// total-latency statistic its requests decide.
 pub fn command_metric_refs(step: &StepResult) -> Vec<MetricRef> {
     let mut out = Vec::new();
     for c in &step.metrics.commands {
         let mut metrics = operation_metrics();
+        // A flush has no bytes or bandwidth (`Command::figures`).
+        metrics.retain(|m| match m {
+            Metric::Bandwidth => c.command.figures().contains(&"bandwidth"),
+            Metric::Bytes => c.command.figures().contains(&"bytes"),
+            _ => true,
+        });
         metrics.extend(
             (5..=iogate_spec::MAX_NINES)
                 .map(LatencyStat::Nines)

@@ -72,6 +72,15 @@ impl Command {
         )
     }
 
+    /// The figures a metric path may name on it (`w.trim.iops`): a flush covers no
+    /// blocks, so it has no bytes or bandwidth.
+    pub fn figures(self) -> &'static [&'static str] {
+        match self {
+            Command::Flush => &["iops", "ios", "errors", "latency"],
+            _ => &["iops", "bandwidth", "ios", "bytes", "errors", "latency"],
+        }
+    }
+
     /// Its index in [`Command::ALL`].
     pub fn index(self) -> usize {
         self as usize

@@ -178,6 +178,7 @@ fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(
     if let Metric::Figure(x) = m.metric {
         figure_addressable(x, step).map_err(|(e, f)| err(e, f))?;
     }
+    command_addressable(m, step).map_err(|(e, f)| err(e, f))?;
     if matches!(m.metric, Metric::LatencyFromDue(_)) && !step.is_paced() {
         return Err(err(
             "`latency_from_due` only on a paced step (a rate limit, think time, a burst with a delay, or a replay with recorded timing)".into(),
@@ -203,6 +204,40 @@ fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// A command's figures (`w.trim.iops`) only on a workload or repeat step whose mix sends
+/// that command: a path to one it never sends would be null in every run (undecided,
+/// never a pass). Err: (expected, found).
+fn command_addressable(m: &MetricRef, step: &PlanStep) -> Result<(), (String, String)> {
+    let crate::metric::OpFilter::Command(c) = m.op else {
+        return Ok(());
+    };
+    if !matches!(step.kind(), StepKind::Workload | StepKind::Repeat)
+        || step.mix.iter().any(|l| l.command == Some(c))
+    {
+        return Ok(());
+    }
+    let sent: Vec<&str> = step
+        .mix
+        .iter()
+        .filter_map(|l| l.command.map(|c| c.as_str()))
+        .collect();
+    Err((
+        if sent.is_empty() {
+            format!(
+                "a command that step `{}`'s mix sends (none: it sends reads and writes only)",
+                m.step
+            )
+        } else {
+            format!(
+                "a command that step `{}`'s mix sends: {}",
+                m.step,
+                sent.join(", ")
+            )
+        },
+        format!("`{}`", c.as_str()),
+    ))
 }
 
 /// The quantities of a loop figure (`hir_2_burst`: every run of `burst` in one

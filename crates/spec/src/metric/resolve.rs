@@ -86,8 +86,7 @@ impl MetricPath {
         }
         let at = self.segments.get(i).map(|(_, sp)| sp.clone());
         if let (OpFilter::Command(c), Some((name, span))) = (op, self.segments.get(i)) {
-            if !["iops", "bandwidth", "ios", "bytes", "errors", "latency"].contains(&name.as_str())
-            {
+            if !c.figures().contains(&name.as_str()) {
                 return Err(command_figure(c, span.clone(), format!("`{name}`")));
             }
         }
@@ -471,8 +470,9 @@ fn command_figure(c: crate::command::Command, span: Range<usize>, found: String)
     path_error(
         span,
         format!(
-            "a figure of `{}` (one of: ios, bytes, iops, bandwidth, errors, latency.<statistic>; commands count no latency thresholds)",
-            c.as_str()
+            "a figure of `{}` (one of: {}.<statistic>; commands count no latency thresholds)",
+            c.as_str(),
+            c.figures().join(", ")
         ),
         found,
     )
