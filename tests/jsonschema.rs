@@ -425,6 +425,11 @@ fn check_and_the_schema_agree_on_scalar_types() {
         ("1.0", "jobs: 1", true),
         ("\"1\"", "jobs: 1", false),
         ("2", "jobs: 1", false),
+        // Zero needs no unit (the schema refused `offset: 0`, which iogate accepts).
+        ("1", "region: { offset: 0, length: 1MiB }", true),
+        ("1", "region: { offset: \"0\", length: 50% }", true),
+        ("1", "region: { offset: 4096, length: 1MiB }", false),
+        ("1", "region: { offset: 1, length: 1MiB }", false),
     ];
     let paths: Vec<PathBuf> = table
         .iter()

@@ -96,10 +96,16 @@ text_type!(
     "A signed percentage (a baseline tolerance): `-5%`, `+50%`, or a parameter: `${tolerance}`.",
     format!("^([+-]?{NUMBER}%{VARIABLE})$")
 );
-text_type!(
+schema_type!(
     SizeOrPercentText,
-    "A byte size or a share of the target: `1GiB`, `50%`, or a parameter: `${size}`.",
-    format!("^({NUMBER}(%| ?{BYTE_UNIT}){VARIABLE})$")
+    "A byte size or a share of the target: `1GiB`, `50%`, `0` (no unit needed), or a parameter: `${size}`.",
+    json_schema!({
+        "description": "A byte size or a share of the target: `1GiB`, `50%`, `0` (no unit needed), or a parameter: `${size}`.",
+        "anyOf": [
+            { "type": "integer", "const": 0 },
+            { "type": "string", "pattern": format!("^(0|{NUMBER}(%| ?{BYTE_UNIT}){VARIABLE})$") }
+        ]
+    })
 );
 text_type!(
     BandwidthText,
