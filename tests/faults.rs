@@ -92,36 +92,46 @@ fn signals_end_every_wait_with_a_partial_result() {
     }
 }
 
+/// A run of `steps` (YAML step lines) on a 4 MiB file on a 1 MiB tmpfs (writes past the
+/// first MiB fail with ENOSPC), under the default error policy and under `io_errors:
+/// record`: each run's output, result and output directory. One tmpfs per run: a file
+/// unlinked after a run is freed only when the kernel's asynchronous io_uring teardown
+/// drops its last reference, so reusing one tmpfs made the second run meet a full file
+/// system now and then.
+fn on_a_full_file_system(
+    dir: &Path,
+    steps: &str,
+) -> [(std::process::Output, serde_json::Value, std::path::PathBuf); 2] {
+    ["", "io_errors: record\n"].map(|policy| {
+        let name = if policy.is_empty() { "fail" } else { "record" };
+        let fs = common::tmpfs::Tmpfs::mount(&dir.join(format!("fs-{name}")), "size=1m");
+        let spec = write_spec(
+            dir,
+            name,
+            &format!("iogate: 1\nname: enospc\ntarget: {{ size: 4MiB }}\n{policy}steps:\n{steps}"),
+        );
+        let out = dir.join(format!("out-{name}"));
+        let o = Run::new(&spec)
+            .target(fs.path.join("target.img"))
+            .out(&out)
+            .quiet()
+            .output();
+        let r = common::result(&out);
+        drop(fs);
+        (o, r, out)
+    })
+}
+
 /// As root: a precondition whose writes fail with ENOSPC (a file on a full tmpfs) fails
 /// the run under the default error policy, with the failed requests recorded; under
 /// `io_errors: record` the run passes and the errors are in the result.
 fn failed_writes_fail_the_run_unless_the_spec_records_them() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
-    // One 1 MiB tmpfs per run: a file unlinked after a run is freed only when the
-    // kernel's asynchronous io_uring teardown drops its last reference, so reusing one
-    // tmpfs made the second run meet a full file system now and then.
-    let small = |name: &str| common::tmpfs::Tmpfs::mount(&dir.path().join(name), "size=1m");
-    let spec = |policy: &str| {
-        write_spec(
-            dir.path(),
-            "enospc",
-            &format!("iogate: 1\nname: enospc\ntarget: {{ size: 4MiB }}\n{policy}steps:\n  - precondition: {{ block_size: 64KiB, passes: 1 }}\n"),
-        )
-    };
-    let run = |spec: &Path, fs: &Path| {
-        let out = dir.path().join("out");
-        let o = Run::new(spec)
-            .target(fs.join("target.img"))
-            .out(&out)
-            .quiet()
-            .output();
-        (o, common::result(&out))
-    };
-    let (fs1, fs2) = (small("small1"), small("small2"));
-    let (o, r1) = run(&spec(""), &fs1.path);
-    let (o2, r2) = run(&spec("io_errors: record\n"), &fs2.path);
-    drop((fs1, fs2));
+    let [(o, r1, _), (o2, r2, _)] = on_a_full_file_system(
+        dir.path(),
+        "  - precondition: { block_size: 64KiB, passes: 1 }\n",
+    );
     assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
     let errors = r1["steps"][0]["metrics"]["errors"].as_u64().unwrap_or(0);
     assert!(errors > 0, "{}", r1["steps"][0]["metrics"]);
@@ -299,27 +309,10 @@ fn a_device_whose_capacity_fell_to_0_has_left_the_system() {
 fn failed_pre_writes_fail_the_sweep() {
     let _io = common::io_lock();
     let dir = tempfile::tempdir().expect("tempdir");
-    let small = |name: &str| common::tmpfs::Tmpfs::mount(&dir.path().join(name), "size=1m");
-    let spec = |policy: &str| {
-        write_spec(
-            dir.path(),
-            "pre",
-            &format!("iogate: 1\nname: pre\ntarget: {{ size: 4MiB }}\n{policy}steps:\n  - sweep:\n      name: s\n      duration: 100ms\n      matrix: {{ block_size: [4KiB], read: [100%], queue_depth: [1] }}\n      rounds: 2\n      pre_writes: {{ duration: 100ms, times: 2, queue_depth: 4 }}\n"),
-        )
-    };
-    let run = |spec: &Path, fs: &Path, out: &str| {
-        let out = dir.path().join(out);
-        let o = Run::new(spec)
-            .target(fs.join("target.img"))
-            .out(&out)
-            .quiet()
-            .output();
-        (o, common::result(&out), out)
-    };
-    let (fs1, fs2) = (small("small1"), small("small2"));
-    let (o, r1, out1) = run(&spec(""), &fs1.path, "fail");
-    let (o2, r2, _) = run(&spec("io_errors: record\n"), &fs2.path, "record");
-    drop((fs1, fs2));
+    let [(o, r1, out1), (o2, r2, _)] = on_a_full_file_system(
+        dir.path(),
+        "  - sweep:\n      name: s\n      duration: 100ms\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1] }\n      rounds: 2\n      pre_writes: { duration: 100ms, times: 2, queue_depth: 4 }\n",
+    );
     let failed = |r: &serde_json::Value| -> u64 {
         let pre = r["steps"][0]["sweep"]["pre_writes"]
             .as_array()

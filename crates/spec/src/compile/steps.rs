@@ -115,18 +115,8 @@ fn workload_limit(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<Limit> {
         );
         None
     } else if let Some(d) = &w.duration {
-        match cx.duration(d, "duration") {
-            Some(0) => {
-                let span = cx.span(d);
-                cx.error(
-                    span,
-                    "duration must be positive",
-                    format!("expected a duration above 0, found {}", d.value),
-                );
-                None
-            }
-            other => other.map(|duration_ns| Limit::Duration { duration_ns }),
-        }
+        cx.positive_duration(d, "duration")
+            .map(|duration_ns| Limit::Duration { duration_ns })
     } else if let Some(i) = &w.ios {
         cx.count(i, "ios", 1, u64::MAX / 2)
             .map(|ios| Limit::Ios { ios })

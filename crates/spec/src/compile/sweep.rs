@@ -121,18 +121,7 @@ pub(super) fn sweep(
 fn case_duration(cx: &mut Ctx<'_>, w: &RawSweep) -> Option<u64> {
     match &w.duration {
         None => Some(60_000_000_000),
-        Some(d) => match cx.duration(d, "case duration") {
-            Some(0) => {
-                let span = cx.span(d);
-                cx.error(
-                    span,
-                    "duration must be positive",
-                    "expected a duration above 0",
-                );
-                None
-            }
-            other => other,
-        },
+        Some(d) => cx.positive_duration(d, "case duration"),
     }
 }
 

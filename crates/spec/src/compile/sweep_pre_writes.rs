@@ -23,18 +23,7 @@ pub(super) fn pre_writes(
     region: Option<&Region>,
     lbs: u64,
 ) -> Option<PreWritesPlan> {
-    let duration = match cx.duration(&p.duration, "pre-write duration") {
-        Some(0) => {
-            let span = cx.span(&p.duration);
-            cx.error(
-                span,
-                "duration must be positive",
-                "expected a duration above 0",
-            );
-            None
-        }
-        other => other,
-    };
+    let duration = cx.positive_duration(&p.duration, "pre-write duration");
     let times = p.times.as_ref().map_or(Some(1), |t| {
         cx.count(t, "pre-write repetitions", 1, MAX_TIMES)
     });
