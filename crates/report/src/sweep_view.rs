@@ -74,12 +74,8 @@ fn pre_writes_view(sweep: &SweepResult) -> Option<PreWritesView> {
                 p.repetitions.to_string(),
                 p.ios.to_string(),
                 ByteSize(p.written_bytes).to_string(),
-                format!("{:.0}", p.iops),
-                if p.ios == 0 {
-                    "—".to_string()
-                } else {
-                    format_ns(p.mean_latency_ns)
-                },
+                p.iops.map_or("—".to_string(), |v| format!("{v:.0}")),
+                p.mean_latency_ns.map_or("—".to_string(), format_ns),
                 p.errors.to_string(),
             ]
         })

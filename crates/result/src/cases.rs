@@ -151,9 +151,10 @@ pub struct SweepResult {
     /// Bytes written over all rounds and cases (the pre-writes apart: `pre_writes`).
     pub written_bytes: u64,
     /// Failed requests over every round of every case and the pre-writes: the sweep's
-    /// `errors` (its implicit `errors == 0`).
-    #[serde(default)]
-    pub errors: u64,
+    /// `errors` (its implicit `errors == 0`). None in results written before it was
+    /// counted, whose `errors` are the tracked case's last round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
     /// First and last round of the measurement window (1-based).
     pub window_rounds: [u32; 2],
     /// Every case.
@@ -185,10 +186,11 @@ pub struct PreWritesRound {
     pub ios: u64,
     /// Bytes written.
     pub written_bytes: u64,
-    /// Their mean IOPS over the repetitions' run time (requests / seconds).
-    pub iops: f64,
-    /// Mean total latency of their requests, ns.
-    pub mean_latency_ns: f64,
+    /// Their mean IOPS over the repetitions' run time (requests / seconds); None when
+    /// no time passed.
+    pub iops: Option<f64>,
+    /// Mean total latency of their requests, ns; None when none completed.
+    pub mean_latency_ns: Option<f64>,
     /// Failed requests.
     pub errors: u64,
 }

@@ -628,7 +628,9 @@ impl StepResult {
     /// pre-writes ([`SweepResult::errors`]; its other figures are the tracked case's last
     /// round), any other step's `metrics.all.errors`. What `<step>.errors` reads.
     pub fn failed_requests(&self) -> u64 {
-        self.sweep().map_or(self.metrics.all.errors, |s| s.errors)
+        self.sweep()
+            .and_then(|s| s.errors)
+            .unwrap_or(self.metrics.all.errors)
     }
 
     /// A sweep step's cases and steady-state decision.

@@ -95,18 +95,10 @@ fn run_pre_writes(
 }
 
 /// A pre-write record's means from its sums: IOPS over the repetitions' run time, mean
-/// latency weighted by requests (0 without requests: nothing completed to average).
+/// latency weighted by requests (None without time or requests: nothing to average).
 fn finish(mut rec: PreWritesRound, latency_sum: f64, seconds: f64) -> PreWritesRound {
-    rec.iops = if seconds > 0.0 {
-        rec.ios as f64 / seconds
-    } else {
-        0.0
-    };
-    rec.mean_latency_ns = if rec.ios > 0 {
-        latency_sum / rec.ios as f64
-    } else {
-        0.0
-    };
+    rec.iops = (seconds > 0.0).then(|| rec.ios as f64 / seconds);
+    rec.mean_latency_ns = (rec.ios > 0).then(|| latency_sum / rec.ios as f64);
     rec
 }
 
@@ -268,7 +260,7 @@ pub fn run_sweep(
         SweepResult {
             rounds,
             written_bytes: written,
-            errors: failed,
+            errors: Some(failed),
             window_rounds: [first as u32 + 1, complete as u32],
             saturation: saturation(&cases, sweep.knee_gain_pct),
             operating_points: sweep
