@@ -194,22 +194,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// A duration above 0: 0 is a located error ("duration must be positive").
-    fn positive_duration(&mut self, s: &Spanned<String>, what: &str) -> Option<u64> {
-        match self.duration(s, what) {
-            Some(0) => {
-                let span = self.span(s);
-                self.error(
-                    span,
-                    "duration must be positive",
-                    format!("expected a duration above 0, found {}", s.value),
-                );
-                None
-            }
-            other => other,
-        }
-    }
-
     fn percent(&mut self, s: &Spanned<String>, what: &str) -> Option<f64> {
         let text = self.substituted(s)?;
         match syntax::parse_percent(&text) {

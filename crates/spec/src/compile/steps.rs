@@ -115,8 +115,7 @@ fn workload_limit(cx: &mut Ctx<'_>, w: &RawWorkload) -> Option<Limit> {
         );
         None
     } else if let Some(d) = &w.duration {
-        cx.positive_duration(d, "duration")
-            .map(|duration_ns| Limit::Duration { duration_ns })
+        positive_duration(cx, d, "duration").map(|duration_ns| Limit::Duration { duration_ns })
     } else if let Some(i) = &w.ios {
         cx.count(i, "ios", 1, u64::MAX / 2)
             .map(|ios| Limit::Ios { ios })
@@ -589,5 +588,22 @@ fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
                 y.value
             ),
         );
+    }
+}
+
+/// A duration above 0 (a workload's, a sweep case's, the pre-writes'): 0 is a located
+/// error ("duration must be positive").
+pub(super) fn positive_duration(cx: &mut Ctx<'_>, s: &Spanned<String>, what: &str) -> Option<u64> {
+    match cx.duration(s, what) {
+        Some(0) => {
+            let span = cx.span(s);
+            cx.error(
+                span,
+                "duration must be positive",
+                format!("expected a duration above 0, found {}", s.value),
+            );
+            None
+        }
+        other => other,
     }
 }

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use super::mix::block_size;
 use super::replay::bare;
-use super::steps::distribution;
+use super::steps::{distribution, positive_duration};
 use super::steps::{region, step_name};
 use super::sweep_points::{named_mixes, operating_points, NamedMixes};
 use super::sweep_pre_writes::pre_writes;
@@ -121,7 +121,7 @@ pub(super) fn sweep(
 fn case_duration(cx: &mut Ctx<'_>, w: &RawSweep) -> Option<u64> {
     match &w.duration {
         None => Some(60_000_000_000),
-        Some(d) => cx.positive_duration(d, "case duration"),
+        Some(d) => positive_duration(cx, d, "case duration"),
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::mix::block_size;
 use super::replay::bare;
+use super::steps::positive_duration;
 use super::*;
 use crate::document::RawPreWrites;
 use crate::document::MAX_PRE_WRITE_TIMES as MAX_TIMES;
@@ -23,7 +24,7 @@ pub(super) fn pre_writes(
     region: Option<&Region>,
     lbs: u64,
 ) -> Option<PreWritesPlan> {
-    let duration = cx.positive_duration(&p.duration, "pre-write duration");
+    let duration = positive_duration(cx, &p.duration, "pre-write duration");
     let times = p.times.as_ref().map_or(Some(1), |t| {
         cx.count(t, "pre-write repetitions", 1, MAX_TIMES)
     });
