@@ -31,6 +31,10 @@ struct OutlierRow {
     value: String,
     median: String,
     deviation: String,
+    /// The score and the noise it is measured in.
+    noise: String,
+    /// The drive's 95% interval.
+    interval: String,
     direction: &'static str,
 }
 
@@ -64,9 +68,11 @@ pub(crate) fn fleet_view(s: &FleetSummary) -> Ctx {
     cx.insert(
         "rule",
         &format!(
-            "a drive is an outlier when a metric lies more than {}% from its model's median (with {} or more drives of the model); {}",
-            rule.max_deviation_pct,
-            rule.min_peers,
+            "{}; {}",
+            crate::peers::rule_sentence(
+                rule.max_deviation_pct,
+                rule.direction.unwrap_or(iogate_spec::PeerDirection::Either)
+            ),
             if rule.enforced {
                 "an outlier fails the run (`peers:` in the spec)"
             } else {
@@ -104,27 +110,47 @@ pub(crate) fn fleet_view(s: &FleetSummary) -> Ctx {
             value: format_metric(&o.metric, o.value),
             median: format_metric(&o.metric, o.median),
             deviation: format!("{:+.1}%", o.deviation_pct),
-            direction: if o.worse { "worse" } else { "better" },
+            noise: o.judged.as_ref().map_or_else(
+                || "—".to_string(),
+                |j| match j.score {
+                    Some(z) => format!("{z:+.1} × {}", format_metric(&o.metric, j.noise)),
+                    None => "no noise".to_string(),
+                },
+            ),
+            interval: o.judged.as_ref().map_or_else(
+                || "—".to_string(),
+                |j| {
+                    format!(
+                        "{} – {}",
+                        format_metric(&o.metric, j.interval[0]),
+                        format_metric(&o.metric, j.interval[1])
+                    )
+                },
+            ),
+            direction: match (o.worse, o.counts()) {
+                (true, _) => "worse",
+                (false, true) => "better (fails: direction either)",
+                (false, false) => "better (a note)",
+            },
         })
         .collect();
     cx.insert("outliers", &outliers);
-    let groups: Vec<GroupView> = s
-        .peers
-        .iter()
-        .map(|g| group_view(g, rule.max_deviation_pct))
-        .collect();
+    let groups: Vec<GroupView> = s.peers.iter().map(group_view).collect();
     cx.insert("peers", &groups);
     cx
 }
 
-fn group_view(g: &PeerGroup, max_pct: f64) -> GroupView {
+fn group_view(g: &PeerGroup) -> GroupView {
     let rows = g
         .metrics
         .iter()
         .map(|m| MetricRow {
             metric: m.metric.clone(),
             median: format_metric(&m.metric, m.median),
-            spread: format!("{:.1}%", m.spread_pct),
+            spread: match &m.undecided {
+                Some(why) => format!("{:.1}% (undecided: {why})", m.spread_pct),
+                None => format!("{:.1}%", m.spread_pct),
+            },
             cells: g
                 .drives
                 .iter()
@@ -134,7 +160,9 @@ fn group_view(g: &PeerGroup, max_pct: f64) -> GroupView {
                         |v| {
                             (
                                 format!("{:+.1}%", v.deviation_pct),
-                                v.deviation_pct.abs() > max_pct && g.drives.len() >= 3,
+                                v.judged.is_some_and(|j| {
+                                    j.standing != iogate_result::fleet::PeerStanding::Within
+                                }),
                             )
                         },
                     )

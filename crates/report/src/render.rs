@@ -142,8 +142,11 @@ pub fn fleet_junit(
             let failure = s
                 .outliers
                 .iter()
-                .filter(|o| o.drive == d.name)
-                .map(|o| format!("{} {:+.1}% from the median", o.metric, o.deviation_pct))
+                .filter(|o| o.drive == d.name && o.counts())
+                .map(|o| match &o.judged {
+                    Some(j) => crate::peers::describe(&o.metric, o.value, j),
+                    None => format!("{} {:+.1}% from the median", o.metric, o.deviation_pct),
+                })
                 .collect::<Vec<_>>();
             (
                 d.name.clone(),

@@ -46,14 +46,22 @@ pub struct FleetSummary {
 /// The peer rule as applied (`peers:` in the spec).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerRuleRecord {
-    /// A metric further than this from the peers' median makes the drive an outlier,
-    /// percent of the median.
+    /// The floor: a difference from the peers' centre of at most this, percent of the
+    /// centre, is never an outlier; a larger one is when the noise does not explain it.
     pub max_deviation_pct: f64,
     /// Whether an outlier fails the run (the spec has a `peers:` block).
     pub enforced: bool,
     /// Fewest drives of one model for outliers to be named (with two, the median is
     /// their mean and both deviate alike).
     pub min_peers: usize,
+    /// The side that fails (`worse` or `either`); absent in summaries written before it
+    /// was kept, which failed either side.
+    #[serde(default)]
+    pub direction: Option<iogate_spec::PeerDirection>,
+    /// How many noise spreads a difference must exceed (the report crate's
+    /// `peers::NOISE_SCORE`); absent before it was kept.
+    #[serde(default)]
+    pub noise_score: Option<f64>,
 }
 
 /// One drive of the run.
@@ -117,19 +125,61 @@ pub struct PeerMetric {
     pub max: f64,
     /// `(max − min) / median × 100`.
     pub spread_pct: f64,
+    /// Why no drive could be judged on it (too few drives, no interval samples to
+    /// measure the noise); absent when the drives were judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
     /// Each drive's value and deviation.
     pub values: Vec<PeerValue>,
 }
 
-/// One drive's value of a peer metric.
+/// One drive's value of a peer metric, and how it stands against the others.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PeerValue {
     /// Drive name.
     pub drive: String,
     /// Its value, SI base units.
     pub value: f64,
-    /// `(value − median) / median × 100`.
+    /// `(value − median) / median × 100`, the median of every drive of the group.
     pub deviation_pct: f64,
+    /// The judgement against the other drives (absent when undecided, and in summaries
+    /// written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<PeerJudgement>,
+}
+
+/// A drive's figure against its peers (the other drives of its group): the report
+/// crate's `peers` rule.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PeerJudgement {
+    /// The peers' centre: the median of the other drives' values, SI base units.
+    pub centre: f64,
+    /// `(value − centre) / centre × 100`.
+    pub deviation_pct: f64,
+    /// The noise the difference is measured in, SI base units: the larger of the peers'
+    /// spread between drives and their spread between intervals, combined with the
+    /// drive's own uncertainty.
+    pub noise: f64,
+    /// `(value − centre) / noise`; absent when the noise is 0 (every peer equal and
+    /// steady), when the floor alone decides.
+    pub score: Option<f64>,
+    /// The drive's figure's 95% interval from its own interval samples, `[low, high]`,
+    /// SI base units.
+    pub interval: [f64; 2],
+    /// Where it stands.
+    pub standing: PeerStanding,
+}
+
+/// Where a drive stands among its peers on one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerStanding {
+    /// Within the noise or within the floor.
+    Within,
+    /// Beyond both, on the bad side (lower IOPS or bandwidth, higher latency).
+    Worse,
+    /// Beyond both, on the good side.
+    Better,
 }
 
 /// A drive whose metric lies beyond the peer rule.
@@ -145,12 +195,26 @@ pub struct Outlier {
     pub metric: String,
     /// The drive's value, SI base units.
     pub value: f64,
-    /// The peers' median.
+    /// The peers' centre (the median of the other drives).
     pub median: f64,
     /// `(value − median) / median × 100`.
     pub deviation_pct: f64,
     /// Whether the deviation is in the bad direction (lower IOPS, higher latency).
     pub worse: bool,
+    /// Whether it fails under the rule's direction (a better drive under `worse` is a
+    /// note); absent in summaries written before it was kept.
+    #[serde(default)]
+    pub fails: Option<bool>,
+    /// The judgement: noise, score and the drive's interval; absent before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<PeerJudgement>,
+}
+
+impl Outlier {
+    /// Whether it fails the rule (summaries without `fails` failed every outlier).
+    pub fn counts(&self) -> bool {
+        self.fails.unwrap_or(true)
+    }
 }
 
 /// The JSON Schema of `summary.json` (draft 2020-12).

@@ -194,25 +194,33 @@ pub(crate) fn conclude(
     }
     let code = match ingest(history.as_mut(), &judged, console) {
         Ok(()) => exit::of_outcome(result.outcome),
-        Err(e) => {
+        Err((e, code)) => {
             console.note(&format!(
                 "error: history: {e} (the result is in {})",
                 out.display()
             ));
-            exit::TARGET
+            code
         }
     };
     (code, Some(result))
 }
 
-/// Stores a judged run in the history, noting its attempt when it is a rerun.
+/// Stores a judged run in the history, noting its attempt when it is a rerun. Errors:
+/// the message and the exit code (2 for a build that contradicts the store, else 3).
 fn ingest(
     history: Option<&mut Store>,
     judged: &Option<Result<gate::JudgedRun, String>>,
     console: &mut dyn Console,
-) -> Result<(), String> {
+) -> Result<(), (String, u8)> {
     match (history, judged) {
-        (Some(store), Some(Ok(j))) => j.ingest(store).map(|stored| {
+        (Some(store), Some(Ok(j))) => {
+            let stored = j.ingest(store).map_err(|e| {
+                let code = match e {
+                    iogate_report::history::HistoryError::BuildContradiction { .. } => exit::USAGE,
+                    _ => exit::TARGET,
+                };
+                (e.to_string(), code)
+            })?;
             let line = match stored {
                 Ingested::Stored { attempt: 1 } => {
                     format!("history: ingested into {}", store.name())
@@ -226,8 +234,9 @@ fn ingest(
                 Ingested::Known => format!("history: already stored in {}", store.name()),
             };
             console.note(&line);
-        }),
-        (_, Some(Err(e))) => Err(e.clone()),
+            Ok(())
+        }
+        (_, Some(Err(e))) => Err((e.clone(), exit::TARGET)),
         _ => Ok(()),
     }
 }

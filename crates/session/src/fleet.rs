@@ -273,14 +273,17 @@ fn summarize(out: &Path, f: Fleet<'_>, consoles: &Consoles<'_>) -> u8 {
     let (peer_groups, outliers) = peers::compare(&runs, f.rule);
     let mut code = exit::worst(f.drives.iter().map(|(c, _)| *c));
     let entries: Vec<DriveEntry> = (0..f.names.len())
-        .map(|i| entry(&f, i, outliers.iter().any(|o| o.drive == f.names[i])))
+        .map(|i| {
+            let out = outliers.iter().any(|o| o.drive == f.names[i] && o.counts());
+            entry(&f, i, out)
+        })
         .collect();
     let mut outcome = entries
         .iter()
         .map(|e| e.outcome)
         .max()
         .unwrap_or(Outcome::Error);
-    if f.rule.enforced && !outliers.is_empty() {
+    if f.rule.enforced && outliers.iter().any(|o| o.counts()) {
         code = exit::worst([code, exit::FAIL]);
         outcome = outcome.max(Outcome::Fail);
     }
@@ -297,23 +300,27 @@ fn summarize(out: &Path, f: Fleet<'_>, consoles: &Consoles<'_>) -> u8 {
             max_deviation_pct: f.rule.max_deviation_pct,
             enforced: f.rule.enforced,
             min_peers: peers::MIN_PEERS,
+            direction: Some(f.rule.direction),
+            noise_score: Some(peers::NOISE_SCORE),
         },
         drives: entries,
         peers: peer_groups,
         outliers,
     };
     for o in &summary.outliers {
+        let what = match &o.judged {
+            Some(j) => peers::describe(&o.metric, o.value, j),
+            None => format!("{} {:+.1}% from its peers", o.metric, o.deviation_pct),
+        };
         console.note(&format!(
-            "{} {} ({}): {} {:+.1}% from the median of its {} peers",
-            if f.rule.enforced {
-                "OUTLIER"
-            } else {
-                "outlier"
+            "{} {} ({}, {}): {what}",
+            match (f.rule.enforced, o.counts()) {
+                (_, false) => "better than its peers (a note)",
+                (true, true) => "OUTLIER",
+                (false, true) => "outlier",
             },
             o.drive,
             o.serial.as_deref().unwrap_or("no serial"),
-            o.metric,
-            o.deviation_pct,
             o.model
         ));
     }

@@ -69,8 +69,9 @@ pub struct RawSpec {
     #[serde(default)]
     pub targets: Option<Spanned<Vec<Spanned<String>>>>,
     /// Peer comparison of the drives of one model in one run: a drive whose figure lies
-    /// more than `max_deviation` from the peers' median fails the run. Without this block
-    /// outliers beyond 10% are reported but do not fail it.
+    /// further from its peers than their noise explains, and more than `max_deviation`,
+    /// on the side `direction` names, fails the run. Without this block such outliers
+    /// are reported but do not fail it.
     #[serde(default)]
     pub peers: Option<Spanned<RawPeers>>,
     /// Steps, run in order.
@@ -119,11 +120,21 @@ pub struct RawTarget {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPeers {
-    /// Largest deviation from the peers' median allowed per metric, a percentage
-    /// (default `10%`).
+    /// The floor of the peer rule, a percentage (default `10%`): a difference from the
+    /// peers' centre of at most this never makes an outlier; a larger one does only when
+    /// the peers' noise does not explain it (README, "Peers").
     #[serde(default)]
     #[schemars(with = "Option<PercentText>")]
     pub max_deviation: Option<Spanned<String>>,
+    /// The same floor as a number of percent (`10`), as inventories write it; give one
+    /// of the two.
+    #[serde(default)]
+    #[schemars(range(max = 1000), extend("exclusiveMinimum" = 0))]
+    pub max_deviation_pct: Option<Spanned<f64>>,
+    /// Which side fails: `worse` (default: lower IOPS or bandwidth, higher latency; a
+    /// better drive is a note) or `either`.
+    #[serde(default)]
+    pub direction: Option<Spanned<crate::plan::PeerDirection>>,
 }
 
 /// One step: a single-key map naming its kind.

@@ -36,11 +36,20 @@ pub struct RawInventory {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPeers {
-    /// Percent of the peers' median (default 10): a larger deviation of a compared
-    /// metric, either way, makes the drive an outlier, which fails the build.
+    /// The floor of the peer rule, percent of the peers' centre (default 10): a
+    /// difference of at most this never makes an outlier; a larger one does only when
+    /// the peers' noise does not explain it (README, "Peers").
     #[serde(default)]
     #[schemars(range(max = 1000), extend("exclusiveMinimum" = 0))]
     pub max_deviation_pct: Option<Spanned<f64>>,
+    /// The same floor as a percentage (`10%`), as specs write it; give one of the two.
+    #[serde(default)]
+    #[schemars(with = "Option<crate::schema::PercentText>")]
+    pub max_deviation: Option<Spanned<String>>,
+    /// Which side fails: `worse` (default: lower IOPS or bandwidth, higher latency; a
+    /// better drive is a note) or `either`.
+    #[serde(default)]
+    pub direction: Option<Spanned<crate::plan::PeerDirection>>,
     /// The step figures compared (default: `iops`, `bandwidth`, `latency.mean`,
     /// `latency.p99`, as a run over several drives compares them).
     #[serde(default)]
@@ -91,8 +100,10 @@ pub struct RawDrive {
 pub struct Inventory {
     /// Its name.
     pub name: String,
-    /// The outlier threshold, percent of the peers' median.
+    /// The peer rule's floor, percent of the peers' centre.
     pub max_deviation_pct: f64,
+    /// The side that fails.
+    pub direction: crate::plan::PeerDirection,
     /// The step figures compared ([`PEER_METRICS`]).
     pub peer_metrics: Vec<String>,
     /// The expected drives, in file order.
@@ -199,6 +210,12 @@ pub fn parse_inventory(src: &SourceFile) -> Result<Inventory, Diagnostics> {
         Ok(Inventory {
             name: raw.inventory.value,
             max_deviation_pct,
+            direction: crate::peer_rule::direction(
+                raw.peers
+                    .as_ref()
+                    .and_then(|p| p.direction.as_ref())
+                    .map(|d| d.value),
+            ),
             peer_metrics,
             drives,
         })
@@ -213,23 +230,27 @@ fn peers(
     peers: Option<&RawPeers>,
     diags: &mut Vec<Diagnostic>,
 ) -> (f64, Vec<String>) {
-    let pct = peers.and_then(|p| p.max_deviation_pct.as_ref());
-    let max_deviation_pct = pct.map_or(crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT, |p| {
-        p.value
-    });
-    if let Some(p) = pct.filter(|p| !(p.value > 0.0 && p.value <= 1000.0)) {
-        diags.push(src.diagnostic(
-            range_of(src, p),
-            "invalid peers",
-            format!(
-                "expected max_deviation_pct above 0 and at most 1000, found {}",
-                match p.value.abs() < 1e9 {
-                    true => format!("{}", p.value),
-                    false => format!("{:e}", p.value),
-                }
-            ),
-        ));
-    }
+    let text = crate::peer_rule::FloorText {
+        percent: peers
+            .and_then(|p| p.max_deviation.as_ref())
+            .map(|p| p.value.as_str()),
+        number: peers
+            .and_then(|p| p.max_deviation_pct.as_ref())
+            .map(|p| p.value),
+    };
+    let max_deviation_pct = match crate::peer_rule::floor(text) {
+        Ok(v) => v.unwrap_or(crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT),
+        Err(label) => {
+            let at = peers.and_then(|p| {
+                p.max_deviation
+                    .as_ref()
+                    .map(|m| range_of(src, m))
+                    .or_else(|| p.max_deviation_pct.as_ref().map(|m| range_of(src, m)))
+            });
+            diags.push(src.diagnostic(at.unwrap_or(0..0), "invalid peers", label));
+            crate::plan::PeerRule::DEFAULT_MAX_DEVIATION_PCT
+        }
+    };
     let Some(list) = peers.and_then(|p| p.metrics.as_ref()) else {
         let metrics = DEFAULT_PEER_METRICS.iter().map(|m| m.to_string()).collect();
         return (max_deviation_pct, metrics);

@@ -20,6 +20,7 @@ pub mod files;
 pub mod import;
 pub mod inventory;
 pub mod metric;
+pub mod peer_rule;
 pub mod plan;
 pub mod schema;
 pub mod steady;
@@ -37,10 +38,10 @@ pub use files::{read_bounded, read_source, MAX_SPEC_BYTES};
 pub use plan::{
     sprandom_physical_bytes, AddressMapping, AdminCommand, BaselineRule, CaseAccess,
     CeilingStatistic, Command, DataPattern, Distribution, Durability, EventAction, EventPlan,
-    EventSchedule, Geometry, IoEngine, Limit, MixLine, OpenZones, OperatingPointsPlan, PeerRule,
-    PiAction, Plan, PlanStep, PowerCyclePlan, PreWritesPlan, ProbePlan, PurgeMethod, RateLimit,
-    Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric, SteadyStatePlan, StepBody,
-    StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat, WriteCommand, Zone, ZoneReads,
-    ZonedOptions,
+    EventSchedule, Geometry, IoEngine, Limit, MixLine, OpenZones, OperatingPointsPlan,
+    PeerDirection, PeerRule, PiAction, Plan, PlanStep, PowerCyclePlan, PreWritesPlan, ProbePlan,
+    PurgeMethod, RateLimit, Region, RepeatPlan, ReplayPlan, ReplayTiming, SteadyMetric,
+    SteadyStatePlan, StepBody, StepKind, SweepCase, SweepPlan, TraceFilter, TraceFormat,
+    WriteCommand, Zone, ZoneReads, ZonedOptions,
 };
 pub use units::ByteSize;

@@ -7,6 +7,7 @@
 //! rule. Neighbours: `history::store` (the runs), [`text`] (the one-line-per-drive
 //! listing), the session crate's `campaign` (the command).
 
+mod peers;
 pub mod shared;
 pub mod text;
 pub mod view;
@@ -37,8 +38,10 @@ pub struct CampaignStatus {
     pub drives: Vec<DriveStatus>,
     /// Each metric's distribution over the drives of one model running one spec.
     pub peers: Vec<CampaignPeers>,
-    /// The outlier threshold, percent of the median.
+    /// The peer rule's floor, percent of the peers' centre.
     pub max_deviation_pct: f64,
+    /// The side that fails.
+    pub direction: iogate_spec::PeerDirection,
     /// Each step's total latency over the drives of one model running one spec: their
     /// histograms summed bucket by bucket, the percentiles read from the sum.
     pub latency: Vec<CampaignLatency>,
@@ -112,8 +115,11 @@ pub struct DriveStatus {
     pub model: Option<String>,
     /// Its firmware revision, when it reported one.
     pub firmware_revision: Option<String>,
-    /// Its state: the worst of its specs'.
+    /// Its state: the worst of [`DriveStatus::states`].
     pub state: DriveState,
+    /// Every state it is in, worst first, each once (`wrong_firmware` and `outlier`
+    /// together, say).
+    pub states: Vec<DriveState>,
     /// Each spec: the inventory's, then any other it ran.
     pub specs: Vec<SpecStatus>,
     /// The inventory line that expects it (absent: unexpected).
@@ -133,8 +139,12 @@ pub struct SpecStatus {
     pub attempts: usize,
     /// The latest attempt's run key.
     pub run_key: Option<String>,
-    /// Metrics of the latest attempt beyond the peer rule.
+    /// Metrics of the latest attempt beyond the peer rule (those that do not fail are
+    /// notes).
     pub outliers: Vec<OutlierMetric>,
+    /// The firmware revision its latest attempt reported, when the build's is given
+    /// (`--firmware-revision`) and this is not it.
+    pub wrong_firmware: Option<String>,
 }
 
 /// A metric of a drive beyond the peer rule.
@@ -150,6 +160,12 @@ pub struct OutlierMetric {
     pub deviation_pct: f64,
     /// Whether it is the bad direction (lower IOPS, higher latency).
     pub worse: bool,
+    /// Whether it fails under the inventory's direction (a better drive under `worse`
+    /// is a note).
+    pub fails: bool,
+    /// The judgement: the peers' centre (`median` is it), the noise, the score and the
+    /// drive's interval.
+    pub judged: iogate_result::fleet::PeerJudgement,
 }
 
 /// The peers of one spec and model over the campaign.
@@ -185,16 +201,6 @@ impl Reported<'_> {
     }
 }
 
-/// Whether peers are compared on `m`: a step's own figure (not a sweep case's, not one
-/// operation's) that the inventory names (`peers.metrics`).
-fn is_peer_metric(m: &MetricRecord, names: &[String]) -> bool {
-    m.case_label.is_empty()
-        && m.metric
-            .strip_prefix(m.step.as_str())
-            .and_then(|rest| rest.strip_prefix('.'))
-            .is_some_and(|q| names.iter().any(|n| n == q))
-}
-
 /// What the store holds of a build: its runs, their metrics and step histograms.
 #[derive(Debug, Clone, Copy)]
 pub struct Stored<'a> {
@@ -209,6 +215,8 @@ pub struct Stored<'a> {
 }
 
 /// Judges a build from what the store holds of it (for the campaign, when given).
+/// Peers are compared over the expected drives only: a drive the inventory does not
+/// list is shown as `unexpected` and changes neither the peers' centre nor the verdict.
 pub fn judge(
     inventory: &Inventory,
     build: &str,
@@ -216,51 +224,44 @@ pub fn judge(
     firmware_revision: Option<&str>,
     stored: Stored<'_>,
 ) -> CampaignStatus {
-    let (runs, metrics) = (stored.runs, stored.metrics);
-    let reported = group(runs);
+    let reported = group(stored.runs);
     let latency = merged_latency(&reported, stored.histograms);
     let latest: Vec<&RunRecord> = reported.iter().flat_map(|r| r.latest()).collect();
     let shared_starts = shared::shared_starts(&latest, stored.intervals);
-    let (peers, run_keys) = compare(&reported, metrics, &inventory.peer_metrics);
-    let outliers = outliers_by_run(&peers, &run_keys, inventory.max_deviation_pct);
-    let mut taken = vec![false; reported.len()];
-    let mut slots: Vec<Vec<DriveStatus>> = vec![Vec::new(); inventory.drives.len()];
-    // Exact entries first: a pattern never takes the drive an exact entry names.
-    for exact in [true, false] {
-        for (k, e) in inventory.drives.iter().enumerate() {
-            if e.selector.is_exact() != exact {
-                continue;
-            }
-            let mut found = 0;
-            for (i, r) in reported.iter().enumerate() {
-                let Some(first) = r.first() else { continue };
-                let hit = r.host == e.host
-                    && e.selector.matches(
-                        first.device_serial.as_deref(),
-                        first.target.as_deref(),
-                        Some(first.device_model.as_str()),
-                    );
-                if !taken[i] && hit && found < e.count {
-                    taken[i] = true;
-                    found += 1;
-                    let specs = &e.specs;
-                    slots[k].push(status(
-                        r,
-                        Some(specs),
-                        Some(e.line),
-                        firmware_revision,
-                        &outliers,
-                    ));
-                }
-            }
-            slots[k].extend((found..e.count).map(|j| never_reported(e, j)));
+    let (assigned, taken) = assign(inventory, &reported);
+    let expected: Vec<&Reported<'_>> = reported
+        .iter()
+        .zip(&taken)
+        .filter_map(|(r, t)| t.then_some(r))
+        .collect();
+    let rule = peers::Rule {
+        metrics: &inventory.peer_metrics,
+        floor_pct: inventory.max_deviation_pct,
+        direction: inventory.direction,
+    };
+    let (peers, outliers) = peers::compare(&expected, stored.metrics, rule);
+    let mut drives = Vec::new();
+    for (k, e) in inventory.drives.iter().enumerate() {
+        let mine: Vec<usize> = assigned[k].clone();
+        for &i in &mine {
+            let judged = Judged {
+                firmware_revision,
+                outliers: &outliers,
+            };
+            drives.push(status(&reported[i], Some(&e.specs), Some(e.line), judged));
         }
+        let n = mine.len() as u64;
+        drives.extend((n..e.count).map(|j| never_reported(e, j)));
     }
-    let mut drives: Vec<DriveStatus> = slots.into_iter().flatten().collect();
     for (i, r) in reported.iter().enumerate() {
         if !taken[i] {
-            let mut d = status(r, None, None, firmware_revision, &outliers);
+            let judged = Judged {
+                firmware_revision,
+                outliers: &BTreeMap::new(),
+            };
+            let mut d = status(r, None, None, judged);
             d.state = DriveState::Unexpected;
+            d.states = vec![DriveState::Unexpected];
             drives.push(d);
         }
     }
@@ -280,9 +281,39 @@ pub fn judge(
         drives,
         peers,
         max_deviation_pct: inventory.max_deviation_pct,
+        direction: inventory.direction,
         latency,
         shared_starts,
     }
+}
+
+/// Which reported drives each inventory entry takes (indices into `reported`, at most
+/// its count), exact entries first: a pattern never takes the drive an exact entry
+/// names. Returns the entries' drives and whether each reported drive was taken.
+fn assign(inventory: &Inventory, reported: &[Reported<'_>]) -> (Vec<Vec<usize>>, Vec<bool>) {
+    let mut taken = vec![false; reported.len()];
+    let mut assigned: Vec<Vec<usize>> = vec![Vec::new(); inventory.drives.len()];
+    for exact in [true, false] {
+        for (k, e) in inventory.drives.iter().enumerate() {
+            if e.selector.is_exact() != exact {
+                continue;
+            }
+            for (i, r) in reported.iter().enumerate() {
+                let Some(first) = r.first() else { continue };
+                let hit = r.host == e.host
+                    && e.selector.matches(
+                        first.device_serial.as_deref(),
+                        first.target.as_deref(),
+                        Some(first.device_model.as_str()),
+                    );
+                if !taken[i] && hit && (assigned[k].len() as u64) < e.count {
+                    taken[i] = true;
+                    assigned[k].push(i);
+                }
+            }
+        }
+    }
+    (assigned, taken)
 }
 
 /// Each (spec, model, step)'s histograms of the drives' latest attempts that did not
@@ -345,14 +376,21 @@ fn group(runs: &[RunRecord]) -> Vec<Reported<'_>> {
         .collect()
 }
 
-/// The drive's state from its latest attempts of `specs` (the inventory's; None: an
-/// unexpected drive, every spec it ran).
+/// What a drive's specs are judged with besides their outcomes.
+#[derive(Clone, Copy)]
+struct Judged<'a> {
+    firmware_revision: Option<&'a str>,
+    outliers: &'a BTreeMap<String, Vec<OutlierMetric>>,
+}
+
+/// The drive's states from its latest attempts of `specs` (the inventory's; None: an
+/// unexpected drive, every spec it ran): each spec's outcome, an outlier that fails the
+/// rule, and any spec's latest attempt on another firmware than the build's.
 fn status(
     r: &Reported<'_>,
     specs: Option<&Vec<String>>,
     line: Option<usize>,
-    firmware_revision: Option<&str>,
-    outliers: &BTreeMap<String, Vec<OutlierMetric>>,
+    judged: Judged<'_>,
 ) -> DriveStatus {
     let first = r.first();
     let names: Vec<String> = match specs {
@@ -361,39 +399,16 @@ fn status(
     };
     let specs: Vec<SpecStatus> = names
         .iter()
-        .map(|name| {
-            let attempts = r.runs.get(name.as_str());
-            let latest = attempts.and_then(|v| v.last());
-            let found = latest.map_or(&[][..], |l| {
-                outliers.get(&l.run_key).map_or(&[][..], Vec::as_slice)
-            });
-            let state = match latest.map(|l| l.outcome.as_str()) {
-                None => DriveState::Missing,
-                Some("fail" | "error") => DriveState::Failed,
-                Some("regressed") => DriveState::Regressed,
-                Some(_) if !found.is_empty() => DriveState::Outlier,
-                Some("pass") => DriveState::Passed,
-                Some(_) => DriveState::Inconclusive,
-            };
-            SpecStatus {
-                spec: name.clone(),
-                state,
-                outcome: latest.map(|l| l.outcome.clone()),
-                attempts: attempts.map_or(0, Vec::len),
-                run_key: latest.map(|l| l.run_key.clone()),
-                outliers: found.to_vec(),
-            }
-        })
+        .map(|name| spec_status(r, name, judged))
         .collect();
-    let fw = first.and_then(|f| f.firmware_revision.clone());
-    let wrong_fw = firmware_revision.is_some_and(|want| fw.as_deref() != Some(want));
-    let mut state = specs
-        .iter()
-        .map(|s| s.state)
-        .min()
-        .unwrap_or(DriveState::Missing);
-    if wrong_fw && state > DriveState::WrongFirmware {
-        state = DriveState::WrongFirmware;
+    let mut states: Vec<DriveState> = specs.iter().map(|s| s.state).collect();
+    if specs.iter().any(|s| s.wrong_firmware.is_some()) {
+        states.push(DriveState::WrongFirmware);
+    }
+    states.sort();
+    states.dedup();
+    if states.is_empty() {
+        states.push(DriveState::Missing);
     }
     DriveStatus {
         host: r.host.to_string(),
@@ -401,10 +416,48 @@ fn status(
         serial: first.and_then(|f| f.device_serial.clone()),
         target: first.and_then(|f| f.target.clone()),
         model: first.map(|f| f.device_model.clone()),
-        firmware_revision: fw,
-        state,
+        firmware_revision: first.and_then(|f| f.firmware_revision.clone()),
+        state: states[0],
+        states,
         specs,
         inventory_line: line,
+    }
+}
+
+/// One spec of a drive: its latest attempt's outcome, outliers and firmware.
+fn spec_status(r: &Reported<'_>, name: &str, judged: Judged<'_>) -> SpecStatus {
+    let attempts = r.runs.get(name);
+    let latest = attempts.and_then(|v| v.last());
+    let found = latest.map_or(&[][..], |l| {
+        judged
+            .outliers
+            .get(&l.run_key)
+            .map_or(&[][..], Vec::as_slice)
+    });
+    let state = match latest.map(|l| l.outcome.as_str()) {
+        None => DriveState::Missing,
+        Some("fail" | "error") => DriveState::Failed,
+        Some("regressed") => DriveState::Regressed,
+        Some(_) if found.iter().any(|o| o.fails) => DriveState::Outlier,
+        Some("pass") => DriveState::Passed,
+        Some(_) => DriveState::Inconclusive,
+    };
+    let wrong_firmware = match (judged.firmware_revision, latest) {
+        (Some(want), Some(l)) if l.firmware_revision.as_deref() != Some(want) => Some(
+            l.firmware_revision
+                .clone()
+                .unwrap_or_else(|| "(not reported)".to_string()),
+        ),
+        _ => None,
+    };
+    SpecStatus {
+        spec: name.to_string(),
+        state,
+        outcome: latest.map(|l| l.outcome.clone()),
+        attempts: attempts.map_or(0, Vec::len),
+        run_key: latest.map(|l| l.run_key.clone()),
+        outliers: found.to_vec(),
+        wrong_firmware,
     }
 }
 
@@ -422,6 +475,7 @@ fn never_reported(e: &iogate_spec::inventory::Expected, k: u64) -> DriveStatus {
         model: None,
         firmware_revision: None,
         state: DriveState::Missing,
+        states: vec![DriveState::Missing],
         specs: e
             .specs
             .iter()
@@ -432,85 +486,11 @@ fn never_reported(e: &iogate_spec::inventory::Expected, k: u64) -> DriveStatus {
                 attempts: 0,
                 run_key: None,
                 outliers: Vec::new(),
+                wrong_firmware: None,
             })
             .collect(),
         inventory_line: Some(e.line),
     }
-}
-
-/// The run key of each (spec, drive name) compared.
-type RunKeys = BTreeMap<(String, String), String>;
-
-/// Each spec and model's peer metrics over every reported drive whose latest attempt
-/// completed (did not end in error), drives named `host drive`; and the run each name's
-/// value came from.
-fn compare(
-    reported: &[Reported<'_>],
-    metrics: &[MetricRecord],
-    names: &[String],
-) -> (Vec<CampaignPeers>, RunKeys) {
-    let mut by_run: BTreeMap<&str, Vec<&MetricRecord>> = BTreeMap::new();
-    for m in metrics
-        .iter()
-        .filter(|m| is_peer_metric(m, names) && m.value.is_finite())
-    {
-        by_run.entry(m.run_key.as_str()).or_default().push(m);
-    }
-    type Values = BTreeMap<(String, bool), Vec<(String, f64)>>;
-    let mut groups: BTreeMap<(String, String), Values> = BTreeMap::new();
-    let mut run_keys = RunKeys::new();
-    for r in reported {
-        for run in r.latest().filter(|run| run.outcome != "error") {
-            let key = (run.spec_name.clone(), run.device_model.clone());
-            let name = format!("{} {}", r.host, r.label());
-            run_keys.insert((run.spec_name.clone(), name.clone()), run.run_key.clone());
-            for m in by_run.get(run.run_key.as_str()).into_iter().flatten() {
-                let values = groups.entry(key.clone()).or_default();
-                let per = values
-                    .entry((m.metric.clone(), m.higher_is_better))
-                    .or_default();
-                per.push((name.clone(), m.value));
-            }
-        }
-    }
-    let peers = groups
-        .into_iter()
-        .map(|((spec, model), values)| CampaignPeers {
-            spec,
-            model,
-            metrics: values
-                .into_iter()
-                .filter_map(|((metric, hib), v)| crate::peers::distribution(metric, hib, v))
-                .collect(),
-        })
-        .collect();
-    (peers, run_keys)
-}
-
-/// The outliers of each run, by run key.
-fn outliers_by_run(
-    peers: &[CampaignPeers],
-    run_keys: &RunKeys,
-    max_deviation_pct: f64,
-) -> BTreeMap<String, Vec<OutlierMetric>> {
-    let mut out: BTreeMap<String, Vec<OutlierMetric>> = BTreeMap::new();
-    for p in peers {
-        for pm in &p.metrics {
-            for (v, worse) in crate::peers::beyond(pm, max_deviation_pct) {
-                let Some(run_key) = run_keys.get(&(p.spec.clone(), v.drive.clone())) else {
-                    continue;
-                };
-                out.entry(run_key.clone()).or_default().push(OutlierMetric {
-                    metric: pm.metric.clone(),
-                    value: v.value,
-                    median: pm.median,
-                    deviation_pct: v.deviation_pct,
-                    worse,
-                });
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -148,6 +148,16 @@ pub fn shared_lines(starts: &[super::shared::SharedStart]) -> Vec<String> {
 /// Why a drive is in its state, in parentheses after it (empty for a pass).
 fn why(d: &DriveStatus, firmware: Option<&str>) -> String {
     let mut parts = Vec::new();
+    let also: Vec<&str> = d
+        .states
+        .iter()
+        .skip(1)
+        .filter(|s| **s != DriveState::Passed)
+        .map(|s| word(*s))
+        .collect();
+    if !also.is_empty() {
+        parts.push(format!("also {}", also.join(", ")));
+    }
     let missing: Vec<&str> = d
         .specs
         .iter()
@@ -167,22 +177,22 @@ fn why(d: &DriveStatus, firmware: Option<&str>) -> String {
                     s.attempts
                 ));
             }
-            DriveState::Outlier => {
-                for o in &s.outliers {
-                    parts.push(format!(
-                        "{}: {} {:+.1}% from the median",
-                        s.spec, o.metric, o.deviation_pct
-                    ));
-                }
-            }
             _ => {}
         }
-    }
-    if let (DriveState::WrongFirmware, Some(want)) = (d.state, firmware) {
-        parts.push(format!(
-            "firmware {} where the build is {want}",
-            d.firmware_revision.as_deref().unwrap_or("(not reported)")
-        ));
+        for o in &s.outliers {
+            let note = if o.fails { "" } else { "note: " };
+            parts.push(format!(
+                "{}: {note}{}",
+                s.spec,
+                crate::peers::describe(&o.metric, o.value, &o.judged)
+            ));
+        }
+        if let (Some(found), Some(want)) = (&s.wrong_firmware, firmware) {
+            parts.push(format!(
+                "{}: ran on firmware {found} where the build is {want}",
+                s.spec
+            ));
+        }
     }
     if d.state == DriveState::Unexpected {
         let specs: Vec<&str> = d.specs.iter().map(|s| s.spec.as_str()).collect();

@@ -58,6 +58,8 @@ struct ValueView {
     drive: String,
     value: String,
     deviation: String,
+    /// Its score and the noise it is measured in.
+    noise: String,
     outlier: bool,
 }
 
@@ -126,13 +128,12 @@ pub fn view(s: &CampaignStatus) -> CampaignView {
         columns: (1..=width).collect(),
         hosts,
         counts: super::text::counts_line(s),
-        rule: format!(
-            "A drive is an outlier when a compared metric lies more than {}% either way from \
-             the median of the campaign's drives of its model running the same spec (named \
-             with at least {} drives)",
-            s.max_deviation_pct,
-            crate::peers::MIN_PEERS
-        ),
+        rule: {
+            let r = crate::peers::rule_sentence(s.max_deviation_pct, s.direction);
+            let mut c = r.chars();
+            c.next()
+                .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+        },
         metrics: metrics(s),
         shared: super::text::shared_lines(&s.shared_starts)
             .iter()
@@ -162,8 +163,8 @@ fn metrics(s: &CampaignStatus) -> Vec<MetricView> {
     let mut out = Vec::new();
     for p in &s.peers {
         for m in &p.metrics {
-            let beyond = crate::peers::beyond(m, s.max_deviation_pct);
-            let is_out = |d: &str| beyond.iter().any(|(v, _)| v.drive == d);
+            let beyond: Vec<_> = crate::peers::standing_out(m).collect();
+            let is_out = |d: &str| beyond.iter().any(|(v, _, _)| v.drive == d);
             out.push(MetricView {
                 spec: shown(&p.spec),
                 model: shown(&p.model),
@@ -174,8 +175,17 @@ fn metrics(s: &CampaignStatus) -> Vec<MetricView> {
                     format_value(&m.metric, m.min),
                     format_value(&m.metric, m.max)
                 ),
-                spread: format!("{:.1}%", m.spread_pct),
-                outliers: beyond.iter().map(|(v, _)| shown(&v.drive)).collect(),
+                spread: match &m.undecided {
+                    Some(why) => format!("{:.1}% (undecided: {why})", m.spread_pct),
+                    None => format!("{:.1}%", m.spread_pct),
+                },
+                outliers: beyond
+                    .iter()
+                    .map(|(v, _, worse)| {
+                        let side = if *worse { "worse" } else { "better" };
+                        shown(&format!("{} ({side})", v.drive))
+                    })
+                    .collect(),
                 values: m
                     .values
                     .iter()
@@ -183,6 +193,15 @@ fn metrics(s: &CampaignStatus) -> Vec<MetricView> {
                         drive: shown(&v.drive),
                         value: format_value(&m.metric, v.value),
                         deviation: format!("{:+.1}%", v.deviation_pct),
+                        noise: v.judged.map_or_else(
+                            || "—".to_string(),
+                            |j| match j.score {
+                                Some(z) => {
+                                    format!("{z:+.1} × {}", format_value(&m.metric, j.noise))
+                                }
+                                None => "no noise".to_string(),
+                            },
+                        ),
                         outlier: is_out(&v.drive),
                     })
                     .collect(),

@@ -204,10 +204,8 @@ impl JudgedRun {
     }
 
     /// Stores the run (after its result directory is in place); what the store did.
-    pub fn ingest(&self, store: &mut Store) -> Result<super::store::Ingested, String> {
-        store
-            .ingest(&self.run, &self.metrics, &self.detail)
-            .map_err(|e| e.to_string())
+    pub fn ingest(&self, store: &mut Store) -> Result<super::store::Ingested, super::HistoryError> {
+        store.ingest(&self.run, &self.metrics, &self.detail)
     }
 }
 

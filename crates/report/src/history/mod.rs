@@ -404,6 +404,22 @@ pub enum HistoryError {
         /// What failed.
         message: String,
     },
+    /// The run's build and build order contradict what the store holds: build ids and
+    /// build orders are one-to-one across the store, checked inside the transaction
+    /// that stores the run.
+    #[error("history database {db}: build {build} at build order {order} contradicts the stored build {stored_build} at build order {stored_order} (a build has one order and an order one build; give the CI's build number to every host of a build with --build-order, or none to take the stored one)")]
+    BuildContradiction {
+        /// The database.
+        db: String,
+        /// The run's build id.
+        build: String,
+        /// The run's build order.
+        order: i64,
+        /// The stored build that contradicts it.
+        stored_build: String,
+        /// Its order.
+        stored_order: i64,
+    },
     /// A read command was given a store that does not exist (nothing is created).
     #[error("history database {db} does not exist, is not a regular file or holds no iogate history (a read command creates nothing: `iogate history ingest` or `run --history` creates a store)")]
     Missing {

@@ -321,7 +321,21 @@ impl Store {
         let histogram_vals: Vec<Vec<Val>> =
             detail.histograms.iter().map(histogram_values).collect();
         let interval_vals: Vec<Vec<Val>> = detail.intervals.iter().map(interval_values).collect();
-        self.transaction(INGEST_LOCK, |sql| {
+        let done = self.transaction(INGEST_LOCK, |sql| {
+            // A build id and a build order are one-to-one: checked here, under the lock
+            // every writer takes, so two hosts that start one build with different
+            // orders cannot both be stored.
+            let clash = sql.rows(
+                BUILD_CLASH,
+                &[
+                    Val::Text(Some(run.build_id.clone())),
+                    Val::Int(Some(run.build_order)),
+                ],
+            )?;
+            if let Some(row) = clash.first() {
+                let stored = (text(&row[0]).unwrap_or_default(), int(&row[1]).unwrap_or(0));
+                return Ok(Err(stored));
+            }
             let prior = sql.rows(PRIOR_ATTEMPTS, &attempt_key(run))?;
             let attempt = 1 + prior
                 .first()
@@ -331,7 +345,7 @@ impl Store {
             let mut vals = run_values(run);
             vals.push(Val::Int(Some(attempt)));
             if sql.exec(INSERT_RUN, &vals)? == 0 {
-                return Ok(Ingested::Known);
+                return Ok(Ok(Ingested::Known));
             }
             for m in &metric_vals {
                 sql.exec(INSERT_METRIC, m)?;
@@ -345,8 +359,17 @@ impl Store {
                     h,
                 )?;
             }
-            Ok(Ingested::Stored { attempt })
-        })
+            Ok(Ok(Ingested::Stored { attempt }))
+        })?;
+        done.map_err(
+            |(stored_build, stored_order)| HistoryError::BuildContradiction {
+                db: self.name.clone(),
+                build: run.build_id.clone(),
+                order: run.build_order,
+                stored_build,
+                stored_order,
+            },
+        )
     }
 
     /// Every stored run, in build order then start time.
@@ -504,6 +527,13 @@ const PRIOR_ATTEMPTS: &str = "SELECT CAST(COUNT(*) AS BIGINT) FROM runs WHERE sp
     AND build_id = $2 AND host = $3 AND COALESCE(campaign, '') = $4 AND \
     (CASE WHEN device_serial IS NULL THEN 't:' || COALESCE(target, '') \
     ELSE 's:' || device_serial END) = $5";
+
+/// A stored run whose build id or build order contradicts `($1, $2)`: the same id at
+/// another order, or another id at the same order. A run already stored (the same
+/// result ingested again) never clashes with itself.
+const BUILD_CLASH: &str = "SELECT build_id, build_order FROM runs WHERE \
+    (build_id = $1 AND build_order <> $2) OR (build_order = $2 AND build_id <> $1) \
+    ORDER BY started_at LIMIT 1";
 
 fn attempt_key(r: &RunRecord) -> Vec<Val> {
     let t = |s: &str| Val::Text(Some(s.to_string()));

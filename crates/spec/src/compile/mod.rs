@@ -499,31 +499,38 @@ fn target_patterns(cx: &mut Ctx<'_>, raw: &RawSpec) -> Vec<String> {
     out
 }
 
-/// `peers:`: enforced at `max_deviation` (default 10%); without the block, reported at
-/// 10% and not enforced.
+/// `peers:`: enforced, its floor from `max_deviation` or `max_deviation_pct` (default
+/// 10%) and its side from `direction` (`crate::peer_rule`); without the block, reported
+/// at the defaults and not enforced.
 fn peer_rule(cx: &mut Ctx<'_>, raw: &RawSpec) -> PeerRule {
     let Some(peers) = &raw.peers else {
         return PeerRule::default();
     };
-    let max = match &peers.value.max_deviation {
-        Some(m) => match cx.percent(m, "`peers.max_deviation`") {
-            Some(v) if v > 0.0 => v,
-            Some(_) => {
-                let span = cx.span(m);
-                cx.error(
-                    span,
-                    "`peers.max_deviation` is zero",
-                    "expected a percentage above 0% (e.g. `10%`), found 0%",
-                );
-                PeerRule::DEFAULT_MAX_DEVIATION_PCT
-            }
-            None => PeerRule::DEFAULT_MAX_DEVIATION_PCT,
-        },
-        None => PeerRule::DEFAULT_MAX_DEVIATION_PCT,
+    let p = &peers.value;
+    let text = match &p.max_deviation {
+        Some(m) => cx.substituted(m),
+        None => None,
+    };
+    let floor = crate::peer_rule::floor(crate::peer_rule::FloorText {
+        percent: text.as_deref(),
+        number: p.max_deviation_pct.as_ref().map(|n| n.value),
+    });
+    let max = match floor {
+        Ok(v) => v.unwrap_or(PeerRule::DEFAULT_MAX_DEVIATION_PCT),
+        Err(label) => {
+            let span = match (&p.max_deviation, &p.max_deviation_pct) {
+                (Some(m), _) => cx.span(m),
+                (None, Some(n)) => cx.span(n),
+                (None, None) => cx.span(peers),
+            };
+            cx.error(span, "invalid `peers` floor", label);
+            PeerRule::DEFAULT_MAX_DEVIATION_PCT
+        }
     };
     PeerRule {
         max_deviation_pct: max,
         enforced: true,
+        direction: crate::peer_rule::direction(p.direction.as_ref().map(|d| d.value)),
     }
 }
 

@@ -6,7 +6,7 @@
 //! The runner executes a `Plan`; the report crate evaluates its assertions and baseline
 //! rules. Same spec text and geometry always give the same plan.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::expr::{Assertion, MetricRef};
 use crate::metric::Metric;
@@ -102,16 +102,51 @@ pub struct Plan {
     pub health_sample_interval_ns: u64,
 }
 
-/// The peer comparison of a run over several drives (`peers:`): per metric, each drive's
-/// deviation from the median of the drives of its model.
+/// The peer comparison of a run over several drives (`peers:`) and of a campaign
+/// (an inventory's `peers:`): per metric, each drive against the drives of its model.
+/// A drive is an outlier on a metric when its difference from its peers' centre is
+/// larger than their noise explains and larger than `max_deviation_pct` (the report
+/// crate's `peers`, README "Peers").
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PeerRule {
-    /// A drive is an outlier when a metric deviates from the peers' median by more than
-    /// this, percent of the median.
+    /// The floor: a difference from the peers' centre of at most this, percent of the
+    /// centre, never makes an outlier, however quiet the peers.
     pub max_deviation_pct: f64,
     /// Whether an outlier fails the run (a `peers:` block in the spec), or is only
     /// reported (the default).
     pub enforced: bool,
+    /// Which side of the peers fails.
+    pub direction: PeerDirection,
+}
+
+/// Which side of its peers makes a drive an outlier that fails (`peers.direction`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerDirection {
+    /// Only the bad side fails (lower IOPS or bandwidth, higher latency); a drive
+    /// better than its peers is named as a note.
+    #[default]
+    Worse,
+    /// Either side fails: a drive much better than its peers is as suspect (a cache
+    /// that hides the media, a setting left on).
+    Either,
+}
+
+impl PeerDirection {
+    /// `worse` or `either`, as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeerDirection::Worse => "worse",
+            PeerDirection::Either => "either",
+        }
+    }
+
+    /// Whether a difference on this side fails (`worse`: the bad side).
+    pub fn fails(self, worse: bool) -> bool {
+        worse || self == PeerDirection::Either
+    }
 }
 
 impl PeerRule {
@@ -129,6 +164,7 @@ impl Default for PeerRule {
         PeerRule {
             max_deviation_pct: Self::DEFAULT_MAX_DEVIATION_PCT,
             enforced: false,
+            direction: PeerDirection::Worse,
         }
     }
 }
