@@ -73,7 +73,8 @@ fn main() -> std::process::ExitCode {
     ])
 }
 
-/// The short spec every drive runs: 2 s of 4 KiB random 50% reads at queue depth 1 (each
+/// The short spec every drive runs: 6 s (five full one-second intervals, the fewest the
+/// peer rule measures noise from) of 4 KiB random 50% reads at queue depth 1 (each
 /// request waits for its turn under the cap: latency is the cap's, tail included).
 const SPEC: &str = "iogate: 1
 name: lab-short
@@ -82,7 +83,7 @@ steps:
   - workload:
       name: rw
       queue_depth: 1
-      duration: 2s
+      duration: 6s
       mix:
         - { block_size: 4KiB, weight: 100%, read: 50%, random: 100% }
 ";
@@ -117,10 +118,15 @@ impl Lab {
             .collect();
         let throttle = Throttle::many(&caps).expect("blkio group");
         let spec = write_spec(dir.path(), "lab-short", SPEC);
-        // The drives are throttles on one machine, running at different times: their
-        // throughput and mean latency are the caps', their tails the host's moment.
+        // The peer rule's defaults (a 10% floor, the worse side) on what the caps set:
+        // IOPS, bandwidth and mean latency. The hosts run one after another on one
+        // machine, so each host's tail (p99) is the machine's moment, not its drives'
+        // (a build beside h4 once put both its drives' p99 at 4 ms against the others'
+        // 0.18 ms, 36 noise spreads from them: a real difference of the moment, which the
+        // rule rightly names); tests/peers.rs judges p99 at the defaults on drives run
+        // together.
         let mut inv = String::from(
-            "inventory: lab-t\npeers: { max_deviation_pct: 25, metrics: [iops, bandwidth, latency.mean] }\ndrives:\n",
+            "inventory: lab-t\npeers: { metrics: [iops, bandwidth, latency.mean] }\ndrives:\n",
         );
         for (i, d) in drives.iter().enumerate() {
             inv += &format!(

@@ -5,7 +5,8 @@
 //! - The destructive-write guard over every drive before any request: one drive with a
 //!   file system stops the run, and the others are not written.
 //! - Four loop devices over /dev/shm in one cgroup v1 blkio group: three capped at 2000
-//!   IOPS, one at 1000 (half). Run together with `peers: { max_deviation: 10% }`: four
+//!   IOPS, one at 1000 (half). Run together with `peers: { max_deviation: 10% }` for 6 s (the
+//!   peer rule reads five full intervals or more): four
 //!   result directories, the slow drive (only it) under `outliers`, the others within 5%
 //!   of their median, exit 1 naming it; the same spec on each drive alone gives the same
 //!   IOPS within the noise measured in those runs (their one-second intervals).
@@ -180,7 +181,7 @@ fn four_drives_one_throttled_is_the_only_outlier() {
         .collect();
     let throttle = Throttle::many(&caps).expect("blkio throttle");
     let dir = tempfile::tempdir().expect("tempdir");
-    let spec = spec(dir.path(), "fleet", 4, true);
+    let spec = spec(dir.path(), "fleet", 6, true);
     let out = dir.path().join("all");
     let run = drives
         .iter()
@@ -378,7 +379,7 @@ fn make_eight_boot() -> tempfile::TempDir {
 
 /// The eight-drive run: every controller, `peers:` judging them.
 fn eight_script() -> String {
-    let spec = "iogate: 1\nname: eight\ntarget: { size: 64MiB }\npeers: { max_deviation: 10% }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 4s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
+    let spec = "iogate: 1\nname: eight\ntarget: { size: 64MiB }\npeers: { max_deviation: 10% }\nsteps:\n  - workload:\n      name: steady\n      queue_depth: 4\n      duration: 6s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n";
     let targets: String = (0..8)
         .map(|i| format!(" --target /dev/nvme{i}n1"))
         .collect();
@@ -440,13 +441,13 @@ fn eight_nvme_controllers_in_one_vm() {
         "{outliers:?}"
     );
     // The throttle sets IOPS, bandwidth and mean latency (Little's law: 4 / 400 IOPS =
-    // 10 ms): only the throttled drive lies beyond 10% on them. The tail (p99) is the
-    // guest's scheduling of eight jobs on one TCG vCPU, which moved an unthrottled
-    // drive's p99 by -11.7% in one run: it is not asserted for the others.
-    for o in outliers {
-        assert!(
-            o["serial"] == "iogate-nvme-5" || o["metric"] == "steady.latency.p99",
-            "only the throttled drive on what the throttle sets: {o}"
+    // 10 ms). The tail (p99) is the guest's scheduling of eight jobs on one TCG vCPU,
+    // which moved an unthrottled drive's p99 by -11.7% in one run: within the noise its
+    // intervals show, so no other drive is named on any metric.
+    for o in outliers.iter().filter(|o| o["fails"] != false) {
+        assert_eq!(
+            o["serial"], "iogate-nvme-5",
+            "only the throttled drive: {o}"
         );
     }
 }

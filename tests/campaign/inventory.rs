@@ -96,11 +96,14 @@ pub fn inventory_mistakes() {
 /// second: each exits 0 (the file's lock waited for, never an error) and `campaign
 /// status` finds each host's drive once, c0's with its 5 attempts.
 pub fn concurrent_sqlite() {
+    // 32 runs at once load the machine: never beside a test that measures.
+    let _io = crate::common::io_lock();
     concurrent("{dir}/history.db");
 }
 
 /// The same into a PostgreSQL server started here.
 pub fn concurrent_postgres() {
+    let _io = crate::common::io_lock();
     let pg = crate::common::postgres::Postgres::start();
     concurrent(&pg.url());
 }
@@ -179,4 +182,68 @@ fn concurrent(db: &str) {
         assert_eq!(d["specs"][0]["attempts"], if i == 0 { 5 } else { 1 }, "{d}");
     }
     assert_ne!(v["verdict"], "incomplete", "{}", crate::output_text(&o));
+    build_orders_are_decided_in_the_store(&spec, &db, dir.path());
+}
+
+/// Eight hosts start build b2 at once, each with its own `--build-order`: the store
+/// decides inside its transaction, so exactly one is stored and the other seven are
+/// refused (exit 2, naming the contradiction, their results kept); another build at
+/// the stored order is refused too; b2 without an order is filed at b2's.
+fn build_orders_are_decided_in_the_store(spec: &std::path::Path, db: &str, dir: &std::path::Path) {
+    let spawn = |k: usize, build: &str, order: Option<i64>| {
+        let mut r = Run::new(spec)
+            .target(dir.join(format!("o{k}")))
+            .out(dir.join(format!("order{k}")))
+            .quiet()
+            .args([
+                "--host",
+                &format!("o{k}"),
+                "--history",
+                db,
+                "--build",
+                build,
+            ]);
+        if let Some(o) = order {
+            r = r.args(["--build-order", &o.to_string()]);
+        }
+        r.command()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let children: Vec<_> = (0..8)
+        .map(|k| spawn(k, "b2", Some(100 + k as i64)))
+        .collect();
+    let codes: Vec<(i32, String)> = children
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().expect("wait");
+            (code(&o), String::from_utf8_lossy(&o.stderr).into_owned())
+        })
+        .collect();
+    let stored: Vec<usize> = (0..8).filter(|&k| codes[k].0 == 0).collect();
+    assert_eq!(stored.len(), 1, "{codes:?}");
+    let order = 100 + stored[0] as i64;
+    for (k, (rc, err)) in codes.iter().enumerate() {
+        if k != stored[0] {
+            assert_eq!(*rc, 2, "{err}");
+            assert!(
+                err.contains(&format!(
+                    "contradicts the stored build b2 at build order {order}"
+                )),
+                "{err}"
+            );
+            assert!(
+                dir.join(format!("order{k}/result.json")).exists(),
+                "the result is kept"
+            );
+        }
+    }
+    let o = spawn(8, "b3", Some(order))
+        .wait_with_output()
+        .expect("wait");
+    assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = spawn(9, "b2", None).wait_with_output().expect("wait");
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
 }

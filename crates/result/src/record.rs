@@ -183,6 +183,11 @@ pub struct BuildInfo {
     pub id: String,
     /// Position in build order (larger is later).
     pub order: i64,
+    /// Whether the order was not given (`--build-order`, a CI's build number) but taken
+    /// from the history store or the clock: the store then files the run at the order it
+    /// holds for the build, if another host stored the build first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub order_derived: bool,
 }
 
 impl RunResult {

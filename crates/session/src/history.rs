@@ -81,7 +81,7 @@ pub fn ingest(
                 let detail = hist::detail(&result, &run.run_key);
                 hist::validate(&metrics)?;
                 store
-                    .ingest(&run, &metrics, &detail)
+                    .ingest(&run, &metrics, &detail, store::BuildOrder::AsRecorded)
                     .map_err(|e| e.to_string())
             });
         match stored {

@@ -117,8 +117,8 @@ pub struct DriveStatus {
     pub firmware_revision: Option<String>,
     /// Its state: the worst of [`DriveStatus::states`].
     pub state: DriveState,
-    /// Every state it is in, worst first, each once (`wrong_firmware` and `outlier`
-    /// together, say).
+    /// Every state it is in, worst first, each once (`outlier` and `wrong_firmware`
+    /// together, say); `passed` only alone.
     pub states: Vec<DriveState>,
     /// Each spec: the inventory's, then any other it ran.
     pub specs: Vec<SpecStatus>,
@@ -407,6 +407,10 @@ fn status(
     }
     states.sort();
     states.dedup();
+    // A drive is passed only when nothing else is said of it.
+    if states.len() > 1 {
+        states.retain(|s| *s != DriveState::Passed);
+    }
     if states.is_empty() {
         states.push(DriveState::Missing);
     }
@@ -494,121 +498,4 @@ fn never_reported(e: &iogate_spec::inventory::Expected, k: u64) -> DriveStatus {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use iogate_spec::inventory::parse_inventory;
-    use iogate_spec::SourceFile;
-
-    fn run(key: &str, target: &str, outcome: &str) -> RunRecord {
-        RunRecord {
-            run_key: key.into(),
-            spec_name: "s".into(),
-            spec_digest: String::new(),
-            device_model: "file-x".into(),
-            device_serial: None,
-            firmware_revision: None,
-            build_id: "b".into(),
-            build_order: 1,
-            host: "h0".into(),
-            host_class: "c".into(),
-            iogate_version: String::new(),
-            started_at: format!("2026-01-01T00:00:0{}Z", key.len()),
-            outcome: outcome.into(),
-            steady_state: None,
-            throttled: None,
-            target: Some(target.into()),
-            campaign: None,
-            start: None,
-            attempt: Some(1),
-        }
-    }
-
-    fn stored(runs: &[RunRecord]) -> Stored<'_> {
-        Stored {
-            runs,
-            metrics: &[],
-            histograms: &[],
-            intervals: &[],
-        }
-    }
-
-    /// A model pattern listed before an exact target never takes the target's drive:
-    /// both drives are expected and both pass, whatever the order of the entries.
-    #[test]
-    fn exact_entries_are_matched_before_patterns() {
-        let text = "inventory: a\ndrives:\n  - { host: h0, model: 'file*', specs: [s] }\n  \
-                    - { host: h0, target: /f0, specs: [s] }\n";
-        let inv = parse_inventory(&SourceFile::new("i.yaml", text)).expect("inventory");
-        let runs = [run("k0", "/f0", "pass"), run("k1", "/f1", "pass")];
-        let s = judge(&inv, "b", None, None, stored(&runs));
-        let states: Vec<(&str, DriveState)> = s
-            .drives
-            .iter()
-            .map(|d| (d.drive.as_str(), d.state))
-            .collect();
-        assert_eq!(
-            states,
-            [("/f1", DriveState::Passed), ("/f0", DriveState::Passed)]
-        );
-        assert_eq!(s.verdict, Verdict::Pass);
-    }
-
-    /// The latest attempt decides: a failed first attempt and a passing rerun pass.
-    #[test]
-    fn the_latest_attempt_is_judged() {
-        let text = "inventory: a\ndrives:\n  - { host: h0, target: /f0, specs: [s] }\n";
-        let inv = parse_inventory(&SourceFile::new("i.yaml", text)).expect("inventory");
-        let mut second = run("k11", "/f0", "pass");
-        second.attempt = Some(2);
-        let runs = [run("k0", "/f0", "fail"), second];
-        let s = judge(&inv, "b", None, None, stored(&runs));
-        assert_eq!(s.drives[0].state, DriveState::Passed);
-        assert_eq!(s.drives[0].specs[0].attempts, 2);
-        let runs = [run("k0", "/f0", "pass"), run("k11", "/f0", "fail")];
-        let mut runs = runs.to_vec();
-        runs[1].attempt = Some(2);
-        assert_eq!(
-            judge(&inv, "b", None, None, stored(&runs)).verdict,
-            Verdict::Failed
-        );
-    }
-
-    /// Two drives' histograms are summed, not their percentiles averaged: one drive with
-    /// 99 fast requests and 1 slow, one with 1 fast and 99 slow, give a median at the
-    /// fast bucket's bound (100 of 200 requests), where the mean of the two medians
-    /// would be 550 ns, and a p99 at the slow bucket's.
-    #[test]
-    fn latency_is_read_from_the_summed_histograms() {
-        use iogate_result::points::HistogramBucket;
-        let text = "inventory: a\ndrives:\n  - { host: h0, model: '*', count: 2, specs: [s] }\n";
-        let inv = parse_inventory(&SourceFile::new("i.yaml", text)).expect("inventory");
-        let runs = [run("k0", "/f0", "pass"), run("k11", "/f1", "pass")];
-        let h = |key: &str, fast: u64, slow: u64| HistogramRecord {
-            run_key: key.into(),
-            step: "w".into(),
-            buckets: vec![
-                HistogramBucket {
-                    lower_ns: 0,
-                    upper_ns: 100,
-                    count: fast,
-                },
-                HistogramBucket {
-                    lower_ns: 100,
-                    upper_ns: 1000,
-                    count: slow,
-                },
-            ],
-        };
-        let histograms = [h("k0", 99, 1), h("k11", 1, 99)];
-        let stored = Stored {
-            runs: &runs,
-            metrics: &[],
-            histograms: &histograms,
-            intervals: &[],
-        };
-        let s = judge(&inv, "b", None, None, stored);
-        let l = &s.latency[0];
-        assert_eq!((l.drives, l.window.ios), (2, 200));
-        assert_eq!((l.window.p50_ns, l.window.p99_ns), (100, 1000));
-    }
-}
+mod tests;

@@ -54,6 +54,7 @@ pub fn build_info(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64)
     };
+    let order_derived = order.is_none() && id.is_some();
     let order = match (order, &id) {
         (Some(o), Some(id)) => match known(id)? {
             Some(k) if k != o => {
@@ -71,12 +72,15 @@ pub fn build_info(
     Ok(order.map(|order| BuildInfo {
         id: id.unwrap_or_else(|| order.to_string()),
         order,
+        order_derived,
     }))
 }
 
 /// A run judged against history (`run --history`), not yet ingested.
 pub struct JudgedRun {
     run: RunRecord,
+    /// The build's order was derived, not given: filed at the build's stored order.
+    order_derived: bool,
     metrics: Vec<MetricRecord>,
     detail: super::RunDetail,
     judgements: Vec<Judgement>,
@@ -130,6 +134,7 @@ pub fn judge_run(store: &mut Store, result: &RunResult) -> Result<JudgedRun, Str
     let detail = super::detail(result, &run.run_key);
     Ok(JudgedRun {
         run,
+        order_derived: result.build.as_ref().is_some_and(|b| b.order_derived),
         metrics,
         detail,
         judgements,
@@ -205,7 +210,11 @@ impl JudgedRun {
 
     /// Stores the run (after its result directory is in place); what the store did.
     pub fn ingest(&self, store: &mut Store) -> Result<super::store::Ingested, super::HistoryError> {
-        store.ingest(&self.run, &self.metrics, &self.detail)
+        let order = match self.order_derived {
+            true => super::store::BuildOrder::FollowBuild,
+            false => super::store::BuildOrder::AsRecorded,
+        };
+        store.ingest(&self.run, &self.metrics, &self.detail, order)
     }
 }
 

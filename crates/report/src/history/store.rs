@@ -316,6 +316,7 @@ impl Store {
         run: &RunRecord,
         metrics: &[MetricRecord],
         detail: &RunDetail,
+        order: BuildOrder,
     ) -> Result<Ingested, HistoryError> {
         let metric_vals: Vec<Vec<Val>> = metrics.iter().map(metric_values).collect();
         let histogram_vals: Vec<Vec<Val>> =
@@ -324,7 +325,18 @@ impl Store {
         let done = self.transaction(INGEST_LOCK, |sql| {
             // A build id and a build order are one-to-one: checked here, under the lock
             // every writer takes, so two hosts that start one build with different
-            // orders cannot both be stored.
+            // orders cannot both be stored. A derived order yields to the build's.
+            let mut run = run.clone();
+            if order == BuildOrder::FollowBuild {
+                let stored = sql.rows(
+                    "SELECT build_order FROM runs WHERE build_id = $1 ORDER BY started_at LIMIT 1",
+                    &[Val::Text(Some(run.build_id.clone()))],
+                )?;
+                if let Some(o) = stored.first().and_then(|r| r.first()).and_then(int) {
+                    run.build_order = o;
+                }
+            }
+            let run = &run;
             let clash = sql.rows(
                 BUILD_CLASH,
                 &[
@@ -527,6 +539,17 @@ const PRIOR_ATTEMPTS: &str = "SELECT CAST(COUNT(*) AS BIGINT) FROM runs WHERE sp
     AND build_id = $2 AND host = $3 AND COALESCE(campaign, '') = $4 AND \
     (CASE WHEN device_serial IS NULL THEN 't:' || COALESCE(target, '') \
     ELSE 's:' || device_serial END) = $5";
+
+/// How a run's build order is filed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildOrder {
+    /// As the run records it (given on the command line or by the CI): a contradiction
+    /// with the store refuses the run.
+    AsRecorded,
+    /// Derived (from the store before the run, or the clock): the order the store holds
+    /// for the build when another host stored it first, else the run's own.
+    FollowBuild,
+}
 
 /// A stored run whose build id or build order contradicts `($1, $2)`: the same id at
 /// another order, or another id at the same order. A run already stored (the same
