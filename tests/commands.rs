@@ -205,6 +205,34 @@ fn commands_alone_pass_and_refusals_come_before_the_first_step() {
     assert_eq!(allocated, 0, "the first step wrote nothing");
 }
 
+/// `rate:` paces a mix of commands alone (fio's rate paces its trims): 1 s of trims and
+/// flushes at `rate: { iops: 200 }` sends at most the schedule's 200 plus one queue
+/// (before, 136 k trims in a second: the schedule never advanced for commands).
+fn a_rate_paces_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.img");
+    let text = "iogate: 1\nname: paced\ntarget: { size: 8MiB }\nsteps:\n  - workload:\n      name: w\n      duration: 1s\n      queue_depth: 4\n      rate: { iops: 200 }\n      mix:\n        - { block_size: 4KiB, weight: 80%, op: trim }\n        - { block_size: 4KiB, weight: 20%, op: flush }\n";
+    let spec = write_spec(dir.path(), "paced", text);
+    let out = dir.path().join("paced");
+    let o = run(&spec, &target, &out);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json(&out.join("result.json"));
+    let step = &r["steps"][0];
+    let m = &step["metrics"];
+    let sent: u64 = m["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["ios"].as_u64().unwrap())
+        .sum();
+    let secs = step["duration_ns"].as_f64().unwrap() / 1e9;
+    let bound = (200.0 * secs).ceil() as u64 + 4;
+    assert!(
+        sent > 0 && sent <= bound,
+        "{sent} commands in {secs} s at 200/s"
+    );
+}
+
 /// A file on a file system without hole punching (ramfs): trims refused before I/O.
 fn a_file_that_cannot_punch_holes_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -389,6 +417,7 @@ tests_main![
     a_mix_of_commands_on_a_loop_device: [Root],
     the_block_path_refuses_nvme_only_commands_before_io,
     commands_alone_pass_and_refusals_come_before_the_first_step,
+    a_rate_paces_commands,
     command_figures_are_baselined_and_thresholds_refused,
     a_file_that_cannot_punch_holes_is_refused: [Root],
     passthrough_commands_match_the_controllers_counters: [Qemu],

@@ -96,12 +96,22 @@ impl Pacer {
         self.schedules.is_empty() && self.think_ns == 0 && self.bursts.iter().all(|b| b.0 == 0)
     }
 
+    /// Whether schedule `s` paces `req`: an overall rate paces every request, commands
+    /// (`op: trim`, `flush`, …) included, as fio's rate paces its trims; a read or write
+    /// rate paces only reads or writes.
+    fn applies(s: &Schedule, req: &Request) -> bool {
+        match s.op {
+            None => true,
+            Some(op) => req.command.is_none() && op == req.op,
+        }
+    }
+
     /// Earliest time `req` may be issued.
     pub fn gate(&self, req: &Request) -> u64 {
         let rates = self
             .schedules
             .iter()
-            .filter(|s| s.op.is_none_or(|op| op == req.op))
+            .filter(|s| Self::applies(s, req))
             .map(|s| s.next_ns.max(0.0) as u64)
             .max()
             .unwrap_or(0);
@@ -115,10 +125,15 @@ impl Pacer {
         let mut skipped: Option<Skipped> = None;
         for i in 0..self.schedules.len() {
             let s = self.schedules[i];
-            if s.op.is_some_and(|op| op != req.op) {
+            if !Self::applies(&s, req) {
                 continue;
             }
-            let units = if s.per_byte { f64::from(req.len) } else { 1.0 };
+            // A flush moves no bytes: a bandwidth rate does not wait for it.
+            let bytes = match req.command {
+                Some(iogate_spec::Command::Flush) => 0.0,
+                _ => f64::from(req.len),
+            };
+            let units = if s.per_byte { bytes } else { 1.0 };
             let mean_gap = units * 1e9 / s.rate;
             let mut gap = mean_gap;
             if self.poisson {

@@ -480,6 +480,19 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
         None
     }
 
+    /// A paced request issued in slot `si`: due at its place in the schedule (a late
+    /// schedule's place is in the past); with no rate, when its slot became free (think
+    /// time is a closed loop). Reads, writes and commands alike.
+    #[inline]
+    fn paced_issue(&mut self, si: usize, req: &Request, now: u64) {
+        if self.paced {
+            self.slots[si].due_ns = self.pacer.gate(req).min(now);
+            if let Some(k) = self.pacer.issued(req, now) {
+                self.stats.record_skipped(k, now, self.p.ramp_ns);
+            }
+        }
+    }
+
     /// Prepares `req` in buffer `slot` (payload, verification stamps or snapshot) and
     /// pushes its entry; false when the submission queue is full.
     #[inline]
@@ -519,14 +532,7 @@ impl<'a, 'p, R: RequestSource, K: Commands> JobLoop<'a, 'p, R, K> {
             self.slots[si].work = Work::Idle;
             return false;
         }
-        if self.paced {
-            // Due at its place in the schedule (a late schedule's place is in the past);
-            // with no rate, when its slot became free (think time is a closed loop).
-            self.slots[si].due_ns = self.pacer.gate(&req).min(now);
-            if let Some(k) = self.pacer.issued(&req, now) {
-                self.stats.record_skipped(k, now, self.p.ramp_ns);
-            }
-        }
+        self.paced_issue(si, &req, now);
         if self.timed {
             // Issue lag is taken when the batch's submitting call is made
             // (`submit_and_wait`), the moment the request log records as the issue time.

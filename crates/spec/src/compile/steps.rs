@@ -576,6 +576,7 @@ fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
         );
     }
     super::io_path::passthrough_only(cx, w, mix);
+    commands_only(cx, w, mix, reads || writes);
     let fua = |v: &str| v == "dsync" || v == "sync";
     if let Some(y) = w.sync.as_ref().filter(|y| fua(&y.value) && !writes) {
         let span = cx.span(y);
@@ -587,6 +588,49 @@ fn no_effect_on_mix(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine]) {
                  writes",
                 y.value
             ),
+        );
+    }
+}
+
+/// What a mix of commands alone (`op: trim`, `flush`, …) cannot honour: a byte limit
+/// when no line moves bytes (flushes only: it would never end), and a read or write
+/// rate (commands are paced by `rate.iops` and `rate.bandwidth` only).
+fn commands_only(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine], moves_data: bool) {
+    let sent = |m: &&MixLine| m.weight_pct > 0.0;
+    let flushes_only = mix
+        .iter()
+        .filter(sent)
+        .all(|m| m.command == Some(crate::Command::Flush));
+    if let Some(b) = w.bytes.as_ref().filter(|_| flushes_only) {
+        let span = cx.span(b);
+        cx.error(
+            span,
+            "a byte limit never ends a mix of flushes",
+            "expected `duration` or `ios`: a flush moves no bytes, so the step would never \
+             reach its byte count",
+        );
+    }
+    if moves_data {
+        return;
+    }
+    let Some(rate) = &w.rate else { return };
+    let by_op = [
+        rate.read_iops.as_ref().map(|r| ("read_iops", cx.span(r))),
+        rate.write_iops.as_ref().map(|r| ("write_iops", cx.span(r))),
+        rate.read_bandwidth
+            .as_ref()
+            .map(|r| ("read_bandwidth", cx.span(r))),
+        rate.write_bandwidth
+            .as_ref()
+            .map(|r| ("write_bandwidth", cx.span(r))),
+    ];
+    for (name, span) in by_op.into_iter().flatten() {
+        cx.error(
+            span,
+            format!("`rate.{name}` has no effect on a mix of commands alone"),
+            "expected `rate.iops` or `rate.bandwidth`: they pace every request, commands \
+             included; a read or write rate paces only reads or writes, and this mix sends \
+             neither",
         );
     }
 }

@@ -38,7 +38,7 @@ pub(super) fn overlaps_in_flight_write(r: &Request, slots: &[Slot]) -> bool {
 
 impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
     /// Pushes `req`, the mix line's command `c`, in `slot`; false when the submission
-    /// queue is full. Rate limits do not pace commands.
+    /// queue is full. An overall rate limit paces commands as it paces reads and writes.
     pub(super) fn issue_command(&mut self, c: Command, req: Request, slot: u32, now: u64) -> bool {
         let si = slot as usize;
         let generation = match self.p.verify {
@@ -71,6 +71,7 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             self.slots[si].work = Work::Idle;
             return false;
         }
+        self.paced_issue(si, &req, now);
         self.pushed(slot, req.len, now);
         true
     }
