@@ -87,6 +87,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
             text(&o)
         );
     }
+    rerun_keeps_the_first_attempt(&d);
     let o = campaign(&d, "status", &[]);
     let listing = text(&o);
     assert_eq!(code(&o), 1, "h0 failed one spec:\n{listing}");
@@ -95,6 +96,34 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
         "{listing}"
     );
     report_out_mistakes(&d);
+}
+
+/// A rerun under the same `IOGATE_RUN_ID` (Slurm keeps `SLURM_JOB_ID` on requeue)
+/// never replaces the first attempt's result directory: the second goes to `….2`.
+fn rerun_keeps_the_first_attempt(d: &Path) {
+    let run = || {
+        let mut c =
+            Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/iogate-campaign-host"));
+        c.envs([
+            ("IOGATE", env!("CARGO_BIN_EXE_iogate")),
+            ("IOGATE_HOST", "h0"),
+            ("IOGATE_INVENTORY", s(&d.join("lab inventory.yaml"))),
+            ("IOGATE_HISTORY", s(&d.join("the history.db"))),
+            ("IOGATE_BUILD", "fw-1"),
+            ("IOGATE_SPECS", s(d)),
+            ("IOGATE_RESULTS", s(&d.join("the results"))),
+            ("IOGATE_RUN_ARGS", "--model lab-file"),
+            ("IOGATE_RUN_ID", "77"),
+        ]);
+        c.output().expect("host script")
+    };
+    let first = d.join("the results/fw-1/h0/bad-77/result.json");
+    assert_eq!(code(&run()), 1);
+    let before = std::fs::read_to_string(&first).expect("first attempt");
+    assert_eq!(code(&run()), 1);
+    assert_eq!(std::fs::read_to_string(&first).expect("kept"), before);
+    let second = d.join("the results/fw-1/h0/bad-77.2/result.json");
+    assert!(second.exists(), "the rerun's own directory");
 }
 
 /// `campaign report --out` over the store just written: a file, a FIFO, `/dev/null` and

@@ -26,7 +26,7 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("no specs", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [] }\n", "3:5", "at least one spec"),
     ("spec twice", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: [s, s] }\n", "3:43", "twice"),
     ("bad glob", "inventory: a\ndrives:\n  - { host: h, serial: 'S[', specs: [s] }\n", "3:24", "glob"),
-    ("deviation 0", "inventory: a\npeers: { max_deviation_pct: 0 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:29", "above 0 and at most 1000, found 0\n"),
+    ("deviation 0", "inventory: a\npeers: { max_deviation_pct: 0 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:29", "above 0% and at most 1000%, found 0%\n"),
     ("deviation NaN", "inventory: a\npeers: { max_deviation_pct: .nan }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:29", "finite number"),
     ("deviation huge", "inventory: a\npeers: { max_deviation_pct: 1e308 }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:29", "found 1e308"),
     ("no peer metrics", "inventory: a\npeers: { metrics: [] }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:19", "at least one metric"),
@@ -36,6 +36,11 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("one target in two spellings", "inventory: a\ndrives:\n  - { host: h, target: /tmp/l/t.img, specs: [s] }\n  - { host: h, target: '/tmp/l/../l//t.img', specs: [t] }\n", "4:5", "target /tmp/l/t.img twice"),
     ("one serial on two hosts", "inventory: a\ndrives:\n  - { host: h1, serial: S1, specs: [s] }\n  - { host: h2, serial: S1, specs: [s] }\n", "4:5", "serial S1 is listed on host h2 and on host h1"),
     ("two documents", "inventory: a\ndrives: []\n---\ninventory: b\n", "", "an inventory is one document"),
+    ("spec named as a path", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: ['../../etc/passwd'] }\n", "3:40", "spec's name"),
+    ("spec with parameters named as a path", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: ['.hidden@a=1'] }\n", "3:40", "spec's name"),
+    ("both floors", "inventory: a\npeers: { max_deviation_pct: 10, max_deviation: 10% }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "found both"),
+    ("floor as garbage", "inventory: a\npeers: { max_deviation: lots }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "percentage"),
+    ("direction unknown", "inventory: a\npeers: { direction: up }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "worse, either"),
 ];
 
 /// Every row of [`BAD`] is refused (exit 2) at its place, before the store is opened
@@ -69,6 +74,18 @@ pub fn inventory_mistakes() {
                 code(&o)
             ));
         }
+    }
+    // Each entry within its count, together past the inventory's bound: 17 × 4096.
+    let mut many = String::from("inventory: a\ndrives:\n");
+    for i in 0..17 {
+        many += &format!("  - {{ host: h, model: 'M{i}*', count: 4096, specs: [s] }}\n");
+    }
+    let inv = dir.path().join("many.yaml");
+    std::fs::write(&inv, many).expect("write");
+    let o = status(&inv);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if code(&o) != 2 || !err.contains("at most 65536 drives over all entries, found 69632") {
+        wrong.push(format!("17 × 4096 drives: exit {}:\n{err}", code(&o)));
     }
     let fifo = dir.path().join("fifo.yaml");
     assert!(std::process::Command::new("mkfifo")

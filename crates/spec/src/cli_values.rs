@@ -44,6 +44,17 @@ pub fn name(text: &str) -> Result<String, String> {
     ))
 }
 
+/// Whether `text` can be a spec's `name:`: letters, digits, `_`, `-` or `.`, not
+/// empty and not starting with `.` (it names directories: a result's, a campaign
+/// host's `<spec>.yaml`). The one home of the rule, for specs and inventories.
+pub fn is_spec_name(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with('.')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
 /// `text` quoted for a message: its first 40 characters escaped, `…` when it is longer.
 fn quoted(text: &str) -> String {
     let head: String = text.chars().take(40).collect();

@@ -67,6 +67,10 @@ pub const PEER_METRICS: &[&str] = &[
     "latency.p99.9",
 ];
 
+/// Most drives an inventory expects over all its entries (each entry's `count` is
+/// bounded too): what `campaign status` lists stays bounded.
+pub const MAX_TOTAL_DRIVES: u64 = 65_536;
+
 /// The figures compared without `peers.metrics`.
 pub const DEFAULT_PEER_METRICS: &[&str] = &["iops", "bandwidth", "latency.mean", "latency.p99"];
 
@@ -206,6 +210,14 @@ pub fn parse_inventory(src: &SourceFile) -> Result<Inventory, Diagnostics> {
         }
     }
     duplicates(src, &raw.drives, &mut diags);
+    let total: u64 = drives.iter().map(|d: &Expected| d.count).sum();
+    if total > MAX_TOTAL_DRIVES {
+        diags.push(src.diagnostic(
+            range_of(src, &raw.inventory),
+            "too many drives",
+            format!("expected at most {MAX_TOTAL_DRIVES} drives over all entries, found {total}"),
+        ));
+    }
     if diags.is_empty() {
         Ok(Inventory {
             name: raw.inventory.value,
@@ -424,14 +436,18 @@ fn specs(
     }
     let mut seen: BTreeMap<&str, ()> = BTreeMap::new();
     for s in specs {
-        if s.value.trim().is_empty()
-            || s.value.trim() != s.value
-            || s.value.chars().any(char::is_control)
-        {
+        // `name` or `name@k=v,…` as runs record a spec with parameters; the name part is
+        // a file name to the host script (`<specs>/<name>.yaml`).
+        let name = s.value.split('@').next().unwrap_or("");
+        if !crate::cli_values::is_spec_name(name) || s.value.chars().any(char::is_control) {
             diags.push(src.diagnostic(
                 range_of(src, s),
                 "invalid spec name",
-                format!("expected a spec's name, found {:?}", s.value),
+                format!(
+                    "expected a spec's name (letters, digits, `_`, `-` or `.`, not starting \
+                     with `.`; with parameters `name@k=v`), found {:?}",
+                    s.value
+                ),
             ));
         } else if seen.insert(&s.value, ()).is_some() {
             diags.push(src.diagnostic(

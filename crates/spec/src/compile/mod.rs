@@ -396,14 +396,7 @@ fn check_header(cx: &mut Ctx<'_>, raw: &RawSpec) {
             format!("expected `iogate: 1`, found `iogate: {}`", raw.iogate.value),
         );
     }
-    let name_ok = !raw.name.value.is_empty()
-        && !raw.name.value.starts_with('.')
-        && raw
-            .name
-            .value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-    if !name_ok {
+    if !crate::cli_values::is_spec_name(&raw.name.value) {
         let span = cx.span(&raw.name);
         cx.error(
             span,
