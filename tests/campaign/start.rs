@@ -187,11 +187,13 @@ pub fn start_at_mistakes_and_a_signal_while_waiting() {
         .output()
         .expect("date");
     let at = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    repeats_measure_the_skew_from_the_first(&spec, dir.path());
+    let store = dir.path().join("never.db");
     let child = Run::new(&spec)
         .target(&target)
         .out(dir.path().join("waiting"))
         .quiet()
-        .args(["--start-at", &at])
+        .args(["--start-at", &at, "--history", s(&store), "--build", "b"])
         .command()
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -213,6 +215,48 @@ pub fn start_at_mistakes_and_a_signal_while_waiting() {
         !dir.path().join("waiting").exists(),
         "a run that never started left a directory"
     );
+    assert!(
+        !store.exists(),
+        "a run that never started left its history store"
+    );
+}
+
+/// `--start-at` with `--repeat 3`: the skew is the first run's (the later runs start
+/// when the one before ends: with the last run's, three 100 ms runs that started on
+/// time recorded 200 ms and more).
+fn repeats_measure_the_skew_from_the_first(spec: &Path, dir: &Path) {
+    let o = std::process::Command::new("date")
+        .args(["-u", "-d", "+2 seconds", "+%Y-%m-%dT%H:%M:%S.%NZ"])
+        .output()
+        .expect("date");
+    let at = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let out = dir.join("repeated");
+    let o = Run::new(spec)
+        .target(dir.join("repeated.img"))
+        .out(&out)
+        .quiet()
+        .args(["--start-at", &at, "--repeat", "3"])
+        .output();
+    assert_eq!(code(&o), 0, "{}", crate::output_text(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).expect("result"))
+            .expect("JSON");
+    let firsts: Vec<u64> = r["repeats"]
+        .as_array()
+        .expect("repeats")
+        .iter()
+        .map(|x| x["first_step_started_unix_ns"].as_u64().expect("start"))
+        .collect();
+    assert_eq!(firsts.len(), 3);
+    assert_eq!(
+        r["start"]["started_unix_ns"].as_u64(),
+        Some(firsts[0]),
+        "{}",
+        r["start"]
+    );
+    let requested = r["start"]["requested_unix_ns"].as_u64().expect("requested");
+    let skew = r["start"]["skew_ns"].as_i64().expect("skew");
+    assert_eq!(skew, firsts[0] as i64 - requested as i64);
 }
 
 /// An instant ten minutes past, written with a `+05:00` offset and a lowercase `t`:

@@ -18,6 +18,11 @@ pub struct SetRun {
     pub started_at: String,
     /// End, RFC 3339 UTC.
     pub finished_at: String,
+    /// Its first step's start, ns since the Unix epoch (what `run --start-at` measures
+    /// its skew from: the set's first run's); absent in results written before it was
+    /// kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_step_started_unix_ns: Option<u64>,
     /// Every metric of the repeat ([`RunResult::metric_map`]), SI base units.
     pub metrics: BTreeMap<String, f64>,
 }

@@ -41,6 +41,7 @@ pub fn execute_set(
             runs.push(SetRun {
                 started_at: r.started_at.clone(),
                 finished_at: r.finished_at.clone(),
+                first_step_started_unix_ns: r.steps.iter().find_map(|s| s.started_at_unix_ns),
                 metrics: r.metric_map(),
             });
         }

@@ -128,6 +128,7 @@ pub(crate) fn run_fleet(
     }
     let spec_name = prepared[0].plan.spec_name.clone();
     let (out, made) = fleet_out(config, &spec_name)?;
+    let created_store = crate::start::store_to_create(config);
     let mut readies = Vec::new();
     let mut logs = Vec::new();
     for (p, name) in prepared.iter().zip(&names) {
@@ -155,7 +156,7 @@ pub(crate) fn run_fleet(
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, consoles(None).as_mut());
     if let Some(at) = config.start_at {
-        if let Some(late) = crate::start::wait_until(at, &stop)? {
+        if let Some(late) = crate::start::wait_or_undo(at, &stop, created_store.as_deref())? {
             consoles(None).note(&late);
         }
     }

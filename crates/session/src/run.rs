@@ -49,6 +49,7 @@ fn run_one(
     // A file target is created or grown only once every check passed, the ready
     // phase's too: a refused run leaves the file system as it found it.
     let mut prepared = prepare(config, target, false)?;
+    let created_store = crate::start::store_to_create(config);
     let mut console = consoles(None);
     let dest = layout::destination(config.out.as_deref(), &prepared.plan.spec_name);
     let ready = ready(config, &prepared, dest, console.as_mut())?;
@@ -57,7 +58,7 @@ fn run_one(
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, console.as_mut());
     if let Some(at) = config.start_at {
-        if let Some(late) = crate::start::wait_until(at, &stop)? {
+        if let Some(late) = crate::start::wait_or_undo(at, &stop, created_store.as_deref())? {
             console.note(&late);
         }
     }

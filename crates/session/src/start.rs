@@ -59,10 +59,44 @@ pub fn wait_until(at_ns: u64, stop: &AtomicBool) -> Result<Option<String>, Failu
     }
 }
 
-/// The record of a run that waited for `at_ns`: its first step's start, the skew, the
+/// A SQLite history store `config` names that does not exist yet: the run would create
+/// it before it waits for `--start-at` ([`wait_or_undo`] removes it when the wait is
+/// interrupted). None for PostgreSQL, an existing file, or no store.
+pub(crate) fn store_to_create(config: &crate::config::RunConfig) -> Option<std::path::PathBuf> {
+    let db = config.history.as_deref()?;
+    let path = std::path::Path::new(db);
+    (!iogate_report::history::store::is_postgres_url(db)
+        && std::fs::symlink_metadata(path).is_err())
+    .then(|| path.to_path_buf())
+}
+
+/// [`wait_until`], and when a signal ends the wait, the history store this run created
+/// (`created`, from [`store_to_create`]) removed with its journal files: a run that
+/// never started leaves nothing behind.
+pub(crate) fn wait_or_undo(
+    at_ns: u64,
+    stop: &AtomicBool,
+    created: Option<&std::path::Path>,
+) -> Result<Option<String>, Failure> {
+    wait_until(at_ns, stop).inspect_err(|_| {
+        if let Some(db) = created {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = db.as_os_str().to_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    })
+}
+
+/// The record of a run that waited for `at_ns`: its first step's start (of a repeated
+/// set, the first run's: the later runs start when the one before ends), the skew, the
 /// clock.
 pub fn record(at_ns: u64, result: &RunResult) -> StartRecord {
-    let started = result.steps.iter().find_map(|s| s.started_at_unix_ns);
+    let started = match result.set_runs.first() {
+        Some(first) => first.first_step_started_unix_ns,
+        None => result.steps.iter().find_map(|s| s.started_at_unix_ns),
+    };
     StartRecord {
         requested_at: humantime::format_rfc3339_nanos(UNIX_EPOCH + Duration::from_nanos(at_ns))
             .to_string(),
