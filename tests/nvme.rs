@@ -395,9 +395,13 @@ fn pi_script() -> String {
 /// warning clears).
 fn temperature_script() -> String {
     let spec = "iogate: 1\nname: t\nsteps:\n  - workload:\n      name: hot\n      duration: 10s\n      queue_depth: 1\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n      during:\n        - { name: threshold, at: 3s, admin: { set_features: { fid: 4, value: 300 } } }\n        - { name: restore, at: 6s, admin: { set_features: { fid: 4, value: 343 } } }\n";
+    // The same step inside a loop: no per-step implied assertion (HIR has 3,600 of
+    // them), the run's `health.critical_warning_raised == 0` folds every step's.
+    let looped = "iogate: 1\nname: tl\nsteps:\n  - loop:\n      name: l\n      times: 1\n      steps:\n        - workload:\n            name: hot\n            duration: 8s\n            queue_depth: 1\n            mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n            during:\n              - { name: threshold, at: 1s, admin: { set_features: { fid: 4, value: 300 } } }\n              - { name: restore, at: 6s, admin: { set_features: { fid: 4, value: 343 } } }\n";
     format!(
-        "{}; iogate run /tmp/t.yaml --target /dev/nvme0n1 --out /out/temperature -q; echo $? > /out/temperature.rc",
-        put(spec, "/tmp/t.yaml")
+        "{}; iogate run /tmp/t.yaml --target /dev/nvme0n1 --out /out/temperature -q; echo $? > /out/temperature.rc; {}; iogate run /tmp/tl.yaml --target /dev/nvme0n1 --out /out/temperature-loop -q; echo $? > /out/temperature-loop.rc",
+        put(spec, "/tmp/t.yaml"),
+        put(looped, "/tmp/tl.yaml")
     )
 }
 
@@ -454,6 +458,26 @@ fn a_temperature_warning_raised_and_cleared_in_a_step_fails_it() {
     assert!(
         verdicts.contains(&("health.critical_warning == 0", true)),
         "{verdicts:?}"
+    );
+    let r = json(&out.join("temperature-loop/result.json"));
+    assert_eq!(
+        rc_in(out, "temperature-loop.rc"),
+        1,
+        "inside a loop too: {}",
+        r["assertions"]
+    );
+    let failed: Vec<&str> = r["assertions"]
+        .as_array()
+        .expect("assertions")
+        .iter()
+        .filter(|a| a["passed"] == false)
+        .map(|a| a["expr"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        failed,
+        ["health.critical_warning_raised == 0"],
+        "{}",
+        r["assertions"]
     );
 }
 

@@ -330,7 +330,17 @@ impl RunResult {
             } else {
                 self.step(&m.step)?.health.as_ref()
             };
-            return health.and_then(|x| x.value(h));
+            let value = health.and_then(|x| x.value(h));
+            if m.step.is_empty() && h == iogate_spec::metric::HealthMetric::CriticalWarningRaised {
+                // The run's: every bit any step raised (each against its own start),
+                // steps inside loops included, and any the run's own log shows.
+                let steps = self
+                    .steps
+                    .iter()
+                    .filter_map(|s| s.health.as_ref()?.value(h));
+                return value.map(|v| f64::from(steps.fold(v as u8, |acc, b| acc | b as u8)));
+            }
+            return value;
         }
         let Some(step) = self.step(&m.step) else {
             return self.loop_metric(m);

@@ -17,8 +17,9 @@ use crate::syntax;
 /// with failed writes is not a pass) `<step>.errors == 0` for steps with requests (for
 /// a step inside two or more loops, once per loop figure: `hir_2_burst.errors == 0`; for a
 /// purge, its sampled blocks that kept their data); under
-/// `health_errors: fail` (default) `health.media_errors == 0` and
-/// `health.critical_warning == 0`, and per step outside loops
+/// `health_errors: fail` (default) `health.media_errors == 0`,
+/// `health.critical_warning == 0` and `health.critical_warning_raised == 0` (the run's:
+/// every step's, loops included), and per step outside loops
 /// `<step>.health.critical_warning_raised == 0`, judged only where the target has a
 /// health log; and
 /// `<step>.events.failed == 0` for workloads with `during:` events.
@@ -57,7 +58,13 @@ pub(super) fn implicit_assertions(
     }
     event_assertions(steps, assertions);
     if !records(cx, raw.health_errors.as_ref(), "health_errors") {
-        for metric in ["health.media_errors", "health.critical_warning"] {
+        // The run's `critical_warning_raised` folds every step's, loops included: a
+        // warning raised and cleared inside a loop's step fails the run.
+        for metric in [
+            "health.media_errors",
+            "health.critical_warning",
+            "health.critical_warning_raised",
+        ] {
             assertions.extend(implicit_assertion("", metric));
         }
         // A critical warning that appears during a step fails that step, even when it is
