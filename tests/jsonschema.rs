@@ -118,7 +118,7 @@ fn every_shipped_spec_names_and_meets_the_spec_schema() {
 /// without their unit, out-of-range counts and percentages, YAML errors. (The others are
 /// wrong in meaning: weights that do not sum to 100, unknown metrics, a region beyond the
 /// target; only iogate's compiler sees those.)
-const SCHEMA_INVALID: [&str; 31] = [
+const SCHEMA_INVALID: [&str; 33] = [
     "bad_admin.yaml",
     "bad_baseline_required.yaml",
     "bad_data.yaml",
@@ -127,6 +127,8 @@ const SCHEMA_INVALID: [&str; 31] = [
     "bad_idle_cap.yaml",
     "bad_loop.yaml",
     "bad_pacing.yaml",
+    "bad_peers_direction.yaml",
+    "bad_peers_huge.yaml",
     "bad_placement.yaml",
     "bad_pre_writes.yaml",
     "bad_pre_writes_empty.yaml",

@@ -150,7 +150,7 @@ fn identical_capped_drives_are_no_outliers_and_a_slower_one_is() {
     let o = &summary["outliers"][0];
     assert_eq!(o["worse"], true, "{o}");
     assert!(
-        o["judged"]["score"].as_f64().is_some_and(|z| z.abs() > 4.0),
+        o["judged"]["score"].as_f64().is_some_and(|z| z.abs() > 5.0),
         "{o}"
     );
 }
@@ -201,7 +201,39 @@ fn a_drive_with_twice_the_latency_is_named() {
     assert_eq!(rc, 1, "{text}");
 }
 
+/// An enforced rule that can judge nothing (steps of 2 s: fewer than five full
+/// intervals) is inconclusive, exit 4, with the reason on the console and each drive's
+/// JUnit case skipped, never a silent pass.
+fn an_undecided_rule_is_inconclusive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = write_spec(
+        dir.path(),
+        "short",
+        "iogate: 1\nname: short\ntarget: { size: 8MiB }\npeers: {}\nsteps:\n  - workload:\n      name: w\n      duration: 2s\n      mix: [{ block_size: 4KiB, read: 100%, random: 100% }]\n",
+    );
+    let out = dir.path().join("out");
+    let run = (0..3).fold(Run::new(&spec).out(&out).quiet(), |r, i| {
+        r.target(dir.path().join(format!("f{i}.img")))
+    });
+    let o = run.output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 4, "{err}");
+    assert!(
+        err.contains("undecided (fewer than 2 drives with 5 or more full intervals"),
+        "{err}"
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit");
+    assert_eq!(
+        junit.matches("<skipped message=\"peers undecided").count(),
+        3,
+        "{junit}"
+    );
+    let summary = common::json_file(&out.join("summary.json"));
+    assert_eq!(summary["outcome"], "inconclusive");
+}
+
 tests_main![
+    an_undecided_rule_is_inconclusive,
     identical_capped_drives_are_no_outliers_and_a_slower_one_is: [Root, Blkio],
     a_drive_with_twice_the_latency_is_named: [Root, Blkio, Nbdkit],
 ];

@@ -37,6 +37,7 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("one serial on two hosts", "inventory: a\ndrives:\n  - { host: h1, serial: S1, specs: [s] }\n  - { host: h2, serial: S1, specs: [s] }\n", "4:5", "serial S1 is listed on host h2 and on host h1"),
     ("two documents", "inventory: a\ndrives: []\n---\ninventory: b\n", "", "an inventory is one document"),
     ("spec named as a path", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: ['../../etc/passwd'] }\n", "3:40", "spec's name"),
+    ("spec with empty parameters", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: ['base@'] }\n", "3:40", "spec's name"),
     ("spec with parameters named as a path", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, specs: ['.hidden@a=1'] }\n", "3:40", "spec's name"),
     ("both floors", "inventory: a\npeers: { max_deviation_pct: 10, max_deviation: 10% }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "found both"),
     ("floor as garbage", "inventory: a\npeers: { max_deviation: lots }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "percentage"),

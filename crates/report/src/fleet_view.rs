@@ -113,7 +113,9 @@ pub(crate) fn fleet_view(s: &FleetSummary) -> Ctx {
             noise: o.judged.as_ref().map_or_else(
                 || "—".to_string(),
                 |j| match j.score {
-                    Some(z) => format!("{z:+.1} × {}", format_metric(&o.metric, j.noise)),
+                    Some(z) => {
+                        format!("{z:+.1} × {}", crate::peers::noise_text(&o.metric, j.noise))
+                    }
                     None => "no noise".to_string(),
                 },
             ),

@@ -134,11 +134,18 @@ pub fn fleet_junit(
         }
     }
     let mut cx = fleet_view::fleet_view(s);
-    let peer_cases: Vec<(String, Option<String>)> = s
+    // Per drive: its name, why it failed (an outlier), and why it was not judged (every
+    // metric of its group undecided: a skipped case, never a pass).
+    let peer_cases: Vec<(String, Option<String>, Option<String>)> = s
         .drives
         .iter()
         .filter(|_| s.peer_rule.enforced)
         .map(|d| {
+            let skipped = s
+                .peers
+                .iter()
+                .find(|g| g.drives.contains(&d.name))
+                .and_then(crate::peers::undecided);
             let failure = s
                 .outliers
                 .iter()
@@ -151,10 +158,16 @@ pub fn fleet_junit(
             (
                 d.name.clone(),
                 (!failure.is_empty()).then(|| failure.join("; ")),
+                skipped,
             )
         })
         .collect();
-    let peer_failures = peer_cases.iter().filter(|(_, f)| f.is_some()).count();
+    let peer_failures = peer_cases.iter().filter(|(_, f, _)| f.is_some()).count();
+    let peer_skipped = peer_cases
+        .iter()
+        .filter(|(_, f, k)| f.is_none() && k.is_some())
+        .count();
+    cx.insert("peer_skipped", &peer_skipped);
     totals[0] += peer_cases.len() as u64;
     totals[1] += peer_failures as u64;
     cx.insert("peer_failures", &peer_failures);

@@ -104,7 +104,8 @@ pub struct PeerGroup {
     pub model: String,
     /// Drives compared (those whose run completed without error), by name.
     pub drives: Vec<String>,
-    /// Drives of the model left out of the comparison (failed or interrupted), by name.
+    /// Drives of the model left out of the comparison (their run ended in error or was
+    /// interrupted; a run that failed its assertions is compared), by name.
     pub excluded: Vec<String>,
     /// One entry per metric.
     pub metrics: Vec<PeerMetric>,

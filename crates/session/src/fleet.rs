@@ -288,6 +288,19 @@ fn summarize(out: &Path, f: Fleet<'_>, consoles: &Consoles<'_>) -> u8 {
         code = exit::worst([code, exit::FAIL]);
         outcome = outcome.max(Outcome::Fail);
     }
+    // An enforced rule that could judge no metric of a model decided nothing: the run
+    // is inconclusive, never a silent pass.
+    let undecided: Vec<(String, String)> = peer_groups
+        .iter()
+        .filter_map(|g| peers::undecided(g).map(|why| (g.model.clone(), why)))
+        .collect();
+    for (model, why) in &undecided {
+        console.note(&format!("peers of {model}: undecided ({why})"));
+    }
+    if f.rule.enforced && !undecided.is_empty() && code == exit::PASS {
+        code = exit::INCONCLUSIVE;
+        outcome = outcome.max(Outcome::Inconclusive);
+    }
     let summary = FleetSummary {
         schema_version: SUMMARY_SCHEMA_VERSION,
         iogate_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -438,8 +438,19 @@ fn specs(
     for s in specs {
         // `name` or `name@k=v,…` as runs record a spec with parameters; the name part is
         // a file name to the host script (`<specs>/<name>.yaml`).
-        let name = s.value.split('@').next().unwrap_or("");
-        if !crate::cli_values::is_spec_name(name) || s.value.chars().any(char::is_control) {
+        let (name, params) = match s.value.split_once('@') {
+            Some((n, p)) => (n, Some(p)),
+            None => (s.value.as_str(), None),
+        };
+        // Parameters as runs record them: one or more `k=v`, comma-separated.
+        let params_ok = params.is_none_or(|p| {
+            p.split(',')
+                .all(|kv| kv.split_once('=').is_some_and(|(k, _)| !k.is_empty()))
+        });
+        if !crate::cli_values::is_spec_name(name)
+            || !params_ok
+            || s.value.chars().any(char::is_control)
+        {
             diags.push(src.diagnostic(
                 range_of(src, s),
                 "invalid spec name",

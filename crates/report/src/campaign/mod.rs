@@ -225,7 +225,6 @@ pub fn judge(
     stored: Stored<'_>,
 ) -> CampaignStatus {
     let reported = group(stored.runs);
-    let latency = merged_latency(&reported, stored.histograms);
     let latest: Vec<&RunRecord> = reported.iter().flat_map(|r| r.latest()).collect();
     let shared_starts = shared::shared_starts(&latest, stored.intervals);
     let (assigned, taken) = assign(inventory, &reported);
@@ -234,6 +233,7 @@ pub fn judge(
         .zip(&taken)
         .filter_map(|(r, t)| t.then_some(r))
         .collect();
+    let latency = merged_latency(&expected, stored.histograms);
     let rule = peers::Rule {
         metrics: &inventory.peer_metrics,
         floor_pct: inventory.max_deviation_pct,
@@ -316,10 +316,10 @@ fn assign(inventory: &Inventory, reported: &[Reported<'_>]) -> (Vec<Vec<usize>>,
     (assigned, taken)
 }
 
-/// Each (spec, model, step)'s histograms of the drives' latest attempts that did not
-/// end in error, summed.
+/// Each (spec, model, step)'s histograms of the expected drives' latest attempts that
+/// did not end in error, summed.
 fn merged_latency(
-    reported: &[Reported<'_>],
+    reported: &[&Reported<'_>],
     histograms: &[HistogramRecord],
 ) -> Vec<CampaignLatency> {
     type Key = (String, String, String);

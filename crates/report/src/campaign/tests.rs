@@ -182,6 +182,28 @@ fn unexpected_drives_change_nothing() {
         "only the expected drives"
     );
     assert_eq!(s.peers[0].metrics[0].median, 500.0);
+    let hist = |key: &str| HistogramRecord {
+        run_key: key.into(),
+        step: "w".into(),
+        buckets: vec![iogate_result::points::HistogramBucket {
+            lower_ns: 0,
+            upper_ns: 100,
+            count: 10,
+        }],
+    };
+    let histograms: Vec<HistogramRecord> = (0..6).map(|i| hist(&format!("k{i}"))).collect();
+    let with_latency = Stored {
+        runs: &runs,
+        metrics: &metrics,
+        histograms: &histograms,
+        intervals: &[],
+    };
+    let l = &judge(&inv, "b", None, None, with_latency).latency[0];
+    assert_eq!(
+        (l.drives, l.window.ios),
+        (3, 30),
+        "the expected drives' histograms only"
+    );
     metrics[2] = iops("k2", 300.0);
     let s = st(&runs, &metrics);
     assert_eq!(s.verdict, Verdict::Failed);

@@ -197,7 +197,10 @@ fn metrics(s: &CampaignStatus) -> Vec<MetricView> {
                             || "—".to_string(),
                             |j| match j.score {
                                 Some(z) => {
-                                    format!("{z:+.1} × {}", format_value(&m.metric, j.noise))
+                                    format!(
+                                        "{z:+.1} × {}",
+                                        crate::peers::noise_text(&m.metric, j.noise)
+                                    )
                                 }
                                 None => "no noise".to_string(),
                             },

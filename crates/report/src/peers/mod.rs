@@ -169,13 +169,28 @@ fn metric_outliers(
         .collect()
 }
 
+/// Why the peer rule decided nothing for a group (every compared metric undecided),
+/// None when it judged some metric or compared none.
+pub fn undecided(group: &PeerGroup) -> Option<String> {
+    let first = group.metrics.first()?;
+    group
+        .metrics
+        .iter()
+        .all(|m| m.undecided.is_some())
+        .then(|| first.undecided.clone().unwrap_or_default())
+}
+
 /// One line for a drive that stands out, as every report and console says it:
 /// `latency.p99 1.2 ms, +34.5% from its peers' 0.9 ms (3 noise spreads of 0.1 ms
 /// beyond it is 5.0; its 95% interval 1.1 ms – 1.3 ms)`.
 pub fn describe(metric: &str, value: f64, j: &iogate_result::fleet::PeerJudgement) -> String {
     let f = |v: f64| crate::view::format_metric(metric, v);
     let score = match j.score {
-        Some(z) => format!("{:+.1} × the peers' noise of {}", z, f(j.noise)),
+        Some(z) => format!(
+            "{:+.1} × the peers' noise of {}",
+            z,
+            noise_text(metric, j.noise)
+        ),
         None => "the peers show no noise".to_string(),
     };
     format!(
@@ -186,6 +201,16 @@ pub fn describe(metric: &str, value: f64, j: &iogate_result::fleet::PeerJudgemen
         f(j.interval[0]),
         f(j.interval[1])
     )
+}
+
+/// A noise as reports show it: as its metric, except that a count per second keeps
+/// three decimals (a capped drive's IOPS noise of 0.038 is not "0.0").
+pub fn noise_text(metric: &str, noise: f64) -> String {
+    if metric.contains("latency") || metric.ends_with("bandwidth") {
+        crate::view::format_metric(metric, noise)
+    } else {
+        format!("{noise:.3}")
+    }
 }
 
 /// The rule in one sentence, for reports: `floor` percent, the side that fails.

@@ -134,6 +134,12 @@ impl Pacer {
                 _ => f64::from(req.len),
             };
             let units = if s.per_byte { bytes } else { 1.0 };
+            if units <= 0.0 {
+                // Nothing this schedule counts (a flush under a bandwidth rate): it
+                // neither waits nor advances (a zero gap would make every slot since
+                // the step's start a skipped one).
+                continue;
+            }
             let mean_gap = units * 1e9 / s.rate;
             let mut gap = mean_gap;
             if self.poisson {
@@ -217,6 +223,39 @@ mod tests {
             delay_ns: 0,
             placement_handle: None,
         }
+    }
+
+    /// An overall rate paces commands; a per-operation rate does not; a bandwidth rate
+    /// neither waits for a flush nor counts every slot since the start as skipped (a
+    /// zero gap once made that count unbounded and the job spun for ever).
+    #[test]
+    fn commands_under_rates() {
+        let rate = RateLimit {
+            iops: Some(100.0),
+            read_iops: Some(10.0),
+            bandwidth_bytes_per_s: Some(4096.0),
+            ..Default::default()
+        };
+        let mut p = Pacer::new(&rate, 0, &[line()], 1, 1);
+        let mut trim = req(Op::Write, 4096);
+        trim.command = Some(iogate_spec::Command::Trim);
+        assert_eq!(p.issued(&trim, 0), None);
+        // 1 s of bytes at 4 KiB/s, and 10 ms at 100/s: the bandwidth decides.
+        assert_eq!(p.gate(&trim), 1_000_000_000);
+        let mut flush = req(Op::Write, 4096);
+        flush.command = Some(iogate_spec::Command::Flush);
+        let mut p = Pacer::new(
+            &RateLimit {
+                bandwidth_bytes_per_s: Some(4096.0),
+                ..Default::default()
+            },
+            0,
+            &[line()],
+            1,
+            1,
+        );
+        assert_eq!(p.issued(&flush, 5_000_000_000), None);
+        assert_eq!(p.gate(&flush), 0);
     }
 
     #[test]

@@ -614,6 +614,15 @@ fn commands_only(cx: &mut Ctx<'_>, w: &RawWorkload, mix: &[MixLine], moves_data:
         return;
     }
     let Some(rate) = &w.rate else { return };
+    if let Some(b) = rate.bandwidth.as_ref().filter(|_| flushes_only) {
+        let span = cx.span(b);
+        cx.error(
+            span,
+            "`rate.bandwidth` has no effect on a mix of flushes",
+            "expected `rate.iops`: a flush moves no bytes, so a bandwidth rate never \
+             paces it",
+        );
+    }
     let by_op = [
         rate.read_iops.as_ref().map(|r| ("read_iops", cx.span(r))),
         rate.write_iops.as_ref().map(|r| ("write_iops", cx.span(r))),
