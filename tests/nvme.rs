@@ -528,6 +528,7 @@ fn a_critical_warning_fails_the_run_unless_recorded() {
         failed,
         [
             ("health.critical_warning == 0", 2.0),
+            ("health.critical_warning_raised == 0", 2.0),
             ("watched.health.critical_warning_raised == 0", 2.0)
         ],
         "{}",
