@@ -13,6 +13,11 @@ const OK: &str = "iogate: 1\nname: ok\nparams: { qd: 1 }\ntarget: { size: 8MiB }
 const BAD: &str = "iogate: 1\nname: bad\ntarget: { size: 8MiB }\nsteps:\n  - workload: { name: rr, duration: 1s, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\nassert:\n  - rr.iops < 1\n";
 
 fn host_script(dir: &Path, host: &str, unset: Option<&str>) -> Output {
+    host_script_with(dir, host, unset, &[])
+}
+
+/// [`host_script`] with more variables set (`IOGATE_RUN_ID`).
+fn host_script_with(dir: &Path, host: &str, unset: Option<&str>, more: &[(&str, &str)]) -> Output {
     let mut c = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/iogate-campaign-host"));
     c.envs([
         ("IOGATE", env!("CARGO_BIN_EXE_iogate")),
@@ -24,6 +29,7 @@ fn host_script(dir: &Path, host: &str, unset: Option<&str>) -> Output {
         ("IOGATE_RESULTS", s(&dir.join("the results"))),
         ("IOGATE_RUN_ARGS", "--model lab-file"),
     ]);
+    c.envs(more.iter().copied());
     if let Some(v) = unset {
         c.env_remove(v);
     }
@@ -101,22 +107,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
 /// A rerun under the same `IOGATE_RUN_ID` (Slurm keeps `SLURM_JOB_ID` on requeue)
 /// never replaces the first attempt's result directory: the second goes to `….2`.
 fn rerun_keeps_the_first_attempt(d: &Path) {
-    let run = || {
-        let mut c =
-            Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/iogate-campaign-host"));
-        c.envs([
-            ("IOGATE", env!("CARGO_BIN_EXE_iogate")),
-            ("IOGATE_HOST", "h0"),
-            ("IOGATE_INVENTORY", s(&d.join("lab inventory.yaml"))),
-            ("IOGATE_HISTORY", s(&d.join("the history.db"))),
-            ("IOGATE_BUILD", "fw-1"),
-            ("IOGATE_SPECS", s(d)),
-            ("IOGATE_RESULTS", s(&d.join("the results"))),
-            ("IOGATE_RUN_ARGS", "--model lab-file"),
-            ("IOGATE_RUN_ID", "77"),
-        ]);
-        c.output().expect("host script")
-    };
+    let run = || host_script_with(d, "h0", None, &[("IOGATE_RUN_ID", "77")]);
     let first = d.join("the results/fw-1/h0/bad-77/result.json");
     assert_eq!(code(&run()), 1);
     let before = std::fs::read_to_string(&first).expect("first attempt");
