@@ -254,12 +254,18 @@ fn results_are_never_lost_or_mixed() {
     let o3 = dir.path().join("o3");
     let dangling = dir.path().join("dangling");
     std::os::unix::fs::symlink("/dev/iogate-no-such-drive", &dangling).expect("link");
-    let cases: [(&str, Vec<&str>, i32, &str); 5] = [
+    let cases: [(&str, Vec<&str>, i32, &str); 6] = [
         (
             "a drive missing from /dev",
             vec!["--target", "/dev/iogate-no-such-drive"],
             3,
             "no such drive in /dev",
+        ),
+        (
+            "a by-id name on a host without that directory",
+            vec!["--target", "/dev/iogate-no-dir/by-id/nvme-absent"],
+            3,
+            "no such drive in /dev/iogate-no-dir/by-id",
         ),
         (
             "a link to a missing drive",

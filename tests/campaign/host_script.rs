@@ -47,7 +47,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
     std::fs::write(
         d.join("lab inventory.yaml"),
         format!(
-            "inventory: lab\ndrives:\n  - {{ host: h0, target: '{}', specs: ['ok@qd=2', bad] }}\n  - {{ host: h1, serial: 'NO-SUCH-*', count: 1, specs: [ok] }}\n  - {{ host: h2, target: /dev/iogate-no-such-drive, specs: [ok] }}\n",
+            "inventory: lab\ndrives:\n  - {{ host: h0, target: '{}', specs: ['ok@qd=2', bad] }}\n  - {{ host: h1, serial: 'NO-SUCH-*', count: 1, specs: [ok] }}\n  - {{ host: h2, target: /dev/iogate-no-such-drive, specs: [ok] }}\n  - {{ host: h3, target: /dev/iogate-no-dir/by-id/nvme-gone, specs: [ok] }}\n",
             drive.display()
         ),
     )
@@ -65,6 +65,7 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
         ("h9", None, 2, "host h9 is not in inventory lab"),
         ("h1", None, 3, "none of host h1's drives was found"),
         ("h2", None, 3, "no such drive in /dev"),
+        ("h3", None, 3, "no such drive in /dev/iogate-no-dir/by-id"),
         ("H1", None, 2, "did you mean h1 (line 4)?"),
     ];
     for (host, unset, want, says) in refused {

@@ -69,10 +69,14 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
         .filter(|a| !(a.optional && a.metrics.iter().any(|m| lookup(m).is_none())))
         .map(|a| {
             let e = a.evaluate(&lookup);
-            let undecided = a
+            let gap = a
                 .metrics
                 .iter()
-                .find_map(|m| evidence::metric_gap(result, m))
+                .find_map(|m| evidence::metric_gap(result, m));
+            // A side that reads a figure with no evidence has no value: never the 0 a
+            // step without requests holds in its place.
+            let lhs = if gap.is_some() { f64::NAN } else { e.lhs };
+            let undecided = gap
                 .or_else(|| {
                     // Every metric has a value, yet a side is not finite: a division by
                     // a metric that was 0. (A metric the run has no value for fails,
@@ -84,9 +88,13 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
                 expr: a.expr.clone(),
                 passed: e.passed && undecided.is_none(),
                 undecided,
-                value: e.lhs,
+                value: lhs,
                 limit: e.rhs,
-                value_display: format_value(e.lhs, a.dim),
+                value_display: if lhs.is_nan() {
+                    "no value".into()
+                } else {
+                    format_value(lhs, a.dim)
+                },
                 limit_display: format_value(e.rhs, a.dim),
             }
         })

@@ -644,9 +644,26 @@ fn refuse_in_dev(path: &Path, what: &str) -> Result<(), RunError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let Ok(dir) = std::fs::canonicalize(dir) else {
+    // The nearest directory that exists, resolved, with the missing rest appended: a
+    // `/dev/disk/by-id/…` name on a host without that directory is still in /dev.
+    let mut existing = dir;
+    let mut missing = Vec::new();
+    let resolved = loop {
+        match std::fs::canonicalize(existing) {
+            Ok(d) => break Some(d),
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(up), Some(name)) => {
+                    missing.push(name.to_os_string());
+                    existing = if up.as_os_str().is_empty() { Path::new(".") } else { up };
+                }
+                _ => break None,
+            },
+        }
+    };
+    let Some(mut dir) = resolved else {
         return Ok(());
     };
+    dir.extend(missing.iter().rev());
     if dir.starts_with("/dev") && !dir.starts_with("/dev/shm") {
         return Err(RunError::Target {
             path: path.to_path_buf(),

@@ -200,6 +200,14 @@ fn addressable(m: &MetricRef, names: &Names<'_>, span: Range<usize>) -> Result<(
             format!("{kind} step `{}`", m.step),
         ));
     }
+    if m.metric == Metric::VerifyErrors && !step.verify {
+        // Nothing is read back on a step without verification: its verify_errors
+        // would be 0 in every run, a gate that cannot fail.
+        return Err(err(
+            "`verify_errors` only on a step with `verify: true` (its reads checked against what the run wrote)".into(),
+            format!("{kind} step `{}`, which verifies nothing", m.step),
+        ));
+    }
     if matches!(
         m.metric,
         Metric::SteadyStateReached | Metric::SteadyStateRound
