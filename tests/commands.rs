@@ -178,7 +178,7 @@ fn commands_alone_pass_and_refusals_come_before_the_first_step() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 0, "{err}");
     assert!(
-        err.contains("besides them, ") && err.contains(" trim"),
+        err.contains("no read or write; ") && err.contains(" trim"),
         "{err}"
     );
     let m = &json(&out.join("result.json"))["steps"][0]["metrics"];

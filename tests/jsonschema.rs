@@ -20,7 +20,7 @@ tests_main![
     ci_recipes_meet_github_and_gitlab_schemas: [CheckJsonschema],
     the_kubernetes_recipe_meets_the_kubernetes_schemas: [KubernetesValidate],
     the_lab_inventory_is_a_valid_inventory,
-    inventory_checks_and_the_schema_agree,
+    inventory_checks_and_the_schema_agree: [CheckJsonschema],
     a_run_over_several_targets_meets_the_summary_schema: [CheckJsonschema],
     check_and_the_schema_agree_on_scalar_types: [CheckJsonschema],
     extension_keys_are_accepted_and_other_unknown_keys_refused_by_both: [CheckJsonschema],

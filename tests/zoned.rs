@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use checks::{
     a_restart_that_loses_the_write_pointers_fails_naming_every_written_zone, attacks_script,
     every_conformance_check_passes_on_each_zoned_drive,
-    the_attacks_on_the_zone_surfaces_stay_fixed,
+    purge_and_sprandom_are_refused_on_a_zoned_drive, the_attacks_on_the_zone_surfaces_stay_fixed,
 };
 use common::{guest_put as put, json_file as json};
 
@@ -574,6 +574,7 @@ tests_main![
     every_conformance_check_passes_on_each_zoned_drive: [Root, Qemu],
     the_zns_gate_spec_gives_its_figures: [Root, Qemu],
     the_attacks_on_the_zone_surfaces_stay_fixed: [Root, Qemu],
+    purge_and_sprandom_are_refused_on_a_zoned_drive: [Root, Qemu],
     a_restart_that_loses_the_write_pointers_fails_naming_every_written_zone: [Root, Qemu],
     zone_options_on_a_drive_that_is_not_zoned_are_refused,
 ];

@@ -36,8 +36,47 @@ pub(crate) fn attacks_script() -> String {
         put(cut, "/tmp/cut.yaml"),
         "blkzone reset /dev/nvme0n1; dd if=/dev/urandom of=/dev/nvme0n1 bs=4096 count=384 oflag=direct 2>/dev/null".into(),
         run("cut", "/tmp/cut.yaml --target /dev/nvme0n1"),
+        put(PURGE, "/tmp/purge.yaml"),
+        put(SPRANDOM, "/tmp/spr.yaml"),
+        "blkzone reset /dev/nvme0n1".into(),
+        run("purge", "/tmp/purge.yaml --target /dev/nvme0n1"),
+        run("spr", "/tmp/spr.yaml --target /dev/nvme0n1"),
+        run("spr-ng", "/tmp/spr.yaml --target /dev/ng0n1"),
+        "blkzone report /dev/nvme0n1 > /out/a-refused.zones".into(),
     ]
     .join("\n")
+}
+
+/// A purge (a PTS spec's first step) and SPRandom on a zoned drive.
+const PURGE: &str = "iogate: 1\nname: p\nsteps:\n  - purge: { method: discard }\n  - workload: { name: w, ios: 100, mix: [{ block_size: 4KiB, read: 0%, random: 0% }] }\n";
+const SPRANDOM: &str = "iogate: 1\nname: s\nsteps:\n  - precondition: { method: sprandom, over_provisioning: 7% }\n  - workload: { name: w, ios: 100, mix: [{ block_size: 4KiB, read: 0%, random: 0% }] }\n";
+
+/// A purge and SPRandom preconditioning on a zoned drive are refused before any I/O
+/// (exit 3), each naming the step and why: every zone is still empty after them.
+pub(crate) fn purge_and_sprandom_are_refused_on_a_zoned_drive() {
+    let out = boot();
+    let err =
+        |name: &str| std::fs::read_to_string(out.join(format!("a-{name}.err"))).unwrap_or_default();
+    for (name, says) in [
+        (
+            "purge",
+            "step `purge` on /dev/nvme0n1: a purge on a zoned drive is not supported",
+        ),
+        ("spr", "cannot run on a zoned drive"),
+        ("spr-ng", "cannot run on a zoned drive"),
+    ] {
+        assert_eq!(rc(out, &format!("a-{name}")), 3, "{name}: {}", err(name));
+        assert!(err(name).contains(says), "{name}: {}", err(name));
+    }
+    let zones = std::fs::read_to_string(out.join("a-refused.zones")).expect("blkzone");
+    let written: Vec<&str> = zones
+        .lines()
+        .filter(|l| l.contains("zcond") && !l.contains("(em)"))
+        .collect();
+    assert!(
+        zones.lines().filter(|l| l.contains("zcond")).count() == 64 && written.is_empty(),
+        "every zone empty: {zones}"
+    );
 }
 
 /// The attack's findings stay fixed: zone checks refuse a journal before any I/O and

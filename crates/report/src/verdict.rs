@@ -76,14 +76,13 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
             // A side that reads a figure with no evidence has no value: never the 0 a
             // step without requests holds in its place.
             let lhs = if gap.is_some() { f64::NAN } else { e.lhs };
-            let undecided = gap
-                .or_else(|| {
-                    // Every metric has a value, yet a side is not finite: a division by
-                    // a metric that was 0. (A metric the run has no value for fails,
-                    // as before: the gate asked for something the target lacks.)
-                    let measured = a.metrics.iter().all(|m| lookup(m).is_some());
-                    measured.then(|| not_finite(e.lhs, e.rhs)).flatten()
-                });
+            let undecided = gap.or_else(|| {
+                // Every metric has a value, yet a side is not finite: a division by
+                // a metric that was 0. (A metric the run has no value for fails,
+                // as before: the gate asked for something the target lacks.)
+                let measured = a.metrics.iter().all(|m| lookup(m).is_some());
+                measured.then(|| not_finite(e.lhs, e.rhs)).flatten()
+            });
             AssertionResult {
                 expr: a.expr.clone(),
                 passed: e.passed && undecided.is_none(),

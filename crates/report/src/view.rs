@@ -256,6 +256,11 @@ fn header_view(result: &RunResult) -> Ctx {
 /// One step's row and detail tables.
 fn step_view(s: &StepResult) -> StepView {
     let m = &s.metrics.all;
+    // A step of no request has no latency: a dash, never "0ns".
+    let lat = |v: f64| match m.latency.is_empty() {
+        true => "—".to_string(),
+        false => format_ns(v),
+    };
     StepView {
         name: s.name.clone(),
         kind: s.kind().as_str().to_string(),
@@ -264,11 +269,11 @@ fn step_view(s: &StepResult) -> StepView {
         duration: format_ns(s.duration_ns as f64),
         iops: format!("{:.0}", m.iops),
         bandwidth: format!("{}/s", format_bytes(m.bandwidth_bytes_per_s)),
-        mean: format_ns(m.latency.mean_ns),
-        p50: format_ns(m.latency.p50_ns as f64),
-        p99: format_ns(m.latency.p99_ns as f64),
-        p99_9: format_ns(m.latency.p99_9_ns as f64),
-        max: format_ns(m.latency.max_ns as f64),
+        mean: lat(m.latency.mean_ns),
+        p50: lat(m.latency.p50_ns as f64),
+        p99: lat(m.latency.p99_ns as f64),
+        p99_9: lat(m.latency.p99_9_ns as f64),
+        max: lat(m.latency.max_ns as f64),
         errors: s.failed_requests(),
         by_op: op_rows(s),
         bands: band_rows(s),

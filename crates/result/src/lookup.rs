@@ -384,11 +384,12 @@ impl RunResult {
             Metric::Ios => ios as f64,
             Metric::Bytes => bytes as f64,
             Metric::Errors => errors as f64,
-            Metric::Latency(s) => lat.get(s) / 1e9,
+            // A summary of no request has no figure (it holds zeros in memory).
+            Metric::Latency(s) => present(lat)?.get(s) / 1e9,
             Metric::LatencyOver(_) | Metric::LatencyOverPct(_) => over(&o.latency_over, m.metric)?,
-            Metric::VerifyErrors => metrics.verify.map_or(0.0, |v| v.errors as f64),
-            Metric::SubmissionLatency(s) => metrics.submission_latency.get(s) / 1e9,
-            Metric::CompletionLatency(s) => metrics.completion_latency.get(s) / 1e9,
+            Metric::VerifyErrors => metrics.verify?.errors as f64,
+            Metric::SubmissionLatency(s) => present(&metrics.submission_latency)?.get(s) / 1e9,
+            Metric::CompletionLatency(s) => present(&metrics.completion_latency)?.get(s) / 1e9,
             Metric::LatencyFromDue(s) => metrics.latency_from_due?.latency.get(s) / 1e9,
             Metric::StallMax => metrics.stall.max_ns as f64 / 1e9,
             Metric::EventsFailed => crate::step::events_failed(step.events()) as f64,
@@ -542,4 +543,9 @@ impl RunResult {
         }
         out
     }
+}
+
+/// `l` when it summarises requests; None for the empty summary of none.
+fn present(l: &crate::step::LatencySummary) -> Option<&crate::step::LatencySummary> {
+    (!l.is_empty()).then_some(l)
 }

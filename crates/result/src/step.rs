@@ -15,6 +15,7 @@ use crate::faults::{DataRecord, ErrorRecord, VerifyRecord};
 pub use crate::points::HistogramBucket;
 use crate::request_set::RepeatResult;
 
+mod empty;
 mod flat;
 mod tails;
 pub use flat::FlatStepResult;
@@ -216,14 +217,17 @@ pub struct StepMetrics {
     #[serde(default)]
     pub mean_queue_depth: f64,
     /// Submission latency (fio's slat): the submitting call to its return.
-    #[serde(default)]
+    #[serde(default, with = "empty")]
+    #[schemars(with = "Option<LatencySummary>")]
     pub submission_latency: LatencySummary,
     /// Completion latency (fio's clat): submission to completion.
-    #[serde(default)]
+    #[serde(default, with = "empty")]
+    #[schemars(with = "Option<LatencySummary>")]
     pub completion_latency: LatencySummary,
     /// Head-to-head time (RankDisk): from one request's issue to the next one's, per job.
     /// Its counterpart, head-to-tail (IOMeter: issue to completion), is `latency`.
-    #[serde(default)]
+    #[serde(default, with = "empty")]
+    #[schemars(with = "Option<LatencySummary>")]
     pub head_to_head: LatencySummary,
     /// Timed replays: how late requests were issued after their due time (issue-time error).
     #[serde(default)]
@@ -322,7 +326,9 @@ pub struct OpMetrics {
     pub bandwidth_bytes_per_s: f64,
     /// Failed or short requests.
     pub errors: u64,
-    /// Total latency.
+    /// Total latency; null when the operation completed no request.
+    #[serde(default, with = "empty")]
+    #[schemars(with = "Option<LatencySummary>")]
     pub latency: LatencySummary,
     /// Requests over each latency threshold the spec's assertions and rules name
     /// (`latency.over[10ms]`), ascending; absent when they name none.
@@ -335,7 +341,7 @@ pub struct OpMetrics {
 }
 
 /// Latency statistics from an HDR histogram (3 significant digits), nanoseconds.
-/// All zero when there were no requests.
+/// All zero in memory when there were no requests (`is_empty`), written as `null`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Mean.
@@ -463,6 +469,12 @@ impl IntervalSample {
 }
 
 impl LatencySummary {
+    /// Whether this summarises no request: every figure 0 (a request's latency is
+    /// never 0 ns, its maximum least of all).
+    pub fn is_empty(&self) -> bool {
+        *self == LatencySummary::default()
+    }
+
     /// Summary of an HDR histogram of nanoseconds.
     pub fn from_histogram(h: &Histogram<u64>) -> LatencySummary {
         if h.is_empty() {

@@ -40,8 +40,10 @@ pub enum RunEvent {
         iops: f64,
         /// Bytes per second.
         bandwidth_bytes_per_s: f64,
-        /// Mean total latency, ns.
-        mean_latency_ns: f64,
+        /// Reads and writes completed.
+        ios: u64,
+        /// Mean total latency, ns; None when the step completed no read or write.
+        mean_latency_ns: Option<f64>,
         /// Failed or short requests.
         errors: u64,
         /// The mix lines' other commands the step completed: (command, count), in
@@ -67,6 +69,7 @@ impl RunEvent {
         let RunEvent::StepFinished {
             iops,
             bandwidth_bytes_per_s,
+            ios,
             mean_latency_ns,
             errors,
             commands,
@@ -83,10 +86,21 @@ impl RunEvent {
             true => String::new(),
             false => format!(" (reads and writes; besides them, {})", counts.join(", ")),
         };
-        Some(format!(
-            "{iops:.0} IOPS, {}/s, mean latency {}, {errors} errors{besides}",
-            iogate_spec::units::format_bytes(*bandwidth_bytes_per_s),
-            iogate_spec::units::format_ns(*mean_latency_ns),
-        ))
+        Some(match mean_latency_ns {
+            Some(mean) if *ios > 0 => format!(
+                "{iops:.0} IOPS, {}/s, mean latency {}, {errors} errors{besides}",
+                iogate_spec::units::format_bytes(*bandwidth_bytes_per_s),
+                iogate_spec::units::format_ns(*mean),
+            ),
+            // An idle or purge step, or one whose mix sends commands only: no rate or
+            // latency of reads and writes to give, never "0 IOPS, mean latency 0ns".
+            _ => {
+                let what = match counts.is_empty() {
+                    true => String::new(),
+                    false => format!("; {}", counts.join(", ")),
+                };
+                format!("no read or write{what}, {errors} errors")
+            }
+        })
     }
 }

@@ -283,7 +283,9 @@ pub fn execute(
             name: r.name.clone(),
             iops: r.metrics.all.iops,
             bandwidth_bytes_per_s: r.metrics.all.bandwidth_bytes_per_s,
-            mean_latency_ns: r.metrics.all.latency.mean_ns,
+            ios: r.metrics.all.ios,
+            mean_latency_ns: (!r.metrics.all.latency.is_empty())
+                .then_some(r.metrics.all.latency.mean_ns),
             errors: r.failed_requests(),
             commands: r
                 .metrics

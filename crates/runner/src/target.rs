@@ -654,7 +654,11 @@ fn refuse_in_dev(path: &Path, what: &str) -> Result<(), RunError> {
             Err(_) => match (existing.parent(), existing.file_name()) {
                 (Some(up), Some(name)) => {
                     missing.push(name.to_os_string());
-                    existing = if up.as_os_str().is_empty() { Path::new(".") } else { up };
+                    existing = if up.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        up
+                    };
                 }
                 _ => break None,
             },

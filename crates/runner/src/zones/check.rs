@@ -2,7 +2,8 @@
 //! drive that is not zoned; on a zoned one, no trace replay with writes (a trace's
 //! writes land at its own offsets, off the write pointers), no data verification (a
 //! reset discards what it would read back), no block size above the smallest zone
-//! capacity (fio refuses it too), and a region holding a whole zone. Part of `zones`;
+//! capacity (fio refuses it too), a region holding a whole zone, no purge (its proof
+//! stamps fixed LBAs) and no SPRandom (a random-overwrite steady state). Part of `zones`;
 //! `run::check_target` calls it.
 
 use iogate_result::zoned::ZonedGeometry;
@@ -44,6 +45,15 @@ pub fn check(plan: &Plan, target: &Target) -> Result<(), RunError> {
         .unwrap_or(geometry.zone_size_bytes)
         .min(geometry.zone_size_bytes);
     for step in &plan.steps {
+        if step.kind() == StepKind::Purge {
+            return Err(refuse(step, target, "a purge on a zoned drive is not supported: its proof stamps blocks at fixed LBAs before it, which a zoned drive refuses off its write pointers, and a discard there is a zone reset; reset the zones (`nvme zns reset-zone --select-all`, `blkzone reset`) before the run instead".into()));
+        }
+        if matches!(
+            step.distribution,
+            iogate_spec::Distribution::SpRandom { .. }
+        ) {
+            return Err(refuse(step, target, "SPRandom preconditioning cannot run on a zoned drive: it overwrites random LBAs to reach a random-write steady state, and a zoned drive is written sequentially within each zone, its space freed by zone resets, so that state does not exist there; precondition with a sequential fill (a `precondition:` step without `method: sprandom`)".into()));
+        }
         let io = matches!(
             step.kind(),
             StepKind::Workload | StepKind::Precondition | StepKind::Replay

@@ -239,13 +239,19 @@ impl Checks {
 
     /// What a refused command's outcome says, and whether it is `want`.
     fn refusal(&self, result: Result<(), ZoneError>, want: Refusal) -> (String, bool) {
+        self.refusal_of(result, &[want])
+    }
+
+    /// What a refused command's outcome says, and whether it is one of `wants` (the
+    /// answers the standard allows there).
+    fn refusal_of(&self, result: Result<(), ZoneError>, wants: &[Refusal]) -> (String, bool) {
         match result {
             Ok(()) => ("it succeeded".into(), false),
             Err(e) => match (e.nvme_status(), e.errno()) {
                 (Some(s), _) => {
                     let st = NvmeStatus::from_field(s);
                     let name = st.name.clone().unwrap_or_else(|| "unnamed".into());
-                    let ok = st.sct == 1 && st.sc == want.sc;
+                    let ok = st.sct == 1 && wants.iter().any(|w| w.sc == st.sc);
                     (
                         format!("status SCT {:x}h SC {:X}h ({name})", st.sct, st.sc),
                         ok,
@@ -255,12 +261,25 @@ impl Checks {
                     let io = std::io::Error::from_raw_os_error(errno);
                     (
                         format!("errno {errno} ({io})"),
-                        want.errnos.contains(&errno),
+                        wants.iter().any(|w| w.errnos.contains(&errno)),
                     )
                 }
                 (None, None) => (e.to_string(), false),
             },
         }
+    }
+
+    /// How any of `wants` arrives on this path: `refused: A (…) or B (…)`.
+    fn expected_refusal_of(&self, wants: &[Refusal]) -> String {
+        let each: Vec<String> = wants
+            .iter()
+            .map(|w| {
+                self.expected_refusal(*w)
+                    .trim_start_matches("refused: ")
+                    .to_string()
+            })
+            .collect();
+        format!("refused: {}", each.join(" or "))
     }
 
     /// How `want` arrives on this path.
@@ -356,5 +375,16 @@ mod tests {
         assert!(checks(true)
             .expected_refusal(ZONE_IS_FULL)
             .contains("SC B9h"));
+        let both = [TOO_MANY_OPEN, TOO_MANY_ACTIVE];
+        assert!(c.refusal_of(Err(status(1, 0xBD)), &both).1);
+        assert!(c.refusal_of(Err(status(1, 0xBE)), &both).1);
+        assert!(!c.refusal_of(Err(status(1, 0xBC)), &both).1);
+        assert!(c.refusal_of(Err(io(libc::EOVERFLOW)), &both).1);
+        assert!(!c.refusal_of(Err(io(libc::EIO)), &both).1);
+        let said = checks(true).expected_refusal_of(&both);
+        assert!(
+            said.contains("SC BEh") && said.contains(" or Too Many Active"),
+            "{said}"
+        );
     }
 }

@@ -228,7 +228,8 @@ impl Plan {
 
     /// Shortens the plan for CI (`iogate run` and `iogate plan` apply the command
     /// line's [`Shortening`]): durations scaled first, then every sweep case set to
-    /// `case_duration_ns` per round and at most `max_rounds` rounds (kept at least the
+    /// `case_duration_ns` per round (and each pre-write repetition to at most that)
+    /// and at most `max_rounds` rounds (kept at least the
     /// steady-state window), `times:` loops cut to `max_iterations`; the estimates follow.
     ///
     /// Errors (a usage mistake): the scale would take a duration of the plan past
@@ -250,6 +251,15 @@ impl Plan {
                 for c in &mut sweep.cases {
                     c.step.limit = Limit::Duration { duration_ns: d };
                     c.step.estimated_duration_ns = Some(d);
+                }
+                // A round's pre-writes (ECW/CBW) are part of its time: each repetition
+                // lasts at most a case's (a plan shortened for CI that still wrote for
+                // ten minutes a round would not be short).
+                if let Some(p) = &mut sweep.pre_writes {
+                    if let Limit::Duration { duration_ns } = &mut p.step.limit {
+                        *duration_ns = (*duration_ns).min(d);
+                        p.step.estimated_duration_ns = Some(*duration_ns);
+                    }
                 }
             }
             if let Some(r) = how.max_rounds {

@@ -93,13 +93,29 @@ fn step_row(i: usize, s: &PlanStep) -> String {
         ByteSize(s.region.offset_bytes),
         ByteSize(s.region.length_bytes)
     );
+    // A sweep's depth and jobs are its cases' (`1–32`), never the step's own 1.
+    let span = |of: fn(&crate::plan::SweepCase) -> u32, own: u32| match s.sweep() {
+        Some(w) => {
+            let lo = w.cases.iter().map(of).min().unwrap_or(own);
+            let hi = w.cases.iter().map(of).max().unwrap_or(own);
+            match lo == hi {
+                true => lo.to_string(),
+                false => format!("{lo}–{hi}"),
+            }
+        }
+        None => own.to_string(),
+    };
+    let (qd, jobs) = (
+        span(|c| c.queue_depth, s.queue_depth),
+        span(|c| c.jobs, s.jobs),
+    );
     format!(
         "{:<3} {:<14} {:<13} {:>4} {:>4} {:<22} {:<12} {:>10} {:>10}\n",
         i + 1,
         s.name,
         s.kind().as_str(),
-        s.queue_depth,
-        s.jobs,
+        qd,
+        jobs,
         region,
         limit,
         s.estimated_duration_ns

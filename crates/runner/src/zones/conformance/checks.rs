@@ -4,7 +4,9 @@
 
 use iogate_drive::zoned::{ZoneAction, ZoneCondition};
 
-use super::{shown, Checks, TOO_MANY_ACTIVE, TOO_MANY_OPEN, ZONE_INVALID_WRITE, ZONE_IS_FULL};
+use super::{
+    shown, Checks, Refusal, TOO_MANY_ACTIVE, TOO_MANY_OPEN, ZONE_INVALID_WRITE, ZONE_IS_FULL,
+};
 
 impl Checks {
     /// Empty → implicitly open by a write; a write off the write pointer refused;
@@ -136,12 +138,24 @@ impl Checks {
     }
 
     /// The drive's max open zones explicitly opened succeed; one more is refused with
-    /// Too Many Open Zones. The zones are closed after (active, for the next check).
+    /// Too Many Open Zones, or, where max active equals max open, with either that or
+    /// Too Many Active Zones: the Empty zone opened needs an open and an active
+    /// resource and both have run out, and ZNS 1.1 §2.1.1 orders no check before the
+    /// other (QEMU checks the active one first). The zones are closed after (active,
+    /// for the next check).
     pub(super) fn open_limit(&mut self) -> Result<(), String> {
+        let allowed: &[Refusal] = match self.limits {
+            (Some(m), Some(a)) if m == a => &[TOO_MANY_OPEN, TOO_MANY_ACTIVE],
+            _ => &[TOO_MANY_OPEN],
+        };
         let expected = format!(
-            "{} advertised open zones open; one more is {}",
+            "{} advertised open zones open; one more is {}{}",
             self.limits.0.map_or("the".into(), |m| m.to_string()),
-            self.expected_refusal(TOO_MANY_OPEN)
+            self.expected_refusal_of(allowed),
+            match allowed.len() {
+                1 => " (ZNS 1.1 §2.1.1)",
+                _ => " (max active equals max open: both resources are exhausted, ZNS 1.1 §2.1.1)",
+            }
         );
         if let Some(n) = self.outside_holds {
             let why = format!("{n} zones outside the step's region are open or closed: they hold the drive's resources");
@@ -175,9 +189,9 @@ impl Checks {
         let extra = self.zones[m].start_bytes;
         let (found, ok) = match below {
             Some(why) => (why, false),
-            None => self.refusal(
+            None => self.refusal_of(
                 self.path.manage_direct(ZoneAction::Open, extra, size),
-                TOO_MANY_OPEN,
+                allowed,
             ),
         };
         self.record("max_open_enforced", extra, expected, found, ok);
