@@ -95,6 +95,19 @@ fn whole_error(text: &str, expected: &str) -> ValueError {
 }
 
 fn parse_one<'a>(rule: Rule, text: &'a str, expected: &str) -> Result<Pair<'a, Rule>, ValueError> {
+    // The grammar skips spaces between tokens; around the whole value they are a
+    // mistake (a quoted `"4KiB "`), which the published schema refuses too.
+    if !text.is_empty() && text.trim() != text {
+        let offset = match text.starts_with(char::is_whitespace) {
+            true => 0,
+            false => text.trim_end().len(),
+        };
+        return Err(ValueError {
+            offset,
+            expected: format!("{expected}, without spaces before or after it"),
+            found: format!("`{text}`"),
+        });
+    }
     let mut pairs = ValueParser::parse(rule, text).map_err(|e| {
         let mut v = to_value_error(text, e, expected);
         // A scalar that fails at its first character is wrong as a whole: say what kind

@@ -44,6 +44,17 @@ pub(crate) fn parse_yaml_as<T: DeserializeOwned>(
         let end = src.text[offset..]
             .find(['\n', ':', ',', '}', ']'])
             .map_or(src.text.len(), |i| offset + i.max(1));
+        // A number too large for its field is found as written (`2^64`), never as the
+        // float the parser read it as (18446744073709552000.0).
+        let written = src.text[offset..end].trim();
+        let message = match message.split_once(", found ") {
+            Some((head, tail))
+                if tail.ends_with("(a fraction, or too large)") && !written.is_empty() =>
+            {
+                format!("{head}, found {written} (a fraction, or too large)")
+            }
+            _ => message,
+        };
         let mut d = src.diagnostic(offset..end, format!("invalid {what} structure"), message);
         if !line_col {
             d = d.with_note("the YAML parser gave no position for this error");
