@@ -10,14 +10,15 @@ use iogate_spec::steady;
 
 /// Declarative storage tests: run a spec on a file or block device, gate it against a
 /// golden baseline. Exit codes: 0 pass, 1 assertion failed or regression, 2 spec or
-/// usage error, 3 target or engine failure, 4 inconclusive, 130 interrupted.
+/// usage error, 3 target or engine failure, 4 inconclusive, 128 + the signal when
+/// interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 #[derive(Debug, Parser)]
 #[command(
     name = "iogate",
     version,
     about,
     long_about = None,
-    after_help = "Example specs: /usr/share/iogate/specs/ (Debian package; start with fileserver.yaml) or specs/ in the source tree; their JSON Schemas in /usr/share/iogate/schema/.\nDocumentation: /usr/share/doc/iogate/README.md"
+    after_help = "Exit codes: 0 pass, 1 failed, 2 spec or usage mistake, 3 target or engine failure, 4 inconclusive, 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP); `iogate run --help` says more.\nExample specs: /usr/share/iogate/specs/ (Debian package; start with fileserver.yaml) or specs/ in the source tree; their JSON Schemas in /usr/share/iogate/schema/.\nDocumentation: /usr/share/doc/iogate/README.md"
 )]
 pub struct Cli {
     /// The command.
@@ -42,6 +43,13 @@ pub enum Command {
     ///
     /// Run a spec on its target and write result.json, report.md, report.html and
     /// junit.xml to the result directory.
+    ///
+    /// Exit codes: 0 pass; 1 an assertion failed or a regression; 2 a spec or usage
+    /// mistake; 3 a target or engine failure; 4 inconclusive (no steady state, an
+    /// undecided assertion, no baseline when one is required); 130 interrupted by
+    /// SIGINT, 143 by SIGTERM, 129 by SIGHUP (128 + the signal), each after the partial
+    /// result is written. A second signal 0.5 s or more later ends iogate at once,
+    /// without the result.
     Run(Box<RunArgs>),
     /// Check a target after a power cut against its journal
     ///

@@ -96,6 +96,16 @@ fn the_command_list_has_one_short_line_each() {
             "a long command line: {line:?}\n{help}"
         );
     }
+    for help in [help.to_string(), {
+        let run = std::process::Command::new(bin).args(["run", "--help"]).output();
+        String::from_utf8_lossy(&run.expect("iogate run --help").stdout).into_owned()
+    }] {
+        assert!(
+            help.contains("130 SIGINT") || help.contains("130 interrupted by SIGINT"),
+            "{help}"
+        );
+        assert!(help.contains("143") && help.contains("129"), "{help}");
+    }
     let verify = std::process::Command::new(bin)
         .args(["verify", "--help"])
         .output()
