@@ -182,8 +182,10 @@ impl JudgedRun {
                 j.pvalue
             ));
         }
+        // The build as the CI names it, with its place in the history.
         lines.push(format!(
-            "history: build {} judged on {} metrics against up to {} accepted builds",
+            "history: build {} (order {}) judged on {} metrics against up to {} accepted builds",
+            self.run.build_id,
             self.run.build_order,
             self.judgements.len(),
             self.judgements.iter().map(|j| j.builds).max().unwrap_or(0),
