@@ -188,7 +188,7 @@ fn a_scsi_disk_is_known_by_its_inquiry_and_vpd_pages() {
     assert_eq!(t["identity_source"], "scsi_inquiry");
     assert_eq!(
         (t["model"].as_str(), t["serial"].as_str()),
-        (Some("QEMU QEMU HARDDISK"), Some("iogate-scsi-0"))
+        (Some("QEMU HARDDISK"), Some("iogate-scsi-0"))
     );
     assert_eq!(t["firmware_revision"], "2.5+");
     let d = &t["disk"];
@@ -240,7 +240,7 @@ fn scsi_debug_gives_its_temperature_and_exceptions_log_pages() {
     let (code, r, _, purged) = run_on(&[], setup);
     assert_eq!(code, 0, "{}", r["error"]);
     let t = &r["target"];
-    assert_eq!(t["model"], "Linux scsi_debug");
+    assert_eq!(t["model"], "scsi_debug");
     let d = &t["disk"];
     assert_eq!(d["log_pages"], serde_json::json!([0x00, 0x0D, 0x2F]), "{d}");
     assert_eq!(d["rotation"]["kind"], "solid_state", "{d}");

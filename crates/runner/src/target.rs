@@ -552,7 +552,11 @@ impl Target {
                 id.identity_source = Some("ata_identify".into());
             }
             DiskIdentity::Scsi(s) => {
-                id.model = Some(format!("{} {}", s.vendor, s.product));
+                // The model is INQUIRY's product identification, as sysfs `model`,
+                // lsblk and smartctl's "Product" give it: the vendor is its own field
+                // (`disk.vendor`), and "QEMU QEMU HARDDISK" would key another baseline
+                // than the same disk probed without SG_IO.
+                id.model = Some(s.product.clone());
                 id.serial = s.serial.clone().or(id.serial.take());
                 id.firmware_revision = Some(s.revision.clone());
                 id.identity_source = Some("scsi_inquiry".into());
