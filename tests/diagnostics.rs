@@ -97,7 +97,9 @@ fn the_command_list_has_one_short_line_each() {
         );
     }
     for help in [help.to_string(), {
-        let run = std::process::Command::new(bin).args(["run", "--help"]).output();
+        let run = std::process::Command::new(bin)
+            .args(["run", "--help"])
+            .output();
         String::from_utf8_lossy(&run.expect("iogate run --help").stdout).into_owned()
     }] {
         assert!(

@@ -339,7 +339,36 @@ fn failed_pre_writes_fail_the_sweep() {
     assert_eq!(code(&o2), 0, "{}", String::from_utf8_lossy(&o2.stderr));
 }
 
+/// A verified step whose writes past the file system's first MiB fail (ENOSPC): the
+/// blocks of each failed write are counted apart (`write_failed_blocks`), never judged,
+/// so the verification finds no error in what the failures left; under `io_errors:
+/// record` the run passes.
+fn failed_writes_are_listed_apart_from_verification() {
+    let _io = common::io_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let [(o, r1, _), (o2, r2, _)] = on_a_full_file_system(
+        dir.path(),
+        "  - workload: { name: w, ios: 4096, queue_depth: 4, verify: true, mix: [{ block_size: 4KiB, read: 50%, random: 100% }] }\n",
+    );
+    assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(code(&o2), 0, "{}", String::from_utf8_lossy(&o2.stderr));
+    for r in [&r1, &r2] {
+        let m = &r["steps"][0]["metrics"];
+        let unit = r["target"]["logical_block_size"].as_u64().expect("unit");
+        let failed = m["write"]["errors"].as_u64().unwrap_or(0);
+        let listed = m["verify"]["write_failed_blocks"].as_u64().unwrap_or(0);
+        assert!(failed > 0, "{m}");
+        assert!(
+            (failed..=failed * 4096 / unit).contains(&listed),
+            "{failed} failed writes of 4 KiB, {listed} blocks of {unit} B listed: {m}"
+        );
+        assert!(m["verify"]["checked_blocks"].as_u64() > Some(0), "{m}");
+        assert_eq!(m["verify"]["errors"], 0, "{m}");
+    }
+}
+
 tests_main![
+    failed_writes_are_listed_apart_from_verification: [Root],
     a_device_whose_capacity_fell_to_0_has_left_the_system: [Root],
     signals_end_every_wait_with_a_partial_result,
     failed_writes_fail_the_run_unless_the_spec_records_them: [Root],

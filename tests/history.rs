@@ -310,7 +310,8 @@ fn run_history_judges_the_first_build_after_the_drop_regressed(
         }
     }
     let (_, c_drop, err_drop) = &codes[IOPS_DROP_BUILD as usize - 1];
-    let gate_line = format!("history: build fw-{IOPS_DROP_BUILD} (order {IOPS_DROP_BUILD}) judged on");
+    let gate_line =
+        format!("history: build fw-{IOPS_DROP_BUILD} (order {IOPS_DROP_BUILD}) judged on");
     assert!(err_drop.contains(&gate_line), "{gate_line}: {err_drop}");
     let iops_of = |b: u64| {
         common::result(&results.join(format!("{b:02}")))["steps"][0]["metrics"]["iops"].clone()

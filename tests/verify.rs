@@ -1,6 +1,7 @@
 //! Data verification end to end on a file target: a write pass, corruption of the
-//! target by hand (a flipped byte, a block copied over another, an old block restored),
-//! and a verify pass that must find and classify each one.
+//! target by hand (a flipped byte, a block copied over another, an old block restored,
+//! zeros, 0xFF, another writer's data), and a verify pass that must find and classify
+//! each one.
 
 mod common;
 
@@ -74,6 +75,10 @@ fn verify_pass_catches_and_classifies_corruption() {
     f.write_all_at(&b10, 10 * 4096).unwrap();
     f.write_all_at(&block(20), 30 * 4096).unwrap(); // block 20's data lands on block 30
     f.write_all_at(&old40, 40 * 4096).unwrap(); // block 40 loses its second write
+    f.write_all_at(&[0u8; 4096], 50 * 4096).unwrap(); // a lost write: zeros
+    f.write_all_at(&[0xFFu8; 4096], 60 * 4096).unwrap(); // deallocated as 0xFF
+    let junk: Vec<u8> = (0..4096u32).map(|i| (i * 31 % 251) as u8).collect();
+    f.write_all_at(&junk, 70 * 4096).unwrap(); // another writer's data
     f.sync_all().unwrap();
 
     let (c, r) = pass.run(READ, "verify");
@@ -84,8 +89,10 @@ fn verify_pass_catches_and_classifies_corruption() {
     assert_eq!(v["corrupted"], 1);
     assert_eq!(v["misplaced"].as_u64().unwrap(), units_per_block);
     assert_eq!(v["stale"].as_u64().unwrap(), units_per_block);
-    assert_eq!(v["foreign"], 0);
-    assert_eq!(v["errors"].as_u64().unwrap(), 1 + 2 * units_per_block);
+    assert_eq!(v["foreign"].as_u64().unwrap(), units_per_block);
+    assert_eq!(v["zeroed"].as_u64().unwrap(), 2 * units_per_block);
+    assert_eq!(v["write_failed_blocks"], 0);
+    assert_eq!(v["errors"].as_u64().unwrap(), 1 + 5 * units_per_block);
     let failed = r["assertions"]
         .as_array()
         .unwrap()
@@ -101,6 +108,14 @@ fn verify_pass_catches_and_classifies_corruption() {
             .filter(|x| x["kind"] == k)
             .collect::<Vec<_>>()
     };
+    for (kind, block) in [("zeroed", 50), ("zeroed", 60), ("foreign", 70)] {
+        assert!(
+            of_kind(kind).iter().any(
+                |x| (block * 4096..(block + 1) * 4096).contains(&x["offset"].as_u64().unwrap())
+            ),
+            "{kind} at block {block}: {records:?}"
+        );
+    }
     let corrupted = of_kind("corrupted");
     assert_eq!(corrupted[0]["offset"].as_u64().unwrap(), 10 * 4096);
     assert_eq!(corrupted[0]["found"]["checksum_ok"], false);

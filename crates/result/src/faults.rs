@@ -98,18 +98,22 @@ fn status_name(sct: u8, sc: u8) -> Option<&'static str> {
     })
 }
 
-/// What was wrong with a unit.
+/// What was wrong with a unit that should hold a header of this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MismatchKind {
-    /// The checksum does not match the data (bit rot, torn or partial write, flipped byte).
+    /// A header of this run whose checksum fails (a flipped bit, a torn or partial
+    /// write), or a header whose magic alone is damaged (the rest checksums).
     Corrupted,
     /// A valid block whose header names another offset (data written to the wrong place).
     Misplaced,
     /// A valid block older than the last completed write to it (a lost write).
     Stale,
-    /// No iogate header, or one from another verification state, where one was expected.
+    /// Another writer's data: no iogate header at all, or another run's (its seed).
     Foreign,
+    /// Every byte 0x00 or every byte 0xFF (a drive's deallocated patterns): the write
+    /// was lost or the block deallocated, not damaged.
+    Zeroed,
 }
 
 /// A unit's header as found.

@@ -439,14 +439,16 @@ fn flush_summary(step: &PlanStep, jobs: &[JobStats]) -> Option<FlushSummary> {
 }
 
 fn verify_summary(verify: &VerifyStats) -> VerifySummary {
-    let [corrupted, misplaced, stale, foreign] = verify.by_kind;
+    let [corrupted, misplaced, stale, foreign, zeroed] = verify.by_kind;
     VerifySummary {
         checked_blocks: verify.checked_blocks,
-        errors: corrupted + misplaced + stale + foreign,
+        errors: corrupted + misplaced + stale + foreign + zeroed,
         corrupted,
         misplaced,
         stale,
         foreign,
+        zeroed,
+        write_failed_blocks: verify.write_failed_blocks,
     }
 }
 

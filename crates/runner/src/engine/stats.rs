@@ -163,8 +163,11 @@ impl FlushStats {
 pub struct VerifyStats {
     /// Blocks read and checked.
     pub checked_blocks: u64,
-    /// Blocks that failed the check, by kind: corrupted, misplaced, stale, foreign.
-    pub by_kind: [u64; 4],
+    /// Blocks that failed the check, by kind: corrupted, misplaced, stale, foreign,
+    /// zeroed.
+    pub by_kind: [u64; 5],
+    /// Blocks whose write failed: not judged until written again.
+    pub write_failed_blocks: u64,
     /// First [`MAX_ERROR_RECORDS`] failures.
     pub records: Vec<VerifyRecord>,
 }
@@ -177,6 +180,7 @@ impl VerifyStats {
             MismatchKind::Misplaced => 1,
             MismatchKind::Stale => 2,
             MismatchKind::Foreign => 3,
+            MismatchKind::Zeroed => 4,
         };
         self.by_kind[i] += 1;
         if self.records.len() < MAX_ERROR_RECORDS {
@@ -187,6 +191,7 @@ impl VerifyStats {
     /// Adds another job's counts.
     pub fn merge(&mut self, o: &VerifyStats) {
         self.checked_blocks += o.checked_blocks;
+        self.write_failed_blocks += o.write_failed_blocks;
         for (a, b) in self.by_kind.iter_mut().zip(o.by_kind) {
             *a += b;
         }

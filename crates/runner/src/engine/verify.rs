@@ -88,7 +88,8 @@ pub fn stamp(unit: &mut [u8], offset: u64, generation: u64, seed: u64) {
 /// fill byte everywhere (a trimmed or zeroed unit), or a valid header of the unit at
 /// `min_generation` or later. Anything else is judged as a written unit's content is: an
 /// older header stale (the trim or Write Zeroes did not take), another unit's misplaced,
-/// the rest corrupted or foreign.
+/// all zeros or all 0xFF zeroed, a damaged header corrupted, no header or another run's
+/// foreign.
 pub fn check(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Found)> {
     if let Some(fill) = expected.fill {
         if unit.iter().all(|&b| b == fill) {
@@ -107,11 +108,17 @@ fn check_header(unit: &[u8], expected: Expected) -> Result<(), (MismatchKind, Fo
         generation: le_u64(unit, 16),
         seed: le_u64(unit, 24),
     };
-    let kind = if !found.magic {
+    let fill = unit.first().copied().unwrap_or(0);
+    let kind = if matches!(fill, 0x00 | 0xFF) && unit.iter().all(|&b| b == fill) {
+        // A lost write or a deallocated block, not damage.
+        MismatchKind::Zeroed
+    } else if !found.magic {
+        // The checksum covers all but the magic: one that holds means the header is
+        // this tool's with its magic damaged; one that fails, no header at all.
         if found.checksum_ok {
-            MismatchKind::Foreign
-        } else {
             MismatchKind::Corrupted
+        } else {
+            MismatchKind::Foreign
         }
     } else if !found.checksum_ok {
         MismatchKind::Corrupted
@@ -409,7 +416,8 @@ mod tests {
         );
         assert_eq!(
             check(&[0xFFu8; 512], e).unwrap_err().0,
-            MismatchKind::Corrupted
+            MismatchKind::Zeroed,
+            "the other deallocated pattern"
         );
         // An older command completing late does not undo a newer write.
         state.complete_write(4096, 8);
@@ -466,9 +474,32 @@ mod tests {
             check(&unit(4096, 7, 10), expected(4096, 7)).unwrap_err().0,
             MismatchKind::Foreign
         );
+        for fill in [0x00u8, 0xFF] {
+            assert_eq!(
+                check(&[fill; 512], expected(4096, 7)).unwrap_err().0,
+                MismatchKind::Zeroed,
+                "a lost write or a deallocated block: {fill:#x}"
+            );
+        }
+        // Another writer's data: no header, nothing checksums.
+        let other: Vec<u8> = (0..512u32).map(|i| (i * 31 % 251) as u8).collect();
         assert_eq!(
-            check(&[0u8; 512], expected(4096, 7)).unwrap_err().0,
+            check(&other, expected(4096, 7)).unwrap_err().0,
+            MismatchKind::Foreign
+        );
+        // One bit of the magic flipped: the rest checksums, so it is damage.
+        let mut magic = good.clone();
+        magic[0] ^= 0x10;
+        assert_eq!(
+            check(&magic, expected(4096, 7)).unwrap_err().0,
             MismatchKind::Corrupted
+        );
+        // All zeros but one byte: damage to a zeroed block is not "zeroed".
+        let mut almost = vec![0u8; 512];
+        almost[100] = 1;
+        assert_ne!(
+            check(&almost, expected(4096, 7)).unwrap_err().0,
+            MismatchKind::Zeroed
         );
     }
 

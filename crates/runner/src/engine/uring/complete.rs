@@ -259,6 +259,16 @@ impl<R: RequestSource, K: Commands> JobLoop<'_, '_, R, K> {
             Op::Read => self.stats.read_errors += 1,
             Op::Write => self.stats.write_errors += 1,
         }
+        if let (Op::Write, Some(v)) = (s.op, self.p.verify) {
+            // What a failed write left is unknown (old data, new, torn): its blocks
+            // are listed apart and not judged until written again.
+            for i in 0..s.len as usize / self.unit {
+                let offset = s.offset + (i * self.unit) as u64;
+                v.state
+                    .complete_command(offset, s.generation, verify::UnitContent::Unknown);
+            }
+            self.stats.verify.write_failed_blocks += (s.len as usize / self.unit) as u64;
+        }
         if let (Some(st), Some(e)) = (&f.nvme_status, self.stats.protection_errors.as_mut()) {
             e.count(st.sct, st.sc);
         }
