@@ -636,55 +636,6 @@ impl Target {
     }
 }
 
-/// A file target is never in `/dev` (outside `/dev/shm`): there a path that does not
-/// exist, or is a regular file, is a drive that is missing (off the bus, a wrong name),
-/// and creating a file in its place would run the spec on RAM and pass the drive.
-/// Its directory is resolved through links, so `/dev/disk/by-id/…` and links into `/dev`
-/// count.
-///
-/// Errors: the target named in `/dev` (exit 3), saying `what`.
-fn refuse_in_dev(path: &Path, what: &str) -> Result<(), RunError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    // The nearest directory that exists, resolved, with the missing rest appended: a
-    // `/dev/disk/by-id/…` name on a host without that directory is still in /dev.
-    let mut existing = dir;
-    let mut missing = Vec::new();
-    let resolved = loop {
-        match std::fs::canonicalize(existing) {
-            Ok(d) => break Some(d),
-            Err(_) => match (existing.parent(), existing.file_name()) {
-                (Some(up), Some(name)) => {
-                    missing.push(name.to_os_string());
-                    existing = if up.as_os_str().is_empty() {
-                        Path::new(".")
-                    } else {
-                        up
-                    };
-                }
-                _ => break None,
-            },
-        }
-    };
-    let Some(mut dir) = resolved else {
-        return Ok(());
-    };
-    dir.extend(missing.iter().rev());
-    if dir.starts_with("/dev") && !dir.starts_with("/dev/shm") {
-        return Err(RunError::Target {
-            path: path.to_path_buf(),
-            message: format!(
-                "{what}: no such drive in {} (a drive that is missing or misnamed; iogate \
-                 never creates or runs on files in /dev)",
-                dir.display()
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// Direct-I/O offset alignment of a file or directory (statx STATX_DIOALIGN, Linux 6.1+).
 fn dio_align(path: &Path) -> Option<u32> {
     let st = rustix::fs::statx(
@@ -698,6 +649,7 @@ fn dio_align(path: &Path) -> Option<u32> {
 }
 
 mod guard;
+use guard::refuse_in_dev;
 pub use guard::{check_destructive, probe_signatures, WIPEFS_ENV};
 pub mod discover;
 pub mod drive_key;

@@ -1,7 +1,8 @@
 //! The destructive-write guard: whether a block device may be written, from sysfs
 //! (partitions, holders), mountinfo (mounts) and util-linux's `wipefs` (signatures).
 //! Its parent `target` calls [`check_destructive`] before a writing plan touches a
-//! block device; nothing here writes.
+//! block device; nothing here writes. Also the guard of file targets: never a file in
+//! `/dev` ([`refuse_in_dev`], which `Target::probe` calls).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -159,6 +160,55 @@ fn find_sbin(name: &str) -> Option<PathBuf> {
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+/// A file target is never in `/dev` (outside `/dev/shm`): there a path that does not
+/// exist, or is a regular file, is a drive that is missing (off the bus, a wrong name),
+/// and creating a file in its place would run the spec on RAM and pass the drive.
+/// Its directory is resolved through links, so `/dev/disk/by-id/…` and links into `/dev`
+/// count.
+///
+/// Errors: the target named in `/dev` (exit 3), saying `what`.
+pub(super) fn refuse_in_dev(path: &Path, what: &str) -> Result<(), RunError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // The nearest directory that exists, resolved, with the missing rest appended: a
+    // `/dev/disk/by-id/…` name on a host without that directory is still in /dev.
+    let mut existing = dir;
+    let mut missing = Vec::new();
+    let resolved = loop {
+        match std::fs::canonicalize(existing) {
+            Ok(d) => break Some(d),
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(up), Some(name)) => {
+                    missing.push(name.to_os_string());
+                    existing = if up.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        up
+                    };
+                }
+                _ => break None,
+            },
+        }
+    };
+    let Some(mut dir) = resolved else {
+        return Ok(());
+    };
+    dir.extend(missing.iter().rev());
+    if dir.starts_with("/dev") && !dir.starts_with("/dev/shm") {
+        return Err(RunError::Target {
+            path: path.to_path_buf(),
+            message: format!(
+                "{what}: no such drive in {} (a drive that is missing or misnamed; iogate \
+                 never creates or runs on files in /dev)",
+                dir.display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
