@@ -286,9 +286,18 @@ fn composition_mistakes_are_located_with_the_include_chain() {
         "kw.yaml",
         "iogate: 1\nname: kw\nparams: { m: discard }\nsteps:\n  - purge: { method: \"${m}\" }\n",
     );
+    write(
+        d,
+        "region.yaml",
+        "iogate: 1\nname: r\nparams: { region: 100% }\ntarget: { size: 8MiB }\nsteps:\n  - workload: { duration: 1s, region: { length: \"${region}\" }, mix: [{ block_size: 4KiB, read: 100% }] }\n",
+    );
     let mut all = String::new();
     for (what, args) in [
         ("cycle", vec!["check", "cycle.yaml"]),
+        (
+            "--set of a region out of range",
+            vec!["check", "region.yaml", "--set", "region=0%"],
+        ),
         (
             "--set of a keyword none of the choices",
             vec!["check", "kw.yaml", "--set", "m=erase"],

@@ -101,6 +101,11 @@ fn verify_pass_catches_and_classifies_corruption() {
         .unwrap();
     assert_eq!(failed["passed"], false);
 
+    records_name_each_kind(&r);
+}
+
+/// Each planted fault's records: where it was, what was expected and what was found.
+fn records_name_each_kind(r: &serde_json::Value) {
     let records = r["steps"][0]["verify_records"].as_array().unwrap();
     let of_kind = |k: &str| {
         records

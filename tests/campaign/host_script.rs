@@ -2,7 +2,8 @@
 //! scheduler recipe runs: a missing variable, a host not in the inventory and a host
 //! none of whose drives is found each fail the job (a host that ran nothing must not
 //! look green to its scheduler); a host whose one spec fails runs its other spec too,
-//! stores both, and exits 1; paths with spaces pass through whole.
+//! stores both, and exits 1; paths with spaces pass through whole, and IOGATE_RUN_ARGS
+//! is split into words as a shell would (an unmatched quote is exit 2).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -27,7 +28,8 @@ fn host_script_with(dir: &Path, host: &str, unset: Option<&str>, more: &[(&str, 
         ("IOGATE_BUILD", "fw-1"),
         ("IOGATE_SPECS", s(dir)),
         ("IOGATE_RESULTS", s(&dir.join("the results"))),
-        ("IOGATE_RUN_ARGS", "--model lab-file"),
+        // Split as a shell splits words: the model is one word with a space.
+        ("IOGATE_RUN_ARGS", "--model 'lab file'"),
     ]);
     c.envs(more.iter().copied());
     if let Some(v) = unset {
@@ -88,12 +90,19 @@ pub fn the_host_script_fails_a_host_that_runs_nothing() {
         let result = d.join("the results/fw-1/h0").join(spec).join("result.json");
         let json = std::fs::read_to_string(&result).unwrap_or_default();
         assert!(
-            json.contains(&format!("\"{spec}\"")),
+            json.contains(&format!("\"{spec}\"")) && json.contains("\"lab file\""),
             "{}: {}",
             result.display(),
             text(&o)
         );
     }
+    let quote = host_script_with(&d, "h0", None, &[("IOGATE_RUN_ARGS", "--model 'lab")]);
+    assert_eq!(code(&quote), 2, "{}", text(&quote));
+    assert!(
+        text(&quote).contains("cannot be split into words"),
+        "{}",
+        text(&quote)
+    );
     rerun_keeps_the_first_attempt(&d);
     let o = campaign(&d, "status", &[]);
     let listing = text(&o);

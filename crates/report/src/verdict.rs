@@ -75,7 +75,8 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
                 .find_map(|m| evidence::metric_gap(result, m));
             // A side that reads a figure with no evidence has no value: never the 0 a
             // step without requests holds in its place.
-            let lhs = if gap.is_some() { f64::NAN } else { e.lhs };
+            let no_evidence = gap.is_some();
+            let lhs = if no_evidence { f64::NAN } else { e.lhs };
             let undecided = gap.or_else(|| {
                 // Every metric has a value, yet a side is not finite: a division by
                 // a metric that was 0. (A metric the run has no value for fails,
@@ -89,7 +90,7 @@ pub fn evaluate(plan: &Plan, result: &RunResult, input: &BaselineInput<'_>) -> V
                 undecided,
                 value: lhs,
                 limit: e.rhs,
-                value_display: if lhs.is_nan() {
+                value_display: if no_evidence {
                     "no value".into()
                 } else {
                     format_value(lhs, a.dim)

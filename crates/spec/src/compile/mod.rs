@@ -19,10 +19,11 @@ use crate::plan::{
     derive_seed, Command, Distribution, Geometry, Limit, MixLine, PeerRule, Plan, PlanStep,
     PlanTarget, RateLimit, Region, StepBody, Zone, PLAN_SCHEMA_VERSION,
 };
-use crate::syntax::{self, SizeOrPercent, ValueError};
+use crate::syntax::{self, SizeOrPercent};
 
 mod compose;
 mod data;
+mod errors;
 mod events;
 mod group;
 pub(crate) mod include;
@@ -104,72 +105,6 @@ impl<'a> Ctx<'a> {
             Some(b'"') | Some(b'\'') => span.start + 1,
             _ => span.start,
         }
-    }
-
-    fn error(&mut self, span: Range<usize>, message: impl Into<String>, label: impl Into<String>) {
-        let d = self.src.diagnostic(span, message, label);
-        self.diags.push(d);
-    }
-
-    fn error_note(
-        &mut self,
-        span: Range<usize>,
-        message: impl Into<String>,
-        label: impl Into<String>,
-        note: &str,
-    ) {
-        let d = self.src.diagnostic(span, message, label).with_note(note);
-        self.diags.push(d);
-    }
-
-    /// A keyword value that is none of `choices` (e.g. "`fail` or `warn`"), located at the
-    /// value; one substituted from a parameter names it, and `--set` when it came from there.
-    fn keyword_error(&mut self, s: &Spanned<String>, message: impl Into<String>, choices: &str) {
-        let span = self.span(s);
-        let found = match &s.param {
-            Some(p) => format!("`{}` (from `${{{p}}}`)", s.value),
-            None => format!("`{}`", s.value),
-        };
-        let mut d =
-            self.src
-                .diagnostic(span, message, format!("expected {choices}, found {found}"));
-        if let Some(p) = s.param.as_ref().filter(|p| self.set.contains(p)) {
-            d = d.with_note(format!(
-                "`{p}` was set on the command line: `--set {p}={}`",
-                s.value
-            ));
-        }
-        self.diags.push(d);
-    }
-
-    fn value_error(&mut self, s: &Spanned<String>, text: &str, what: &str, e: ValueError) {
-        let span = self.span(s);
-        let origin = match &s.param {
-            Some(p) => Some(format!("${{{p}}}")),
-            None => (text != s.value).then(|| s.value.clone()),
-        };
-        if let Some(origin) = origin {
-            // A substituted variable: the caret cannot point inside the value.
-            let label = format!("expected {}, found `{text}` (from `{origin}`)", e.expected);
-            let mut d = self.src.diagnostic(span, format!("invalid {what}"), label);
-            if let Some(p) = s.param.as_ref().filter(|p| self.set.contains(p)) {
-                d = d.with_note(format!(
-                    "`{p}` was set on the command line: `--set {p}={text}`"
-                ));
-            }
-            self.diags.push(d);
-            return;
-        }
-        let value_start = self.value_start(&span);
-        let value_end = value_start + s.value.len();
-        let start = (value_start + e.offset).min(value_end);
-        // At the end of the value the caret points just past it, on the same line.
-        let end = if start >= value_end { start } else { value_end };
-        self.error(
-            start..end,
-            format!("invalid {what}"),
-            format!("expected {}, found {}", e.expected, e.found),
-        );
     }
 
     fn byte_size(&mut self, s: &Spanned<String>, what: &str) -> Option<u64> {
