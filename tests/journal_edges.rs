@@ -462,6 +462,21 @@ fn a_power_command_is_bounded_and_killed_with_its_group() {
     assert!(!pgrep("sleep 996"), "the command's group was left running");
 }
 
+/// A power command that ends normally but leaves a child in the background (`cmd &`):
+/// the child is killed with the command's group, it never outlives the run.
+fn a_power_commands_background_children_end_with_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shm = shm_dir();
+    let target = shm.path().join("t.img");
+    let spec = power_spec(dir.path(), "sleep 995 & true", "5s", "duration: 2s", FSYNC);
+    let o = run_cycle(&spec, &target, &dir.path().join("bg"));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        !pgrep("sleep 995"),
+        "the power command's child outlived the run"
+    );
+}
+
 fn parquet_parts_appear_whole_or_not_at_all() {
     use std::io::Write;
     let dir = tempfile::tempdir().expect("tempdir");
@@ -598,6 +613,7 @@ tests_main![
     fleet_files_never_collide_with_drive_names,
     power_cycles_pass_only_by_proving_something,
     a_power_command_is_bounded_and_killed_with_its_group,
+    a_power_commands_background_children_end_with_it,
     parquet_parts_appear_whole_or_not_at_all,
     a_set_of_runs_that_measured_different_things_is_refused,
     a_baseline_naming_an_unknown_kernel_path_is_refused,

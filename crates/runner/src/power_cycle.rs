@@ -222,10 +222,14 @@ fn cut(
     let limit = Duration::from_nanos(plan.wait_ns);
     let mut killed = None;
     let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {}
-            Err(e) => return Err(format!("waiting for the power command: {e}")),
+        if shell_exited(child.id()) {
+            // The unreaped shell still holds the group's id: what it left running in
+            // the background (`cmd &`) is killed with the group, never outlives the run.
+            kill_group(child.id());
+            match child.wait() {
+                Ok(status) => break status,
+                Err(e) => return Err(format!("waiting for the power command: {e}")),
+            }
         }
         if killed.is_none() && (stop.load(Ordering::Relaxed) || started.elapsed() >= limit) {
             killed = Some(if stop.load(Ordering::Relaxed) {
@@ -242,6 +246,25 @@ fn cut(
         took_ns: started.elapsed().as_nanos() as u64,
         killed,
     })
+}
+
+/// Whether the shell `pid` has exited, without reaping it (so its process group id
+/// cannot be reused before [`kill_group`]). An error (not our child) counts as exited:
+/// the caller's wait then reports it.
+fn shell_exited(pid: u32) -> bool {
+    use rustix::process::{WaitId, WaitIdOptions};
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return true;
+    };
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    match rustix::process::waitid(WaitId::Pid(pid), options) {
+        Ok(None) => false,
+        Err(e) => e != rustix::io::Errno::INTR,
+        Ok(Some(_)) => true,
+    }
 }
 
 /// SIGKILL to the process group `pgid` (the power command and whatever it started).
