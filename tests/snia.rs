@@ -169,8 +169,51 @@ fn a_purge_that_keeps_the_data_fails_naming_every_surviving_block() {
     );
 }
 
+/// A target another process holds the purge lock on (`flock -x`, as a second run
+/// purging it would): the purge is refused naming the lock, and nothing is discarded.
+fn a_purge_waits_for_no_one_and_refuses_a_locked_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.img");
+    let spec = write_spec(dir.path(), "purge", FILL_PURGE_IDLE);
+    std::fs::write(&target, vec![1u8; 32 << 20]).unwrap();
+    let mut holder = std::process::Command::new("flock")
+        .args([
+            "-x",
+            "--no-fork",
+            &target.display().to_string(),
+            "sleep",
+            "600",
+        ])
+        .spawn()
+        .expect("flock(1) from util-linux, --no-fork: killing it ends the lock");
+    common::wait_for(
+        || {
+            std::process::Command::new("flock")
+                .args(["-xn", &target.display().to_string(), "true"])
+                .status()
+                .is_ok_and(|s| !s.success())
+        },
+        "the lock holder",
+    );
+    let o = Run::new(&spec)
+        .target(&target)
+        .out(dir.path().join("out"))
+        .quiet()
+        .output();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 3, "{err}");
+    assert!(err.contains("another process is purging"), "{err}");
+    assert!(
+        allocated(&target) > 0,
+        "a refused purge discarded the target"
+    );
+}
+
 tests_main![
     purge_punches_holes_in_a_file_and_idle_waits,
+    a_purge_waits_for_no_one_and_refuses_a_locked_target,
     purge_discards_a_loop_device_or_says_why_it_cannot: [Root],
     a_purge_that_keeps_the_data_fails_naming_every_surviving_block: [Root, Nbdkit],
 ];

@@ -76,6 +76,7 @@ pub(crate) fn purge(
     target: &Target,
 ) -> Result<PurgeRecord, String> {
     let (offset, length) = (step.region.offset_bytes, step.region.length_bytes);
+    let _lock = purge_lock(target)?;
     let stamps = proof::stamp_region(target, offset, length)
         .map_err(|e| format!("cannot purge {}: {e}", target.path.display()))?;
     let (method, snia_purge) = erase(step, method, target)?;
@@ -87,6 +88,27 @@ pub(crate) fn purge(
         snia_purge,
         verified,
     })
+}
+
+/// The target held exclusively (`flock`, not waiting) for one purge: two runs purging
+/// one drive at once would each read back the other's stamps and erase. The lock is on
+/// the target's inode (the device node or the file) and ends with the returned file.
+///
+/// Errors: the target cannot be opened, or another process holds the lock.
+fn purge_lock(target: &Target) -> Result<std::fs::File, String> {
+    use rustix::fs::{flock, FlockOperation};
+    let path = target.path.display();
+    let file = std::fs::File::open(&target.path)
+        .map_err(|e| format!("cannot purge {path}: cannot open it to lock it: {e}"))?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(file),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(format!(
+            "cannot purge {path}: another process is purging it (it holds the purge lock, \
+             flock on {path}); two purges of one drive at once would each erase the other's \
+             proof"
+        )),
+        Err(e) => Err(format!("cannot purge {path}: cannot lock it: {e}")),
+    }
 }
 
 /// The purge itself: its method as the result names it, and whether SNIA PTS accepts it.
