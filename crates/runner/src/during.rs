@@ -272,8 +272,14 @@ impl<'e> Slot<'e> {
         if due > now {
             return;
         }
-        let start = now_ns(cx.origin);
-        let window = (self.runs.len() < MAX_RECORDED_RUNS).then(|| cx.board.open(start));
+        // The window's start is read by the board, so that the jobs count exactly the
+        // completions inside it (`EventBoard::open`).
+        let (window, start) = if self.runs.len() < MAX_RECORDED_RUNS {
+            let (w, start) = cx.board.open(|| now_ns(cx.origin));
+            (Some(w), start)
+        } else {
+            (None, now_ns(cx.origin))
+        };
         match &self.plan.action {
             EventAction::Admin(a) => {
                 let outcome = admin(a, cx);
@@ -321,7 +327,10 @@ impl<'e> Slot<'e> {
         tail: Option<Tail>,
         cx: &EventContext<'_>,
     ) {
-        let end_ns = now_ns(cx.origin);
+        let end_ns = match window {
+            Some(w) => cx.board.close(w, || now_ns(cx.origin)),
+            None => now_ns(cx.origin),
+        };
         self.due = match self.plan.schedule {
             EventSchedule::Every {
                 first_ns,
@@ -335,7 +344,6 @@ impl<'e> Slot<'e> {
             self.unrecorded.killed += u64::from(matches!(outcome, EventOutcome::Killed { .. }));
             return;
         };
-        cx.board.close(w, end_ns);
         let name = match self.plan.schedule {
             EventSchedule::Every { .. } => format!("{}#{}", self.plan.name, self.runs.len() + 1),
             _ => self.plan.name.clone(),

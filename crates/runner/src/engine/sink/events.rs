@@ -34,24 +34,34 @@ pub struct EventBoard {
 }
 
 impl EventBoard {
-    /// An event started at `start_ns`: its window's number.
-    pub fn open(&self, start_ns: u64) -> usize {
+    /// An event starts: its window opens at `clock()` (ns from the step's origin, read
+    /// here). Returns the window's number and its start.
+    ///
+    /// The version moves before the clock is read, under the lock the jobs' `sync`
+    /// takes: a job whose completion time was read after the start sees the new
+    /// version at its next tick and waits for the window, so no completion inside a
+    /// window is missed (and none after its end counted) however the threads interleave.
+    pub fn open(&self, clock: impl FnOnce() -> u64) -> (usize, u64) {
         let mut w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        self.version.fetch_add(1, Ordering::SeqCst);
+        let start_ns = clock();
         w.push(BoardWindow {
             start_ns,
             end_ns: None,
         });
-        self.version.fetch_add(1, Ordering::Release);
-        w.len() - 1
+        (w.len() - 1, start_ns)
     }
 
-    /// Window `index` ended at `end_ns`.
-    pub fn close(&self, index: usize, end_ns: u64) {
+    /// Window `index` ends at `clock()` (read here, as in [`EventBoard::open`]);
+    /// returns the end.
+    pub fn close(&self, index: usize, clock: impl FnOnce() -> u64) -> u64 {
         let mut w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        self.version.fetch_add(1, Ordering::SeqCst);
+        let end_ns = clock();
         if let Some(x) = w.get_mut(index) {
             x.end_ns = Some(end_ns);
         }
-        self.version.fetch_add(1, Ordering::Release);
+        end_ns
     }
 
     /// Every window so far.
@@ -63,7 +73,7 @@ impl EventBoard {
     }
 
     fn version(&self) -> u64 {
-        self.version.load(Ordering::Acquire)
+        self.version.load(Ordering::SeqCst)
     }
 }
 
@@ -230,12 +240,12 @@ mod tests {
         s.tick(50);
         s.request(&done(10, 50, Status::Succeeded)); // before the event
         let _ = s.reaped(&Reaped::new(50, &none));
-        let w = board.open(100);
+        let (w, _) = board.open(|| 100);
         s.tick(150);
         s.request(&done(120, 150, Status::Succeeded));
         s.request(&done(130, 150, Status::Failed));
         let _ = s.reaped(&Reaped::new(150, &none));
-        board.close(w, 300);
+        board.close(w, || 300);
         s.tick(400);
         // Issued at 160, completed at 400: a stall from 160, 140 ns of it in the window.
         s.request(&done(160, 400, Status::Succeeded));
