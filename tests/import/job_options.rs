@@ -144,6 +144,11 @@ pub(crate) fn trim_jobs_and_write_modes_convert_to_command_lines() {
         "{ block_size: 4KiB, weight: 30%, op: write_zeroes, random: 100% }",
         "{ block_size: 4KiB, weight: 10%, op: write_uncorrectable, random: 100% }",
         "{ block_size: 4KiB, op: write_zeroes, random: 0% }",
+        // write/60:write/40 is plain writes; bssplit's reads,writes,trims splits.
+        "{ block_size: 8KiB, op: write, random: 100% }",
+        "{ block_size: 4KiB, weight: 35%, read: 100%, random: 100%, align: 4KiB }",
+        "{ block_size: 64KiB, weight: 30%, read: 0%, random: 100%, align: 4KiB }",
+        "{ block_size: 1MiB, weight: 50%, op: trim, random: 0%, align: 64KiB }",
     ] {
         assert!(yaml.contains(line), "{line} in\n{yaml}");
     }

@@ -4,13 +4,14 @@
 //! reported by `Job::finish` in the parent module.
 
 use super::super::fio_values::{
-    engine_class, parse_bssplit, parse_bytes, parse_size, parse_time_ns, EngineClass, SizeValue,
+    engine_class, parse_bytes, parse_size, parse_time_ns, EngineClass, SizeValue,
 };
 use super::super::yaml::{MixOut, SpecOut, StepOut, WorkloadOut};
 use super::super::{format_bytes, format_duration_ns, format_pct, step_name};
 use super::{rw_shares, Job, Opt};
 use crate::diag::Severity;
 
+mod bssplit;
 mod options;
 mod sprandom;
 mod zoned;
@@ -377,17 +378,26 @@ impl Job<'_> {
     /// default (the smallest block size).
     fn mix(&mut self, shape: &Shape, kb: u64) -> Option<Vec<MixOut>> {
         let mut sizes: Vec<(u64, Option<f64>)> = vec![(4096, None)];
+        let shares = bssplit::Shares::new(shape.read_pct, shape.trim_pct);
+        // Splits that differ between the job's directions: lines of their own.
+        let mut directional = None;
         if let Some((v, o)) = self.value("bssplit") {
-            let (first, _) = v.split_once(',').unwrap_or((&v, ""));
-            if v.contains(',') {
-                self.warn(
+            match bssplit::Splits::parse(&v, kb) {
+                Some(splits) => match splits.common(shares) {
+                    Some(split) => sizes = split.iter().map(|&(b, p)| (b, Some(p))).collect(),
+                    None => {
+                        sizes = [&splits.read, &splits.write, &splits.trim]
+                            .into_iter()
+                            .flatten()
+                            .map(|&(b, _)| (b, None))
+                            .collect();
+                        directional = Some(splits);
+                    }
+                },
+                None => self.bad_value(
                     &o,
-                    "separate read and write splits: the first split is used for both",
-                );
-            }
-            match parse_bssplit(first, kb) {
-                Some(split) => sizes = split.into_iter().map(|(b, p)| (b, Some(p))).collect(),
-                None => self.bad_value(&o, "block size/percent pairs summing to 100"),
+                    "block size/percent pairs summing to 100: one split, or one per direction (reads,writes,trims)",
+                ),
             }
             self.take("bs");
         } else if let Some((v, o)) = self.value("bs") {
@@ -424,7 +434,10 @@ impl Job<'_> {
             }
             return None;
         }
-        let min = sizes.iter().map(|s| s.0).min().unwrap_or(4096);
+        let min = match &directional {
+            Some(s) => s.min_block(shares).unwrap_or(4096),
+            None => sizes.iter().map(|s| s.0).min().unwrap_or(4096),
+        };
         let align = match self.value("blockalign") {
             Some((v, o)) => match parse_bytes(v.split(',').next().unwrap_or(""), kb) {
                 Some(a) => Some(a),
@@ -438,6 +451,10 @@ impl Job<'_> {
         };
         let read = format_pct(shape.read_pct);
         let random = format_pct(shape.random_pct);
+        if let Some(splits) = directional {
+            let align = align.or(Some(min)).map(format_bytes);
+            return Some(splits.lines(shares, &random, align.as_deref()));
+        }
         let single = sizes.len() == 1;
         let lines = sizes
             .into_iter()

@@ -253,7 +253,11 @@ fn write_modes(v: &str) -> Option<Vec<(&'static str, f64)>> {
             "verify" => "verify",
             _ => return None,
         };
-        out.push((op, pct));
+        // A mode named twice (`write/60:write/40`) is one mode with both shares.
+        match out.iter_mut().find(|(o, _)| *o == op) {
+            Some(seen) => seen.1 += pct,
+            None => out.push((op, pct)),
+        }
     }
     let total: f64 = out.iter().map(|(_, p)| p).sum();
     ((total - 100.0).abs() < 1e-6).then_some(out)
@@ -289,4 +293,22 @@ fn split_writes(mix: &[MixOut], modes: &[(&'static str, f64)]) -> Vec<MixOut> {
 fn format_count(n: f64) -> String {
     let r = (n * 100.0).round() / 100.0;
     format!("{r}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_mode_named_twice_is_one_mode() {
+        assert_eq!(
+            write_modes("write/60:write/40"),
+            Some(vec![("write", 100.0)])
+        );
+        assert_eq!(
+            write_modes("zeroes/30:write/50:zeroes/20"),
+            Some(vec![("write_zeroes", 50.0), ("write", 50.0)])
+        );
+        assert_eq!(write_modes("write/60:write/60"), None);
+    }
 }
