@@ -35,6 +35,7 @@ fn signals_end_every_wait_with_a_partial_result() {
         ("IOMeter delay", format!("  - workload:\n      duration: 2m\n{}", mix(", burst: 1, delay: 1m"))),
         ("replay gap", format!("  - replay: {{ trace: {}, format: disksim_ns, timing: as_recorded, mapping: fold }}\n", s(&trace))),
         ("idle", "  - idle: { duration: 2m }\n".to_string()),
+        ("ramp", format!("  - workload:\n      duration: 2m\n      ramp: 1m\n{}", mix(""))),
     ];
     let signals = [("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", 1)];
     for (i, (what, body)) in waits.iter().enumerate() {
@@ -83,6 +84,20 @@ fn signals_end_every_wait_with_a_partial_result() {
             r["interrupted"], true,
             "{what}: the partial result says interrupted"
         );
+        // A step stopped before it measured a request says why, never only that it
+        // completed none (as if the drive had done nothing).
+        let gaps = r["unmeasured"].as_array().cloned().unwrap_or_default();
+        if *what == "ramp" {
+            assert!(!gaps.is_empty(), "{what}: the ramp measured nothing");
+        }
+        for g in &gaps {
+            assert!(
+                g.as_str()
+                    .unwrap_or("")
+                    .ends_with("(the run was interrupted during this step)"),
+                "{what}: {g}"
+            );
+        }
         let left: Vec<_> = std::fs::read_dir(&tmp)
             .expect("TMPDIR")
             .flatten()

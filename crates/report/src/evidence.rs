@@ -13,6 +13,30 @@ use iogate_spec::{Metric, MetricRef, OpFilter, StepKind};
 /// completed no request, and per verification that checked no block. Empty when every
 /// step measured something. Steps that stopped on an error are left to the error.
 pub fn run_gaps(result: &RunResult) -> Vec<String> {
+    let mut out = step_gaps(result);
+    if let Some(last) = stopped_step(result) {
+        let named = format!("step `{last}` ");
+        for g in out.iter_mut().filter(|g| g.starts_with(&named)) {
+            g.push_str(INTERRUPTED);
+        }
+    }
+    out
+}
+
+/// What a gap of the step a signal stopped adds: the cause, so that a stopped sweep
+/// never reads as a drive that did nothing.
+const INTERRUPTED: &str = " (the run was interrupted during this step)";
+
+/// The step running when the run was interrupted (its last), if it was.
+fn stopped_step(result: &RunResult) -> Option<&str> {
+    result
+        .interrupted
+        .then(|| result.steps.last().map(|s| s.name.as_str()))
+        .flatten()
+}
+
+/// [`run_gaps`] before the cause of a stop is added.
+fn step_gaps(result: &RunResult) -> Vec<String> {
     let mut out = Vec::new();
     for s in result.steps.iter().filter(|s| s.error.is_none()) {
         match s.kind() {
@@ -45,7 +69,7 @@ pub fn run_gaps(result: &RunResult) -> Vec<String> {
             }
             StepKind::ZoneCheck => {
                 let ran = match &s.detail {
-                    iogate_result::StepDetail::ZoneCheck(c) => !c.is_empty(),
+                    iogate_result::StepDetail::ZoneCheck(c, _) => !c.is_empty(),
                     _ => false,
                 };
                 if !ran {
@@ -78,6 +102,15 @@ pub fn run_gaps(result: &RunResult) -> Vec<String> {
 /// that are not counts of requests (drive health, steady state, repeat figures: those
 /// carry their own checks).
 pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
+    let gap = figure_gap(result, m)?;
+    Some(match stopped_step(result) {
+        Some(last) if last == m.step => format!("{gap}{INTERRUPTED}"),
+        _ => gap,
+    })
+}
+
+/// [`metric_gap`] before the cause of a stop is added.
+fn figure_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
     let s = result.steps.iter().find(|s| s.name == m.step)?;
     let latency = matches!(
         m.metric,
@@ -110,7 +143,7 @@ pub fn metric_gap(result: &RunResult, m: &MetricRef) -> Option<String> {
     if !counted {
         return None;
     }
-    if let iogate_result::StepDetail::ZoneCheck(checks) = &s.detail {
+    if let iogate_result::StepDetail::ZoneCheck(checks, _) = &s.detail {
         // A zone check's errors are its failed checks: the evidence is that they ran.
         return checks
             .is_empty()

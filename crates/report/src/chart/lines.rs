@@ -134,7 +134,14 @@ pub fn lines_with_events_svg(
                     .map_err(err)?;
             }
         }
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        let plotted: Vec<(f64, f64)> = series
+            .iter()
+            .flat_map(|s| s.1.iter())
+            .map(|(x, y)| (x_axis.to_plot(*x), y_axis.to_plot(*y)))
+            .collect();
+        let labels: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
+        let corner = legend_corner(&plotted, ((x0, x1), (0.0, y1)), &labels);
+        draw_legend(&mut chart, corner)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -142,6 +149,48 @@ pub fn lines_with_events_svg(
 
 /// The plotted ranges: x from the points (from 0 on a time axis, through the last
 /// event's end), y from 0 to 110% of the highest point (0 to 100 for percentages).
+/// The corner of a 720 × 300 chart whose legend box (for `labels`, one row each) covers
+/// the fewest of the `points` (in plot units, within `((x0, x1), (y0, y1))`); lower right
+/// on a tie. The plot area and the legend's size are estimated from the chart's layout
+/// (plotters places the legend; it does not say where points are).
+pub(crate) fn legend_corner(
+    points: &[(f64, f64)],
+    ((x0, x1), (y0, y1)): ((f64, f64), (f64, f64)),
+    labels: &[&str],
+) -> SeriesLabelPosition {
+    // Plot area: 720 − margins (2 × 10) − y labels (70); 300 − margins − x labels (40)
+    // − caption (about 30).
+    const PLOT_W: f64 = 630.0;
+    const PLOT_H: f64 = 210.0;
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let w = ((longest as f64 * 6.5 + 40.0) / PLOT_W).min(1.0);
+    let h = ((labels.len() as f64 * 16.0 + 12.0) / PLOT_H).min(1.0);
+    let (dx, dy) = (
+        (x1 - x0).max(f64::MIN_POSITIVE),
+        (y1 - y0).max(f64::MIN_POSITIVE),
+    );
+    let covered = |right: bool, top: bool| {
+        points
+            .iter()
+            .filter(|(x, y)| {
+                let (fx, fy) = ((x - x0) / dx, (y - y0) / dy);
+                let in_x = if right { fx >= 1.0 - w } else { fx <= w };
+                let in_y = if top { fy >= 1.0 - h } else { fy <= h };
+                in_x && in_y
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::LowerRight, covered(true, false)),
+        (SeriesLabelPosition::UpperLeft, covered(false, true)),
+        (SeriesLabelPosition::UpperRight, covered(true, true)),
+        (SeriesLabelPosition::LowerLeft, covered(false, false)),
+    ]
+    .into_iter()
+    .min_by_key(|(_, n)| *n)
+    .map_or(SeriesLabelPosition::LowerRight, |(p, _)| p)
+}
+
 fn ranges(
     (x_axis, y_axis): (Axis, Axis),
     series: &[(String, Vec<(f64, f64)>)],
@@ -243,6 +292,35 @@ pub fn cdf_points(buckets: &[HistogramBucket]) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_legend_goes_where_no_point_is() {
+        // Demand intensity: flat, then up at the drive's maximum: the lower right holds
+        // points, the upper left none.
+        let points = [
+            (100.0, 1.0),
+            (200.0, 1.0),
+            (300.0, 1.1),
+            (400.0, 1.2),
+            (500.0, 2.0),
+            (520.0, 5.0),
+            (530.0, 10.0),
+        ];
+        let labels = [
+            "4KiB 100% read J1",
+            "4KiB 100% read J2",
+            "4KiB 100% read J4",
+        ];
+        let at = legend_corner(&points, ((0.0, 550.0), (0.0, 11.0)), &labels);
+        assert!(matches!(at, SeriesLabelPosition::UpperLeft), "{at:?}");
+        // Rising from the lower left: the lower right is free.
+        let rising: Vec<(f64, f64)> = (0..10).map(|i| (f64::from(i), f64::from(i))).collect();
+        let at = legend_corner(&rising, ((0.0, 9.0), (0.0, 9.0)), &labels);
+        assert!(matches!(at, SeriesLabelPosition::LowerRight), "{at:?}");
+        // No point: lower right, as before.
+        let at = legend_corner(&[], ((0.0, 1.0), (0.0, 1.0)), &labels);
+        assert!(matches!(at, SeriesLabelPosition::LowerRight), "{at:?}");
+    }
 
     fn bands(svg: &str) -> usize {
         svg.matches("fill=\"#EDD400\"").count()
