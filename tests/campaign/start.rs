@@ -219,6 +219,61 @@ pub fn start_at_mistakes_and_a_signal_while_waiting() {
         !store.exists(),
         "a run that never started left its history store"
     );
+    a_signal_while_waiting_puts_the_targets_back(&spec, dir.path(), &at);
+}
+
+/// SIGINT while one run and a run over two file targets wait for `--start-at`: a file
+/// target the run created is removed, one it lengthened is cut back, and the fleet's
+/// result directory is gone: nothing ran, so nothing is left.
+fn a_signal_while_waiting_puts_the_targets_back(
+    spec: &std::path::Path,
+    dir: &std::path::Path,
+    at: &str,
+) {
+    let (fresh, old) = (dir.join("fresh.img"), dir.join("old.img"));
+    std::fs::write(&old, [7u8; 4096]).expect("old target");
+    let runs: [(&str, Vec<&std::path::Path>); 2] =
+        [("one", vec![&fresh]), ("fleet", vec![&fresh, &old])];
+    for (name, targets) in runs {
+        let out = dir.join(format!("waiting-{name}"));
+        let mut run = Run::new(spec).out(&out).quiet().args(["--start-at", at]);
+        for t in &targets {
+            run = run.target(t);
+        }
+        let child = run
+            .command()
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        crate::common::wait_for(|| fresh.exists(), "the created target");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let ok = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(ok.success());
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(
+            code(&o),
+            130,
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            !fresh.exists(),
+            "{name}: the target the run created was left"
+        );
+        assert_eq!(
+            std::fs::metadata(&old).expect("old").len(),
+            4096,
+            "{name}: not cut back"
+        );
+        assert!(
+            !out.exists(),
+            "{name}: a run that never started left {}",
+            out.display()
+        );
+    }
 }
 
 /// `--start-at` with `--repeat 3`: the skew is the first run's (the later runs start

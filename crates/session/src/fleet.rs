@@ -142,6 +142,10 @@ pub(crate) fn run_fleet(
     }
     // Every drive passed its checks and is ready: now file targets are created or grown.
     let mut grown = Vec::new();
+    let before: Vec<_> = prepared
+        .iter()
+        .filter_map(crate::prepare::FileBefore::of)
+        .collect();
     for ((p, name), r) in prepared.iter_mut().zip(&names).zip(readies) {
         grow(config, p).map_err(|f| {
             let path = p.target.path.display();
@@ -150,16 +154,19 @@ pub(crate) fn run_fleet(
         grown.push(r.grown(config, p)?);
     }
     let readies = grown;
-    // Every drive is ready: OUT stays, whatever happens to the runs.
-    made.keep();
     let placements: Vec<Placement> = prepared.iter().map(|p| placement(&p.target)).collect();
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, consoles(None).as_mut());
     if let Some(at) = config.start_at {
-        if let Some(late) = crate::start::wait_or_undo(at, &stop, created_store.as_deref())? {
+        if let Some(late) =
+            crate::start::wait_or_undo(at, &stop, created_store.as_deref(), &before)?
+        {
             consoles(None).note(&late);
         }
     }
+    // The runs start: OUT stays, whatever happens to them (a signal during the wait
+    // removed it with the rest, as nothing had run).
+    made.keep();
     let started_at = iogate_runner::run::now_rfc3339();
     let executed = execute_all(
         config,

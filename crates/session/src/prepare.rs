@@ -140,6 +140,41 @@ fn verify_state(
 }
 
 /// Creates or grows a file target that [`prepare`] left as it was (`grow: false`).
+/// A file target as it was before [`grow`] created or lengthened it: absent (`len`
+/// None) or of `len` bytes. A run stopped before its first request puts it back.
+pub(crate) struct FileBefore {
+    path: PathBuf,
+    len: Option<u64>,
+}
+
+impl FileBefore {
+    /// What `p`'s target is now, when it is a file (None for a device).
+    pub(crate) fn of(p: &Prepared) -> Option<FileBefore> {
+        (p.target.kind == iogate_result::TargetKind::File).then(|| FileBefore {
+            path: p.target.path.clone(),
+            len: std::fs::metadata(&p.target.path).ok().map(|m| m.len()),
+        })
+    }
+
+    /// Removes the file [`grow`] created, or cuts it back to its former length (nothing
+    /// was written in between: the run never started). Errors are ignored: the run is
+    /// ending on a signal, and the file is the user's to see.
+    pub(crate) fn undo(&self) {
+        match self.len {
+            None => {
+                let _ = std::fs::remove_file(&self.path);
+            }
+            Some(len) => {
+                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&self.path) {
+                    if f.metadata().is_ok_and(|m| m.len() > len) {
+                        let _ = f.set_len(len);
+                    }
+                }
+            }
+        }
+    }
+}
+
 pub(crate) fn grow(config: &RunConfig, p: &mut Prepared) -> Result<(), Failure> {
     let size = p.plan.target.size_bytes;
     let writes = p.plan.writes();

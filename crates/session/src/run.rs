@@ -53,12 +53,17 @@ fn run_one(
     let mut console = consoles(None);
     let dest = layout::destination(config.out.as_deref(), &prepared.plan.spec_name);
     let ready = ready(config, &prepared, dest, console.as_mut())?;
+    let before: Vec<_> = crate::prepare::FileBefore::of(&prepared)
+        .into_iter()
+        .collect();
     crate::prepare::grow(config, &mut prepared)?;
     let ready = ready.grown(config, &prepared)?;
     let stop = Arc::new(AtomicBool::new(false));
     crate::signals::register(&stop, console.as_mut());
     if let Some(at) = config.start_at {
-        if let Some(late) = crate::start::wait_or_undo(at, &stop, created_store.as_deref())? {
+        if let Some(late) =
+            crate::start::wait_or_undo(at, &stop, created_store.as_deref(), &before)?
+        {
             console.note(&late);
         }
     }

@@ -71,14 +71,18 @@ pub(crate) fn store_to_create(config: &crate::config::RunConfig) -> Option<std::
 }
 
 /// [`wait_until`], and when a signal ends the wait, the history store this run created
-/// (`created`, from [`store_to_create`]) removed with its journal files: a run that
-/// never started leaves nothing behind.
+/// (`created`, from [`store_to_create`]) removed with its journal files and each file
+/// target put back as it was (`files`): a run that never started leaves nothing behind.
 pub(crate) fn wait_or_undo(
     at_ns: u64,
     stop: &AtomicBool,
     created: Option<&std::path::Path>,
+    files: &[crate::prepare::FileBefore],
 ) -> Result<Option<String>, Failure> {
     wait_until(at_ns, stop).inspect_err(|_| {
+        for f in files {
+            f.undo();
+        }
         if let Some(db) = created {
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 let mut p = db.as_os_str().to_os_string();
