@@ -88,6 +88,8 @@ fn boot_once() -> tempfile::TempDir {
         "blkzone reset /dev/nvme0n1; iogate run /tmp/p7.yaml --target /dev/ng0n1 --out /out/ng-p7 -q --allow-destructive; echo $? > /out/ng-p7.rc".into(),
         "blkzone reset /dev/nvme0n1; timeout 200 iogate run /specs/zns-gate.yaml --set ios=500 --target /dev/ng0n1 --out /out/gate -q --allow-destructive; echo $? > /out/gate.rc".into(),
         put(CHECKS, "/tmp/checks.yaml"),
+        // Two blocks of data in the zone at 20 MiB, which the checks reset and list.
+        "blkzone reset /dev/nvme0n1; dd if=/dev/urandom of=/dev/nvme0n1 bs=4096 count=2 seek=5120 oflag=direct 2>/dev/null".into(),
         "for t in nvme0n1 ng0n1 nullb0 sda; do iogate run /tmp/checks.yaml --target /dev/$t --out /out/$t-checks -q --allow-destructive; echo $? > /out/$t-checks.rc; done".into(),
         attacks_script(),
     ]

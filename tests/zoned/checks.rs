@@ -176,6 +176,21 @@ pub(crate) fn the_attacks_on_the_zone_surfaces_stay_fixed() {
     );
 }
 
+/// The zones holding data a zone check reset: on nvme0n1 exactly the two blocks the
+/// script wrote at 20 MiB; on ng0n1 (the same namespace, right after) none, as the
+/// checks leave the zones they used empty.
+fn discarded_as_planted(dev: &str, discarded: &serde_json::Value) {
+    let list = discarded.as_array().expect("zones_discarded");
+    match dev {
+        "nvme0n1" => assert_eq!(
+            discarded,
+            &serde_json::json!([{ "zone_start_bytes": 20u64 << 20, "condition": "implicit_open", "data_bytes": 8192 }]),
+        ),
+        "ng0n1" => assert!(list.is_empty(), "{discarded}"),
+        _ => {}
+    }
+}
+
 /// Every conformance check passes on each drive, from whatever state the runs before
 /// left it in: on the ZNS generic device the refusals carry the controller's statuses
 /// by name, on the block devices the block layer's errnos; scsi_debug (a ZBC disk, no
@@ -198,6 +213,7 @@ pub(crate) fn every_conformance_check_passes_on_each_zoned_drive() {
             r["steps"][0]["error"]
         );
         assert!(bad.is_empty(), "{dev}: {bad:#?}");
+        discarded_as_planted(dev, &r["steps"][0]["zones_discarded"]);
         let outcome = |check: &str| {
             let c = checks.iter().find(|c| c["check"] == check).expect(check);
             (

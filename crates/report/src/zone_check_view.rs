@@ -10,7 +10,7 @@ use crate::repeat_view::{SectionView, Table};
 
 /// The zone-check section of `step`, when it is a `zone_check` step that ran its checks.
 pub(crate) fn zone_check_view(step: &StepResult) -> Option<SectionView> {
-    let StepDetail::ZoneCheck(checks) = &step.detail else {
+    let StepDetail::ZoneCheck(checks, discarded) = &step.detail else {
         return None;
     };
     let count = |o: CheckOutcome| checks.iter().filter(|c| c.outcome == o).count();
@@ -24,16 +24,40 @@ pub(crate) fn zone_check_view(step: &StepResult) -> Option<SectionView> {
         (0, false) => format!("PASS: {passed} check(s) passed, {na} not applicable."),
         (f, false) => format!("FAIL: {f} check(s) failed, {passed} passed, {na} not applicable."),
     };
-    Some(SectionView {
-        name: format!("{}: zone checks", step.name),
-        summary: vec![verdict],
-        tables: vec![Table {
-            title: "Checks".into(),
-            header: ["check", "zone at byte", "expected", "found", "outcome"]
+    let lost: u64 = discarded.iter().map(|z| z.data_bytes).sum();
+    let discarded_line = match discarded.len() {
+        0 => "The checks discarded no data: every zone they reset was empty or theirs.".into(),
+        n => format!("The checks reset {n} zone(s) holding data ({lost} bytes), listed below."),
+    };
+    let mut tables = vec![Table {
+        title: "Checks".into(),
+        header: ["check", "zone at byte", "expected", "found", "outcome"]
+            .map(String::from)
+            .to_vec(),
+        rows: checks.iter().map(row).collect(),
+    }];
+    if !discarded.is_empty() {
+        tables.push(Table {
+            title: "Zones reset with their data".into(),
+            header: ["zone at byte", "condition before", "data (bytes)"]
                 .map(String::from)
                 .to_vec(),
-            rows: checks.iter().map(row).collect(),
-        }],
+            rows: discarded
+                .iter()
+                .map(|z| {
+                    vec![
+                        z.zone_start_bytes.to_string(),
+                        z.condition.clone(),
+                        z.data_bytes.to_string(),
+                    ]
+                })
+                .collect(),
+        });
+    }
+    Some(SectionView {
+        name: format!("{}: zone checks", step.name),
+        summary: vec![verdict, discarded_line],
+        tables,
         charts: Vec::new(),
     })
 }

@@ -560,8 +560,12 @@ pub enum StepDetail {
     Repeat(Option<Box<RepeatResult>>),
     /// Power cycles and their verification (`steps[].power_cycle`).
     PowerCycle(Box<crate::integrity::PowerCycleResult>),
-    /// A zoned drive's conformance checks (`steps[].zone_checks`).
-    ZoneCheck(Vec<crate::zoned::ZoneCheck>),
+    /// A zoned drive's conformance checks (`steps[].zone_checks`), and the zones
+    /// holding data it reset to run them (`steps[].zones_discarded`).
+    ZoneCheck(
+        Vec<crate::zoned::ZoneCheck>,
+        Vec<crate::zoned::DiscardedZone>,
+    ),
 }
 
 impl StepDetail {
@@ -577,7 +581,7 @@ impl StepDetail {
             StepKind::Sweep => StepDetail::Sweep(Box::default()),
             StepKind::Repeat => StepDetail::Repeat(None),
             StepKind::PowerCycle => StepDetail::PowerCycle(Box::default()),
-            StepKind::ZoneCheck => StepDetail::ZoneCheck(Vec::new()),
+            StepKind::ZoneCheck => StepDetail::ZoneCheck(Vec::new(), Vec::new()),
         }
     }
 
@@ -592,7 +596,7 @@ impl StepDetail {
             StepDetail::Sweep(_) => StepKind::Sweep,
             StepDetail::Repeat(_) => StepKind::Repeat,
             StepDetail::PowerCycle(_) => StepKind::PowerCycle,
-            StepDetail::ZoneCheck(_) => StepKind::ZoneCheck,
+            StepDetail::ZoneCheck(..) => StepKind::ZoneCheck,
         }
     }
 }

@@ -191,6 +191,20 @@ pub struct ZoneFills {
     pub fill_pct: Vec<u8>,
 }
 
+/// A zone holding data that a `zone_check` step reset to run its checks
+/// (`steps[].zones_discarded[]`): its data is gone. Zones the checks used from empty and
+/// reset again afterwards held no data of the user's and are not listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DiscardedZone {
+    /// The zone's first byte.
+    pub zone_start_bytes: u64,
+    /// Its condition before the reset (`implicit_open`, `explicit_open`, `closed`,
+    /// `full`).
+    pub condition: String,
+    /// The data it held: write pointer minus zone start (a full zone: its capacity).
+    pub data_bytes: u64,
+}
+
 /// One conformance check of a `zone_check` step (`steps[].zone_checks[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ZoneCheck {

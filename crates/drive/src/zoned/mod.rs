@@ -78,6 +78,21 @@ impl ZoneCondition {
         })
     }
 
+    /// The condition as results name it: `not_write_pointer`, `empty`, `implicit_open`,
+    /// `explicit_open`, `closed`, `read_only`, `full`, `offline`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ZoneCondition::NotWritePointer => "not_write_pointer",
+            ZoneCondition::Empty => "empty",
+            ZoneCondition::ImplicitOpen => "implicit_open",
+            ZoneCondition::ExplicitOpen => "explicit_open",
+            ZoneCondition::Closed => "closed",
+            ZoneCondition::ReadOnly => "read_only",
+            ZoneCondition::Full => "full",
+            ZoneCondition::Offline => "offline",
+        }
+    }
+
     /// Whether the zone counts against the open limit.
     pub fn is_open(self) -> bool {
         matches!(

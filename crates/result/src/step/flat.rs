@@ -98,6 +98,10 @@ pub struct FlatStepResult {
     /// A `zone_check` step's checks (`steps[].zone_checks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_checks: Option<Vec<crate::zoned::ZoneCheck>>,
+    /// The zones holding data a `zone_check` step reset to run its checks (empty: it
+    /// discarded no data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones_discarded: Option<Vec<crate::zoned::DiscardedZone>>,
     /// How the requests reached the device (I/O steps; absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<Submission>,
@@ -118,7 +122,7 @@ impl From<StepResult> for FlatStepResult {
         let kind = s.kind();
         let (mut replay, mut sweep, mut purge, mut repeat, mut power_cycle) =
             (None, None, None, None, None);
-        let mut zone_checks = None;
+        let (mut zone_checks, mut zones_discarded) = (None, None);
         let mut events = Vec::new();
         match s.detail {
             StepDetail::Precondition | StepDetail::Idle => {}
@@ -128,7 +132,10 @@ impl From<StepResult> for FlatStepResult {
             StepDetail::Sweep(w) => sweep = Some(*w),
             StepDetail::Repeat(r) => repeat = r.map(|r| *r),
             StepDetail::PowerCycle(p) => power_cycle = Some(*p),
-            StepDetail::ZoneCheck(c) => zone_checks = Some(c),
+            StepDetail::ZoneCheck(c, d) => {
+                zone_checks = Some(c);
+                zones_discarded = Some(d);
+            }
         }
         FlatStepResult {
             name: s.name,
@@ -159,6 +166,7 @@ impl From<StepResult> for FlatStepResult {
             data: s.data,
             power_cycle,
             zone_checks,
+            zones_discarded,
             submission: s.submission,
             loops: s.loops,
             recovery: s.recovery,
@@ -181,6 +189,11 @@ impl TryFrom<FlatStepResult> for StepResult {
             ("repeat", f.repeat.is_some(), StepKind::Repeat),
             ("power_cycle", f.power_cycle.is_some(), StepKind::PowerCycle),
             ("zone_checks", f.zone_checks.is_some(), StepKind::ZoneCheck),
+            (
+                "zones_discarded",
+                f.zones_discarded.is_some(),
+                StepKind::ZoneCheck,
+            ),
             ("events", !f.events.is_empty(), StepKind::Workload),
         ];
         if let Some((block, _, _)) = blocks.iter().find(|(_, set, k)| *set && *k != kind) {
@@ -206,7 +219,10 @@ impl TryFrom<FlatStepResult> for StepResult {
             StepKind::Sweep => {
                 StepDetail::Sweep(Box::new(f.sweep.ok_or_else(|| missing("sweep"))?))
             }
-            StepKind::ZoneCheck => StepDetail::ZoneCheck(f.zone_checks.unwrap_or_default()),
+            StepKind::ZoneCheck => StepDetail::ZoneCheck(
+                f.zone_checks.unwrap_or_default(),
+                f.zones_discarded.unwrap_or_default(),
+            ),
             StepKind::PowerCycle => StepDetail::PowerCycle(Box::new(
                 f.power_cycle.ok_or_else(|| missing("power_cycle"))?,
             )),

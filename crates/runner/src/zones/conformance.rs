@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use iogate_drive::zoned::{Zone, ZoneAction, ZoneCondition, ZoneError, ZonePath, ZoneType};
 use iogate_result::faults::NvmeStatus;
-use iogate_result::zoned::{CheckOutcome, ZoneCheck};
+use iogate_result::zoned::{CheckOutcome, DiscardedZone, ZoneCheck};
 use iogate_result::{StepDetail, StepResult};
 use iogate_spec::PlanStep;
 
@@ -75,16 +75,20 @@ pub fn run_zone_check(
         step.region.offset_bytes,
         step.region.offset_bytes + step.region.length_bytes,
     );
-    match Checks::open(target, region).and_then(Checks::run) {
-        Ok(checks) => {
-            r.metrics.all.errors = checks
-                .iter()
-                .filter(|c| c.outcome == CheckOutcome::Failed)
-                .count() as u64;
-            r.detail = StepDetail::ZoneCheck(checks);
+    let mut discarded = Vec::new();
+    let ran = Checks::open(target, region, &mut discarded).and_then(Checks::run);
+    let checks = match ran {
+        Ok(checks) => checks,
+        Err(e) => {
+            r.error = Some(format!("zone checks: {e}"));
+            Vec::new()
         }
-        Err(e) => r.error = Some(format!("zone checks: {e}")),
-    }
+    };
+    r.metrics.all.errors = checks
+        .iter()
+        .filter(|c| c.outcome == CheckOutcome::Failed)
+        .count() as u64;
+    r.detail = StepDetail::ZoneCheck(checks, discarded);
     r.duration_ns = started.elapsed().as_nanos() as u64;
     r
 }
@@ -107,8 +111,13 @@ struct Checks {
 impl Checks {
     /// Opens the device, resets every open or closed zone (the checks need the drive's
     /// open and active resources) and picks the empty sequential zones, resetting full
-    /// ones when too few are empty.
-    fn open(target: &Target, (from, to): (u64, u64)) -> Result<Checks, String> {
+    /// ones when too few are empty. Every zone holding data it resets is pushed onto
+    /// `discarded` as it goes (so a failure half-way still lists them).
+    fn open(
+        target: &Target,
+        (from, to): (u64, u64),
+        discarded: &mut Vec<DiscardedZone>,
+    ) -> Result<Checks, String> {
         let path = target.zone_path(true).map_err(|e| e.to_string())?;
         let within = |z: &Zone| z.start_bytes >= from && z.start_bytes + z.len_bytes <= to;
         let all = path
@@ -123,6 +132,7 @@ impl Checks {
         for z in all.iter().filter(|z| within(z) && z.condition.is_active()) {
             path.manage(ZoneAction::Reset, z.start_bytes, z.len_bytes)
                 .map_err(|e| e.to_string())?;
+            discarded.extend(discarded_zone(z));
         }
         let limits = target.zone_limits();
         let outside_holds = (held > 0).then_some(held);
@@ -157,6 +167,7 @@ impl Checks {
             }
             path.manage(ZoneAction::Reset, z.start_bytes, z.len_bytes)
                 .map_err(|e| e.to_string())?;
+            discarded.extend(discarded_zone(z));
             zones.push(Zone {
                 condition: ZoneCondition::Empty,
                 write_pointer_bytes: z.start_bytes,
@@ -300,6 +311,21 @@ impl Checks {
             }
         }
     }
+}
+
+/// A zone as `zones_discarded` lists it before its reset; None when it holds no data.
+fn discarded_zone(z: &Zone) -> Option<DiscardedZone> {
+    let data_bytes = match z.condition {
+        // A full zone's write pointer is undefined (ZNS 1.1 §2.1.1.2): its data is its
+        // capacity.
+        ZoneCondition::Full => z.capacity_bytes,
+        _ => z.written_bytes(),
+    };
+    (data_bytes > 0).then(|| DiscardedZone {
+        zone_start_bytes: z.start_bytes,
+        condition: z.condition.as_str().into(),
+        data_bytes,
+    })
 }
 
 /// A zone's condition and write pointer, as a check reports them.
