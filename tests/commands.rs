@@ -113,6 +113,21 @@ fn check_mix(target: &Path, zeros_checked: bool) {
 fn a_mix_of_commands_on_a_file() {
     let dir = tempfile::tempdir().unwrap();
     check_mix(&dir.path().join("target.img"), true);
+    // `iogate diff` compares the commands' figures as it does the reads' and writes'.
+    let spec = write_spec(dir.path(), "cmds", MIX);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for out in [&a, &b] {
+        assert_eq!(code(&run(&spec, &dir.path().join("t2.img"), out)), 0);
+    }
+    let o = iogate(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for row in [
+        "`mixed.trim.iops`",
+        "`mixed.write_zeroes.latency.p99`",
+        "`mixed.flush.ios`",
+    ] {
+        assert!(text.contains(row), "{row} in\n{text}");
+    }
 }
 
 fn a_mix_of_commands_on_a_loop_device() {
