@@ -16,7 +16,8 @@
 //!   each other by their own records, and `campaign report`'s IOPS summed over the
 //!   window where both ran equals the sum of their own within 1%.
 //! - Inventory mistakes (each a row of the adversarial table) are located diagnostics,
-//!   exit 2, with nothing read from the store.
+//!   exit 2, with nothing read from the store; with a valid inventory, a store that does
+//!   not exist is exit 2 (and not created), a file that is not a store exit 3.
 //! - 32 concurrent `run --history` (and four reruns of one drive in the same second)
 //!   into one SQLite file, and into a PostgreSQL server, each store their run exactly
 //!   once.
@@ -59,6 +60,11 @@ fn main() -> std::process::ExitCode {
             "inventory_mistakes_are_located_diagnostics",
             vec![],
             inventory_mistakes,
+        ),
+        (
+            "a_store_that_is_missing_or_not_a_store_is_refused",
+            vec![],
+            inventory::store_mistakes,
         ),
         (
             "thirty_two_concurrent_runs_each_store_their_run_once_in_sqlite",

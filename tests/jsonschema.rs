@@ -118,12 +118,13 @@ fn every_shipped_spec_names_and_meets_the_spec_schema() {
 /// without their unit, out-of-range counts and percentages, YAML errors. (The others are
 /// wrong in meaning: weights that do not sum to 100, unknown metrics, a region beyond the
 /// target; only iogate's compiler sees those.)
-const SCHEMA_INVALID: [&str; 35] = [
+const SCHEMA_INVALID: [&str; 36] = [
     "bad_admin.yaml",
     "bad_baseline_required.yaml",
     "bad_data.yaml",
     "bad_during.yaml",
     "bad_engine_modes.yaml",
+    "bad_health_interval_word.yaml",
     "bad_idle_cap.yaml",
     "bad_loop.yaml",
     "bad_pacing.yaml",

@@ -1,5 +1,6 @@
 //! Every numeric option of `steady-state`, `diff`, `history` and the build orders of
-//! `run` and `history` is bounded where it is parsed (issue 55; `run`/`plan`'s own are
+//! `run` and `history`, and the names and labels `campaign` takes, is bounded where it
+//! is parsed (issue 55; `run`/`plan`'s own are
 //! `tests/edges.rs::numeric_options_are_bounded_where_parsed`): through the `iogate`
 //! binary, each option with its worst values is exit 2 with what was expected and what
 //! was found, and each bound itself is taken.
@@ -218,4 +219,111 @@ fn control_characters_never_reach_the_terminal() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), USAGE, "{err}");
     assert!(!raw(&err) && err.contains("# ?[2J???"), "{err:?}");
+}
+
+/// The worst text for a name (`cli_values::name`: `campaign --campaign`, `campaign
+/// targets --host`): empty, control characters, one byte past 253, a leading space, a
+/// leading `-`.
+fn worst_names() -> Vec<String> {
+    let mut v: Vec<String> = ["", "h\t1", "h\u{1b}[2J", " h", "-h"]
+        .map(String::from)
+        .to_vec();
+    v.push("h".repeat(254));
+    v
+}
+
+/// The worst text for a label (`cli_values::label`: `campaign --build`,
+/// `--firmware-revision`): empty, blank, control characters, one byte past 256, a
+/// leading and a trailing space.
+fn worst_labels() -> Vec<String> {
+    let mut v: Vec<String> = ["", " ", "b\n1", "b\u{1b}[2J", " b", "b "]
+        .map(String::from)
+        .to_vec();
+    v.push("b".repeat(257));
+    v
+}
+
+/// Each row as [`rows`]'s, for the text options of `campaign status`, `report` and
+/// `targets` (the store and the inventory named do not exist: only the parser answers).
+fn text_rows() -> Vec<(Vec<&'static str>, &'static str, Vec<String>, &'static str)> {
+    const NAME: &str = "expected a name of 1 to 253 letters, digits, '.', '_', '-' or ':' \
+                        starting with a letter or digit";
+    const LABEL: &str =
+        "expected 1 to 256 bytes of printable text, not starting or ending with a space";
+    let query = |sub: &'static str, build: bool| {
+        let mut head = vec!["campaign", sub, "--db", "/nonexistent/c.db"];
+        head.extend(["--inventory", "/nonexistent/i.yaml"]);
+        if sub == "report" {
+            head.extend(["--out", "/nonexistent/out"]);
+        }
+        if build {
+            head.extend(["--build", "b"]);
+        }
+        head
+    };
+    let mut rows = Vec::new();
+    for sub in ["status", "report"] {
+        rows.push((query(sub, false), "--build", worst_labels(), LABEL));
+        rows.push((query(sub, true), "--campaign", worst_names(), NAME));
+        rows.push((
+            query(sub, true),
+            "--firmware-revision",
+            worst_labels(),
+            LABEL,
+        ));
+    }
+    let targets = vec!["campaign", "targets", "--inventory", "/nonexistent/i.yaml"];
+    rows.push((targets, "--host", worst_names(), NAME));
+    rows
+}
+
+/// `campaign status` and `report`'s `--build`, `--campaign` and `--firmware-revision`,
+/// and `campaign targets --host`, go through `run`'s parsers: each worst value is exit 2
+/// naming the option, what was expected and the value found (quoted, escaped, its first
+/// 40 characters), never a raw control character; each length bound itself is taken.
+#[test]
+fn text_options_of_campaign_are_bounded_where_parsed() {
+    for (head, option, values, message) in text_rows() {
+        for v in values {
+            let arg = format!("{option}={v}");
+            let mut args = head.clone();
+            args.push(&arg);
+            let o = iogate(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            let head40: String = v.chars().take(40).collect();
+            let found = format!("found \"{}\"", head40.escape_debug());
+            assert_eq!(code(&o), USAGE, "{args:?}: {err}");
+            assert!(err.contains(message), "{args:?}: {err}");
+            assert!(err.contains(&found), "{args:?}: {found} in {err}");
+            assert!(err.contains(option), "{args:?}: {err}");
+            assert!(!err.contains(['\u{1b}', '\t']), "{args:?}: {err:?}");
+        }
+    }
+    // 253 bytes of name and 256 of label pass the parser, and fail later, for the
+    // missing inventory.
+    let (name, label) = ("h".repeat(253), "b".repeat(256));
+    let query = |more: &[&str]| {
+        let mut args = vec!["campaign", "status", "--db", "/nonexistent/c.db"];
+        args.extend(["--inventory", "/nonexistent/i.yaml"]);
+        args.extend(more);
+        iogate(&args)
+    };
+    for o in [
+        query(&["--build", &label]),
+        query(&["--build", "b", "--campaign", &name]),
+        query(&["--build", "b", "--firmware-revision", &label]),
+        iogate(&[
+            "campaign",
+            "targets",
+            "--inventory",
+            "/nonexistent/i.yaml",
+            "--host",
+            &name,
+        ]),
+    ] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), USAGE, "{err}");
+        assert!(!err.contains("invalid value"), "{err}");
+        assert!(err.contains("cannot read /nonexistent/i.yaml"), "{err}");
+    }
 }

@@ -6,7 +6,8 @@ use std::path::Path;
 use crate::common::{code, iogate, s, write_spec, Run};
 
 /// Each row: a name, the inventory's text, the `file:line:col` expected, and a part of
-/// the message.
+/// the message. `H254` in a text stands for a host name of 254 bytes, one past the
+/// limit.
 const BAD: &[(&str, &str, &str, &str)] = &[
     ("empty file", "", "1:1", "inventory"),
     ("no drives", "inventory: a\ndrives: []\n", "1:12", "at least one drive"),
@@ -42,6 +43,19 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("both floors", "inventory: a\npeers: { max_deviation_pct: 10, max_deviation: 10% }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "found both"),
     ("floor as garbage", "inventory: a\npeers: { max_deviation: lots }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "percentage"),
     ("direction unknown", "inventory: a\npeers: { direction: up }\ndrives:\n  - { host: h, target: /dev/x, specs: [s] }\n", "2:", "worse, either"),
+    ("firmware on an entry", "inventory: a\ndrives:\n  - { host: h, target: /dev/x, firmware: fw2, specs: [s] }\n", "3:32", "unknown field `firmware`"),
+    ("count twice", "inventory: a\ndrives:\n  - { host: h, model: M, count: 1, count: 2, specs: [s] }\n", "3:36", "duplicate key `count`"),
+    ("count twice in block style", "inventory: a\ndrives:\n  - host: h\n    model: M\n    count: 1\n    count: 2\n    specs: [s]\n", "6:5", "duplicate key `count`"),
+    ("count a fraction", "inventory: a\ndrives:\n  - { host: h, model: M, count: 1.5, specs: [s] }\n", "3:33", "whole number from 0 to 18446744073709551615, found 1.5"),
+    ("count NaN", "inventory: a\ndrives:\n  - { host: h, model: M, count: .nan, specs: [s] }\n", "3:33", "expected a finite number, found `.nan`"),
+    ("count past 64 bits", "inventory: a\ndrives:\n  - { host: h, model: M, count: 18446744073709551616, specs: [s] }\n", "3:33", "found 18446744073709551616"),
+    ("host of 254 bytes", "inventory: a\ndrives:\n  - { host: H254, target: /dev/x, specs: [s] }\n", "3:13", "expected a name of 1 to 253 letters"),
+    ("host with a control character", "inventory: a\ndrives:\n  - { host: \"h\\e[2J\", target: /dev/x, specs: [s] }\n", "3:13", "found \"h\\u{1b}[2J\""),
+    ("host with a tab", "inventory: a\ndrives:\n  - { host: \"h\\tx\", target: /dev/x, specs: [s] }\n", "3:13", "found \"h\\tx\""),
+    ("host starting with -", "inventory: a\ndrives:\n  - { host: -h, target: /dev/x, specs: [s] }\n", "3:13", "starting with a letter or digit, found \"-h\""),
+    ("empty target", "inventory: a\ndrives:\n  - { host: h, target: '', specs: [s] }\n", "3:24", "expected a target of printable characters, found \"\""),
+    ("target with a control character", "inventory: a\ndrives:\n  - { host: h, target: \"/dev/x\\ny\", specs: [s] }\n", "3:24", "expected a target of printable characters, found \"/dev/x\\ny\""),
+    ("empty serial", "inventory: a\ndrives:\n  - { host: h, serial: '', specs: [s] }\n", "3:24", "expected a serial of printable characters, found \"\""),
 ];
 
 /// Every row of [`BAD`] is refused (exit 2) at its place, before the store is opened
@@ -65,11 +79,12 @@ pub fn inventory_mistakes() {
     let mut wrong = Vec::new();
     for (name, text, at, part) in BAD {
         let inv = dir.path().join("inventory.yaml");
-        std::fs::write(&inv, text).expect("write");
+        std::fs::write(&inv, text.replace("H254", &"h".repeat(254))).expect("write");
         let o = status(&inv);
         let err = String::from_utf8_lossy(&o.stderr);
         let located = format!("inventory.yaml:{at}");
-        if code(&o) != 2 || !err.contains(&located) || !err.contains(part) {
+        let raw = err.contains(|c: char| c.is_control() && c != '\n');
+        if code(&o) != 2 || !err.contains(&located) || !err.contains(part) || raw {
             wrong.push(format!(
                 "{name}: exit {}, expected {located} and {part:?}:\n{err}",
                 code(&o)
@@ -106,8 +121,107 @@ pub fn inventory_mistakes() {
             wrong.push(format!("{name}: exit {}", code(&o)));
         }
     }
+    wrong.extend(unreadable_inventories(dir.path(), &status));
     assert!(!db.exists(), "a refused inventory created the store");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `--inventory` naming nothing, a link to nothing and a file not UTF-8 (a Latin-1 host
+/// name): each "cannot read PATH: …" with why, exit 2; the mistakes found, if any.
+fn unreadable_inventories(
+    dir: &Path,
+    status: &dyn Fn(&Path) -> std::process::Output,
+) -> Vec<String> {
+    let dangling = dir.join("dangling.yaml");
+    std::os::unix::fs::symlink(dir.join("nowhere.yaml"), &dangling).expect("symlink");
+    let latin1 = dir.join("latin1.yaml");
+    let text = b"inventory: a\ndrives:\n  - { host: h\xe9, target: /dev/x, specs: [s] }\n";
+    std::fs::write(&latin1, text).expect("write");
+    let mut wrong = Vec::new();
+    for (p, why) in [
+        (dir.join("missing.yaml"), "No such file or directory"),
+        (dangling, "No such file or directory"),
+        (latin1, "invalid UTF-8 at line 3, column 14"),
+    ] {
+        let o = status(&p);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let said = format!("cannot read {}: {why}", p.display());
+        if code(&o) != 2 || !err.contains(&said) {
+            wrong.push(format!(
+                "{}: exit {}, expected {said:?}:\n{err}",
+                p.display(),
+                code(&o)
+            ));
+        }
+    }
+    wrong
+}
+
+/// `campaign status` and `report` with a valid inventory: a store that does not exist
+/// is a usage mistake (exit 2) and is not created, nor is the report's `--out`; a file
+/// that is not a store (text, an SQLite header with nothing after it, random bytes) is
+/// "not an iogate history store", exit 3, and is left as it was, nothing created beside
+/// it.
+pub fn store_mistakes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inventory = dir.path().join("inventory.yaml");
+    let target = dir.path().join("t.img");
+    let text = format!(
+        "inventory: a\ndrives:\n  - {{ host: h, target: {}, specs: [s] }}\n",
+        s(&target)
+    );
+    std::fs::write(&inventory, text).expect("inventory");
+    let out = dir.path().join("report");
+    let query = |db: &Path, report: bool| {
+        let mut args = vec!["campaign", if report { "report" } else { "status" }];
+        args.extend(["--db", s(db), "--build", "b", "--inventory", s(&inventory)]);
+        if report {
+            args.extend(["--out", s(&out)]);
+        }
+        iogate(&args)
+    };
+    let never = dir.path().join("never.db");
+    for report in [false, true] {
+        let o = query(&never, report);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "report {report}: {err}");
+        let said = format!("history database {} does not exist", s(&never));
+        assert!(err.contains(&said), "report {report}: {err}");
+    }
+    assert!(!never.exists(), "a read created the store");
+    assert!(!out.exists(), "a refused report created its directory");
+    let mut header = b"SQLite format 3\0".to_vec();
+    header.extend([0u8; 200]);
+    let noise: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    for (name, bytes) in [
+        ("text.db", b"not a store\n".to_vec()),
+        ("header.db", header),
+        ("noise.db", noise),
+    ] {
+        let db = dir.path().join(name);
+        std::fs::write(&db, &bytes).expect("write");
+        for report in [false, true] {
+            let o = query(&db, report);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(code(&o), 3, "{name}, report {report}: {err}");
+            let said = format!("history database {}: not an iogate history store", s(&db));
+            assert!(err.contains(&said), "{name}, report {report}: {err}");
+            assert_eq!(
+                std::fs::read(&db).expect("read"),
+                bytes,
+                "{name} was changed"
+            );
+        }
+    }
+    // Nothing beside them: no store, no `-journal`, `-wal` or `-shm`, no report.
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["header.db", "inventory.yaml", "noise.db", "text.db"]);
 }
 
 /// 32 hosts' runs at once into one SQLite file, and four more of one drive in the same

@@ -132,7 +132,7 @@ pub fn two_runs_start_together_and_their_iops_add_up() {
 }
 
 /// `--start-at` refuses garbage, an instant more than an hour past or more than a day
-/// ahead (exit 2, nothing created); a run waiting for its instant ends with a signal at
+/// ahead, and the option given twice (exit 2, nothing created); a run waiting for its instant ends with a signal at
 /// once (exit 130), leaving no result directory.
 pub fn start_at_mistakes_and_a_signal_while_waiting() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -165,6 +165,7 @@ pub fn start_at_mistakes_and_a_signal_while_waiting() {
         );
     }
     assert!(!target.exists() && !dir.path().join("never").exists());
+    start_at_given_twice_is_refused(&spec, dir.path());
     // A leap second within the day ahead: refused as such.
     let o = std::process::Command::new("date")
         .args(["-u", "-d", "+1 hour", "+%Y-%m-%dT%H:59:60Z"])
@@ -274,6 +275,42 @@ fn a_signal_while_waiting_puts_the_targets_back(
             out.display()
         );
     }
+}
+
+/// `--start-at` given twice, with two instants or the same one twice: clap's refusal of a
+/// one-value option given again (exit 2, naming the option), nothing created: never the
+/// one or the other instant silently.
+fn start_at_given_twice_is_refused(spec: &Path, dir: &Path) {
+    let at = |ahead: &str| {
+        let o = std::process::Command::new("date")
+            .args(["-u", "-d", ahead, "+%Y-%m-%dT%H:%M:%SZ"])
+            .output()
+            .expect("date");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let (a, b) = (at("+1 minute"), at("+2 minutes"));
+    let (target, out) = (dir.join("twice.img"), dir.join("twice"));
+    for (first, second) in [(&a, &b), (&a, &a)] {
+        let o = Run::new(spec)
+            .target(&target)
+            .out(&out)
+            .args(["--start-at", first, &format!("--start-at={second}")])
+            .output();
+        let text = crate::output_text(&o);
+        assert_eq!(
+            code(&o),
+            2,
+            "--start-at {first} --start-at {second}: {text}"
+        );
+        assert!(
+            text.contains("the argument '--start-at <TIME>' cannot be used multiple times"),
+            "{text}"
+        );
+    }
+    assert!(
+        !target.exists() && !out.exists(),
+        "a refused run created files"
+    );
 }
 
 /// `--start-at` with `--repeat 3`: the skew is the first run's (the later runs start
