@@ -233,9 +233,12 @@ fn a_signal_while_waiting_puts_the_targets_back(
 ) {
     let (fresh, old) = (dir.join("fresh.img"), dir.join("old.img"));
     std::fs::write(&old, [7u8; 4096]).expect("old target");
-    let runs: [(&str, Vec<&std::path::Path>); 2] =
-        [("one", vec![&fresh]), ("fleet", vec![&fresh, &old])];
-    for (name, targets) in runs {
+    // The fleet is stopped by SIGTERM (143), the one run by SIGINT (130).
+    let runs: [(&str, Vec<&std::path::Path>, &str, i32); 2] = [
+        ("one", vec![&fresh], "-INT", 130),
+        ("fleet", vec![&fresh, &old], "-TERM", 143),
+    ];
+    for (name, targets, signal, exit) in runs {
         let out = dir.join(format!("waiting-{name}"));
         let mut run = Run::new(spec).out(&out).quiet().args(["--start-at", at]);
         for t in &targets {
@@ -249,14 +252,14 @@ fn a_signal_while_waiting_puts_the_targets_back(
         crate::common::wait_for(|| fresh.exists(), "the created target");
         std::thread::sleep(std::time::Duration::from_millis(300));
         let ok = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
+            .args([signal, &child.id().to_string()])
             .status()
             .expect("kill");
         assert!(ok.success());
         let o = child.wait_with_output().expect("wait");
         assert_eq!(
             code(&o),
-            130,
+            exit,
             "{name}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
