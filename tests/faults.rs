@@ -12,7 +12,9 @@ use std::process::Command;
 
 /// Every signal that stops a run (SIGINT, SIGTERM, SIGHUP) ends each kind of wait at once
 /// (a paced workload, think time, an IOMeter delay, an `as_recorded` replay's gap, an idle
-/// step), writes the partial result, removes the scratch file and exits 128 + signal.
+/// step, a ramp, a paced mix of commands, a sweep's pre-writes), writes the partial
+/// result (a step stopped before it measured anything says so), removes the scratch file
+/// and exits 128 + signal.
 /// Each wait has a minute left when the signal comes: a run that waits it out, or dies
 /// without a result, fails.
 fn signals_end_every_wait_with_a_partial_result() {
@@ -36,6 +38,8 @@ fn signals_end_every_wait_with_a_partial_result() {
         ("replay gap", format!("  - replay: {{ trace: {}, format: disksim_ns, timing: as_recorded, mapping: fold }}\n", s(&trace))),
         ("idle", "  - idle: { duration: 2m }\n".to_string()),
         ("ramp", format!("  - workload:\n      duration: 2m\n      ramp: 1m\n{}", mix(""))),
+        ("commands", "  - workload:\n      duration: 2m\n      rate: { iops: 50 }\n      mix:\n        - { block_size: 64KiB, weight: 50%, op: trim }\n        - { block_size: 4KiB, weight: 50%, op: write }\n".to_string()),
+        ("pre-writes", "  - sweep:\n      name: s\n      duration: 1m\n      matrix: { block_size: [4KiB], read: [100%], queue_depth: [1] }\n      rounds: 2\n      pre_writes: { duration: 1m, times: 10, queue_depth: 4 }\n".to_string()),
     ];
     let signals = [("SIGINT", 2), ("SIGTERM", 15), ("SIGHUP", 1)];
     for (i, (what, body)) in waits.iter().enumerate() {
