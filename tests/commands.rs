@@ -173,6 +173,31 @@ fn the_block_path_refuses_nvme_only_commands_before_io() {
     );
 }
 
+/// A `bytes:` limit over trims counts each trim's range: 1 MiB of 64 KiB trims is
+/// exactly 16 trims covering exactly 1 MiB, at queue depth 1 and at 8 (where requests in
+/// flight when the limit is reached must not add to it).
+fn a_byte_limit_counts_each_commands_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.img");
+    for qd in [1, 8] {
+        let text = format!("iogate: 1\nname: b\ntarget: {{ size: 8MiB }}\nsteps:\n  - workload:\n      name: w\n      bytes: 1MiB\n      queue_depth: {qd}\n      mix: [ {{ block_size: 64KiB, op: trim }} ]\n");
+        let spec = write_spec(dir.path(), "bytes", &text);
+        let out = dir.path().join(format!("qd{qd}"));
+        let o = run(&spec, &target, &out);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let trim = command(
+            &json(&out.join("result.json"))["steps"][0]["metrics"],
+            "trim",
+        )
+        .clone();
+        assert_eq!(
+            (trim["ios"].as_u64(), trim["bytes"].as_u64()),
+            (Some(16), Some(1 << 20)),
+            "QD {qd}: {trim}"
+        );
+    }
+}
+
 /// A step of commands alone measures them (it passes, and the plan names each line's
 /// command); a later step's unsendable command stops the run before its first step.
 fn commands_alone_pass_and_refusals_come_before_the_first_step() {
@@ -431,6 +456,7 @@ tests_main![
     a_mix_of_commands_on_a_file,
     a_mix_of_commands_on_a_loop_device: [Root],
     the_block_path_refuses_nvme_only_commands_before_io,
+    a_byte_limit_counts_each_commands_range,
     commands_alone_pass_and_refusals_come_before_the_first_step,
     a_rate_paces_commands,
     command_figures_are_baselined_and_thresholds_refused,
