@@ -44,6 +44,9 @@ const APPEND: &str = "iogate: 1\nname: append\nsteps:\n  - workload: { name: fin
 
 /// The conformance checks, after the zones were left in every condition by the runs
 /// before.
+/// Zone Appends under a `bytes:` limit, at QD 8 within a zone and at QD 16 across
+/// zones of 3 MiB capacity.
+const APPEND_BYTES: &str = "iogate: 1\nname: ab\nsteps:\n  - workload: { name: b8, bytes: 1MiB, queue_depth: 8, zones: { write_command: zone_append }, mix: [{ block_size: 16KiB, read: 0%, random: 0% }] }\n  - workload: { name: cross, bytes: 5MiB, queue_depth: 16, zones: { write_command: zone_append, count: 2 }, mix: [{ block_size: 64KiB, read: 0%, random: 0% }] }\n";
 const CHECKS: &str = "iogate: 1\nname: checks\nsteps:\n  - zone_check: {}\n";
 
 /// A block size above the zone capacity (3 MiB).
@@ -85,6 +88,8 @@ fn boot_once() -> tempfile::TempDir {
         "blkzone reset /dev/nvme0n1; iogate run /tmp/s.yaml --target /dev/ng0n1 --out /out/ng0n1 -q --allow-destructive; echo $? > /out/ng0n1.rc; iogate run /tmp/after.yaml --target /dev/ng0n1 --out /out/ng0n1-after -q; echo $? > /out/ng0n1-after.rc".into(),
         "blkzone reset /dev/nvme0n1; timeout 120 iogate run /tmp/append.yaml --target /dev/ng0n1 --out /out/append -q --allow-destructive; echo $? > /out/append.rc; blkzone report /dev/nvme0n1 > /out/append.zones".into(),
         "iogate run /tmp/append.yaml --target /dev/nvme0n1 --out /out/append-blk -q --allow-destructive 2> /out/append-blk.err; echo $? > /out/append-blk.rc".into(),
+        put(APPEND_BYTES, "/tmp/ab.yaml"),
+        "blkzone reset /dev/nvme0n1; timeout 120 iogate run /tmp/ab.yaml --target /dev/ng0n1 --out /out/append-bytes -q --allow-destructive; echo $? > /out/append-bytes.rc".into(),
         "blkzone reset /dev/nvme0n1; iogate run /tmp/p7.yaml --target /dev/ng0n1 --out /out/ng-p7 -q --allow-destructive; echo $? > /out/ng-p7.rc".into(),
         "blkzone reset /dev/nvme0n1; timeout 200 iogate run /specs/zns-gate.yaml --set ios=500 --target /dev/ng0n1 --out /out/gate -q --allow-destructive; echo $? > /out/gate.rc".into(),
         put(CHECKS, "/tmp/checks.yaml"),
@@ -439,6 +444,26 @@ fn zone_options_and_appends_on_a_zns_generic_device() {
     assert!(err.contains("generic device (/dev/ngXnY)"), "{err}");
 }
 
+/// A `bytes:` limit over Zone Appends is exact: the drive places each append, and the
+/// limit counts what was sent, never one request past it (at QD 8, and at QD 16 across
+/// zones that fill).
+fn a_byte_limit_on_zone_appends_is_exact() {
+    let out = boot();
+    let r = json(&out.join("append-bytes/result.json"));
+    assert_eq!(rc(out, "append-bytes"), 0, "{:#?}", steps_seen(&r));
+    for (name, bytes, block) in [
+        ("b8", 1u64 << 20, 16u64 << 10),
+        ("cross", 5 << 20, 64 << 10),
+    ] {
+        let m = &step(&r, name)["metrics"];
+        assert_eq!(
+            (m["bytes"].as_u64(), m["ios"].as_u64(), m["errors"].as_u64()),
+            (Some(bytes), Some(bytes / block), Some(0)),
+            "{name}: {m}"
+        );
+    }
+}
+
 /// The shipped ZNS gate (`specs/zns-gate.yaml`, shortened) on the generic device: its
 /// conformance checks pass, and it gives the figures it promises: append latency at
 /// three queue depths beside write at 1, reads alone and under resets, finish latency at
@@ -573,6 +598,7 @@ tests_main![
     past_the_drives_limits_writes_fail_with_the_named_status: [Root, Qemu],
     many_jobs_share_the_zones_without_errors_or_hangs: [Root, Qemu],
     zone_options_and_appends_on_a_zns_generic_device: [Root, Qemu],
+    a_byte_limit_on_zone_appends_is_exact: [Root, Qemu],
     every_conformance_check_passes_on_each_zoned_drive: [Root, Qemu],
     the_zns_gate_spec_gives_its_figures: [Root, Qemu],
     the_attacks_on_the_zone_surfaces_stay_fixed: [Root, Qemu],
