@@ -43,7 +43,12 @@ fn make_boot() -> tempfile::TempDir {
         "--namespace",
         &zoned,
     ];
-    let script = [block_and_passthrough_script(), zoned_script()].join("\n");
+    let script = [
+        block_and_passthrough_script(),
+        zoned_script(),
+        names_script(),
+    ]
+    .join("\n");
     let limit = common::VM_TIME_LIMIT_S;
     let (rc, out) = common::vm::qemu_nvme_within(&opts, &script, limit);
     assert_eq!(rc, 0, "the shared boot's script");
@@ -156,6 +161,40 @@ fn zoned_script() -> String {
         put(spec, "/tmp/z.yaml"),
         put(&writes, "/tmp/w.yaml")
     )
+}
+
+/// One namespace named twice in one run (its block device and its generic device), and
+/// two namespaces of one controller: the first is refused as one drive, the second not.
+fn names_script() -> String {
+    let spec = "iogate: 1\nname: r\nsteps:\n  - workload: { name: r, ios: 100, mix: [{ block_size: 4KiB, read: 100%, random: 100% }] }\n";
+    format!(
+        "{}\niogate run /tmp/r.yaml --target /dev/nvme0n1 --target /dev/ng0n1 --out /out/same -q 2> /out/same.err; echo $? > /out/same.rc\niogate run /tmp/r.yaml --target /dev/nvme0n1 --target /dev/ng0n2 --out /out/two -q 2> /out/two.err; echo $? > /out/two.rc",
+        put(spec, "/tmp/r.yaml")
+    )
+}
+
+/// `/dev/nvme0n1` and `/dev/ng0n1` are one namespace: a run naming both is refused
+/// (exit 2) before any I/O, as two names of one block device are; `/dev/ng0n2` is
+/// another namespace, which the same check lets through.
+fn a_namespace_under_its_two_device_names_is_one_drive() {
+    let out = boot();
+    let read = |n: &str| std::fs::read_to_string(out.join(n)).unwrap_or_default();
+    assert_eq!(read("same.rc").trim(), "2", "{}", read("same.err"));
+    assert!(
+        read("same.err").contains("are the same drive"),
+        "{}",
+        read("same.err")
+    );
+    // Whatever else the run says (a plain read spec on a zoned generic device), not that.
+    assert!(
+        !read("two.rc").trim().is_empty(),
+        "the second run did not end"
+    );
+    assert!(
+        !read("two.err").contains("same drive"),
+        "{}",
+        read("two.err")
+    );
 }
 
 /// Writes to more zones than a zoned namespace allows active: the controller answers
@@ -283,4 +322,5 @@ tests_main![
     passthrough_matches_the_block_path: [Root, Qemu],
     passthrough_records_nvme_status_codes: [Root, Qemu],
     zone_check_accepts_either_refusal_when_the_limits_coincide: [Root, Qemu],
+    a_namespace_under_its_two_device_names_is_one_drive: [Root, Qemu],
 ];

@@ -55,7 +55,7 @@ pub fn resolve_targets(config: &RunConfig) -> Result<Targets, Failure> {
     for (i, p) in paths.iter().enumerate() {
         if let Some(first) = paths[..i].iter().find(|q| same_drive(q, p)) {
             return Err(Failure::usage(format!(
-                "{} and {} are the same drive (the same file, device, loop backing \
+                "{} and {} are the same drive (the same file, device, NVMe namespace, loop backing \
                  file or disk); name each drive once",
                 first.display(),
                 p.display(),

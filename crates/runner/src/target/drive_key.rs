@@ -1,6 +1,7 @@
 //! One identity for a drive under any name: a regular file by (`st_dev`, `st_ino`), a
-//! block device by its device number (`st_rdev`), and a loop device also by its backing
-//! file's. Two paths whose keys overlap are one
+//! block device by its device number (`st_rdev`), a loop device also by its backing
+//! file's, and an NVMe namespace's block device (`nvmeXnY`) and generic character device
+//! (`ngXnY`) both by their subsystem and namespace head. Two paths whose keys overlap are one
 //! drive ([`same_drive`]); a file whose file system lives on one of a target's devices
 //! is on that target ([`on_target`]). Reads metadata and sysfs only. `target` re-exports
 //! it; the session crate's fleet and journal checks (`fleet`, `own_files`) call it
@@ -24,6 +25,17 @@ pub enum DriveKey {
         /// `st_rdev`.
         rdev: u64,
     },
+    /// An NVMe namespace, under its block device or its generic character device: the
+    /// kernel names both after the namespace head's instance within its subsystem
+    /// (`nvme{X}n{Y}`, `ng{X}n{Y}`; X is the controller's or, with native multipath, the
+    /// subsystem's instance; Y the head's), and the controller or subsystem directory
+    /// above each in sysfs gives the subsystem's NQN.
+    NvmeNamespace {
+        /// A hash of the subsystem's NQN (`subsysnqn`), compared within one process.
+        subsystem: u64,
+        /// The namespace head's instance (Y).
+        head: u32,
+    },
 }
 
 /// Every key `path` answers to: itself and, for a loop device, its backing file (with
@@ -39,12 +51,20 @@ fn collect(path: &Path, keys: &mut Vec<DriveKey>, depth: u32) {
     let Ok(m) = std::fs::metadata(path) else {
         return;
     };
-    if m.file_type().is_block_device() {
+    if m.file_type().is_char_device() {
+        keys.push(DriveKey::File {
+            dev: m.dev(),
+            ino: m.ino(),
+        });
+        let dir = sysfs_char_dir(m.rdev());
+        keys.extend(dir.and_then(|d| nvme_namespace(&d, "ng")));
+    } else if m.file_type().is_block_device() {
         let rdev = m.rdev();
         keys.push(DriveKey::Block { rdev });
         let Some(dir) = sysfs_dir(rdev) else {
             return;
         };
+        keys.extend(nvme_namespace(&dir, "nvme"));
         let backing = std::fs::read_to_string(dir.join("loop/backing_file"));
         if let (Ok(b), true) = (backing, depth < 4) {
             collect(Path::new(b.trim()), keys, depth + 1);
@@ -86,6 +106,8 @@ pub fn target_devices(target: &Path) -> Vec<u64> {
     }
     for k in keys {
         match k {
+            // A namespace's block device is among the keys too: its devices come from it.
+            DriveKey::NvmeNamespace { .. } => {}
             DriveKey::Block { rdev: dev } | DriveKey::File { dev, .. } => {
                 devs.push(dev);
                 // The disk holding it and that disk's partitions.
@@ -121,6 +143,31 @@ pub fn on_target(path: &Path, target: &Path) -> bool {
         .or_else(|| std::fs::metadata(dir).ok())
         .map(|m| m.dev());
     dev.is_some_and(|d| target_devices(target).contains(&d))
+}
+
+/// The namespace key of the sysfs directory `dir` of a device named `{prefix}{X}n{Y}`
+/// (`nvme0n1`, `ng0n1`; not a partition `nvme0n1p1` nor a hidden path `nvme0c0n1`),
+/// from its parent's `subsysnqn`. None for any other device.
+fn nvme_namespace(dir: &Path, prefix: &str) -> Option<DriveKey> {
+    use std::hash::{Hash, Hasher};
+    let name = dir.file_name()?.to_str()?.strip_prefix(prefix)?;
+    let (x, y) = name.split_once('n')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(x) || !digits(y) {
+        return None;
+    }
+    let nqn = std::fs::read_to_string(dir.parent()?.join("subsysnqn")).ok()?;
+    let mut h = std::hash::DefaultHasher::new();
+    nqn.trim().hash(&mut h);
+    Some(DriveKey::NvmeNamespace {
+        subsystem: h.finish(),
+        head: y.parse().ok()?,
+    })
+}
+
+fn sysfs_char_dir(rdev: u64) -> Option<PathBuf> {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    std::fs::canonicalize(format!("/sys/dev/char/{major}:{minor}")).ok()
 }
 
 fn sysfs_dir(rdev: u64) -> Option<PathBuf> {
