@@ -169,18 +169,14 @@ fn a_purge_that_keeps_the_data_fails_naming_every_surviving_block() {
     );
 }
 
-/// A target another process holds the purge lock on (`flock -x`, as a second run
-/// purging it would): the purge is refused naming the lock, and nothing is discarded.
-fn a_purge_waits_for_no_one_and_refuses_a_locked_target() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("t.img");
-    let spec = write_spec(dir.path(), "purge", FILL_PURGE_IDLE);
-    std::fs::write(&target, vec![1u8; 32 << 20]).unwrap();
-    let mut holder = std::process::Command::new("flock")
+/// `flock -x --no-fork PATH sleep 600`: a process holding an exclusive lock on `path`
+/// (killing it ends the lock), returned once the lock is held.
+fn hold_lock(path: &Path) -> std::process::Child {
+    let holder = std::process::Command::new("flock")
         .args([
             "-x",
             "--no-fork",
-            &target.display().to_string(),
+            &path.display().to_string(),
             "sleep",
             "600",
         ])
@@ -189,31 +185,63 @@ fn a_purge_waits_for_no_one_and_refuses_a_locked_target() {
     common::wait_for(
         || {
             std::process::Command::new("flock")
-                .args(["-xn", &target.display().to_string(), "true"])
+                .args(["-xn", &path.display().to_string(), "true"])
                 .status()
                 .is_ok_and(|s| !s.success())
         },
         "the lock holder",
     );
-    let o = Run::new(&spec)
-        .target(&target)
-        .out(dir.path().join("out"))
-        .quiet()
-        .output();
+    holder
+}
+
+/// A purge of `target` while `held` is locked by another process (as a second run
+/// purging the drive under that name would): refused, exit 3, naming the lock.
+fn refused_while_locked(spec: &Path, target: &Path, held: &Path, out: &Path) {
+    let mut holder = hold_lock(held);
+    let o = Run::new(spec).target(target).out(out).quiet().output();
     let _ = holder.kill();
     let _ = holder.wait();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(code(&o), 3, "{err}");
-    assert!(err.contains("another process is purging"), "{err}");
+    assert!(
+        err.contains("another process holds an exclusive lock"),
+        "{err}"
+    );
+}
+
+/// A file target another process holds the purge lock on: the purge is refused naming
+/// the lock, and nothing is discarded.
+fn a_purge_waits_for_no_one_and_refuses_a_locked_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.img");
+    let spec = write_spec(dir.path(), "purge", FILL_PURGE_IDLE);
+    std::fs::write(&target, vec![1u8; 32 << 20]).unwrap();
+    refused_while_locked(&spec, &target, &target, &dir.path().join("out"));
     assert!(
         allocated(&target) > 0,
         "a refused purge discarded the target"
     );
 }
 
+/// A loop device is one drive with its backing file and with any other node of its
+/// numbers: a lock on the backing file, or on `/dev/loopN` while the purge names a link
+/// to it, refuses the purge.
+fn a_purge_locks_every_name_of_a_loop_device() {
+    let _io = common::io_lock();
+    let dev = LoopDevice::new(32, "purgelock");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(dir.path(), "purge", FILL_PURGE_IDLE);
+    refused_while_locked(&spec, &dev.path, &dev.backing, &dir.path().join("a"));
+    let link = dir.path().join("alias");
+    std::os::unix::fs::symlink(&dev.path, &link).unwrap();
+    refused_while_locked(&spec, &link, &dev.path, &dir.path().join("b"));
+    refused_while_locked(&spec, &dev.backing, &dev.path, &dir.path().join("c"));
+}
+
 tests_main![
     purge_punches_holes_in_a_file_and_idle_waits,
     a_purge_waits_for_no_one_and_refuses_a_locked_target,
+    a_purge_locks_every_name_of_a_loop_device: [Root],
     purge_discards_a_loop_device_or_says_why_it_cannot: [Root],
     a_purge_that_keeps_the_data_fails_naming_every_surviving_block: [Root, Nbdkit],
 ];

@@ -91,24 +91,101 @@ pub(crate) fn purge(
 }
 
 /// The target held exclusively (`flock`, not waiting) for one purge: two runs purging
-/// one drive at once would each read back the other's stamps and erase. The lock is on
-/// the target's inode (the device node or the file) and ends with the returned file.
+/// one drive at once would each read back the other's stamps and erase. A lock is on an
+/// inode, so it is taken on every name the drive's data has: the path given, and for a
+/// block device its own node in /dev (a link or a second node with its numbers resolve
+/// there), its whole disk's when it is a partition, a loop device's backing file, and a
+/// file's loop devices.
+/// The locks end with the returned files.
 ///
-/// Errors: the target cannot be opened, or another process holds the lock.
-fn purge_lock(target: &Target) -> Result<std::fs::File, String> {
+/// Errors: a name cannot be opened, or another process holds one of the locks.
+fn purge_lock(target: &Target) -> Result<Vec<std::fs::File>, String> {
     use rustix::fs::{flock, FlockOperation};
-    let path = target.path.display();
-    let file = std::fs::File::open(&target.path)
-        .map_err(|e| format!("cannot purge {path}: cannot open it to lock it: {e}"))?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(file),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(format!(
-            "cannot purge {path}: another process is purging it (it holds the purge lock, \
-             flock on {path}); two purges of one drive at once would each erase the other's \
-             proof"
-        )),
-        Err(e) => Err(format!("cannot purge {path}: cannot lock it: {e}")),
+    let shown = target.path.display();
+    let mut held = Vec::new();
+    for (i, path) in lock_names(&target.path).into_iter().enumerate() {
+        let name = path.display();
+        let file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            // Another name that cannot be opened (a deleted backing file, no /dev node
+            // in a container) cannot be locked by another run either.
+            Err(_) if i > 0 => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot purge {shown}: cannot open it to lock it: {e}"
+                ))
+            }
+        };
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => held.push(file),
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(format!(
+                    "cannot purge {shown}: another process holds an exclusive lock on \
+                     {name} (flock: another run purging this drive, or a tool such as \
+                     flock(1)); two purges of one drive at once would each erase the \
+                     other's proof"
+                ))
+            }
+            Err(e) => return Err(format!("cannot purge {shown}: cannot lock {name}: {e}")),
+        }
     }
+    Ok(held)
+}
+
+/// `/dev/loopN` of every loop device whose backing file is the file (`dev`, `ino`).
+fn loops_backed_by(dev: u64, ino: u64) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("loop"))
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("loop/backing_file"))
+                .ok()
+                .and_then(|b| std::fs::metadata(b.trim()).ok())
+                .is_some_and(|b| b.dev() == dev && b.ino() == ino)
+        })
+        .map(|e| std::path::Path::new("/dev").join(e.file_name()))
+        .collect()
+}
+
+/// The names a purge of `path` locks, in a fixed order, without repeats: the path, and
+/// for a block device `/dev/<kernel name>`, its whole disk's node for a partition, and
+/// a loop device's backing file; for a file, the loop devices it backs.
+fn lock_names(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let mut names = vec![path.to_path_buf()];
+    let block = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_block_device());
+    let dir = block.and_then(|m| {
+        let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
+        std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()
+    });
+    if let Some(dir) = dir {
+        let node =
+            |d: &std::path::Path| d.file_name().map(|n| std::path::Path::new("/dev").join(n));
+        names.extend(node(&dir));
+        if dir.join("partition").exists() {
+            names.extend(dir.parent().and_then(node));
+        }
+        if let Ok(b) = std::fs::read_to_string(dir.join("loop/backing_file")) {
+            names.push(std::path::PathBuf::from(b.trim()));
+        }
+    } else if let Ok(m) = std::fs::metadata(path) {
+        // A file: the loop devices it backs are the same drive.
+        names.extend(loops_backed_by(m.dev(), m.ino()));
+    }
+    let mut seen = Vec::new();
+    names.retain(|p| {
+        let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let new = !seen.contains(&key);
+        seen.push(key);
+        new
+    });
+    names
 }
 
 /// The purge itself: its method as the result names it, and whether SNIA PTS accepts it.

@@ -108,8 +108,10 @@ pub fn parse_time_ns(v: &str, default_unit_ns: u64) -> Option<u64> {
 }
 
 /// `bssplit=4k/10:64k/50:32k/40`: (block size, percent) pairs; entries without a
-/// percent share what the others leave, equally (fio's rule). `None` when malformed or
-/// when the given percentages exceed 100.
+/// percent share what the others leave, equally, and when every entry has one and they
+/// sum below 100 the last weighted entry takes the rest (fio's rules, options.c and
+/// io_u.c). `None` when malformed, when no entry is weighted, or when the given
+/// percentages exceed 100.
 pub fn parse_bssplit(v: &str, kb_base: u64) -> Option<Vec<(u64, f64)>> {
     let mut out = Vec::new();
     let mut open = 0usize;
@@ -135,6 +137,12 @@ pub fn parse_bssplit(v: &str, kb_base: u64) -> Option<Vec<(u64, f64)>> {
                 l.1 = share;
             }
         }
+    } else if given < 100.0 {
+        // fio's get_next_buflen walks the entries until its draw falls under their
+        // running sum, and past them keeps the last: the last weighted entry takes the
+        // remainder.
+        let last = out.iter_mut().rev().find(|l| l.1 > 0.0)?;
+        last.1 += 100.0 - given;
     }
     Some(out)
 }
@@ -372,6 +380,10 @@ mod tests {
         let s = parse_bssplit("4k/50:8k/:16k/", 1024).unwrap();
         assert_eq!(s[1].1, 25.0);
         assert!(parse_bssplit("4k/70:8k/40", 1024).is_none());
+        // Below 100 with every entry weighted: the last weighted one takes the rest.
+        let s = parse_bssplit("4k/30:8k/30:16k/0", 1024).unwrap();
+        assert_eq!(s, vec![(4096, 30.0), (8192, 70.0), (16384, 0.0)]);
+        assert!(parse_bssplit("4k/0:8k/0", 1024).is_none());
         assert_eq!(
             parse_zones("60/10:40/90").unwrap(),
             vec![(60.0, 10.0), (40.0, 90.0)]
