@@ -463,7 +463,9 @@ fn a_power_command_is_bounded_and_killed_with_its_group() {
 }
 
 /// A power command that ends normally but leaves a child in the background (`cmd &`):
-/// the child is killed with the command's group, it never outlives the run.
+/// the child is killed with the command's group, it never outlives the run. One that
+/// escapes the group (`setsid`) cannot be killed with it, but never holds iogate's
+/// output open: the command writes to a file of its own, whose tail a failure quotes.
 fn a_power_commands_background_children_end_with_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let shm = shm_dir();
@@ -474,6 +476,31 @@ fn a_power_commands_background_children_end_with_it() {
     assert!(
         !pgrep("sleep 995"),
         "the power command's child outlived the run"
+    );
+    let spec = power_spec(
+        dir.path(),
+        "setsid sleep 994 & echo planned-failure >&2; exit 7",
+        "5s",
+        "duration: 2s",
+        FSYNC,
+    );
+    let out = dir.path().join("escaped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (spec2, target2, out2) = (spec.clone(), target.clone(), out.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(run_cycle(&spec2, &target2, &out2));
+    });
+    let o = rx.recv_timeout(Duration::from_secs(60));
+    let _ = Command::new("pkill").args(["-f", "sleep 994"]).status();
+    let o = o.expect("iogate's output was held open past its end by an escaped child");
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let cycle = &result(&out)["steps"][0]["power_cycle"]["cycles"][0];
+    assert!(
+        cycle["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("its output ended: planned-failure"),
+        "{cycle}"
     );
 }
 

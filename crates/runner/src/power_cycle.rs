@@ -158,6 +158,8 @@ fn cycle_steps(
 
 /// How the power command ended.
 struct Ran {
+    /// The last lines of what it wrote (stdout and stderr, at most 1 KiB).
+    tail: String,
     /// Its exit code (None: killed by a signal, ours included).
     exit_code: Option<i32>,
     took_ns: u64,
@@ -180,7 +182,11 @@ impl Ran {
             (None, Some(0)) => Ok(()),
             (None, Some(code)) => Err(format!(
                 "the power command failed (exit {code}): the power was not cut as planned, \
-                 so the cycle proves nothing"
+                 so the cycle proves nothing{}",
+                match self.tail.is_empty() {
+                    true => String::new(),
+                    false => format!("; its output ended: {}", self.tail),
+                }
             )),
             (None, None) => Err("the power command was killed by a signal".into()),
         }
@@ -211,9 +217,22 @@ fn cut(
         std::thread::sleep(Duration::from_millis(5).min(until - Instant::now()));
     }
     let started = Instant::now();
+    // Its output goes to an unlinked file, never to iogate's own: a child that escapes
+    // the group (`setsid`) would otherwise hold iogate's stdout open past the run.
+    let output = tempfile::tempfile().map_err(|e| format!("cannot run the power command: {e}"))?;
+    let err_output = output
+        .try_clone()
+        .map_err(|e| format!("cannot run the power command: {e}"))?;
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(&plan.command)
+        .stdin(std::process::Stdio::null())
+        .stdout(
+            output
+                .try_clone()
+                .map_err(|e| format!("cannot run the power command: {e}"))?,
+        )
+        .stderr(err_output)
         .env("IOGATE_TARGET", &target.path)
         .env("IOGATE_CYCLE", cycle.to_string())
         .process_group(0)
@@ -242,10 +261,28 @@ fn cut(
         std::thread::sleep(Duration::from_millis(10));
     };
     Ok(Ran {
+        tail: output_tail(output),
         exit_code: status.code(),
         took_ns: started.elapsed().as_nanos() as u64,
         killed,
     })
+}
+
+/// The last KiB of the command's output file, as one line (invalid UTF-8 replaced,
+/// control characters as spaces).
+fn output_tail(mut file: std::fs::File) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = file.seek(SeekFrom::End(0)).unwrap_or(0);
+    let mut buf = Vec::new();
+    if file.seek(SeekFrom::Start(len.saturating_sub(1024))).is_ok() {
+        let _ = file.take(1024).read_to_end(&mut buf);
+    }
+    String::from_utf8_lossy(&buf)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .trim()
+        .to_string()
 }
 
 /// Whether the shell `pid` has exited, without reaping it (so its process group id
