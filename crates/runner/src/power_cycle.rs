@@ -223,7 +223,7 @@ fn cut(
     let err_output = output
         .try_clone()
         .map_err(|e| format!("cannot run the power command: {e}"))?;
-    let mut child = Command::new("sh")
+    let child = Command::new("sh")
         .arg("-c")
         .arg(&plan.command)
         .stdin(std::process::Stdio::null())
@@ -241,14 +241,8 @@ fn cut(
     let limit = Duration::from_nanos(plan.wait_ns);
     let mut killed = None;
     let status = loop {
-        if shell_exited(child.id()) {
-            // The unreaped shell still holds the group's id: what it left running in
-            // the background (`cmd &`) is killed with the group, never outlives the run.
-            kill_group(child.id());
-            match child.wait() {
-                Ok(status) => break status,
-                Err(e) => return Err(format!("waiting for the power command: {e}")),
-            }
+        if let Some(code) = shell_status(child.id()) {
+            break code;
         }
         if killed.is_none() && (stop.load(Ordering::Relaxed) || started.elapsed() >= limit) {
             killed = Some(if stop.load(Ordering::Relaxed) {
@@ -262,7 +256,7 @@ fn cut(
     };
     Ok(Ran {
         tail: output_tail(output),
-        exit_code: status.code(),
+        exit_code: status,
         took_ns: started.elapsed().as_nanos() as u64,
         killed,
     })
@@ -285,22 +279,25 @@ fn output_tail(mut file: std::fs::File) -> String {
         .to_string()
 }
 
-/// Whether the shell `pid` has exited, without reaping it (so its process group id
-/// cannot be reused before [`kill_group`]). An error (not our child) counts as exited:
-/// the caller's wait then reports it.
-fn shell_exited(pid: u32) -> bool {
+/// The shell `pid`'s exit code once it has exited, and reaped (None while it runs;
+/// Some(None) when a signal ended it, or its status cannot be read). What the command
+/// left running in the background is not killed when it ends normally: a rig's power
+/// command may start the drive's own server (nbdkit daemonizes into the command's
+/// group, tests/powercut.rs), which must outlive it.
+fn shell_status(pid: u32) -> Option<Option<i32>> {
     use rustix::process::{WaitId, WaitIdOptions};
     let Some(pid) = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
     else {
-        return true;
+        return Some(None);
     };
-    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG;
     match rustix::process::waitid(WaitId::Pid(pid), options) {
-        Ok(None) => false,
-        Err(e) => e != rustix::io::Errno::INTR,
-        Ok(Some(_)) => true,
+        Ok(None) => None,
+        Ok(Some(status)) => Some(status.exit_status()),
+        Err(e) if e == rustix::io::Errno::INTR => None,
+        Err(_) => Some(None),
     }
 }
 
